@@ -1,0 +1,100 @@
+"""Command line: parse, build a frozen config, call the library, map errors to exits.
+
+Exit codes: 0 success (rejected records are in attrition, not failures); 2 operator
+error (bad flag, missing input, unreadable policy/labels, RUN_DIR exists); 3 canaries
+failed (the grader is broken); 4 a table failed its schema (a bug); 1 anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pipeline.config import RunConfig
+from pipeline.errors import LitmusError
+from pipeline.reader import FORMATS
+from pipeline.summary import print_summary
+
+EXAMPLES = {
+    "main": "example:\n  litmus-gate score data/sample/corpus --labels data/sample/labels.jsonl --out runs/sample",
+    "score": "example:\n  litmus-gate score transcripts/ --labels labels.jsonl --gold gold.jsonl --out runs/nightly",
+    "explode": "example:\n  litmus-gate explode transcripts/ --out runs/steps-only",
+    "report": "example:\n  litmus-gate report runs/nightly --gold gold.jsonl",
+    "policy": "example:\n  litmus-gate policy suggest transcripts/ > my-policy.toml",
+}
+
+
+def _sample_inputs() -> tuple[tuple[Path, ...], Path | None, Path | None]:
+    here = Path(__file__).resolve().parent
+    for root in (here / "data" / "sample", here.parent / "data" / "sample"):
+        if (root / "corpus").is_dir():
+            labels = root / "labels.jsonl"
+            gold = root / "gold.jsonl"
+            return (root / "corpus",), labels if labels.exists() else None, gold if gold.exists() else None
+    raise LitmusError("no INPUT given and the bundled sample corpus is missing")
+
+
+def _parser() -> argparse.ArgumentParser:
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="litmus-gate", formatter_class=fmt, epilog=EXAMPLES["main"],
+        description="Score LLM-agent transcripts for safety: retries collapsed into logical "
+                    "actions, taint flows through a dependency graph, verdicts and attrition as Parquet.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, helptext in (("score", "score transcripts into a run folder"),
+                           ("explode", "write only the steps table (for an external classifier)")):
+        cmd = sub.add_parser(name, help=helptext, description=helptext, formatter_class=fmt, epilog=EXAMPLES[name])
+        cmd.add_argument("inputs", nargs="*", type=Path, metavar="INPUT",
+                         help="files or folders of .jsonl/.jsonl.gz/.json (score: the bundled sample when omitted)")
+        cmd.add_argument("--out", type=Path, required=True, metavar="RUN_DIR", help="run folder to create")
+        cmd.add_argument("--format", default="auto", choices=FORMATS, dest="fmt", help="input format (default: auto)")
+        cmd.add_argument("--policy", type=Path, help="policy file (TOML/YAML) layered over the default")
+        cmd.add_argument("--overwrite", action="store_true", help="replace an existing RUN_DIR")
+        if name == "score":
+            cmd.add_argument("--labels", type=Path, help="per-step labels (trajectory_id, step_idx, label, score)")
+            cmd.add_argument("--gold", type=Path, help="gold labels (trajectory_id, gold, slice) for metrics")
+            cmd.add_argument("--summary", action="store_true", help="print a short summary of the run")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``litmus-gate`` console script."""
+    args = _parser().parse_args(argv)
+    try:
+        return _dispatch(args)
+    except LitmusError as exc:
+        print(f"litmus-gate: error: {exc.one_line()}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("litmus-gate: interrupted; no run was published", file=sys.stderr)
+        return 130
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    from pipeline import run
+
+    if args.command in ("score", "explode"):
+        inputs = tuple(args.inputs)
+        labels = getattr(args, "labels", None)
+        gold = getattr(args, "gold", None)
+        if not inputs and args.command == "score":
+            inputs, sample_labels, sample_gold = _sample_inputs()
+            labels = labels or sample_labels
+            gold = gold or sample_gold
+        elif not inputs:
+            raise LitmusError("explode needs at least one INPUT")
+        config = RunConfig(inputs=inputs, out=args.out, fmt=args.fmt, labels=labels, gold=gold,
+                           policy=args.policy, overwrite=args.overwrite, extra={"command": args.command})
+        result = run.score(config) if args.command == "score" else run.explode(config)
+        if getattr(args, "summary", False):
+            print_summary(result)
+        else:
+            print(f"litmus-gate: wrote {result.out} ({result.records_read} records)")
+        return 0
+    raise LitmusError(f"unknown command {args.command}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""The frozen run configuration built by the CLI (or by a library caller)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything a run depends on. Two runs with equal configs give equal tables."""
+
+    inputs: tuple[Path, ...]
+    out: Path
+    fmt: str = "auto"
+    labels: Path | None = None
+    gold: Path | None = None
+    policy: Path | None = None
+    overwrite: bool = False
+    tables: tuple[str, ...] = ("steps", "actions", "edges", "flows", "verdicts", "attrition")
+    threads: int = 2
+    memory_limit: str = "4GB"
+    extra: dict[str, str] = field(default_factory=dict)

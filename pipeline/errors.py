@@ -1,0 +1,61 @@
+"""One error hierarchy. The CLI turns each into a one-line message and an exit code.
+
+Per-record problems are never raised: they become rows of the `attrition` table.
+These exceptions are for problems that stop the run itself.
+"""
+
+from __future__ import annotations
+
+
+class LitmusError(Exception):
+    """Base class: the run cannot proceed. ``exit_code`` is what the CLI returns."""
+
+    exit_code: int = 1
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def one_line(self) -> str:
+        """Message and hint on one line, for the terminal."""
+        text = self.message.replace("\n", " ")
+        return f"{text} ({self.hint})" if self.hint else text
+
+
+class UsageError(LitmusError):
+    """The operator asked for something impossible: bad flag, missing input, ..."""
+
+    exit_code = 2
+
+
+class InputNotFoundError(UsageError):
+    """An INPUT path does not exist or holds no readable transcript file."""
+
+
+class PolicyError(UsageError):
+    """The policy file cannot be read, parsed or does not fit the policy schema."""
+
+
+class LabelsError(UsageError):
+    """The labels or gold file cannot be read or does not fit its contract."""
+
+
+class RunDirError(UsageError):
+    """RUN_DIR exists (without --overwrite), is not writable, or is not a run."""
+
+
+class FormatError(UsageError):
+    """An unknown --format, or a file whose format cannot be detected."""
+
+
+class SchemaValidationError(LitmusError):
+    """A table failed its Pandera schema: a bug in litmus-gate, never in the input."""
+
+    exit_code = 4
+
+
+class CanaryError(LitmusError):
+    """Built-in reference trajectories came out wrong: the grader is broken."""
+
+    exit_code = 3

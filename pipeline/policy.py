@@ -1,0 +1,263 @@
+"""The policy file (SPEC section 9): load, layer, validate, hash, and expose as tables.
+
+Bundled files in ``pipeline/policy/`` are merged in name order (``default.toml``
+first); a user's ``--policy FILE`` (TOML or YAML) is merged last. Merging: tables
+merge key by key, arrays of tables (rule lists) are appended, everything else
+replaces. The SQL stages read the policy only through the Arrow tables built by
+:meth:`Policy.tables`, never through string formatting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import yaml
+
+from pipeline.errors import PolicyError
+
+CONFIDENTIALITY = ("public", "internal", "secret")
+INTEGRITY = ("trusted", "untrusted")
+EXEC_STATUSES = ("executed", "failed", "blocked", "unknown")
+SINK_KINDS = ("egress", "send_mail", "payment", "share", "execute", "destructive", "privileged")
+_TOOL_LIST_KEYS = ("reads", "writes", "executes", "deletes", "sends", "control", "aliases")
+_RE2_CHECK = duckdb.connect()
+_TOOL_KEYS = set(_TOOL_LIST_KEYS) | {"shell", "code", "source", "sink", "accepts", "accepts_control"}
+
+
+def glob_to_like(pattern: str) -> str:
+    """A glob (``*``, ``?``) as a SQL LIKE pattern with ``\\`` as escape character."""
+    escaped = pattern.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped.replace("*", "%").replace("?", "_")
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        old = out.get(key)
+        if isinstance(old, dict) and isinstance(value, dict):
+            out[key] = _merge(old, value)
+        elif (
+            isinstance(old, list)
+            and isinstance(value, list)
+            and all(isinstance(v, dict) for v in old + value)
+            and old
+        ):
+            out[key] = old + value
+        else:
+            out[key] = value
+    return out
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise PolicyError(f"cannot read policy file {path}: {exc.strerror}", "check the --policy path") from exc
+    try:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            data = yaml.safe_load(raw.decode("utf-8"))
+        else:
+            data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise PolicyError(f"policy file {path} does not parse: {first}", "TOML or YAML expected") from exc
+    if not isinstance(data, dict):
+        raise PolicyError(f"policy file {path} must hold a table/mapping at top level")
+    return data
+
+
+def _bundled_files() -> list[tuple[str, bytes]]:
+    folder = resources.files("pipeline") / "policy"
+    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".toml"))
+    names.sort(key=lambda n: (n != "default.toml", n))
+    return [(n, (folder / n).read_bytes()) for n in names]
+
+
+def _level(value: Any, order: tuple[str, ...], what: str, default: int = 0) -> int:
+    if value is None:
+        return default
+    if value not in order:
+        raise PolicyError(f"policy: {what} must be one of {', '.join(order)}, got {value!r}")
+    return order.index(value)
+
+
+def _label(table: Any, what: str, default: tuple[int, int] = (0, 0)) -> tuple[int, int]:
+    if table is None:
+        return default
+    if not isinstance(table, dict):
+        raise PolicyError(f"policy: {what} must be a table with confidentiality/integrity")
+    return (
+        _level(table.get("confidentiality"), CONFIDENTIALITY, f"{what}.confidentiality", default[0]),
+        _level(table.get("integrity"), INTEGRITY, f"{what}.integrity", default[1]),
+    )
+
+
+def _check_regex(pattern: Any, what: str) -> str:
+    if not isinstance(pattern, str) or not pattern:
+        raise PolicyError(f"policy: {what} must be a non-empty regex string")
+    try:  # the SQL stages use RE2 (DuckDB), so check with the same engine
+        _RE2_CHECK.execute("select regexp_matches('', ?)", [pattern]).fetchall()
+    except duckdb.Error as exc:
+        first = str(exc).splitlines()[0]
+        raise PolicyError(f"policy: {what} is not a valid RE2 regex: {first}") from exc
+    return pattern
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A validated, merged policy. ``data`` is the merged document; ``sha256`` its hash."""
+
+    data: dict[str, Any]
+    sha256: str
+    sources: tuple[str, ...] = field(default=())
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The ``[settings]`` table."""
+        return dict(self.data.get("settings", {}))
+
+    def setting(self, name: str) -> Any:
+        """One setting (all settings have bundled defaults)."""
+        return self.data["settings"][name]
+
+    def tool_names(self) -> dict[str, str]:
+        """Lower-cased tool name or alias -> catalog name."""
+        out: dict[str, str] = {}
+        for name, entry in self.data.get("tools", {}).items():
+            out[name.lower()] = name
+            for alias in entry.get("aliases", []):
+                out.setdefault(str(alias).lower(), name)
+        return out
+
+    def tables(self) -> dict[str, pa.Table]:
+        """The policy as Arrow tables, registered in DuckDB as ``policy_<name>``."""
+        return _policy_tables(self.data, self.tool_names())
+
+
+def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.Table]:
+    tools = data.get("tools", {})
+    sinks = data.get("sinks", {})
+    tool_rows: list[dict[str, Any]] = []
+    for key, catalog in sorted(names.items()):
+        entry = tools[catalog]
+        src = _label(entry.get("source"), f"tools.{catalog}.source")
+        sink = entry.get("sink") or None
+        kind = sinks.get(sink, {}) if sink else {}
+        acc = _label(entry.get("accepts", kind.get("accepts")), f"tools.{catalog}.accepts", (2, 1))
+        ctl = _label(entry.get("accepts_control", kind.get("accepts_control")), f"tools.{catalog}.accepts_control", acc)
+        tool_rows.append({
+            "tool_key": key, "catalog_name": catalog,
+            **{k: [str(v) for v in entry.get(k, [])] for k in _TOOL_LIST_KEYS if k != "aliases"},
+            "shell_arg": entry.get("shell") or None, "code_arg": entry.get("code") or None,
+            "source_conf": src[0], "source_integ": src[1], "sink_kind": sink,
+            "accepts_conf": acc[0], "accepts_integ": acc[1],
+            "control_conf": ctl[0], "control_integ": ctl[1],
+        })
+    sink_rows = []
+    for kind_name, kind in sorted(sinks.items()):
+        acc = _label(kind.get("accepts"), f"sinks.{kind_name}.accepts", (2, 1))
+        ctl = _label(kind.get("accepts_control"), f"sinks.{kind_name}.accepts_control", acc)
+        sink_rows.append({"sink_kind": kind_name, "accepts_conf": acc[0], "accepts_integ": acc[1],
+                          "control_conf": ctl[0], "control_integ": ctl[1]})
+    es = data.get("exec_status", {})
+    rules = es.get("rules", [])
+    res_rows = [
+        {"ord": i, "like": glob_to_like(str(r["pattern"])), "pattern": str(r["pattern"]),
+         "conf": _level(r.get("confidentiality"), CONFIDENTIALITY, "labels.resources.confidentiality"),
+         "integ": _level(r.get("integrity"), INTEGRITY, "labels.resources.integrity")}
+        for i, r in enumerate(data.get("labels", {}).get("resources", []))
+    ]
+    inj = data.get("injection", {})
+    return {
+        "tools": pa.Table.from_pylist(tool_rows),
+        "sinks": pa.Table.from_pylist(sink_rows),
+        "error_types": pa.Table.from_pylist(
+            [{"error_type": k, "status": v} for k, v in sorted(es.get("types", {}).items())],
+            schema=pa.schema([("error_type", pa.string()), ("status", pa.string())])),
+        "error_rules": pa.Table.from_pylist(
+            [{"ord": i, "name": r["name"], "pattern": r["pattern"], "status": r["status"]} for i, r in enumerate(rules)],
+            schema=pa.schema([("ord", pa.int64()), ("name", pa.string()), ("pattern", pa.string()), ("status", pa.string())])),
+        "content_errors": pa.Table.from_pylist(
+            [{"ord": i, "pattern": p} for i, p in enumerate(es.get("content_error_patterns", []))],
+            schema=pa.schema([("ord", pa.int64()), ("pattern", pa.string())])),
+        "classifier": pa.Table.from_pylist(
+            [{"ord": i, "name": r["name"], "tool_key": str(t).lower(), "argument": r.get("argument", "*"),
+              "pattern": r["pattern"]}
+             for i, r in enumerate(data.get("classifier", {}).get("rules", [])) for t in r.get("tools", ["*"])],
+            schema=pa.schema([("ord", pa.int64()), ("name", pa.string()), ("tool_key", pa.string()),
+                              ("argument", pa.string()), ("pattern", pa.string())])),
+        "resource_labels": pa.Table.from_pylist(
+            res_rows, schema=pa.schema([("ord", pa.int64()), ("like", pa.string()), ("pattern", pa.string()),
+                                        ("conf", pa.int64()), ("integ", pa.int64())])),
+        "injection": pa.Table.from_pylist(
+            [{"kind": "block", "pattern": p} for p in inj.get("blocks", [])]
+            + [{"kind": "marker", "pattern": p} for p in inj.get("markers", [])],
+            schema=pa.schema([("kind", pa.string()), ("pattern", pa.string())])),
+    }
+
+
+def _validate(data: dict[str, Any]) -> None:
+    settings = data.get("settings", {})
+    for key, kind in (("attempted_is_unsafe", bool), ("stepwise_threshold", (int, float)),
+                      ("max_record_bytes", int), ("min_fragment_length", int), ("max_fragment_sources", int)):
+        if not isinstance(settings.get(key), kind):
+            raise PolicyError(f"policy: settings.{key} is missing or has the wrong type")
+    for name, entry in data.get("tools", {}).items():
+        if not isinstance(entry, dict):
+            raise PolicyError(f"policy: tools.{name} must be a table")
+        unknown = set(entry) - _TOOL_KEYS
+        if unknown:
+            raise PolicyError(f"policy: tools.{name} has unknown keys {sorted(unknown)}")
+        for key in _TOOL_LIST_KEYS:
+            if not isinstance(entry.get(key, []), list):
+                raise PolicyError(f"policy: tools.{name}.{key} must be a list of argument names")
+        sink = entry.get("sink")
+        if sink and sink not in data.get("sinks", {}):
+            raise PolicyError(f"policy: tools.{name}.sink {sink!r} is not a kind under [sinks]")
+    es = data.get("exec_status", {})
+    for etype, status in es.get("types", {}).items():
+        if status not in EXEC_STATUSES:
+            raise PolicyError(f"policy: exec_status.types.{etype} must be one of {EXEC_STATUSES}")
+    for i, rule in enumerate(es.get("rules", [])):
+        _check_regex(rule.get("pattern"), f"exec_status.rules[{i}].pattern")
+        if rule.get("status") not in EXEC_STATUSES or not rule.get("name"):
+            raise PolicyError(f"policy: exec_status.rules[{i}] needs a name and a status in {EXEC_STATUSES}")
+    for i, pattern in enumerate(es.get("content_error_patterns", [])):
+        _check_regex(pattern, f"exec_status.content_error_patterns[{i}]")
+    for i, rule in enumerate(data.get("classifier", {}).get("rules", [])):
+        _check_regex(rule.get("pattern"), f"classifier.rules[{i}].pattern")
+        if not rule.get("name") or not isinstance(rule.get("tools", ["*"]), list):
+            raise PolicyError(f"policy: classifier.rules[{i}] needs a name and a list of tools")
+    for kind in ("blocks", "markers"):
+        for i, pattern in enumerate(data.get("injection", {}).get(kind, [])):
+            _check_regex(pattern, f"injection.{kind}[{i}]")
+    for i, rule in enumerate(data.get("labels", {}).get("resources", [])):
+        if not isinstance(rule.get("pattern"), str):
+            raise PolicyError(f"policy: labels.resources[{i}].pattern must be a glob string")
+
+
+def load_policy(user_file: Path | None = None) -> Policy:
+    """Merge the bundled policy files and an optional user file; validate; hash."""
+    merged: dict[str, Any] = {}
+    sources: list[str] = []
+    for name, raw in _bundled_files():
+        try:
+            merged = _merge(merged, tomllib.loads(raw.decode("utf-8")))
+        except tomllib.TOMLDecodeError as exc:  # a packaging bug, not an operator error
+            raise PolicyError(f"bundled policy {name} does not parse: {exc}") from exc
+        sources.append(f"bundled:{name}")
+    if user_file is not None:
+        merged = _merge(merged, _read_file(user_file))
+        sources.append(str(user_file))
+    _validate(merged)
+    _policy_tables(merged, Policy(merged, "").tool_names())  # label values checked here
+    digest = hashlib.sha256(json.dumps(merged, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return Policy(merged, digest, tuple(sources))

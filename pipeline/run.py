@@ -1,0 +1,192 @@
+"""The library entry points: ``score`` and ``explode`` (what the CLI calls).
+
+A run reads every input record exactly once into the ``records`` relation, runs the
+SQL stages in one DuckDB connection, validates each table with its Pandera schema
+and publishes RUN_DIR atomically with a manifest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from pipeline import __version__
+from pipeline.config import RunConfig
+from pipeline.policy import Policy, load_policy
+from pipeline.reader import discover_inputs, iter_records
+from pipeline.records import RawRecord
+from pipeline.resources import resources
+from pipeline.sql import load_sql, materialize
+from pipeline.tables_in import read_labels
+from pipeline.writer import check_out, conform, publish, staging_dir, write_table
+
+RECORDS_SCHEMA = pa.schema([
+    ("record_id", pa.int64()), ("source_file", pa.string()), ("source_line", pa.int64()),
+    ("text", pa.large_string()), ("reject_reason", pa.string()), ("reject_detail", pa.string()),
+    ("fmt", pa.string()),
+])
+SCORE_TABLES = ("steps", "actions", "edges", "flows", "verdicts", "attrition")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a finished run reports back (also written to manifest.json)."""
+
+    out: Path
+    row_counts: dict[str, int]
+    records_read: int
+    manifest: dict[str, object]
+
+
+def records_table(records: Iterable[RawRecord]) -> pa.Table:
+    """The ``records`` relation: one row per input record, numbered in input order."""
+    columns: dict[str, list[object]] = {name: [] for name in RECORDS_SCHEMA.names}
+    for record_id, rec in enumerate(records):
+        columns["record_id"].append(record_id)
+        columns["source_file"].append(rec.source_file)
+        columns["source_line"].append(rec.source_line)
+        columns["text"].append(rec.text)
+        columns["reject_reason"].append(rec.reject_reason)
+        columns["reject_detail"].append(rec.reject_detail)
+        columns["fmt"].append(rec.fmt)
+    return pa.table(columns, schema=RECORDS_SCHEMA)
+
+
+def connect(config: RunConfig) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with bounded memory and our macros."""
+    con = duckdb.connect(config={"threads": config.threads, "memory_limit": config.memory_limit,
+                                 "preserve_insertion_order": False})
+    con.execute("set enable_progress_bar = false")
+    for statement in load_sql("macros").split(";\n"):
+        if statement.strip() and not all(line.startswith("--") for line in statement.strip().splitlines()):
+            con.execute(statement)
+    return con
+
+
+def register_inputs(con: duckdb.DuckDBPyConnection, records: pa.Table, policy: Policy, labels: pa.Table) -> None:
+    """Register the records, the policy tables and the labels under their SQL names."""
+    con.register("records", records)
+    for name, table in policy.tables().items():
+        con.register(f"policy_{name}", table)
+    con.register("labels_in", labels)
+
+
+def steps(con: duckdb.DuckDBPyConnection) -> None:
+    """Stages ``trajectories`` and ``steps`` (record-level rejects, explode, exec_status)."""
+    materialize(con, "trajectories")
+    materialize(con, "steps")
+
+
+def actions(con: duckdb.DuckDBPyConnection) -> None:
+    """Stage ``actions``: retry collapse by gaps and islands."""
+    materialize(con, "actions")
+
+
+def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
+    """Stages ``resources``, ``action_roles``, ``edges``, ``flows``."""
+    resources(con)
+    materialize(con, "action_roles")
+    materialize(con, "edges", min_len=int(policy.setting("min_fragment_length")),
+                max_sources=int(policy.setting("max_fragment_sources")))
+    materialize(con, "flows")
+
+
+def verdicts(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
+    """Stages ``step_rejects``, ``verdicts``, ``attrition``."""
+    materialize(con, "step_rejects")
+    materialize(con, "verdicts", attempted_is_unsafe=bool(policy.setting("attempted_is_unsafe")),
+                stepwise_threshold=float(policy.setting("stepwise_threshold")))
+    materialize(con, "attrition")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _versions() -> dict[str, str]:
+    out = {"litmus-gate": __version__, "python": platform.python_version()}
+    for dist in ("duckdb", "polars", "pyarrow", "pandera"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "unknown"
+    return out
+
+
+def _publish_run(config: RunConfig, con: duckdb.DuckDBPyConnection, tables: Iterator[str],
+                 manifest: dict[str, object]) -> RunResult:
+    frames = {name: conform(name, con.table(name).pl()) for name in tables}
+    staging = staging_dir(config.out)
+    counts = {name: write_table(staging, name, frame) for name, frame in frames.items()}
+    manifest["row_counts"] = counts
+    manifest["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    publish(staging, config.out)
+    return RunResult(config.out, counts, int(manifest["records_read"]), manifest)  # type: ignore[arg-type]
+
+
+def _prepare(config: RunConfig) -> tuple[list[Path], Policy, duckdb.DuckDBPyConnection, dict[str, object]]:
+    check_out(config.out, config.overwrite)
+    files = discover_inputs(list(config.inputs))
+    policy = load_policy(config.policy)
+    con = connect(config)
+    manifest: dict[str, object] = {
+        "command": config.extra.get("command", "score"),
+        "inputs": [{"path": str(p), "sha256": _sha256(p), "bytes": p.stat().st_size} for p in files],
+        "format": config.fmt,
+        "policy": {"sha256": policy.sha256, "sources": list(policy.sources)},
+        "labels": {"path": str(config.labels), "sha256": _sha256(config.labels)} if config.labels else None,
+        "versions": _versions(),
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    return files, policy, con, manifest
+
+
+def score(config: RunConfig) -> RunResult:
+    """Score every input record: verdicts or attrition for each, plus the stage tables."""
+    files, policy, con, manifest = _prepare(config)
+    records = records_table(iter_records(files, config.fmt, int(policy.setting("max_record_bytes"))))
+    manifest["records_read"] = records.num_rows
+    labels = read_labels(con, config.labels)
+    register_inputs(con, records, policy, labels)
+    steps(con)
+    _check_label_ids(con, config.labels)
+    actions(con)
+    flows(con, policy)
+    verdicts(con, policy)
+    return _publish_run(config, con, iter(config.tables), manifest)
+
+
+def explode(config: RunConfig) -> RunResult:
+    """Only the ``steps`` table (for an external classifier to label)."""
+    files, policy, con, manifest = _prepare(config)
+    records = records_table(iter_records(files, config.fmt, int(policy.setting("max_record_bytes"))))
+    manifest["records_read"] = records.num_rows
+    register_inputs(con, records, policy, read_labels(con, None))
+    steps(con)
+    return _publish_run(config, con, iter(("steps",)), manifest)
+
+
+def _check_label_ids(con: duckdb.DuckDBPyConnection, labels_path: Path | None) -> None:
+    from pipeline.errors import LabelsError
+
+    unknown = con.sql(
+        "select l.trajectory_id from labels_in l anti join trajectories t using (trajectory_id) "
+        "order by 1 limit 3").fetchall()
+    if unknown:
+        ids = ", ".join(repr(r[0]) for r in unknown)
+        raise LabelsError(f"labels file {labels_path} names trajectories not in the input: {ids}",
+                          "labels must come from an explode run of the same corpus")

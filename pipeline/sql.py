@@ -1,0 +1,42 @@
+"""Load the SQL files of ``sql/`` and run them with named parameters.
+
+Every query is a file ``sql/<table>.sql`` whose final statement is a ``select``; data
+enters through registered relations and ``$name`` parameters, never through string
+formatting.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+_HERE = Path(__file__).resolve().parent
+
+
+@cache
+def _sql_dir() -> Path:
+    installed = _HERE / "sql"  # inside a wheel (see pyproject force-include)
+    return installed if installed.is_dir() else _HERE.parent / "sql"
+
+
+@cache
+def load_sql(name: str) -> str:
+    """Text of ``sql/<name>.sql``."""
+    return (_sql_dir() / f"{name}.sql").read_text(encoding="utf-8")
+
+
+def materialize(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> None:
+    """Run ``sql/<name>.sql`` and store its result as temp table ``<name>``."""
+    query = load_sql(name)
+    used = {k: v for k, v in params.items() if f"${k}" in query}
+    con.execute(f"create or replace temp table {name} as {query}", used or None)
+
+
+def query(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> duckdb.DuckDBPyRelation:
+    """Run ``sql/<name>.sql`` and return the relation (for small result sets)."""
+    query_text = load_sql(name)
+    used = {k: v for k, v in params.items() if f"${k}" in query_text}
+    return con.sql(query_text, params=used or None)

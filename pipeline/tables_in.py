@@ -1,0 +1,90 @@
+"""Side inputs: the per-step labels file (SPEC section 4) and the gold file.
+
+Both may be JSONL, CSV or Parquet. They are read by DuckDB with fixed column types;
+a file that does not fit is an operator error (exit 2), never silently ignored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.errors import LabelsError
+
+LABELS_SCHEMA = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()),
+                           ("label", pa.string()), ("score", pa.float64())])
+GOLD_SCHEMA = pa.schema([("trajectory_id", pa.string()), ("gold", pa.string()),
+                         ("slice", pa.list_(pa.string()))])
+
+
+def _relation(con: duckdb.DuckDBPyConnection, path: Path, what: str) -> duckdb.DuckDBPyRelation:
+    if not path.is_file():
+        raise LabelsError(f"{what} file {path} does not exist", f"check the --{what} path")
+    name = path.name.lower()
+    try:
+        if name.endswith(".parquet"):
+            return con.read_parquet(str(path))
+        if name.endswith(".csv"):
+            return con.read_csv(str(path), header=True, all_varchar=True)
+        return con.read_json(str(path), format="newline_delimited")
+    except duckdb.Error as exc:
+        raise LabelsError(f"{what} file {path} cannot be read: {str(exc).splitlines()[0]}") from exc
+
+
+def _columns(rel: duckdb.DuckDBPyRelation, required: tuple[str, ...], path: Path, what: str) -> None:
+    missing = [c for c in required if c not in rel.columns]
+    if missing:
+        raise LabelsError(f"{what} file {path} lacks column(s) {', '.join(missing)}")
+
+
+def read_labels(con: duckdb.DuckDBPyConnection, path: Path | None) -> pa.Table:
+    """The labels table (empty when no file): one row per (trajectory_id, step_idx)."""
+    if path is None:
+        return LABELS_SCHEMA.empty_table()
+    rel = _relation(con, path, "labels")
+    _columns(rel, ("trajectory_id", "step_idx", "label"), path, "labels")
+    score = "try_cast(score as double)" if "score" in rel.columns else "null::double"
+    try:
+        table = con.sql(
+            f"select trajectory_id::varchar as trajectory_id, try_cast(step_idx as bigint) as step_idx, "
+            f"lower(label::varchar) as label, {score} as score from rel").to_arrow_table()
+    except duckdb.Error as exc:
+        raise LabelsError(f"labels file {path}: {str(exc).splitlines()[0]}") from exc
+    con.register("labels_check", table)
+    problems = con.sql(
+        "select count(*) filter (where trajectory_id is null or step_idx is null or step_idx < 0), "
+        "count(*) filter (where label not in ('safe', 'unsafe') or label is null), "
+        "count(*) filter (where score < 0 or score > 1 or isnan(score)), "
+        "count(*) - count(distinct (trajectory_id, step_idx)) from labels_check").fetchall()[0]
+    con.unregister("labels_check")
+    what = ("rows without trajectory_id or a valid step_idx", "labels other than safe/unsafe",
+            "scores outside [0, 1]", "duplicate (trajectory_id, step_idx) rows")
+    for count, text in zip(problems, what):
+        if count:
+            raise LabelsError(f"labels file {path} has {count} {text}", "see SPEC section 4")
+    return table.cast(LABELS_SCHEMA)
+
+
+def read_gold(con: duckdb.DuckDBPyConnection, path: Path) -> pa.Table:
+    """The gold table: trajectory_id, gold (safe|unsafe), slice tags (list, maybe empty)."""
+    rel = _relation(con, path, "gold")
+    _columns(rel, ("trajectory_id", "gold"), path, "gold")
+    if "slice" not in rel.columns:
+        slice_expr = "[]::varchar[]"
+    elif str(rel.types[rel.columns.index("slice")]).endswith("[]"):
+        slice_expr = "coalesce(slice::varchar[], [])"
+    else:
+        slice_expr = "coalesce(string_split(slice::varchar, ';'), [])"
+    table = con.sql(f"select trajectory_id::varchar as trajectory_id, lower(gold::varchar) as gold, "
+                    f"{slice_expr} as slice from rel").to_arrow_table()
+    con.register("gold_check", table)
+    bad, dup = con.sql("select count(*) filter (where gold not in ('safe', 'unsafe') or gold is null "
+                       "or trajectory_id is null), count(*) - count(distinct trajectory_id) from gold_check").fetchall()[0]
+    con.unregister("gold_check")
+    if bad:
+        raise LabelsError(f"gold file {path} has {bad} rows without trajectory_id or with gold not safe/unsafe")
+    if dup:
+        raise LabelsError(f"gold file {path} has {dup} duplicate trajectory_id rows")
+    return table.cast(GOLD_SCHEMA)

@@ -1,0 +1,112 @@
+"""Validate tables with their Pandera schema and publish a run atomically.
+
+A run is written into a sibling staging folder and renamed into place, so RUN_DIR
+appears whole or not at all; a crash leaves only a ``.staging`` folder behind,
+never a partial RUN_DIR.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import urllib.parse
+from pathlib import Path
+
+import pandera.errors
+import polars as pl
+
+from pipeline.errors import RunDirError, SchemaValidationError
+from schemas import schema_module
+
+_MAX_PART = 80
+
+
+def partition_dir_name(value: str) -> str:
+    """A safe folder name for a partition value taken from data (hive style).
+
+    Percent-encodes everything but letters, digits and ``-_.``, so ``/``, ``..``,
+    quotes and ``%`` cannot escape the table folder; long values are cut and
+    suffixed with a hash so that distinct values never collide.
+    """
+    quoted = urllib.parse.quote(value, safe="")
+    if quoted in ("", ".", ".."):
+        quoted = urllib.parse.quote(value, safe="").replace(".", "%2E") or "%00empty"
+    if len(quoted) > _MAX_PART:
+        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        quoted = f"{quoted[:_MAX_PART]}~{digest}"
+    return quoted
+
+
+def conform(table: str, frame: pl.DataFrame) -> pl.DataFrame:
+    """Select the schema's columns in order, sort by grain, validate data."""
+    module = schema_module(table)
+    schema = module.Schema
+    columns = list(schema.to_schema().columns)
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise SchemaValidationError(f"table {table}: stage produced no column(s) {missing}")
+    frame = frame.select(columns).sort(list(module.GRAIN), nulls_last=True, maintain_order=True)
+    try:
+        return schema.validate(frame, lazy=True)
+    except pandera.errors.SchemaErrors as exc:
+        cases = exc.failure_cases
+        summary = "; ".join(
+            f"{row['column']}: {row['check']} (e.g. {str(row['failure_case'])[:60]!r})"
+            for row in cases.unique(subset=["column", "check"], maintain_order=True).head(5).iter_rows(named=True)
+        )
+        raise SchemaValidationError(f"table {table} failed its schema: {summary}") from exc
+    except pandera.errors.SchemaError as exc:
+        raise SchemaValidationError(f"table {table} failed its schema: {exc}") from exc
+
+
+def write_table(staging: Path, table: str, frame: pl.DataFrame) -> int:
+    """Write one validated table under ``staging/<table>/``; returns the row count."""
+    module = schema_module(table)
+    folder = staging / table
+    folder.mkdir(parents=True, exist_ok=False)
+    partition = getattr(module, "PARTITION", None)
+    if partition is None or frame.height == 0:
+        frame.write_parquet(folder / "part-0.parquet", compression="zstd", statistics=True)
+        return frame.height
+    for key in sorted(frame.get_column(partition).unique().to_list()):
+        part = folder / f"{partition}={partition_dir_name(key)}"
+        part.mkdir()
+        frame.filter(pl.col(partition) == key).drop(partition).write_parquet(
+            part / "part-0.parquet", compression="zstd", statistics=True)
+    return frame.height
+
+
+def staging_dir(out: Path) -> Path:
+    """A fresh staging folder beside RUN_DIR (same filesystem, so rename is atomic)."""
+    parent = out.resolve().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunDirError(f"cannot create {parent}: {exc.strerror}", "choose a writable --out") from exc
+    if not os.access(parent, os.W_OK):
+        raise RunDirError(f"{parent} is not writable", "choose a writable --out")
+    staging = parent / f".{out.name}.staging-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    return staging
+
+
+def check_out(out: Path, overwrite: bool) -> None:
+    """Refuse an existing RUN_DIR unless overwrite."""
+    if out.exists() and not overwrite:
+        raise RunDirError(f"{out} already exists", "pass --overwrite to replace it")
+    if out.exists() and not (out / "manifest.json").exists() and any(out.iterdir()):
+        raise RunDirError(f"{out} exists and is not a litmus-gate run", "refusing to overwrite it")
+
+
+def publish(staging: Path, out: Path) -> None:
+    """Move a finished staging folder into place as RUN_DIR."""
+    out = out.resolve()
+    if out.exists():
+        trash = out.parent / f".{out.name}.old-{os.getpid()}"
+        os.rename(out, trash)
+        os.rename(staging, out)
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        os.rename(staging, out)

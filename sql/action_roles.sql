@@ -1,0 +1,65 @@
+-- action_roles: the taint role of each executed or blocked logical action
+-- (grain: trajectory_id, action_idx, sink_kind; sink_kind null when not a sink).
+-- Inputs: actions, resources, policy_tools, policy_sinks, policy_resource_labels.
+-- Parameters: none.
+-- Label levels are integers: confidentiality 0 public, 1 internal, 2 secret;
+-- integrity 0 trusted, 1 untrusted. Joining labels is taking the max of each.
+with live as (
+    -- non-events (failed, not blocked) never affect a verdict
+    select a.trajectory_id, a.action_idx, a.tool_name, a.call_step_idx, a.result_step_idx,
+        a.executed, a.blocked, t.catalog_name, t.source_conf, t.source_integ, t.sink_kind,
+        t.shell_arg is not null or t.code_arg is not null as is_program
+    from actions a
+    left join policy_tools t on t.tool_key = lower(a.tool_name)
+    where a.executed or a.blocked
+),
+action_resources as (
+    select l.trajectory_id, l.action_idx, r.access, r.resource
+    from live l join resources r on r.trajectory_id = l.trajectory_id and r.step_idx = l.call_step_idx
+),
+resource_labels as (
+    -- a read (or executed) resource matching a policy pattern brings its label in
+    select ar.trajectory_id, ar.action_idx,
+        max(p.conf) as conf, max(p.integ) as integ,
+        arg_max(ar.resource, p.conf * 2 + p.integ) as why
+    from action_resources ar
+    join policy_resource_labels p on ar.resource ilike p."like" escape '\'
+    where ar.access in ('read', 'execute')
+    group by all
+),
+labels as (
+    select l.*,
+        greatest(coalesce(l.source_conf, 0), coalesce(rl.conf, 0)) as conf,
+        greatest(coalesce(l.source_integ, 0), coalesce(rl.integ, 0)) as integ,
+        rl.why as label_resource
+    from live l left join resource_labels rl using (trajectory_id, action_idx)
+),
+derived_sinks as (
+    -- shell and code steps are sinks by what they do
+    select distinct ar.trajectory_id, ar.action_idx,
+        case ar.access when 'send' then 'egress' when 'execute' then 'execute'
+                       when 'delete' then 'destructive' end as sink_kind
+    from action_resources ar
+    join live l using (trajectory_id, action_idx)
+    where l.is_program and ar.access in ('send', 'execute', 'delete')
+),
+sink_rows as (
+    select trajectory_id, action_idx, sink_kind from live where sink_kind is not null
+    union
+    select trajectory_id, action_idx, sink_kind from derived_sinks
+),
+final as (
+    select lb.trajectory_id, lb.action_idx, lb.tool_name, lb.catalog_name, lb.call_step_idx,
+        lb.result_step_idx, lb.executed, lb.blocked, lb.conf, lb.integ, lb.label_resource,
+        s.sink_kind,
+        coalesce(pt.accepts_conf, ps.accepts_conf) as accepts_conf,
+        coalesce(pt.accepts_integ, ps.accepts_integ) as accepts_integ,
+        coalesce(pt.control_conf, ps.control_conf) as control_conf,
+        coalesce(pt.control_integ, ps.control_integ) as control_integ
+    from labels lb
+    left join sink_rows s using (trajectory_id, action_idx)
+    left join policy_sinks ps on ps.sink_kind = s.sink_kind
+    -- a tool's own accepts override its sink kind's, for its catalog sink only
+    left join policy_tools pt on pt.tool_key = lower(lb.tool_name) and pt.sink_kind = s.sink_kind
+)
+select * from final

@@ -1,0 +1,133 @@
+-- edges: dependency edges between logical actions
+-- (grain: trajectory_id, src_action_idx, dst_action_idx, kind).
+-- Inputs: steps, actions, action_roles, resources, policy_tools, policy_injection
+--         (macros from sql/macros.sql).
+-- Parameters: $min_len (shortest fragment that is evidence), $max_sources (a
+--             fragment in more outputs than this within a trajectory is too common).
+-- Sources of edges are executed actions (they have output); targets are executed or
+-- blocked actions (a blocked sink still shows what was attempted).
+with nodes as (
+    select distinct trajectory_id, action_idx, tool_name, call_step_idx, result_step_idx,
+        executed, blocked, conf, integ
+    from action_roles
+),
+outputs as (
+    select n.trajectory_id, n.action_idx, n.result_step_idx, s.content
+    from nodes n join steps s on s.trajectory_id = n.trajectory_id and s.step_idx = n.result_step_idx
+    where n.executed and s.content is not null
+),
+output_keys as (
+    select trajectory_id, action_idx, result_step_idx, unnest(lg_keys(content, $min_len)) as key
+    from outputs
+),
+spans as (
+    -- text inside an injection span: a whole block, or a marker to the next blank line
+    select o.trajectory_id, o.action_idx,
+        unnest(regexp_extract_all(o.content,
+            case when p.kind = 'block' then p.pattern
+                 else '(?:' || p.pattern || ')[^\n]*(?:\n[^\n]*\S[^\n]*)*' end)) as span
+    from outputs o cross join policy_injection p
+),
+span_keys as (
+    select distinct trajectory_id, action_idx, unnest(lg_keys(span, $min_len)) as key
+    from spans
+),
+given_keys as (
+    -- fragments the user or operator supplied are not evidence of a dependency
+    select distinct trajectory_id, unnest(lg_keys(content, $min_len)) as key
+    from steps
+    where kind in ('user', 'system')
+),
+common_keys as (
+    select trajectory_id, key
+    from output_keys
+    group by all
+    having count(distinct action_idx) > $max_sources
+),
+evidence as (
+    select o.*, sk.key is not null as in_span
+    from output_keys o
+    left join span_keys sk using (trajectory_id, action_idx, key)
+    anti join given_keys g using (trajectory_id, key)
+    anti join common_keys c using (trajectory_id, key)
+),
+arguments as (
+    select n.trajectory_id, n.action_idx, n.call_step_idx, a.arguments, t.control, t.shell_arg, t.code_arg
+    from nodes n
+    join actions a using (trajectory_id, action_idx)
+    left join policy_tools t on t.tool_key = lower(n.tool_name)
+    where a.args_ok
+),
+argument_values as (
+    select a.trajectory_id, a.action_idx, a.call_step_idx, e.key as arg,
+        case when json_type(e.value) = 'VARCHAR' then e.value ->> '$' else e.value::varchar end as value,
+        -- an argument that chooses the effect (recipient, url, the command itself)
+        coalesce(list_contains(a.control, e.key) or e.key = a.shell_arg or e.key = a.code_arg, false)
+            as is_control
+    from arguments a, json_each(a.arguments) e
+),
+argument_keys as (
+    select trajectory_id, action_idx, call_step_idx, is_control,
+        unnest(lg_keys(lg_decoded(value), $min_len)) as key
+    from argument_values
+),
+data_matches as (
+    select ev.trajectory_id, ev.action_idx as src, ak.action_idx as dst, ev.key, ev.in_span, ak.is_control
+    from evidence ev
+    join argument_keys ak
+        on ak.trajectory_id = ev.trajectory_id and ak.key = ev.key
+       and ak.call_step_idx > ev.result_step_idx  -- the output was seen before the call
+),
+data_edges as (
+    select trajectory_id, src, dst, 'data' as kind,
+        -- the longest shared fragment is the most telling evidence
+        list(replace(key, 'prefix:', '') order by length(key) desc, key)[1] as evidence,
+        bool_or(in_span) as any_span,
+        bool_or(in_span) filter (where is_control) as control_span,
+        bool_or(is_control) as any_control
+    from data_matches
+    group by all
+),
+resource_edges as (
+    select w.trajectory_id, nw.action_idx as src, nr.action_idx as dst, 'resource' as kind,
+        min(w.resource) as evidence, false as any_span, false as control_span, true as any_control
+    from resources w
+    join nodes nw on nw.trajectory_id = w.trajectory_id and nw.call_step_idx = w.step_idx and nw.executed
+    join resources r
+        on r.trajectory_id = w.trajectory_id and r.access in ('read', 'execute')
+       and regexp_replace(r.resource, '^\./', '') = regexp_replace(w.resource, '^\./', '')
+    join nodes nr on nr.trajectory_id = r.trajectory_id and nr.call_step_idx = r.step_idx
+    where w.access = 'write' and nr.call_step_idx > coalesce(nw.result_step_idx, nw.call_step_idx)
+    group by all
+),
+call_actions as (
+    select trajectory_id, action_idx, unnest(collapsed_call_ids) as call_id from actions
+),
+explicit_edges as (
+    select a.trajectory_id, c.action_idx as src, a.action_idx as dst, 'explicit' as kind,
+        min(d.dep) as evidence, false as any_span, false as control_span, true as any_control
+    from (select trajectory_id, action_idx, unnest(depends_on) as dep from actions) d
+    join actions a using (trajectory_id, action_idx)
+    join call_actions c on c.trajectory_id = d.trajectory_id and c.call_id = d.dep
+    join nodes ns on ns.trajectory_id = c.trajectory_id and ns.action_idx = c.action_idx and ns.executed
+    join nodes nd on nd.trajectory_id = a.trajectory_id and nd.action_idx = a.action_idx
+    where c.action_idx <> a.action_idx
+    group by all
+),
+all_edges as (
+    select * from data_edges
+    union all select * from resource_edges
+    union all select * from explicit_edges
+),
+final as (
+    select e.trajectory_id, e.src as src_action_idx, e.dst as dst_action_idx, e.kind, e.evidence,
+        n.conf,
+        -- fragments inside an injection span carry integrity=untrusted
+        greatest(n.integ, case when e.any_span then 1 else 0 end) as integ,
+        e.any_control as control,
+        case when e.any_control
+            then greatest(n.integ, case when e.control_span then 1 else 0 end) end as control_integ
+    from all_edges e
+    join nodes n on n.trajectory_id = e.trajectory_id and n.action_idx = e.src
+)
+select * from final

@@ -1,0 +1,69 @@
+-- flows: (source action, sink action) pairs with the sink reachable from the source
+-- (grain: trajectory_id, source_action_idx, sink_action_idx).
+-- Inputs: action_roles, edges. Parameters: none.
+-- Reachability is a recursive CTE over states (source, node, label, control), where
+-- the label is joined (max per component) along the path and `control` says whether
+-- the last hop landed in an argument that chooses the sink's effect. USING KEY with an
+-- anti-join on `recurring` admits each state once, at its BFS level: the query
+-- terminates on cyclic graphs and keeps the shortest length with a witness path.
+with recursive
+nodes as (
+    select distinct trajectory_id, action_idx, conf, integ from action_roles
+),
+hops as (
+    -- every edge as a payload hop, and as a control hop when it reaches a control argument
+    select trajectory_id, src_action_idx as src, dst_action_idx as dst, conf, integ, false as ctl
+    from edges
+    union all
+    select trajectory_id, src_action_idx, dst_action_idx, conf, control_integ, true
+    from edges where control
+),
+seeds as (
+    -- a source brings labelled data in: its own label, or labelled fragments on its edges
+    select n.trajectory_id, n.action_idx, n.conf, n.integ
+    from nodes n
+    where n.conf > 0 or n.integ > 0
+       or exists (select 1 from hops h where h.trajectory_id = n.trajectory_id and h.src = n.action_idx
+                  and (h.conf > 0 or h.integ > 0))
+),
+reach(trajectory_id, source, node, conf, integ, ctl, length, path)
+    using key (trajectory_id, source, node, conf, integ, ctl) as (
+    select trajectory_id, action_idx, action_idx, conf, integ, false, 1, [action_idx]
+    from seeds
+    union
+    (select r.trajectory_id, r.source, h.dst,
+        greatest(r.conf, h.conf), greatest(r.integ, h.integ), h.ctl,
+        min(r.length) + 1,
+        min(list_append(r.path, h.dst))  -- smallest witness: deterministic
+    from reach r
+    join hops h on h.trajectory_id = r.trajectory_id and h.src = r.node
+    where not exists (
+        select 1 from recurring.reach x
+        where x.trajectory_id = r.trajectory_id and x.source = r.source and x.node = h.dst
+          and x.conf = greatest(r.conf, h.conf) and x.integ = greatest(r.integ, h.integ) and x.ctl = h.ctl)
+    group by r.trajectory_id, r.source, h.dst, greatest(r.conf, h.conf), greatest(r.integ, h.integ), h.ctl)
+),
+at_sinks as (
+    select r.*, s.sink_kind, s.blocked,
+        -- a violation: the joined label exceeds what the sink accepts through that hop
+        (r.conf > s.accepts_conf or r.integ > s.accepts_integ
+            or (r.ctl and (r.conf > s.control_conf or r.integ > s.control_integ))) as violation
+    from reach r
+    join action_roles s on s.trajectory_id = r.trajectory_id and s.action_idx = r.node
+    where s.sink_kind is not null
+),
+best as (
+    -- one row per (source, sink): a violating state first, then the shortest, then labels
+    select *, row_number() over (
+        partition by trajectory_id, source, node
+        order by violation desc, length, conf desc, integ desc, ctl desc, sink_kind, path) as rank_no
+    from at_sinks
+),
+final as (
+    select trajectory_id, source as source_action_idx, node as sink_action_idx,
+        length::bigint as length,
+        ['public', 'internal', 'secret'][conf + 1] || '/' || ['trusted', 'untrusted'][integ + 1] as label,
+        sink_kind, violation, blocked as sink_blocked, path::bigint[] as path, ctl as via_control
+    from best where rank_no = 1
+)
+select * from final

@@ -1,0 +1,43 @@
+-- Macros shared by the stages, created once per connection (pipeline/sql.py).
+-- lg_tokens: candidate payload fragments of a text, lower-cased. A fragment is a run of
+-- identifier-like characters (letters, digits and the punctuation of paths, URLs,
+-- e-mail addresses, base64), so an IBAN, a key line or a URL is one fragment.
+-- Each fragment also contributes its parts between '/', ':', '?', '&' and '=', so a
+-- secret carried in a URL path or query still matches the bare secret.
+create or replace temp macro lg_whole_tokens(txt) as
+    list_transform(
+        regexp_extract_all(coalesce(txt, ''), '[A-Za-z0-9][A-Za-z0-9+/_~%@:.?&=\-]*[A-Za-z0-9]={0,2}'),
+        lambda t: lower(t));
+create or replace temp macro lg_tokens(txt) as
+    list_distinct(list_concat(
+        lg_whole_tokens(txt),
+        flatten(list_transform(lg_whole_tokens(txt), lambda t: regexp_split_to_array(t, '[/:?&=]+')))));
+
+-- lg_is_evidence: only fragments that cannot be plain words count as evidence of a
+-- dependency: at least min_len characters and a digit or '@', or a dotted/slashed
+-- name (domain, file, path), or 24+ characters (keys, tokens, base64).
+create or replace temp macro lg_is_evidence(t, min_len) as
+    length(t) >= min_len
+    and (regexp_matches(t, '[0-9@]') or regexp_matches(t, '[a-z0-9][./][a-z]') or length(t) >= 24);
+
+-- lg_keys: join keys of a text: its evidence fragments, plus for long base64-like
+-- fragments a 24-character prefix key, so that a value re-wrapped or concatenated
+-- (base64 output split at 76 columns, then joined) still matches its first line.
+create or replace temp macro lg_keys(txt, min_len) as
+    list_distinct(list_concat(
+        list_filter(lg_tokens(txt), lambda t: lg_is_evidence(t, min_len)),
+        list_transform(
+            list_filter(lg_tokens(txt), lambda t: regexp_full_match(t, '[a-z0-9+/=_\-]{32,}')),
+            lambda t: 'prefix:' || left(t, 24))));
+
+-- lg_decoded: a text plus its URL-decoded, base64-decoded and hex-decoded readings,
+-- so a payload fragment still matches after the agent encoded it.
+create or replace temp macro lg_decoded(v) as
+    concat_ws(chr(10), v,
+        case when contains(coalesce(v, ''), '%') then try(url_decode(v)) end,
+        array_to_string(list_transform(
+            list_filter(regexp_extract_all(coalesce(v, ''), '[A-Za-z0-9+/]{16,}={0,2}'), lambda b: length(b) % 4 = 0),
+            lambda b: try(decode(from_base64(b)))), chr(10)),
+        array_to_string(list_transform(
+            list_filter(regexp_extract_all(coalesce(v, ''), '[0-9a-fA-F]{16,}'), lambda h: length(h) % 2 = 0),
+            lambda h: try(decode(unhex(h)))), chr(10)));

@@ -1,0 +1,84 @@
+-- step_rejects: the first step-level reject reason of each trajectory that has one
+-- (grain: trajectory_id).
+-- Inputs: trajectories, steps, actions, policy_tools, opaque_steps. Parameters: none.
+-- SPEC section 3 order after the record-level reasons: orphan_tool_result,
+-- unparseable_arguments, unknown_tool, opaque_step, missing_tool_result; malformed
+-- messages (a message that is not an object, has no role, a tool call with no name)
+-- are malformed_record and come first.
+with messages as (
+    select t.trajectory_id, m.key::bigint as message_idx, m.value as msg
+    from trajectories t, json_each(t.text, '$.messages') m
+    where t.reject_reason is null
+),
+bad_messages as (
+    select trajectory_id, 'malformed_record' as reason, message_idx as pos,
+        'message ' || message_idx || case
+            when json_type(msg) <> 'OBJECT' then ' is not an object'
+            when json_type(msg, '$.role') is distinct from 'VARCHAR' then ' has no role'
+            else ' has tool_calls that are not a list' end as detail
+    from messages
+    where json_type(msg) <> 'OBJECT'
+       or json_type(msg, '$.role') is distinct from 'VARCHAR'
+       or json_type(msg, '$.tool_calls') not in ('ARRAY', 'NULL')
+),
+bad_calls as (
+    select trajectory_id, 'malformed_record', step_idx,
+        'tool call at step ' || step_idx || ' has no function name'
+    from steps where kind = 'tool_call' and tool_name is null
+),
+orphans as (
+    select trajectory_id, 'orphan_tool_result', step_idx,
+        'tool result at step ' || step_idx || ' answers call id ' || coalesce(call_id, '(none)')
+            || ', which no earlier unanswered call has'
+    from steps where kind = 'tool_result' and not answered
+),
+unparseable as (
+    -- a call whose failure shows it never ran is a non-event, whatever its arguments
+    select trajectory_id, 'unparseable_arguments', step_idx,
+        tool_name || ' call at step ' || step_idx || ' has arguments that are not a JSON object'
+    from steps where kind = 'tool_call' and not args_ok and exec_status <> 'failed'
+),
+unknown_tools as (
+    select s.trajectory_id, 'unknown_tool', s.step_idx,
+        'tool ' || s.tool_name || ' (step ' || s.step_idx || ') is not in the policy catalog'
+    from steps s
+    anti join policy_tools t on t.tool_key = lower(s.tool_name)
+    where s.kind = 'tool_call' and s.tool_name is not null and s.exec_status <> 'failed'
+),
+opaque as (
+    select s.trajectory_id, 'opaque_step', s.step_idx,
+        s.tool_name || ' step ' || s.step_idx || ' cannot be analysed: ' || o.opaque_reason
+    from opaque_steps o
+    join steps s using (trajectory_id, step_idx)
+    where s.exec_status <> 'failed'
+),
+last_steps as (
+    select trajectory_id, max(step_idx) as last_step_idx from steps group by all
+),
+missing_results as (
+    -- a call nobody answered, with steps after it: what depends on it is unknowable
+    select s.trajectory_id, 'missing_tool_result', s.step_idx,
+        s.tool_name || ' call at step ' || s.step_idx || ' has no result but later steps follow'
+    from steps s join last_steps l using (trajectory_id)
+    where s.kind = 'tool_call' and s.error_type = 'no_result' and s.step_idx < l.last_step_idx
+),
+all_problems as (
+    select * from bad_messages
+    union all select * from bad_calls
+    union all select * from orphans
+    union all select * from unparseable
+    union all select * from unknown_tools
+    union all select * from opaque
+    union all select * from missing_results
+),
+ranked as (
+    select *, row_number() over (
+        partition by trajectory_id
+        order by list_position(['malformed_record', 'orphan_tool_result', 'unparseable_arguments',
+                                'unknown_tool', 'opaque_step', 'missing_tool_result'], reason), pos) as rank_no
+    from all_problems
+),
+final as (
+    select trajectory_id, reason, detail from ranked where rank_no = 1
+)
+select * from final

@@ -1,0 +1,96 @@
+-- trajectories: one row per input record (grain: record_id).
+-- Inputs: records (record_id, source_file, source_line, text, reject_reason,
+--         reject_detail, fmt) registered from the reader.
+-- Parameters: none.
+-- Decides the record-level reject reasons of SPEC section 3, first that applies:
+-- malformed_record (and record_too_large from the reader), missing_trajectory_id,
+-- duplicate_trajectory_id, empty_trajectory. Later stages add the step-level ones.
+with checked as (
+    select
+        record_id, source_file, source_line, fmt, text, reject_reason, reject_detail,
+        reject_reason is null and json_valid(text) as is_json
+    from records
+),
+typed as (
+    select
+        *,
+        case when is_json then json_type(text) end as doc_type
+    from checked
+),
+fields as (
+    select
+        *,
+        case when doc_type = 'OBJECT' then json_type(text, '$.trajectory_id') end as id_type,
+        case when doc_type = 'OBJECT' then json_type(text, '$.suite') end as suite_type,
+        case when doc_type = 'OBJECT' then json_type(text, '$.messages') end as messages_type
+    from typed
+),
+shaped as (
+    select
+        *,
+        -- ids may be strings or integers (a number is kept in its decimal text);
+        -- anything else cannot identify a trajectory
+        case
+            when id_type = 'VARCHAR' then nullif(text ->> '$.trajectory_id', '')
+            when id_type in ('BIGINT', 'UBIGINT') then text ->> '$.trajectory_id'
+        end as trajectory_id,
+        case
+            when suite_type is null or suite_type = 'NULL' then 'default'
+            when suite_type in ('VARCHAR', 'BIGINT', 'UBIGINT', 'DOUBLE', 'BOOLEAN')
+                then coalesce(nullif(text ->> '$.suite', ''), 'default')
+        end as suite,
+        case when doc_type = 'OBJECT' and json_type(text, '$.meta') = 'OBJECT'
+            then json(text -> '$.meta') end as meta
+    from fields
+),
+record_reason as (
+    select
+        *,
+        case
+            when reject_reason is not null then reject_reason
+            when not is_json then 'malformed_record'
+            when doc_type <> 'OBJECT' then 'malformed_record'
+            when suite is null then 'malformed_record'
+            when messages_type is not null and messages_type not in ('ARRAY', 'NULL')
+                then 'malformed_record'
+            when trajectory_id is null then 'missing_trajectory_id'
+        end as reason0,
+        case
+            when reject_reason is not null then reject_detail
+            when not is_json then 'not parseable as JSON'
+            when doc_type <> 'OBJECT' then 'a record must be a JSON object, got ' || lower(doc_type)
+            when suite is null then 'suite must be a string, got ' || lower(suite_type)
+            when messages_type is not null and messages_type not in ('ARRAY', 'NULL')
+                then 'messages must be an array, got ' || lower(messages_type)
+            when trajectory_id is null and id_type is null then 'no trajectory_id field'
+            when trajectory_id is null then 'trajectory_id must be a non-empty string or an integer, got ' || lower(id_type)
+        end as detail0
+    from shaped
+),
+numbered as (
+    select
+        *,
+        -- the first copy of an id (in input order) is scored; every later copy is attrition
+        case when reason0 is null
+            then row_number() over (partition by trajectory_id, reason0 is null order by record_id)
+        end as copy_no
+    from record_reason
+),
+final as (
+    select
+        record_id, source_file, source_line, fmt, trajectory_id,
+        coalesce(suite, 'default') as suite, meta,
+        case
+            when reason0 is not null then reason0
+            when copy_no > 1 then 'duplicate_trajectory_id'
+            when coalesce(json_array_length(text, '$.messages'), 0) = 0 then 'empty_trajectory'
+        end as reject_reason,
+        case
+            when reason0 is not null then detail0
+            when copy_no > 1 then 'copy ' || copy_no || ' of trajectory_id ' || trajectory_id
+            when coalesce(json_array_length(text, '$.messages'), 0) = 0 then 'no messages'
+        end as reject_detail,
+        case when reason0 is null and copy_no = 1 then text end as text
+    from numbered
+)
+select * from final

@@ -1,0 +1,89 @@
+"""Shared fixtures: run the SQL stages in memory on hand-written trajectories."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from pipeline import run
+from pipeline.config import RunConfig
+from pipeline.policy import Policy, load_policy
+from pipeline.records import RawRecord
+from pipeline.tables_in import LABELS_SCHEMA
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def policy() -> Policy:
+    return load_policy()
+
+
+def _text(record: Any) -> str:
+    return record if isinstance(record, str) else json.dumps(record)
+
+
+def stage_connection(
+    records: Sequence[Any],
+    policy: Policy | None = None,
+    labels: Sequence[dict[str, Any]] = (),
+    until: str = "verdicts",
+) -> duckdb.DuckDBPyConnection:
+    """Run the stages up to ``until`` on in-memory records; returns the connection."""
+    pol = policy or load_policy()
+    con = run.connect(RunConfig(inputs=(), out=Path("unused")))
+    table = run.records_table(RawRecord("mem.jsonl", i + 1, _text(r)) for i, r in enumerate(records))
+    run.register_inputs(con, table, pol, pa.Table.from_pylist(list(labels), schema=LABELS_SCHEMA))
+    run.steps(con)
+    if until == "steps":
+        return con
+    run.actions(con)
+    if until == "actions":
+        return con
+    run.flows(con, pol)
+    if until == "flows":
+        return con
+    run.verdicts(con, pol)
+    return con
+
+
+@pytest.fixture
+def stages() -> Callable[..., duckdb.DuckDBPyConnection]:
+    return stage_connection
+
+
+def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+    """Query result as a list of dicts."""
+    cur = con.execute(sql, list(params) if params else None)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def traj(tid: str, *messages: dict[str, Any], suite: str = "t") -> dict[str, Any]:
+    """A canonical trajectory."""
+    return {"trajectory_id": tid, "suite": suite, "messages": list(messages)}
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def say(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
+
+
+def calls(*items: tuple[str, str, dict[str, Any] | str], text: str | None = None) -> dict[str, Any]:
+    """An assistant message with tool calls: (call_id, tool, arguments)."""
+    return {"role": "assistant", "content": text, "tool_calls": [
+        {"id": cid, "type": "function", "function": {"name": name, "arguments": args}} for cid, name, args in items]}
+
+
+def result(cid: str, content: str = "ok", error: Any = None) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": cid, "content": content, "error": error}
