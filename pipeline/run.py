@@ -26,7 +26,8 @@ from pipeline.reader import discover_inputs, iter_records
 from pipeline.records import RawRecord
 from pipeline.resources import resources
 from pipeline.sql import load_sql, materialize
-from pipeline.tables_in import read_labels
+from pipeline.report import render_report
+from pipeline.tables_in import read_gold, read_labels
 from pipeline.writer import check_out, conform, publish, staging_dir, write_table
 
 RECORDS_SCHEMA = pa.schema([
@@ -108,6 +109,12 @@ def verdicts(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     materialize(con, "attrition")
 
 
+def metrics(con: duckdb.DuckDBPyConnection, gold_path: Path) -> None:
+    """Stage ``metrics``: confusion counts per scorer x suite x slice against gold."""
+    con.register("gold", read_gold(con, gold_path))
+    materialize(con, "metrics")
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -131,6 +138,10 @@ def _publish_run(config: RunConfig, con: duckdb.DuckDBPyConnection, tables: Iter
     frames = {name: conform(name, con.table(name).pl()) for name in tables}
     staging = staging_dir(config.out)
     counts = {name: write_table(staging, name, frame) for name, frame in frames.items()}
+    if "verdicts" in frames:
+        html, markdown = render_report(con, config.out.name)
+        (staging / "report.html").write_text(html, encoding="utf-8")
+        (staging / "report.md").write_text(markdown, encoding="utf-8")
     manifest["row_counts"] = counts
     manifest["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
@@ -167,7 +178,12 @@ def score(config: RunConfig) -> RunResult:
     actions(con)
     flows(con, policy)
     verdicts(con, policy)
-    return _publish_run(config, con, iter(config.tables), manifest)
+    tables = list(config.tables)
+    if config.gold is not None:
+        metrics(con, config.gold)
+        tables.append("metrics")
+        manifest["gold"] = {"path": str(config.gold), "sha256": _sha256(config.gold)}
+    return _publish_run(config, con, iter(tables), manifest)
 
 
 def explode(config: RunConfig) -> RunResult:

@@ -19,7 +19,7 @@ import polars as pl
 from pipeline.errors import RunDirError, SchemaValidationError
 from schemas import schema_module
 
-_MAX_PART = 80
+_MAX_PART = 200  # file names stay under 255 bytes; longer values are cut and hashed
 
 
 def partition_dir_name(value: str) -> str:
