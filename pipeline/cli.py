@@ -56,6 +56,18 @@ def _parser() -> argparse.ArgumentParser:
             cmd.add_argument("--labels", type=Path, help="per-step labels (trajectory_id, step_idx, label, score)")
             cmd.add_argument("--gold", type=Path, help="gold labels (trajectory_id, gold, slice) for metrics")
             cmd.add_argument("--summary", action="store_true", help="print a short summary of the run")
+    rep = sub.add_parser("report", help="rebuild metrics and report of an existing run", formatter_class=fmt,
+                         description="rebuild metrics and report of an existing run", epilog=EXAMPLES["report"])
+    rep.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    rep.add_argument("--gold", type=Path, help="gold labels (trajectory_id, gold, slice)")
+    pol = sub.add_parser("policy", help="policy helpers", formatter_class=fmt,
+                         description="policy helpers", epilog=EXAMPLES["policy"])
+    pol_sub = pol.add_subparsers(dest="policy_command", required=True)
+    sug = pol_sub.add_parser("suggest", help="draft catalog entries for unknown tools", formatter_class=fmt,
+                             description="draft catalog entries for unknown tools", epilog=EXAMPLES["policy"])
+    sug.add_argument("inputs", nargs="+", type=Path, metavar="INPUT")
+    sug.add_argument("--format", default="auto", choices=FORMATS, dest="fmt")
+    sug.add_argument("--policy", type=Path, help="policy file layered over the default")
     return parser
 
 
@@ -92,6 +104,14 @@ def _dispatch(args: argparse.Namespace) -> int:
             print_summary(result)
         else:
             print(f"litmus-gate: wrote {result.out} ({result.records_read} records)")
+        return 0
+    if args.command == "report":
+        counts = run.rebuild_report(args.run_dir, args.gold)
+        print(f"litmus-gate: rebuilt {args.run_dir}/report.html and report.md"
+              + (f" ({counts['metrics']} metrics rows)" if "metrics" in counts else ""))
+        return 0
+    if args.command == "policy":
+        sys.stdout.write(run.suggest(tuple(args.inputs), args.fmt, args.policy))
         return 0
     raise LitmusError(f"unknown command {args.command}")
 

@@ -25,7 +25,7 @@ from pipeline.policy import Policy, load_policy
 from pipeline.reader import discover_inputs, iter_records
 from pipeline.records import RawRecord
 from pipeline.resources import resources
-from pipeline.sql import load_sql, materialize
+from pipeline.sql import load_sql, materialize, query
 from pipeline.report import render_report
 from pipeline.tables_in import read_gold, read_labels
 from pipeline.writer import check_out, conform, publish, staging_dir, write_table
@@ -206,3 +206,62 @@ def _check_label_ids(con: duckdb.DuckDBPyConnection, labels_path: Path | None) -
         ids = ", ".join(repr(r[0]) for r in unknown)
         raise LabelsError(f"labels file {labels_path} names trajectories not in the input: {ids}",
                           "labels must come from an explode run of the same corpus")
+
+
+def suggest(inputs: tuple[Path, ...], fmt: str, policy_file: Path | None) -> str:
+    """Draft policy entries (TOML text) for the tools of ``inputs`` the catalog lacks."""
+    from pipeline.suggest import suggest_toml
+
+    files = discover_inputs(list(inputs))
+    policy = load_policy(policy_file)
+    con = connect(RunConfig(inputs=inputs, out=Path(".")))
+    records = records_table(iter_records(files, fmt, int(policy.setting("max_record_bytes"))))
+    register_inputs(con, records, policy, read_labels(con, None))
+    steps(con)
+    found = query(con, "unknown_tools").fetchall()
+    return suggest_toml([(t, n, m, list(a)) for t, n, m, _, a in found])
+
+
+def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
+    """Recompute ``metrics`` (when gold is given) and the reports of an existing run.
+
+    Files are replaced one by one with ``os.replace`` so each is whole at any moment.
+    """
+    import os
+
+    from pipeline.errors import RunDirError
+
+    manifest_path = run_dir / "manifest.json"
+    if not manifest_path.is_file():
+        raise RunDirError(f"{run_dir} is not a litmus-gate run (no manifest.json)")
+    con = connect(RunConfig(inputs=(), out=run_dir))
+    for name in ("steps", "actions", "flows", "verdicts", "attrition"):
+        folder = run_dir / name
+        if not folder.is_dir():
+            raise RunDirError(f"{run_dir} has no {name} table", "report needs a score run")
+        con.execute(f"create temp table {name} as select * from read_parquet(?, hive_partitioning = true, "
+                    "union_by_name = true)", [str(folder / "**" / "*.parquet")])
+    counts: dict[str, int] = {}
+    if gold is not None:
+        metrics(con, gold)
+        frame = conform("metrics", con.table("metrics").pl())
+        tmp = run_dir / f".metrics.tmp-{os.getpid()}"
+        write_table(tmp, "metrics", frame)
+        old = run_dir / "metrics"
+        if old.exists():
+            os.rename(old, run_dir / f".metrics.old-{os.getpid()}")
+        os.rename(tmp / "metrics", old)
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(run_dir / f".metrics.old-{os.getpid()}", ignore_errors=True)
+        counts["metrics"] = frame.height
+    elif (run_dir / "metrics").is_dir():
+        con.execute("create temp table metrics as select * from read_parquet(?)",
+                    [str(run_dir / "metrics" / "**" / "*.parquet")])
+    html, markdown = render_report(con, run_dir.name)
+    for name, text in (("report.html", html), ("report.md", markdown)):
+        tmp_file = run_dir / f".{name}.tmp"
+        tmp_file.write_text(text, encoding="utf-8")
+        os.replace(tmp_file, run_dir / name)
+    return counts

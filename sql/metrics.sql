@@ -2,7 +2,7 @@
 -- suite, slice). suite '*' and slice '*' are the totals; slices are the gold file's
 -- tags plus 'route:aggregate' / 'route:flow'.
 -- Inputs: verdicts, gold (trajectory_id, gold, slice[]), attrition.
--- Parameters: none. Intervals: Wilson score, 95% (z = 1.96); F1's interval joins the
+-- Parameters: none. F1 = 2tp / (2tp + fp + fn). Intervals: Wilson score, 95% (z = 1.96); F1's interval joins the
 -- precision and recall bounds (F1 is monotone in both), a conservative envelope.
 -- Gold trajectories that were rejected are not in the confusion counts; they are
 -- counted in n_unscored so that attrition is never hidden.
@@ -59,8 +59,8 @@ wilson as (
 final as (
     select scorer, suite, slice, tp, fp, fn, tn, n_unscored,
         precision, recall,
-        case when precision + recall > 0 then 2 * precision * recall / (precision + recall)
-             when precision = 0 and recall = 0 then 0.0 end as f1,
+        -- 2tp / (2tp + fp + fn): defined (0) even when nothing was predicted unsafe
+        case when 2 * tp + fp + fn > 0 then 2 * tp / (2 * tp + fp + fn) end as f1,
         greatest(precision_low, 0.0) as precision_low, least(precision_high, 1.0) as precision_high,
         greatest(recall_low, 0.0) as recall_low, least(recall_high, 1.0) as recall_high,
         case when precision_low + recall_low > 0 then 2 * precision_low * recall_low / (precision_low + recall_low)
