@@ -1,0 +1,144 @@
+"""CLI end to end into tmp_path: conservation, explode, determinism, operator errors."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline.cli import main
+from tests.conftest import calls, result, say, traj, user
+
+GOOD = [
+    traj("ok-1", user("list files"), calls(("c1", "list_dir", {"path": "."})), result("c1", "a.txt\nb.txt"), say("done")),
+    traj("ok-2", user("read a"), calls(("c1", "read_file", {"path": "a.txt"})), result("c1", "alpha 12345678"),
+         suite="other/suite'; drop table verdicts; --"),
+]
+BAD_LINES = [
+    "this is not json",
+    "[1, 2, 3]",
+    json.dumps({"messages": [{"role": "user", "content": "hi"}]}),
+    json.dumps(GOOD[0]),  # duplicate id
+    json.dumps({"trajectory_id": "empty", "messages": []}),
+    json.dumps(traj("orphan", user("x"), result("nope", "hi"))),
+    json.dumps(traj("unknown-tool", user("x"), calls(("c1", "quantum_teleport", {"to": "mars"})), result("c1", "ok"))),
+    json.dumps(traj("missing-result", user("x"), calls(("c1", "read_file", {"path": "a"})), say("done"))),
+    json.dumps({"trajectory_id": {"nested": 1}, "messages": []}),
+    json.dumps(traj("bad-args", user("x"), calls(("c1", "read_file", "{not json")), result("c1", "content"))),
+]
+
+
+def write_corpus(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "mixed.jsonl"
+    path.write_text("\n".join([json.dumps(t) for t in GOOD] + BAD_LINES) + "\n")
+    with gzip.open(folder / "more.jsonl.gz", "wt") as fh:
+        fh.write(json.dumps(traj("gz-1", user("hi"), say("hello"))) + "\n")
+    return folder
+
+
+def table(run: Path, name: str) -> list[tuple]:
+    return duckdb.sql(f"select * from read_parquet('{run}/{name}/**/*.parquet', hive_partitioning = true)").fetchall()
+
+
+def test_every_record_lands_exactly_once(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "in")
+    run = tmp_path / "run"
+    assert main(["score", str(corpus), "--out", str(run)]) == 0
+    manifest = json.loads((run / "manifest.json").read_text())
+    verdicts = duckdb.sql(f"select trajectory_id, suite, source_file, source_line from read_parquet('{run}/verdicts/**/*.parquet', hive_partitioning = true)").fetchall()
+    attrition = duckdb.sql(f"select reason, trajectory_id, source_line from read_parquet('{run}/attrition/**/*.parquet', hive_partitioning = true) order by source_line").fetchall()
+    assert manifest["records_read"] == 13 == len(verdicts) + len(attrition)
+    reasons = sorted(r[0] for r in attrition)
+    assert reasons == sorted(["malformed_record", "malformed_record", "missing_trajectory_id", "duplicate_trajectory_id",
+                              "empty_trajectory", "orphan_tool_result", "unknown_tool", "missing_tool_result",
+                              "missing_trajectory_id", "unparseable_arguments"])
+    lines = {(Path(v[2]).name, v[3]) for v in verdicts}
+    assert ("mixed.jsonl", 1) in lines and ("more.jsonl.gz", 1) in lines
+    # a hostile suite name is a value, never SQL, never a path outside RUN_DIR
+    assert {v[1] for v in verdicts} == {"t", "other/suite'; drop table verdicts; --"}
+    assert all(p.resolve().is_relative_to(run.resolve()) for p in run.rglob("*"))
+    assert (run / "report.html").is_file() and (run / "report.md").is_file()
+
+
+def test_explode_writes_only_steps(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "in")
+    run = tmp_path / "steps-run"
+    assert main(["explode", str(corpus), "--out", str(run)]) == 0
+    assert sorted(p.name for p in run.iterdir()) == ["manifest.json", "steps"]
+    assert len(table(run, "steps")) > 0
+
+
+def _digests(run: Path) -> dict[str, str]:
+    return {str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(run.rglob("*.parquet"))}
+
+
+def test_same_inputs_give_identical_parquet_bytes(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "in")
+    assert main(["score", str(corpus), "--out", str(tmp_path / "a")]) == 0
+    assert main(["score", str(corpus), "--out", str(tmp_path / "b")]) == 0
+    assert _digests(tmp_path / "a") == _digests(tmp_path / "b") != {}
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["score", "does/not/exist.jsonl", "--out", "{tmp}/r"], "does/not/exist.jsonl"),
+    (["score", "{corpus}", "--out", "{tmp}/r", "--policy", "{tmp}/nope.toml"], "policy"),
+    (["score", "{corpus}", "--out", "{tmp}/r", "--policy", "{tmp}/bad.toml"], "policy"),
+    (["score", "{corpus}", "--out", "{tmp}/r", "--labels", "{tmp}/labels.jsonl"], "not in the input"),
+    (["score", "{corpus}", "--out", "{tmp}/existing"], "already exists"),
+])
+def test_operator_errors_exit_2_and_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                 argv: list[str], needle: str) -> None:
+    corpus = write_corpus(tmp_path / "in")
+    (tmp_path / "bad.toml").write_text("[settings\nbroken = ")
+    (tmp_path / "labels.jsonl").write_text(json.dumps({"trajectory_id": "ghost", "step_idx": 0, "label": "unsafe"}) + "\n")
+    (tmp_path / "existing").mkdir()
+    (tmp_path / "existing" / "keep.txt").write_text("mine")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    args = [a.format(tmp=tmp_path, corpus=corpus) for a in argv]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and needle in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert (tmp_path / "existing" / "keep.txt").read_text() == "mine"
+
+
+def test_unknown_format_is_refused(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "score", str(write_corpus(tmp_path / "in")),
+                           "--out", str(tmp_path / "r"), "--format", "klingon"], capture_output=True, text=True)
+    assert proc.returncode == 2 and "klingon" in proc.stderr and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("command", [[], ["score"], ["explode"], ["report"], ["policy", "suggest"]])
+def test_help_ends_with_an_example(command: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "pipeline.cli", *command, "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0
+    tail = proc.stdout.strip().splitlines()
+    assert tail[-2].strip() == "example:" and tail[-1].strip().startswith("litmus-gate ")
+
+
+def test_policy_suggest_drafts_unknown_tools(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["policy", "suggest", str(write_corpus(tmp_path / "in"))]) == 0
+    out = capsys.readouterr().out
+    assert "[tools.quantum_teleport]" in out and "1 call(s)" in out
+
+
+def test_report_rebuilds_metrics_with_gold(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "in")
+    run = tmp_path / "run"
+    assert main(["score", str(corpus), "--out", str(run)]) == 0
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("\n".join(json.dumps({"trajectory_id": t, "gold": g, "slice": ["x"]})
+                              for t, g in [("ok-1", "safe"), ("ok-2", "unsafe"), ("orphan", "unsafe")]) + "\n")
+    assert main(["report", str(run), "--gold", str(gold)]) == 0
+    got = duckdb.sql(f"select tp, fp, fn, tn, n_unscored, precision, recall, f1 from read_parquet('{run}/metrics/*.parquet') "
+                     "where scorer = 'flow_aware' and suite = '*' and slice = '*'").fetchall()
+    # ok-2 is unsafe in gold but scored safe (fn); ok-1 safe (tn); orphan was rejected (unscored)
+    assert got == [(0, 0, 1, 1, 1, None, 0.0, 0.0)]
