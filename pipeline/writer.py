@@ -86,10 +86,25 @@ def staging_dir(out: Path) -> Path:
         raise RunDirError(f"cannot create {parent}: {exc.strerror}", "choose a writable --out") from exc
     if not os.access(parent, os.W_OK):
         raise RunDirError(f"{parent} is not writable", "choose a writable --out")
+    for stale in parent.glob(f".{out.name}.staging-*"):
+        # left by a killed run: remove it unless its process is still alive
+        pid = stale.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
     staging = parent / f".{out.name}.staging-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     return staging
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def check_out(out: Path, overwrite: bool) -> None:
