@@ -1,0 +1,192 @@
+"""Bounded, hostile-input-safe byte readers shared by the reader and the adapters.
+
+Nothing here holds more than one record (NDJSON) or one size-limited document in
+memory. Nothing here raises for bad content: problems come back as ``Problem``
+values that the reader turns into rejected ``RawRecord``s.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+BOM = b"\xef\xbb\xbf"
+JSON_WS = " \t\n\r"
+_DECODER = json.JSONDecoder()
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A per-record problem: the reader yields it as a rejected record."""
+
+    line: int
+    reason: str
+    detail: str
+
+
+def is_gzip(path: Path) -> bool:
+    """True when the file name ends in ``.gz``."""
+    return path.name.lower().endswith(".gz")
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    """Open a file for binary reading, transparently decompressing ``.gz``."""
+    if is_gzip(path):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+_GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error, OSError)
+
+
+def iter_lines(path: Path, max_record_bytes: int) -> Iterator[tuple[int, bytes | Problem]]:
+    """Yield ``(physical 1-based line number, line bytes | Problem)`` for non-blank lines.
+
+    Lines are read with a bounded ``readline``: a line longer than ``max_record_bytes``
+    is consumed in chunks and reported as ``record_too_large`` without being held in
+    memory. A UTF-8 BOM on line 1 and the trailing ``\\r\\n`` / ``\\n`` are stripped.
+    A truncated or corrupt gzip stream ends the iteration with one
+    ``malformed_record`` problem at the next line number.
+    """
+    limit = max_record_bytes + 2  # room for "\r\n" on a line of exactly max bytes
+    line_no = 0
+    with open_binary(path) as fh:
+        while True:
+            try:
+                chunk = fh.readline(limit)
+                if not chunk:
+                    return
+                line_no += 1
+                too_large = len(chunk) >= limit and not chunk.endswith(b"\n")
+                while too_large and chunk and not chunk.endswith(b"\n"):
+                    chunk = fh.readline(limit)  # skip the rest of the over-long line
+            except _GZIP_ERRORS as exc:
+                if not is_gzip(path):
+                    raise
+                yield line_no + 1, Problem(
+                    line_no + 1, "malformed_record",
+                    f"truncated gzip stream after line {line_no} ({type(exc).__name__}: {exc})")
+                return
+            if too_large:
+                yield line_no, Problem(line_no, "record_too_large",
+                                       f"line longer than {max_record_bytes} bytes")
+                continue
+            if line_no == 1 and chunk.startswith(BOM):
+                chunk = chunk[len(BOM):]
+            chunk = chunk.rstrip(b"\n").rstrip(b"\r")
+            if not chunk.strip():
+                continue
+            if len(chunk) > max_record_bytes:
+                yield line_no, Problem(line_no, "record_too_large",
+                                       f"line longer than {max_record_bytes} bytes")
+                continue
+            yield line_no, chunk
+
+
+def decode_line(raw: bytes, line: int) -> str | Problem:
+    """Strict UTF-8 decode of one record; NUL bytes and invalid UTF-8 are problems."""
+    if b"\x00" in raw:
+        return Problem(line, "malformed_record", f"NUL byte at offset {raw.index(0)}")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Problem(line, "malformed_record",
+                       f"invalid UTF-8 at byte offset {exc.start}: {exc.reason}")
+
+
+def read_head(path: Path, size: int) -> bytes:
+    """The first ``size`` (decompressed) bytes of a file; fewer on a short/corrupt file."""
+    out = bytearray()
+    try:
+        with open_binary(path) as fh:
+            while len(out) < size:
+                block = fh.read(size - len(out))
+                if not block:
+                    break
+                out += block
+    except _GZIP_ERRORS:
+        pass
+    return bytes(out)
+
+
+def read_document(path: Path, limit: int) -> str | Problem:
+    """Read a whole-file document (at most ``limit`` bytes) as text, or a Problem."""
+    try:
+        if not is_gzip(path) and os.path.getsize(path) > limit:
+            return Problem(1, "record_too_large", f"file larger than {limit} bytes")
+        with open_binary(path) as fh:
+            data = fh.read(limit + 1)
+    except _GZIP_ERRORS as exc:
+        return Problem(1, "malformed_record",
+                       f"truncated gzip stream after line 0 ({type(exc).__name__}: {exc})")
+    if len(data) > limit:
+        return Problem(1, "record_too_large", f"file larger than {limit} bytes")
+    if data.startswith(BOM):
+        data = data[len(BOM):]
+    text = decode_line(data, 1)
+    return text
+
+
+def skip_ws(text: str, pos: int) -> int:
+    """Index of the first non-JSON-whitespace character at or after ``pos``."""
+    n = len(text)
+    while pos < n and text[pos] in JSON_WS:
+        pos += 1
+    return pos
+
+
+def parse_json(text: str, line: int) -> Any | Problem:
+    """``json.loads`` that returns a Problem instead of raising (also on deep nesting)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return Problem(line, "malformed_record", "JSON nested too deeply")
+    except ValueError as exc:
+        return Problem(line, "malformed_record", f"invalid JSON: {exc}")
+
+
+def iter_array(text: str, max_record_bytes: int) -> Iterator[tuple[int, str, Any] | Problem]:
+    """Split a top-level JSON array into ``(1-based index, raw element text, value)``.
+
+    Elements are decoded one at a time (``raw_decode``), so each keeps its exact source
+    text and size. An element over ``max_record_bytes`` becomes a ``record_too_large``
+    problem; a syntax error or over-deep nesting ends the array with one problem (the
+    element boundary is lost, so nothing after it can be read).
+    """
+    pos = skip_ws(text, 0) + 1  # caller guarantees text starts with "["
+    index = 0
+    while True:
+        pos = skip_ws(text, pos)
+        if pos < len(text) and text[pos] == "]":
+            if skip_ws(text, pos + 1) != len(text):
+                yield Problem(index + 1, "malformed_record", "trailing data after JSON array")
+            return
+        index += 1
+        try:
+            value, end = _DECODER.raw_decode(text, pos)
+        except RecursionError:
+            yield Problem(index, "malformed_record",
+                          "JSON nested too deeply; rest of the array not read")
+            return
+        except ValueError as exc:
+            yield Problem(index, "malformed_record", f"invalid JSON: {exc}; rest of the array not read")
+            return
+        raw = text[pos:end]
+        if len(raw) > max_record_bytes or (
+                len(raw) * 4 > max_record_bytes
+                and len(raw.encode("utf-8", "surrogatepass")) > max_record_bytes):
+            yield Problem(index, "record_too_large", f"array element larger than {max_record_bytes} bytes")
+        else:
+            yield index, raw, value
+        pos = skip_ws(text, end)
+        if pos < len(text) and text[pos] == ",":
+            pos += 1
+        elif pos >= len(text) or text[pos] != "]":
+            yield Problem(index + 1, "malformed_record", "expected ',' or ']' in JSON array")
+            return

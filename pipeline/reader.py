@@ -1,0 +1,235 @@
+"""Input files of every supported format -> a stream of ``RawRecord``s.
+
+One ``RawRecord`` per input record: ``text`` is ONE canonical JSON object (SPEC section 8)
+or the record is rejected (``reject_reason`` ``malformed_record`` / ``record_too_large``
+with a detail). Input is hostile: nothing here raises for one bad record or one bad
+file; only an unknown ``fmt`` (FormatError) or a missing input (InputNotFoundError)
+stop the run.
+
+``source_line`` (lineage into the input):
+- NDJSON (``.jsonl``, ``.jsonl.gz``, other non-``.json`` names): the physical 1-based
+  line number; blank lines are skipped but counted. A UTF-8 BOM on line 1 and trailing
+  ``\\r`` are stripped. canonical/openai lines are passed through as ``text`` unchanged
+  (no re-serialisation; the SQL stage validates JSON).
+- whole-file JSON (``.json``, ``.json.gz``, ``.traj``): for a top-level array of records,
+  the 1-based index of the element in the array; for a one-record document, 1.
+- Inspect ``.eval`` archives / EvalLog ``.json``: the 1-based sample position.
+
+Limits: an NDJSON line over ``max_record_bytes`` is skipped in chunks (never held in
+memory) and rejected ``record_too_large``; a whole-file document over
+``8 * max_record_bytes`` gets one ``record_too_large`` reject (source_line 1), and so
+does one array element / sample / one-record document over ``max_record_bytes``.
+Deep nesting (RecursionError) is rejected as ``malformed_record``; in a JSON array it
+also ends the file (the element boundary is lost). A truncated gzip stream keeps the
+records read so far and adds one ``malformed_record`` "truncated gzip stream after
+line N" at line N+1.
+
+Discovery: folders are walked recursively (sorted, symlinked folders not followed,
+hidden entries skipped) for ``.jsonl .jsonl.gz .json .json.gz .eval .traj``; files that
+detection classifies as label files (OpenAgentSafety ``eval_*.json``,
+``*_safety_eval_results.json``, task ``scenarios.json``) are left out of folder walks.
+Given explicitly, such a file yields no records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from pipeline.adapters import ADAPTERS, AdapterSpec, Ctx
+from pipeline.adapters._detect import detect
+from pipeline.adapters._io import (
+    Problem, decode_line, iter_array, iter_lines, parse_json, read_document, skip_ws,
+)
+from pipeline.adapters.inspect_log import iter_samples
+from pipeline.errors import FormatError, InputNotFoundError
+from pipeline.records import RawRecord, rejected
+
+FORMATS = ("auto", "canonical", "openai", "anthropic", "inspect", "agentdojo", "openhands",
+           "tau-bench", "r-judge", "swe-agent")
+SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".eval", ".traj")
+DOCUMENT_SUFFIXES = (".json", ".json.gz", ".traj")
+
+
+def discover_inputs(paths: Sequence[Path]) -> list[Path]:
+    """Input files: given files as is, folders walked recursively (see module docstring).
+
+    Order: inputs in the order given, each folder's files sorted by relative path;
+    duplicates (same resolved file) are kept once. Raises InputNotFoundError when a
+    path does not exist or nothing is found.
+    """
+    found: list[Path] = []
+    seen: set[Path] = set()
+
+    def add(path: Path) -> None:
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            found.append(path)
+
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file():
+            add(path)
+        elif path.is_dir():
+            for root, dirs, files in os.walk(path, followlinks=False):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(files):
+                    child = Path(root) / name
+                    if (name.startswith(".") or not name.lower().endswith(SUFFIXES)
+                            or not child.is_file()):
+                        continue
+                    if name.lower().endswith((".json", ".json.gz")) and detect(child)[0] == "skip":
+                        continue
+                    add(child)
+        else:
+            raise InputNotFoundError(f"input not found: {path}", "give existing files or folders")
+    if not found:
+        raise InputNotFoundError(
+            f"no transcript files found in: {', '.join(str(p) for p in paths) or '(no input)'}",
+            f"expected {' '.join(SUFFIXES)}")
+    return found
+
+
+def detect_format(path: Path) -> tuple[str, str]:
+    """(format, why) by extension and the first bytes/record; ``skip`` = label file."""
+    try:
+        return detect(path)
+    except OSError as exc:
+        return "canonical", f"unreadable ({exc}); treated as canonical"
+
+
+def _serialise(obj: Any) -> str:
+    try:
+        text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
+    except ValueError as exc:
+        raise ValueError(f"not serialisable as JSON: {exc}") from exc
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes
+        text = json.dumps(obj, ensure_ascii=True, allow_nan=False)
+    return text
+
+
+def _convert(spec: AdapterSpec, value: Any, raw: str | None, ctx: Ctx,
+             max_record_bytes: int) -> RawRecord | None:
+    """One source record -> RawRecord (None when the adapter says it is not a record)."""
+    src = str(ctx.path)
+    if spec.convert is None:
+        text = raw if raw is not None else _serialise(value)
+        return RawRecord(src, ctx.line, text, None, None, spec.name)
+    try:
+        obj = spec.convert(value, ctx)
+        if obj is None:
+            return None
+        text = _serialise(obj)
+    except RecursionError:
+        return rejected(src, ctx.line, "malformed_record", "record nested too deeply", spec.name)
+    except Exception as exc:  # noqa: BLE001 - one bad record never stops the run
+        return rejected(src, ctx.line, "malformed_record",
+                        f"{spec.name} adapter: {type(exc).__name__}: {exc}", spec.name)
+    if len(text) > max_record_bytes:
+        return rejected(src, ctx.line, "record_too_large",
+                        f"converted record larger than {max_record_bytes} bytes", spec.name)
+    return RawRecord(src, ctx.line, text, None, None, spec.name)
+
+
+def _problem(path: Path, problem: Problem, fmt: str) -> RawRecord:
+    return rejected(str(path), problem.line, problem.reason, problem.detail, fmt)
+
+
+def _ndjson(path: Path, spec: AdapterSpec, max_record_bytes: int) -> Iterator[RawRecord]:
+    state: dict[str, Any] = {}
+    for line, raw in iter_lines(path, max_record_bytes):
+        text = raw if isinstance(raw, Problem) else decode_line(raw, line)
+        if isinstance(text, Problem):
+            yield _problem(path, text, spec.name)
+            continue
+        ctx = Ctx(path, line, state)
+        if spec.convert is None:
+            yield RawRecord(str(path), line, text, None, None, spec.name)
+            continue
+        value = parse_json(text, line)
+        if isinstance(value, Problem):
+            yield _problem(path, value, spec.name)
+            continue
+        record = _convert(spec, value, text, ctx, max_record_bytes)
+        if record is not None:
+            yield record
+
+
+def _document(path: Path, spec: AdapterSpec, max_record_bytes: int) -> Iterator[RawRecord]:
+    state: dict[str, Any] = {}
+    if spec.layout == "inspect":
+        for item in iter_samples(path, max_record_bytes):
+            if isinstance(item, Problem):
+                yield _problem(path, item, spec.name)
+                continue
+            line, sample, eval_spec = item
+            state["eval"] = eval_spec
+            record = _convert(spec, sample, None, Ctx(path, line, state), max_record_bytes)
+            if record is not None:
+                yield record
+        return
+    text = read_document(path, max_record_bytes * 8)
+    if isinstance(text, Problem):
+        yield _problem(path, text, spec.name)
+        return
+    start = skip_ws(text, 0)
+    if spec.layout == "array" and text.startswith("[", start):
+        for item in iter_array(text, max_record_bytes):
+            if isinstance(item, Problem):
+                yield _problem(path, item, spec.name)
+                continue
+            index, raw, value = item
+            record = _convert(spec, value, raw, Ctx(path, index, state), max_record_bytes)
+            if record is not None:
+                yield record
+        return
+    if len(text) > max_record_bytes or len(text.encode("utf-8", "surrogatepass")) > max_record_bytes:
+        yield rejected(str(path), 1, "record_too_large",
+                       f"single-record document larger than {max_record_bytes} bytes", spec.name)
+        return
+    value = parse_json(text, 1)
+    if isinstance(value, Problem):
+        yield _problem(path, value, spec.name)
+        return
+    record = _convert(spec, value, text.strip(), Ctx(path, 1, state), max_record_bytes)
+    if record is not None:
+        yield record
+
+
+def _file_records(path: Path, fmt: str, max_record_bytes: int) -> Iterator[RawRecord]:
+    detected, why = detect_format(path)
+    if detected == "skip":
+        return  # label/config file: not a transcript (module docstring)
+    name = fmt if fmt != "auto" else detected
+    spec = ADAPTERS[name]
+    lower = path.name.lower()
+    if spec.layout == "inspect" or lower.endswith(DOCUMENT_SUFFIXES):
+        yield from _document(path, spec, max_record_bytes)
+    else:
+        yield from _ndjson(path, spec, max_record_bytes)
+
+
+def iter_records(paths: Sequence[Path], fmt: str = "auto",
+                 max_record_bytes: int = 32 * 2**20) -> Iterator[RawRecord]:
+    """Stream the records of all inputs (files or folders) in a deterministic order.
+
+    Raises FormatError for an unknown ``fmt`` and InputNotFoundError as
+    :func:`discover_inputs`. A file that cannot be read at all yields one
+    ``malformed_record`` reject (source_line 1).
+    """
+    if fmt not in FORMATS:
+        raise FormatError(f"unknown format {fmt!r}", f"choose one of: {', '.join(FORMATS)}")
+    if max_record_bytes < 1:
+        raise ValueError("max_record_bytes must be positive")
+    for path in discover_inputs(paths):
+        try:
+            yield from _file_records(path, fmt, max_record_bytes)
+        except OSError as exc:
+            yield rejected(str(path), 1, "malformed_record",
+                           f"cannot read file: {type(exc).__name__}: {exc}", fmt)

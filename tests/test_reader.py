@@ -1,0 +1,201 @@
+"""The reader on hostile input: line accounting, limits, encodings, gzip, detection."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from pipeline.errors import FormatError, InputNotFoundError
+from pipeline.reader import FORMATS, detect_format, discover_inputs, iter_records
+
+T1 = '{"trajectory_id": "t1", "messages": []}'
+T2 = '{"trajectory_id": "t2", "messages": []}'
+
+
+def write(path: Path, data: bytes | str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    return path
+
+
+def summary(path: Path, **kw: int) -> list[tuple[int, str | None, str | None]]:
+    return [(r.source_line, r.text, r.reject_reason) for r in iter_records([path], **kw)]
+
+
+def test_bom_crlf_and_blank_lines_keep_physical_line_numbers(tmp_path: Path) -> None:
+    f = write(tmp_path / "a.jsonl", b"\xef\xbb\xbf" + f"{T1}\r\n\r\n   \n\t\n{T2}\r\n\n".encode())
+    assert summary(f) == [(1, T1, None), (5, T2, None)]
+
+
+def test_last_line_without_newline(tmp_path: Path) -> None:
+    f = write(tmp_path / "a.jsonl", f"{T1}\n{T2}")
+    assert summary(f) == [(1, T1, None), (2, T2, None)]
+
+
+def test_invalid_utf8_and_nul_are_rejected_and_reading_goes_on(tmp_path: Path) -> None:
+    f = write(tmp_path / "a.jsonl", b'{"x": "\xff\xfe"}\n' + b'{"a": "\x00"}\n' + T2.encode() + b"\n")
+    recs = list(iter_records([f]))
+    assert [(r.source_line, r.reject_reason) for r in recs] == [
+        (1, "malformed_record"), (2, "malformed_record"), (3, None)]
+    assert "invalid UTF-8" in recs[0].reject_detail and "NUL" in recs[1].reject_detail
+    assert recs[0].text is None and recs[2].text == T2
+
+
+def test_non_json_line_passes_through_for_the_sql_stage(tmp_path: Path) -> None:
+    f = write(tmp_path / "a.jsonl", "not json at all\n[1, 2]\n")
+    assert summary(f) == [(1, "not json at all", None), (2, "[1, 2]", None)]
+
+
+def test_ids_of_any_type_pass_through_untouched(tmp_path: Path) -> None:
+    lines = ['{"trajectory_id": 1.50, "messages": []}', '{"trajectory_id": {"a": [1e2]}, "messages": []}',
+             '{"trajectory_id":null,"messages":[]}']
+    f = write(tmp_path / "a.jsonl", "\n".join(lines))
+    assert [t for _, t, _ in summary(f)] == lines
+    arr = write(tmp_path / "b.json", "[\n  " + ",\n  ".join(lines) + "\n]\n")
+    assert [(n, t) for n, t, _ in summary(arr)] == [(1, lines[0]), (2, lines[1]), (3, lines[2])]
+
+
+def test_over_long_line_is_skipped_in_bounded_memory(tmp_path: Path) -> None:
+    big = '{"trajectory_id": "big", "pad": "' + "x" * 3_000_000 + '"}'
+    f = write(tmp_path / "a.jsonl", f"{T1}\n{big}\n{T2}\n")
+    tracemalloc.start()
+    try:
+        recs = list(iter_records([f], max_record_bytes=100))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [(r.source_line, r.reject_reason) for r in recs] == [(1, None), (2, "record_too_large"), (3, None)]
+    assert peak < 1_000_000  # the 3 MB line was never held in memory
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n", b""])
+def test_line_of_exactly_max_bytes_is_accepted(tmp_path: Path, ending: bytes) -> None:
+    f = write(tmp_path / "a.jsonl", b'{"k":1}\n' + T1.encode() + ending)
+    assert [r for _, _, r in summary(f, max_record_bytes=len(T1))] == [None, None]
+    assert [r for _, _, r in summary(f, max_record_bytes=len(T1) - 1)] == [None, "record_too_large"]
+
+
+def test_gzip_ndjson(tmp_path: Path) -> None:
+    f = write(tmp_path / "a.jsonl.gz", gzip.compress(f"{T1}\n\n{T2}\n".encode()))
+    assert summary(f) == [(1, T1, None), (3, T2, None)]
+
+
+def test_truncated_gzip_keeps_records_and_adds_one_reject(tmp_path: Path) -> None:
+    lines = [json.dumps({"trajectory_id": f"t{i}", "pad": str(i) * 50}) for i in range(2000)]
+    data = gzip.compress(("\n".join(lines) + "\n").encode())
+    f = write(tmp_path / "a.jsonl.gz", data[: len(data) // 2])
+    recs = list(iter_records([f]))
+    good, last = recs[:-1], recs[-1]
+    assert good and all(r.reject_reason is None for r in good)
+    assert [r.source_line for r in good] == list(range(1, len(good) + 1))
+    assert [r.text for r in good] == lines[: len(good)]
+    assert last.reject_reason == "malformed_record" and last.source_line == len(good) + 1
+    assert last.reject_detail.startswith(f"truncated gzip stream after line {len(good)}")
+
+
+def test_deeply_nested_json_document_is_rejected_not_crashing(tmp_path: Path) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    whole = write(tmp_path / "deep.json", '{"trajectory_id": "d", "messages": ' + deep + "}")
+    assert [(n, r) for n, _, r in summary(whole)] == [(1, "malformed_record")]
+    arr = write(tmp_path / "arr.json", f"[{T1}, {deep}, {T2}]")
+    assert [(n, r) for n, _, r in summary(arr, fmt="tau-bench")] == [(1, "malformed_record"), (2, "malformed_record")]
+    nd = write(tmp_path / "deep.jsonl", '{"metadata": {}}\n{"messages": ' + deep + "}\n")
+    assert [(n, r) for n, _, r in summary(nd, fmt="agentdojo")] == [(2, "malformed_record")]
+
+
+def test_json_array_limits(tmp_path: Path) -> None:
+    big = json.dumps({"trajectory_id": "big", "pad": "x" * 500})
+    arr = write(tmp_path / "a.json", f"[{T1}, {big}, {T2}]")
+    assert [(n, r) for n, _, r in summary(arr, max_record_bytes=200)] == [
+        (1, None), (2, "record_too_large"), (3, None)]
+    assert [(n, r) for n, _, r in summary(arr, max_record_bytes=60)] == [(1, "record_too_large")]  # > 8x
+    one = write(tmp_path / "one.json", big)
+    assert [(n, r) for n, _, r in summary(one, max_record_bytes=200)] == [(1, "record_too_large")]
+
+
+def test_json_array_syntax_error_keeps_earlier_elements(tmp_path: Path) -> None:
+    arr = write(tmp_path / "a.json", f"[{T1}, {{oops}}, {T2}]")
+    assert [(n, t, r) for n, t, r in summary(arr)] == [(1, T1, None), (2, None, "malformed_record")]
+    trailing = write(tmp_path / "b.json", f"[{T1}] garbage")
+    assert [(n, r) for n, _, r in summary(trailing)] == [(1, None), (2, "malformed_record")]
+    gz = write(tmp_path / "c.json.gz", gzip.compress(f"[{T1}, {T2}]".encode())[:-12])
+    assert [r for _, _, r in summary(gz)] == ["malformed_record"]
+
+
+def test_adapter_failures_become_rejects(tmp_path: Path) -> None:
+    f = write(tmp_path / "x.jsonl", '{"metadata": {"name": "m"}}\n{"messages": 3}\n[1]\n{"messages": [], "metadata": {"success": NaN}}\n')
+    recs = list(iter_records([f], fmt="agentdojo"))
+    assert [(r.source_line, r.reject_reason) for r in recs] == [
+        (2, "malformed_record"), (3, "malformed_record"), (4, "malformed_record")]
+    assert all(r.reject_detail for r in recs)
+    oh = write(tmp_path / "o.json", '{"not": "a list"}')
+    assert [r for _, _, r in summary(oh, fmt="openhands")] == ["malformed_record"]
+
+
+def test_lone_surrogates_still_give_utf8_text(tmp_path: Path) -> None:
+    f = write(tmp_path / "a.jsonl", '{"metadata": {}}\n{"messages": [{"role": "user", "content": "\\ud800x"}]}\n')
+    [rec] = list(iter_records([f], fmt="agentdojo"))
+    rec.text.encode("utf-8")
+    assert json.loads(rec.text)["messages"][0]["content"] == "\ud800x"
+
+
+def test_unknown_format_and_missing_inputs(tmp_path: Path) -> None:
+    f = write(tmp_path / "a.jsonl", T1)
+    with pytest.raises(FormatError):
+        list(iter_records([f], fmt="yaml"))
+    with pytest.raises(InputNotFoundError):
+        discover_inputs([tmp_path / "nope.jsonl"])
+    (tmp_path / "empty").mkdir()
+    write(tmp_path / "empty" / "notes.txt", "x")
+    with pytest.raises(InputNotFoundError):
+        discover_inputs([tmp_path / "empty"])
+    assert "auto" in FORMATS and "swe-agent" in FORMATS
+
+
+def test_discovery_is_recursive_sorted_and_filtered(tmp_path: Path) -> None:
+    for name in ["b/z.jsonl", "b/a.json", "a.jsonl.gz", "c/d/e.traj", "c/x.eval", "c/skip.txt",
+                 ".hidden/h.jsonl", "c/.h.jsonl", "c/eval_task.json"]:
+        write(tmp_path / name, '{"checkpoints": [], "final_score": {"result": 0}}' if "eval_" in name else T1)
+    found = [p.relative_to(tmp_path).as_posix() for p in discover_inputs([tmp_path, tmp_path / "b" / "z.jsonl"])]
+    assert found == ["a.jsonl.gz", "b/a.json", "b/z.jsonl", "c/x.eval", "c/d/e.traj"]
+    assert discover_inputs([tmp_path / "c" / "eval_task.json"]) == [tmp_path / "c" / "eval_task.json"]
+
+
+@pytest.mark.parametrize("name,content,expected", [
+    ("a.jsonl", T1, "canonical"),
+    ("a.jsonl", '{"metadata": {"name": "m"}}\n' + T1, "agentdojo"),
+    ("a.jsonl", '{"index": 1, "messages": [], "metadata": {"suite_name": "slack"}}', "agentdojo"),
+    ("a.jsonl", '{"messages": [{"role": "assistant", "content": [{"type": "tool_use", "id": "x"}]}]}', "anthropic"),
+    ("a.jsonl", '{"system": "s", "messages": []}', "anthropic"),
+    ("a.jsonl", '{"messages": [{"role": "user", "content": "{\\"type\\": \\"tool_use\\"}"}]}', "canonical"),
+    ("a.json", f"[{T1}]", "canonical"),
+    ("a.json", '[{"task_id": 1, "reward": 0, "traj": []}]', "tau-bench"),
+    ("a.json", '[{"task_id": 1, "note": "{\\"traj\\": 1}", "messages": []}]', "canonical"),
+    ("a.json", '[{"id": 1, "profile": "p", "contents": [[]], "label": 1}]', "r-judge"),
+    ("a.json", '[{"id": 0, "source": "user", "action": "message", "args": {}}]', "openhands"),
+    ("a.json", '{"version": 2, "status": "success", "eval": {"task": "t"}, "samples": []}', "inspect"),
+    ("a.json", '{"trajectory": [], "history": [], "info": {}}', "swe-agent"),
+    ("a.traj", "{}", "swe-agent"),
+    ("a.eval", "PK", "inspect"),
+    ("eval_x.json", '{"checkpoints": [], "final_score": {"total": 1, "result": 1}}', "skip"),
+    ("m_safety_eval_results.json", '{"t": {"llm_label": "Label: 1"}}', "skip"),
+    ("r.json", '{"t": {"llm_label": "Label: 1", "rule_based_score": 0}}', "skip"),
+    ("scenarios.json", '{"agent_profiles": {}, "scenarios": {}, "environment": ""}', "skip"),
+    ("a.json", '{"whatever": 1}', "canonical"),
+    ("a.jsonl", "", "canonical"),
+])
+def test_detection(tmp_path: Path, name: str, content: str, expected: str) -> None:
+    fmt, why = detect_format(write(tmp_path / name, content))
+    assert fmt == expected and why
+
+
+def test_detection_reads_only_the_head(tmp_path: Path) -> None:
+    head = '[{"task_id": 1, "reward": 0, "traj": []}, '
+    f = write(tmp_path / "big.json", head + ", ".join([T1] * 200_000) + "]")
+    assert detect_format(f)[0] == "tau-bench"
+    nd = write(tmp_path / "big.jsonl", '{"trajectory_id": "x", "pad": "' + "y" * 2_000_000 + '"}\n')
+    assert detect_format(nd)[0] == "canonical"
