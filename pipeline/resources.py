@@ -63,6 +63,8 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
                 opaque_rows.append((trajectory_id, step_idx, analysis.opaque_reason or "cannot be analysed"))
             for access, field in _ACCESS_FIELDS:
                 for name in getattr(analysis, field):
+                    if field == "payloads" and name.startswith("data:"):
+                        continue  # an inline literal sent out: its content links by data edges, not by name
                     shell_rows.append((trajectory_id, step_idx, access, name))
     cols = list(zip(*shell_rows)) if shell_rows else [[], [], [], []]
     shell = pa.Table.from_arrays([pa.array(c, t.type) for c, t in zip(cols, _RES_SCHEMA)], schema=_RES_SCHEMA)

@@ -19,15 +19,17 @@ interpreter. ``analyse_code`` lives in :mod:`pipeline.shell_code`.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 __all__ = ["ShellAnalysis", "analyse_command", "analyse_code", "MAX_COMMAND_CHARS"]
 
 MAX_COMMAND_CHARS = 100_000
 _MAX_DEPTH = 6
-_MAX_VARIANTS = 32
+_MAX_PRODUCT = 256  # loop-variable combinations tried exhaustively; beyond, each value once
 _PUNCT = "();<>|&\n"
 # Quoted/escaped metacharacters travel through shlex as private-use code points.
 _PRIV = {c: chr(0xE000 + i) for i, c in enumerate(_PUNCT + "$`")}
@@ -38,9 +40,8 @@ _SUB_RE = re.compile(f"{_SUB_L}(\\d+){_SUB_R}")
 _HD_RE = re.compile(f"^{_HD_L}(\\d+){_HD_R}$")
 _OPS = ("&>>", "<<<", "&&", "||", ";;", "|&", ">>", "<<", "<>", ">&", "<&", "&>", ">|",
         ";", "&", "|", "<", ">", "(", ")", "\n")
-_SEPARATORS = {";", "&&", "||", "&", ";;", "(", ")", "\n"}
 _REDIRS = {"&>>", "<<<", ">>", "<<", "<>", ">&", "<&", "&>", ">|", "<", ">"}
-_VAR_RE = re.compile(r"\$(?:\{([A-Za-z_]\w*)([^}]*)\}|([A-Za-z_]\w*)|([0-9@*#?$!-]))")
+_VAR_RE = re.compile(r"\$(?:\{[#!]?([A-Za-z_]\w*|\d+|[@*#?$!-])([^}]*)\}|([A-Za-z_]\w*)|([0-9@*#?$!-]))")
 _ASSIGN_RE = re.compile(r"^([A-Za-z_]\w*)(\[[^\]]*\])?\+?=(.*)$", re.S)
 _NOT_RESOURCES = {"", "-", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"}
 _PSEUDO_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")
@@ -145,13 +146,7 @@ class Ctx:
         return bool(_SUB_RE.search(word) or _VAR_RE.search(word))
 
     def _sources(self, word: str) -> tuple[str, ...]:
-        """Resources whose content a dynamic word carries ($(cat f), $X set from one)."""
-        out: list[str] = []
-        for m in _SUB_RE.finditer(word):
-            out.extend(self.an.sub_flows.get(int(m.group(1)), ()))
-        for m in _VAR_RE.finditer(word):
-            out.extend(self.an.var_sources.get(m.group(1) or m.group(3) or "", ()))
-        return tuple(out)
+        return self.an.sources(word)
 
     def _strict(self, word: str, what: str) -> bool:
         if self.dynamic(word):
@@ -490,7 +485,7 @@ def _parse(tokens: list[str]) -> list[list[Stage]]:
     """Group tokens into pipelines of simple commands with their redirections."""
     pipelines: list[list[Stage]] = [[Stage()]]
     pending: str | None = None
-    case_depth = 0
+    case_depth, closed = 0, False
     for tok in tokens:
         if tok and all(ch in _PUNCT for ch in tok):
             for op in _split_ops(tok):
@@ -499,16 +494,21 @@ def _parse(tokens: list[str]) -> list[list[Stage]]:
                     if len(cur.words) > 1 and len(cur.words[-1]) == 1 and cur.words[-1].isdigit():
                         cur.words.pop()  # fd number: 2>file
                     pending = op
-                elif op == ")" and case_depth and cur.words:
+                    continue
+                if op == ")" and case_depth and cur.words:
                     cur.words.clear()  # a case pattern
-                    pending = None
                 elif op in ("|", "|&"):
+                    if (closed and not cur.words or cur.words == ["}"]) and not cur.redirs:
+                        # `( ... ) | cmd`, `{ ...; } | cmd`: the group's last pipeline feeds cmd
+                        cur.words.clear()
+                        while len(pipelines) > 1 and not any(st.words or st.redirs for st in pipelines[-1]):
+                            pipelines.pop()
                     pipelines[-1].append(Stage())
-                    pending = None
                 else:
                     pipelines.append([Stage()])
-                    pending = None
+                pending, closed = None, op == ")"
             continue
+        closed = False
         cur = pipelines[-1][-1]
         if pending:
             cur.redirs.append((pending, tok))
@@ -560,11 +560,20 @@ class _Analyser:
         m = _HD_RE.match(target)
         return self.docs[int(m.group(1))] if op == "<<" and m else self.restore(target)
 
+    def sources(self, word: str) -> tuple[str, ...]:
+        """Resources whose content a dynamic word carries ($(cat f), $X set from one)."""
+        out: list[str] = []
+        for m in _SUB_RE.finditer(word):
+            out.extend(self.sub_flows.get(int(m.group(1)), ()))
+        for m in _VAR_RE.finditer(word):
+            out.extend(self.var_sources.get(m.group(1) or m.group(3) or "", ()))
+        return tuple(out)
+
     def assign(self, name: str, raw: str | None) -> None:
+        """``NAME=raw``: a literal value is remembered; a computed one is unknown."""
         dyn = raw is None or bool(_SUB_RE.search(raw) or _VAR_RE.search(raw))
         self.env[name] = None if dyn else [raw or ""]
-        if raw is not None:
-            self.var_sources[name] = Ctx(self, Flow(), [])._sources(raw)
+        self.var_sources[name] = self.sources(raw) if raw is not None else ()
 
     def run(self, text: str) -> ShellAnalysis:
         if len(text) > MAX_COMMAND_CHARS:
@@ -623,8 +632,13 @@ class _Analyser:
         names = {m.group(1) or m.group(3) for w in stage.words + [t for _, t in stage.redirs]
                  for m in _VAR_RE.finditer(w)}
         known = [(n, vals) for n in sorted(x for x in names if x) if (vals := self.env.get(n))]
+        lists = [v for _, v in known]
+        if math.prod(len(v) for v in lists) <= _MAX_PRODUCT:
+            combos: Iterable[tuple[str, ...]] = itertools.product(*lists)
+        else:  # every value of every variable at least once
+            combos = (tuple(v[i % len(v)] for v in lists) for i in range(max(len(v) for v in lists)))
         out = Flow()
-        for combo in itertools.islice(itertools.product(*[v for _, v in known]), _MAX_VARIANTS):
+        for combo in combos:
             binding = {n: val for (n, _), val in zip(known, combo)}
             words = [self.expand(w, binding) for w in stage.words]
             redirs = [(op, self.expand(t, binding) if op != "<<" else t) for op, t in stage.redirs]
@@ -677,7 +691,7 @@ class _Analyser:
         values = words[2:] if len(words) >= 2 and words[1] == "in" else []
         dyn = not values or any(_SUB_RE.search(v) or _VAR_RE.search(v) for v in values)
         self.env[words[0]] = None if dyn else values
-        self.var_sources[words[0]] = tuple(r for v in values for r in Ctx(self, Flow(), [])._sources(v))
+        self.var_sources[words[0]] = tuple(r for v in values for r in self.sources(v))
 
     def dispatch(self, words: list[str], ctx: Ctx) -> None:
         from pipeline.shell_commands import run_command_words

@@ -25,6 +25,8 @@ _URL_RE = re.compile(r"""(?:https?|ftp|wss?)://[^\s'"<>\\)`]+""")
 _QPATH_RE = re.compile(r"""(['"])((?:/|~/)[^'"\s]{1,300})\1""")
 _SEND_WORDS = re.compile(r"(?i)\b(post|put|patch|upload|send\w*|sendall|smtp|fetch\s*\([^)]*method)\b")
 _SYSTEM_RE = re.compile(r"""\b(?:system|exec|popen|spawn|shell_exec|passthru|execSync|spawnSync)\s*\(\s*(['"])((?:(?!\1).){1,2000})\1""")
+_ENV_DUMP_RE = re.compile(r"JSON\.stringify\(\s*process\.env\s*\)|\bprintenv\b|%ENV\b|\bENV\.to_h\b|"
+                          r"\bos\.environ\b(?!\s*[\[.])|System\.getenv\(\s*\)|\$_ENV\b|getenv\(\s*\)")
 _STRINGS_RE = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _DYN_EVAL_RE = re.compile(r"""\beval\s*\(\s*(?!['"`)])""")
 _EXTS = re.compile(r"\.(txt|csv|tsv|json|jsonl|ya?ml|toml|xml|html?|md|py|sh|js|ts|sql|db|sqlite3?|log|conf|"
@@ -33,17 +35,14 @@ _EXTS = re.compile(r"\.(txt|csv|tsv|json|jsonl|ya?ml|toml|xml|html?|md|py|sh|js|
 
 _SUBPROCESS = {"subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
                "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput", "os.system",
-               "os.popen", "run", "call", "check_call", "check_output", "Popen", "getoutput", "system",
-               "asyncio.create_subprocess_shell", "asyncio.create_subprocess_exec", "pty.spawn",
+               "os.popen", "asyncio.create_subprocess_shell", "asyncio.create_subprocess_exec", "pty.spawn",
                "commands.getoutput", "os.execv", "os.execvp", "os.execl", "os.execlp", "os.spawnl",
                "os.spawnlp", "os.spawnv", "os.spawnvp"}
-_DELETE = {"os.remove", "os.unlink", "os.rmdir", "os.removedirs", "shutil.rmtree", "remove", "unlink",
-           "rmtree", "send2trash"}
+_DELETE = {"os.remove", "os.unlink", "os.rmdir", "os.removedirs", "shutil.rmtree", "send2trash.send2trash"}
 _COPY = {"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.move", "os.rename",
-         "os.replace", "copy", "copy2", "copyfile", "copytree", "move", "os.symlink", "os.link",
-         "urllib.request.urlretrieve", "urlretrieve", "wget.download"}
+         "os.replace", "os.symlink", "os.link", "urllib.request.urlretrieve", "wget.download"}
 _LIST = {"os.listdir", "os.scandir", "os.walk", "glob.glob", "glob.iglob", "os.stat", "os.path.getsize"}
-_MKDIR = {"os.makedirs", "os.mkdir", "os.chmod", "os.chown", "makedirs", "mkdir"}
+_MKDIR = {"os.makedirs", "os.mkdir", "os.chmod", "os.chown"}
 _READ_METHODS = {"read_text", "read_bytes", "read_csv", "read_excel", "read_json", "read_parquet", "read_table",
                  "read_pickle", "read_sql", "load_workbook", "loadtxt", "genfromtxt", "imread", "read_file"}
 _WRITE_METHODS = {"write_text", "write_bytes", "touch", "to_csv", "to_excel", "to_json", "to_parquet",
@@ -86,6 +85,22 @@ class _Py(ast.NodeVisitor):
         self.consts: dict[str, str] = {}
         self.taint: dict[str, set[str]] = {}
         self.parents: dict[ast.AST, ast.AST] = {}
+        self.aliases: dict[str, str] = {}  # local name -> qualified name, from imports
+
+    def qual(self, node: ast.AST) -> str:
+        """Dotted name of an expression with import aliases resolved (sp.run -> subprocess.run)."""
+        name = _dotted(node)
+        head, dot, rest = name.partition(".")
+        return self.aliases.get(head, head) + dot + rest
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            if a.asname:
+                self.aliases[a.asname] = a.name
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        for a in node.names:
+            self.aliases[a.asname or a.name] = f"{node.module or ''}.{a.name}"
 
     # ---- values
     def const(self, node: ast.AST | None) -> str | None:
@@ -105,14 +120,15 @@ class _Py(ast.NodeVisitor):
                 return None
             return a + b if isinstance(node.op, ast.Add) else a.rstrip("/") + "/" + b
         if isinstance(node, ast.Call):
-            name = _dotted(node.func)
+            name = self.qual(node.func)
             args = [self.const(a) for a in node.args]
             if name.endswith(("Path.home", "expanduser")) and not node.args:
                 return "~" if name.endswith("home") else self.const(getattr(node.func, "value", None))
             if name.split(".")[-1] in ("Path", "PurePath", "PosixPath", "str", "fspath", "expanduser",
                                        "abspath", "realpath", "normpath") and len(args) == 1:
                 return args[0]
-            if name in ("os.path.join", "join", "Path", "PurePath") and args and all(a is not None for a in args):
+            if name.split(".")[-1] in ("join", "Path", "PurePath", "PosixPath") and args and all(
+                    a is not None for a in args):
                 return "/".join(a.rstrip("/") for a in args)  # type: ignore[union-attr]
             if isinstance(node.func, ast.Attribute) and node.func.attr in ("expanduser", "resolve", "absolute"):
                 return self.const(node.func.value)
@@ -153,7 +169,8 @@ class _Py(ast.NodeVisitor):
 
     def call_reads(self, node: ast.Call) -> list[str]:
         """Resources a call reads (without recording): open(r), Path.read_text, getenv, GET."""
-        name, attr = _dotted(node.func), _dotted(node.func).split(".")[-1]
+        name = self.qual(node.func)
+        attr = name.split(".")[-1]
         a0 = self.const(node.args[0]) if node.args else self.const(self.kw(node, "file", "path", "url"))
         recv = self.const(node.func.value) if isinstance(node.func, ast.Attribute) else None
         if name in _OPEN or (attr == "open" and recv is not None):
@@ -176,7 +193,7 @@ class _Py(ast.NodeVisitor):
 
     def open_args(self, node: ast.Call) -> tuple[str | None, str]:
         """(path, mode) of open(path, mode) or Path(path).open(mode)."""
-        if isinstance(node.func, ast.Attribute) and _dotted(node.func) not in _OPEN:
+        if isinstance(node.func, ast.Attribute) and self.qual(node.func) not in _OPEN:
             path = self.const(node.func.value)
             mode_node = node.args[0] if node.args else self.kw(node, "mode")
         else:
@@ -255,7 +272,7 @@ class _Py(ast.NodeVisitor):
 
     # ---- calls
     def visit_Call(self, node: ast.Call) -> None:
-        name = _dotted(node.func)
+        name = self.qual(node.func)
         attr = name.split(".")[-1]
         args = node.args
         a = [self.const(x) for x in args]
@@ -325,7 +342,7 @@ class _Py(ast.NodeVisitor):
         url = self.const(url_node)
         http_lib = name.split(".")[0] in ("requests", "httpx", "aiohttp", "urllib3", "session", "s", "client")
         if attr in _HTTP_SEND and (url and "://" in url or http_lib):
-            self.acc.add("sends", url or "${%s}" % ast.unparse(url_node) if url_node is not None else "?")
+            self.acc.add("sends", url or ("${%s}" % ast.unparse(url_node) if url_node is not None else "${url}"))
             others = [x for x in node.args[1:]] + [k.value for k in node.keywords if k.arg not in ("url", "headers", "timeout")]
             for x in others:
                 for r in self.sources(x):
@@ -363,15 +380,14 @@ class _Py(ast.NodeVisitor):
             elif a and a[0] and not a[0].startswith(("/", ".")) and ":" not in a[0] and "." in a[0]:
                 self.acc.add("sends", a[0])  # paramiko / ftplib style connect(host)
         elif attr in ("send", "sendall", "sendto", "sendmail", "send_message", "storbinary", "storlines",
-                      "sendfile", "write") and name.split(".")[0] not in ("sys", "f", "file", "fh", "out"):
+                      "sendfile"):
             if attr == "sendmail" and len(node.args) > 1:
                 to = self.const(node.args[1])
                 if to:
                     self.acc.add("sends", "mailto:" + to)
-            if attr != "write":
-                for x in node.args:
-                    for r in self.sources(x):
-                        self.acc.add("payloads", r)
+            for x in node.args:
+                for r in self.sources(x):
+                    self.acc.add("payloads", r)
         elif attr in ("SMTP", "SMTP_SSL", "FTP", "FTP_TLS", "Telnet") and a and a[0]:
             self.acc.add("sends", a[0])
 
@@ -380,9 +396,12 @@ class _Py(ast.NodeVisitor):
         target = node.args[0] if node.args else self.kw(node, "args", "cmd", "command")
         if target is None:
             return
-        if name.startswith("os.exec") or name.startswith("os.spawn"):
+        if name.startswith(("os.exec", "os.spawn")):  # execv(path, argv) / execl(path, arg0, ...)
             rest = node.args[1:] if name.startswith("os.exec") else node.args[2:]
-            target = ast.List(elts=list(rest[1:]) if rest else [target], ctx=ast.Load()) if rest else target
+            if len(rest) == 1 and isinstance(rest[0], (ast.List, ast.Tuple)):
+                target = rest[0]
+            elif rest:
+                target = ast.List(elts=list(rest), ctx=ast.Load())
         text = self.command_text(target)
         if text is None:
             self.acc.fail("subprocess command built at run time")
@@ -467,8 +486,7 @@ def _fallback(src: str, acc: Acc, depth: int) -> None:
         acc.add("sends" if sends else "reads", m.group(0).rstrip(".,;"))
     for m in _QPATH_RE.finditer(src):
         acc.add("reads", m.group(2))
-    if re.search(r"(?i)\b(printenv|process\.env|ENV\b|%ENV|getenv)\b", src) and re.search(
-            r"(?i)(JSON\.stringify\(process\.env\)|\bprintenv\b|%ENV\b|os\.environ\b)", src):
+    if _ENV_DUMP_RE.search(src):
         acc.add("reads", "env:")
     if _DYN_EVAL_RE.search(_STRINGS_RE.sub('""', src)):
         acc.fail("eval() of text built at run time")

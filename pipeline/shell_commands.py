@@ -39,6 +39,8 @@ def looks_like_path(text: str) -> bool:
     """A word that names a file: has a slash, starts with ~ . /, or ends in a known extension."""
     if not text or text.startswith("-") or "=" in text or "://" in text or "\n" in text:
         return False
+    if re.search(r"[(){}]| / ", text):
+        return False  # code or prose, not a file name
     if _PATHY.search(text):
         return True
     ext = text.rsplit(".", 1)[-1].lower() if "." in text else ""
@@ -337,7 +339,7 @@ def h_copy(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_ln(ctx: Ctx, args: list[str], name: str) -> None:
     """ln [-s] TARGET LINK: the link is written."""
-    opts, pos = parse_opts(args, "tS", ("target-directory", "suffix"))
+    _, pos = parse_opts(args, "tS", ("target-directory", "suffix"))
     if len(pos) >= 2:
         ctx.write(pos[-1])
     elif pos:
@@ -948,7 +950,7 @@ def h_dns(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_git(ctx: Ctx, args: list[str], name: str) -> None:
     """git clone URL (read) / push REMOTE (send) / pull, fetch (read) / rm, clean (delete)."""
-    opts, rest = parse_opts(args, "Cc", ("git-dir", "work-tree", "namespace", "exec-path"), stop=True)
+    _, rest = parse_opts(args, "Cc", ("git-dir", "work-tree", "namespace", "exec-path"), stop=True)
     if not rest:
         return
     sub, rest = ctx.text(rest[0]), rest[1:]
@@ -981,6 +983,10 @@ def h_git(ctx: Ctx, args: list[str], name: str) -> None:
     elif sub == "clean" and any(k in ("-f", "--force") for k, _ in o):
         for p in pos or ["."]:
             ctx.delete(p)
+    elif sub == "show":
+        for p in pos:
+            if ":" in ctx.text(p) and not ctx.text(p).endswith(":"):
+                ctx.read(ctx.text(p).split(":", 1)[1])
     elif sub in ("apply", "am"):
         for p in pos:
             ctx.read(p)
@@ -1081,21 +1087,22 @@ def h_python(ctx: Ctx, args: list[str], name: str) -> None:
             i += 1
             break
         letters = t[1:]
-        if "c" in letters or "m" in letters:
-            ch = "c" if letters.find("c") >= 0 and (letters.find("m") < 0 or letters.find("c") < letters.find("m")) else "m"
-            val = letters[letters.index(ch) + 1:]
+        if t.startswith("--") or letters[0] in _PY_ARG:
+            i += 2 if letters in tuple(_PY_ARG) else 1  # -W arg / -Warg / --version
+            continue
+        cut = min((k for k in (letters.find("c"), letters.find("m")) if k >= 0), default=-1)
+        if cut >= 0:
+            val = letters[cut + 1:]
             if not val and i + 1 < len(args):
                 i += 1
                 val = ctx.text(args[i])
-            if ch == "c":
+            if letters[cut] == "c":
                 ctx.program(val, "python")
             else:
                 for p in args[i + 1:]:
                     if looks_like_path(ctx.text(p)):
                         ctx.read(p)
             return
-        if letters[:1] in _PY_ARG and len(letters) == 1:
-            i += 1
         i += 1
     pos = args[i:]
     if pos and ctx.text(pos[0]) != "-":
@@ -1137,8 +1144,8 @@ def h_interp(ctx: Ctx, args: list[str], name: str) -> None:
                 if ch == "i":
                     inplace = True
                     break
-                if ch in "IMmlx0dCD":
-                    break
+                if ch in "IMmxdCD" or (ch in "l0" and letters[k + 1:].isdigit()):
+                    break  # option with an attached value
         elif name in ("php", "java") and t in ("-f", "-jar") and i + 1 < len(args):
             ctx.execute(args[i + 1])
             code_seen = True
@@ -1179,6 +1186,8 @@ def h_wrapper(ctx: Ctx, args: list[str], name: str) -> None:
                                          "arg-file", "delimiter", "max-args", "max-procs", "max-lines",
                                          "replace", "eof", "max-chars", "output", "adjustment", "split-string",
                                          "close-from", "prompt", "host", "role", "type", "other-user"), stop=True)
+    if name == "command" and _has(opts, "-v", "-V"):
+        return
     if name == "timeout" and rest:
         rest = rest[1:]
     elif name in ("chroot", "taskset", "flock") and rest:
@@ -1275,7 +1284,7 @@ def h_env_dump(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.read(r)
         ctx.stdout_resources(res)
         return
-    if name == "set" and args:
+    if (name == "set" and args) or any("f" in ctx.text(a).lstrip("-+").lower() for a in args if ctx.text(a)[:1] in "-+"):
         return
     if not names:
         ctx.read("env:")
@@ -1319,6 +1328,10 @@ def h_crontab(ctx: Ctx, args: list[str], name: str) -> None:
             if ctx.text(p) != "-":
                 ctx.read(p)
         ctx.write("crontab:", tuple(ctx.text(p) for p in pos) + ctx.stdin.resources)
+        for line in (ctx.stdin_literal() or "").splitlines():  # scheduled commands run later
+            m = re.match(r"^\s*(?:@\w+|(?:\S+\s+){5})(.+)$", line)
+            if m and not line.lstrip().startswith("#") and not re.match(r"^\s*\w+=", line):
+                ctx.run_text_literal(m.group(1))
 
 
 def h_at(ctx: Ctx, args: list[str], name: str) -> None:
@@ -1363,6 +1376,7 @@ def h_db(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.write(f)
         ctx.read(db)
     else:
+        args = [a for a in args if not (a.startswith("-p") and not a.startswith("--"))]  # -pPASSWORD
         opts, pos = parse_opts(args, "uhPDeSA", ("user", "host", "port", "database", "execute", "socket",
                                                  "defaults-file", "result-file"))
         db = "mysql:" + ctx.text((_vals(opts, "-D", "--database") or pos or [""])[0])
@@ -1387,7 +1401,7 @@ def h_db(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_docker(ctx: Ctx, args: list[str], name: str) -> None:
     """docker/podman run IMAGE (executes image:IMAGE), cp, build, pull, push, save, load, rm."""
-    gopts, rest = parse_opts(args, "cHl", ("config", "context", "host", "log-level"), stop=True)
+    _, rest = parse_opts(args, "cHl", ("config", "context", "host", "log-level"), stop=True)
     if not rest:
         return
     sub, rest = ctx.text(rest[0]), rest[1:]

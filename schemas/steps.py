@@ -11,7 +11,9 @@ STATUSES = ["executed", "failed", "blocked", "unknown"]
 
 
 class Schema(pa.DataFrameModel):
-    """Steps of accepted trajectories; exec_status only on tool calls and results."""
+    """Steps of every trajectory that passed the record-level checks (one rejected at step
+    level keeps its steps, for diagnosis: join `verdicts` to keep scored ones);
+    exec_status only on tool calls and results."""
 
     trajectory_id: str
     step_idx: pl.Int64 = pa.Field(ge=0)

