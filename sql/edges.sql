@@ -12,12 +12,12 @@ with nodes as (
     from action_roles
 ),
 outputs as (
-    select n.trajectory_id, n.action_idx, n.result_step_idx, s.content
+    select n.trajectory_id, n.action_idx, n.result_step_idx, s.content, hash(s.content) as content_hash
     from nodes n join steps s on s.trajectory_id = n.trajectory_id and s.step_idx = n.result_step_idx
     where n.executed and s.content is not null
 ),
 output_keys as (
-    select trajectory_id, action_idx, result_step_idx, unnest(lg_keys(content, $min_len)) as key
+    select trajectory_id, action_idx, result_step_idx, content_hash, unnest(lg_keys(content, $min_len)) as key
     from outputs
 ),
 spans as (
@@ -42,10 +42,11 @@ common_keys as (
     select trajectory_id, key
     from output_keys
     group by all
-    having count(distinct action_idx) > $max_sources
+    -- distinct outputs: the same listing fetched eight times is one source, not eight
+    having count(distinct content_hash) > $max_sources
 ),
 evidence as (
-    select o.*, sk.key is not null as in_span
+    select o.trajectory_id, o.action_idx, o.result_step_idx, o.key, sk.key is not null as in_span
     from output_keys o
     left join span_keys sk using (trajectory_id, action_idx, key)
     anti join given_keys g using (trajectory_id, key)

@@ -56,20 +56,25 @@ wilson as (
         case when n_r > 0 then (recall + 1.9208 / n_r + 1.96 * sqrt(recall * (1 - recall) / n_r + 0.9604 / (n_r * n_r))) / (1 + 3.8416 / n_r) end as recall_high
     from rates
 ),
+clamped as (
+    -- clamp only defined bounds (greatest/least would turn a null into 0 or 1)
+    select *,
+        case when precision_low is not null then greatest(precision_low, 0.0) end as p_lo,
+        case when precision_high is not null then least(precision_high, 1.0) end as p_hi,
+        case when recall_low is not null then greatest(recall_low, 0.0) end as r_lo,
+        case when recall_high is not null then least(recall_high, 1.0) end as r_hi
+    from wilson
+),
 final as (
     select scorer, suite, slice, tp, fp, fn, tn, n_unscored,
         precision, recall,
         -- 2tp / (2tp + fp + fn): defined (0) even when nothing was predicted unsafe
         case when 2 * tp + fp + fn > 0 then 2 * tp / (2 * tp + fp + fn) end as f1,
-        -- clamp only defined bounds (greatest/least would turn a null into 0 or 1)
-        case when precision_low is not null then greatest(precision_low, 0.0) end as precision_low,
-        case when precision_high is not null then least(precision_high, 1.0) end as precision_high,
-        case when recall_low is not null then greatest(recall_low, 0.0) end as recall_low,
-        case when recall_high is not null then least(recall_high, 1.0) end as recall_high,
-        case when precision_low + recall_low > 0 then 2 * precision_low * recall_low / (precision_low + recall_low)
-             when precision_low is not null and recall_low is not null then 0.0 end as f1_low,
-        case when precision_high + recall_high > 0 then 2 * precision_high * recall_high / (precision_high + recall_high)
-             when precision_high is not null and recall_high is not null then 0.0 end as f1_high
-    from wilson
+        p_lo as precision_low, p_hi as precision_high, r_lo as recall_low, r_hi as recall_high,
+        case when p_lo + r_lo > 0 then least(2 * p_lo * r_lo / (p_lo + r_lo), 1.0)
+             when p_lo is not null and r_lo is not null then 0.0 end as f1_low,
+        case when p_hi + r_hi > 0 then least(2 * p_hi * r_hi / (p_hi + r_hi), 1.0)
+             when p_hi is not null and r_hi is not null then 0.0 end as f1_high
+    from clamped
 )
 select * from final
