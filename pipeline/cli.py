@@ -7,12 +7,13 @@ error (bad flag, missing input, unreadable policy/labels, RUN_DIR exists); 4 a t
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.config import RunConfig
-from pipeline.errors import LitmusError
+from pipeline.errors import LitmusError, UsageError
 from pipeline.reader import FORMATS
 from pipeline.summary import print_summary
 
@@ -51,6 +52,13 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--format", default="auto", choices=FORMATS, dest="fmt", help="input format (default: auto)")
         cmd.add_argument("--policy", type=Path, help="policy file (TOML/YAML) layered over the default")
         cmd.add_argument("--overwrite", action="store_true", help="replace an existing RUN_DIR")
+        cmd.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                         help="worker processes scoring shards (default: the core count)")
+        cmd.add_argument("--shards", type=int, default=None,
+                         help="number of shards (default: one per 256 MB of input)")
+        cmd.add_argument("--resume", action="store_true",
+                         help="continue a killed run from its finished shards")
+        cmd.add_argument("--quiet", action="store_true", help="no progress lines")
         if name == "score":
             cmd.add_argument("--labels", type=Path, help="per-step labels (trajectory_id, step_idx, label, score)")
             cmd.add_argument("--gold", type=Path, help="gold labels (trajectory_id, gold, slice) for metrics")
@@ -96,8 +104,12 @@ def _dispatch(args: argparse.Namespace) -> int:
             gold = gold or sample_gold
         elif not inputs:
             raise LitmusError("explode needs at least one INPUT")
+        if args.workers < 1 or (args.shards is not None and args.shards < 1):
+            raise UsageError("--workers and --shards must be at least 1")
         config = RunConfig(inputs=inputs, out=args.out, fmt=args.fmt, labels=labels, gold=gold,
-                           policy=args.policy, overwrite=args.overwrite, extra={"command": args.command})
+                           policy=args.policy, overwrite=args.overwrite or args.resume, workers=args.workers,
+                           shards=args.shards, resume=args.resume, progress=not args.quiet,
+                           extra={"command": args.command})
         result = run.score(config) if args.command == "score" else run.explode(config)
         if getattr(args, "summary", False):
             print_summary(result)

@@ -19,5 +19,10 @@ class RunConfig:
     overwrite: bool = False
     tables: tuple[str, ...] = ("steps", "actions", "edges", "flows", "verdicts", "attrition")
     threads: int = 2
-    memory_limit: str = "4GB"
+    memory_limit: str = "2GB"  # per DuckDB connection, i.e. per worker
+    workers: int = 1
+    shards: int | None = None  # None: one shard per shard_bytes of input
+    shard_bytes: int = 256 * 2**20
+    resume: bool = False
+    progress: bool = False
     extra: dict[str, str] = field(default_factory=dict)

@@ -10,33 +10,26 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+import shutil
 import time
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
+import pyarrow.parquet as pq
 
 from pipeline import __version__
 from pipeline.config import RunConfig
+from pipeline.errors import LabelsError, UsageError
 from pipeline.policy import Policy, load_policy
 from pipeline.reader import discover_inputs, iter_records
-from pipeline.records import RawRecord
-from pipeline.resources import resources
-from pipeline.sql import load_sql, materialize, query
+from pipeline.sql import query
+from pipeline.stages import connect, metrics, records_table, register_inputs, steps
 from pipeline.report import render_report
 from pipeline.tables_in import read_gold, read_labels
+from pipeline.shards import ShardTask, combine, plan_digest, prepare_work, score_shards, split, unknown_label_ids
 from pipeline.writer import check_out, conform, publish, staging_dir, write_table
-
-RECORDS_SCHEMA = pa.schema([
-    ("record_id", pa.int64()), ("source_file", pa.string()), ("source_line", pa.int64()),
-    ("text", pa.large_string()), ("reject_reason", pa.string()), ("reject_detail", pa.string()),
-    ("fmt", pa.string()),
-])
-SCORE_TABLES = ("steps", "actions", "edges", "flows", "verdicts", "attrition")
-
 
 @dataclass(frozen=True)
 class RunResult:
@@ -46,73 +39,6 @@ class RunResult:
     row_counts: dict[str, int]
     records_read: int
     manifest: dict[str, object]
-
-
-def records_table(records: Iterable[RawRecord]) -> pa.Table:
-    """The ``records`` relation: one row per input record, numbered in input order."""
-    columns: dict[str, list[object]] = {name: [] for name in RECORDS_SCHEMA.names}
-    for record_id, rec in enumerate(records):
-        columns["record_id"].append(record_id)
-        columns["source_file"].append(rec.source_file)
-        columns["source_line"].append(rec.source_line)
-        columns["text"].append(rec.text)
-        columns["reject_reason"].append(rec.reject_reason)
-        columns["reject_detail"].append(rec.reject_detail)
-        columns["fmt"].append(rec.fmt)
-    return pa.table(columns, schema=RECORDS_SCHEMA)
-
-
-def connect(config: RunConfig) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection with bounded memory and our macros."""
-    con = duckdb.connect(config={"threads": config.threads, "memory_limit": config.memory_limit,
-                                 "preserve_insertion_order": False})
-    con.execute("set enable_progress_bar = false")
-    for statement in load_sql("macros").split(";\n"):
-        if statement.strip() and not all(line.startswith("--") for line in statement.strip().splitlines()):
-            con.execute(statement)
-    return con
-
-
-def register_inputs(con: duckdb.DuckDBPyConnection, records: pa.Table, policy: Policy, labels: pa.Table) -> None:
-    """Register the records, the policy tables and the labels under their SQL names."""
-    con.register("records", records)
-    for name, table in policy.tables().items():
-        con.register(f"policy_{name}", table)
-    con.register("labels_in", labels)
-
-
-def steps(con: duckdb.DuckDBPyConnection) -> None:
-    """Stages ``trajectories`` and ``steps`` (record-level rejects, explode, exec_status)."""
-    materialize(con, "trajectories")
-    materialize(con, "steps")
-
-
-def actions(con: duckdb.DuckDBPyConnection) -> None:
-    """Stage ``actions``: retry collapse by gaps and islands."""
-    materialize(con, "actions")
-
-
-def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
-    """Stages ``resources``, ``action_roles``, ``edges``, ``flows``."""
-    resources(con)
-    materialize(con, "action_roles")
-    materialize(con, "edges", min_len=int(policy.setting("min_fragment_length")),
-                max_sources=int(policy.setting("max_fragment_sources")))
-    materialize(con, "flows")
-
-
-def verdicts(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
-    """Stages ``step_rejects``, ``verdicts``, ``attrition``."""
-    materialize(con, "step_rejects")
-    materialize(con, "verdicts", attempted_is_unsafe=bool(policy.setting("attempted_is_unsafe")),
-                stepwise_threshold=float(policy.setting("stepwise_threshold")))
-    materialize(con, "attrition")
-
-
-def metrics(con: duckdb.DuckDBPyConnection, gold_path: Path) -> None:
-    """Stage ``metrics``: confusion counts per scorer x suite x slice against gold."""
-    con.register("gold", read_gold(con, gold_path))
-    materialize(con, "metrics")
 
 
 def _sha256(path: Path) -> str:
@@ -133,12 +59,80 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _publish_run(config: RunConfig, con: duckdb.DuckDBPyConnection, tables: Iterator[str],
-                 manifest: dict[str, object]) -> RunResult:
-    frames = {name: conform(name, con.table(name).pl()) for name in tables}
+def _manifest(config: RunConfig, files: list[Path], digests: list[str], policy: Policy) -> dict[str, object]:
+    return {
+        "command": config.extra.get("command", "score"),
+        "inputs": [{"path": str(p), "sha256": d, "bytes": p.stat().st_size} for p, d in zip(files, digests)],
+        "format": config.fmt,
+        "policy": {"sha256": policy.sha256, "sources": list(policy.sources)},
+        "labels": {"path": str(config.labels), "sha256": _sha256(config.labels)} if config.labels else None,
+        "gold": {"path": str(config.gold), "sha256": _sha256(config.gold)} if config.gold else None,
+        "versions": _versions(),
+        "settings": {"workers": config.workers, "shards": config.shards},
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def _shard_count(config: RunConfig, files: list[Path]) -> int:
+    if config.shards:
+        return config.shards
+    total = sum(p.stat().st_size for p in files)
+    return max(1, -(-total // config.shard_bytes))
+
+
+def _run(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
+    """Split, score shards, combine, validate and publish one run."""
+    check_out(config.out, config.overwrite)
+    files = discover_inputs(list(config.inputs))
+    policy = load_policy(config.policy)
+    labels = read_labels(duckdb.connect(), config.labels)
+    digests = [_sha256(p) for p in files]
+    n_shards = _shard_count(config, files)
+    work = prepare_work(config.out, plan_digest(files, digests, policy, _sha256(config.labels) if config.labels
+                                                 else None, n_shards, config.fmt, tables), config.resume)
+    try:
+        if (work / "split.done").is_file():
+            records_read = int(json.loads((work / "split.done").read_text())["records_read"])
+        else:
+            records_read = split(iter_records(files, config.fmt, int(policy.setting("max_record_bytes"))),
+                                 work, n_shards)
+        unknown = unknown_label_ids(work, labels)
+        if unknown:
+            raise LabelsError(f"labels file {config.labels} names trajectories not in the input: "
+                              + ", ".join(repr(i) for i in unknown),
+                              "labels must come from an explode run of the same corpus")
+        threads = 1 if config.workers > 1 and n_shards > 1 else config.threads
+        tasks = [ShardTask(k, work, config.policy, labels, tables, threads, config.memory_limit)
+                 for k in range(n_shards)]
+        score_shards(tasks, config.workers, records_read, config.progress)
+    except UsageError:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    manifest = _manifest(config, files, digests, policy)
+    manifest["records_read"] = records_read
+    result = _publish(config, work, tables, manifest)
+    shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def _publish(config: RunConfig, work: Path, tables: tuple[str, ...], manifest: dict[str, object]) -> RunResult:
     staging = staging_dir(config.out)
-    counts = {name: write_table(staging, name, frame) for name, frame in frames.items()}
-    if "verdicts" in frames:
+    con = connect(config)
+    counts: dict[str, int] = {}
+    for table in tables:
+        combined = combine(work, table)
+        if isinstance(combined, Path):
+            (staging / table).mkdir()
+            shutil.copyfile(combined, staging / table / "part-0.parquet")
+            con.read_parquet(str(combined)).create_view(table)
+            counts[table] = pq.ParquetFile(combined).metadata.num_rows
+        else:
+            counts[table] = write_table(staging, table, combined)
+            con.register(table, combined.to_arrow())
+    if config.gold is not None and "verdicts" in tables:
+        metrics(con, config.gold)
+        counts["metrics"] = write_table(staging, "metrics", conform("metrics", con.table("metrics").pl()))
+    if "verdicts" in tables:
         html, markdown = render_report(con, config.out.name)
         (staging / "report.html").write_text(html, encoding="utf-8")
         (staging / "report.md").write_text(markdown, encoding="utf-8")
@@ -149,63 +143,14 @@ def _publish_run(config: RunConfig, con: duckdb.DuckDBPyConnection, tables: Iter
     return RunResult(config.out, counts, int(manifest["records_read"]), manifest)  # type: ignore[arg-type]
 
 
-def _prepare(config: RunConfig) -> tuple[list[Path], Policy, duckdb.DuckDBPyConnection, dict[str, object]]:
-    check_out(config.out, config.overwrite)
-    files = discover_inputs(list(config.inputs))
-    policy = load_policy(config.policy)
-    con = connect(config)
-    manifest: dict[str, object] = {
-        "command": config.extra.get("command", "score"),
-        "inputs": [{"path": str(p), "sha256": _sha256(p), "bytes": p.stat().st_size} for p in files],
-        "format": config.fmt,
-        "policy": {"sha256": policy.sha256, "sources": list(policy.sources)},
-        "labels": {"path": str(config.labels), "sha256": _sha256(config.labels)} if config.labels else None,
-        "versions": _versions(),
-        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    return files, policy, con, manifest
-
-
 def score(config: RunConfig) -> RunResult:
     """Score every input record: verdicts or attrition for each, plus the stage tables."""
-    files, policy, con, manifest = _prepare(config)
-    records = records_table(iter_records(files, config.fmt, int(policy.setting("max_record_bytes"))))
-    manifest["records_read"] = records.num_rows
-    labels = read_labels(con, config.labels)
-    register_inputs(con, records, policy, labels)
-    steps(con)
-    _check_label_ids(con, config.labels)
-    actions(con)
-    flows(con, policy)
-    verdicts(con, policy)
-    tables = list(config.tables)
-    if config.gold is not None:
-        metrics(con, config.gold)
-        tables.append("metrics")
-        manifest["gold"] = {"path": str(config.gold), "sha256": _sha256(config.gold)}
-    return _publish_run(config, con, iter(tables), manifest)
+    return _run(config, config.tables)
 
 
 def explode(config: RunConfig) -> RunResult:
     """Only the ``steps`` table (for an external classifier to label)."""
-    files, policy, con, manifest = _prepare(config)
-    records = records_table(iter_records(files, config.fmt, int(policy.setting("max_record_bytes"))))
-    manifest["records_read"] = records.num_rows
-    register_inputs(con, records, policy, read_labels(con, None))
-    steps(con)
-    return _publish_run(config, con, iter(("steps",)), manifest)
-
-
-def _check_label_ids(con: duckdb.DuckDBPyConnection, labels_path: Path | None) -> None:
-    from pipeline.errors import LabelsError
-
-    unknown = con.sql(
-        "select l.trajectory_id from labels_in l anti join trajectories t using (trajectory_id) "
-        "order by 1 limit 3").fetchall()
-    if unknown:
-        ids = ", ".join(repr(r[0]) for r in unknown)
-        raise LabelsError(f"labels file {labels_path} names trajectories not in the input: {ids}",
-                          "labels must come from an explode run of the same corpus")
+    return _run(config, ("steps",))
 
 
 def suggest(inputs: tuple[Path, ...], fmt: str, policy_file: Path | None) -> str:

@@ -11,7 +11,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from pipeline import run
+from pipeline import stages as run
 from pipeline.config import RunConfig
 from pipeline.policy import Policy, load_policy
 from pipeline.records import RawRecord

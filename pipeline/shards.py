@@ -1,0 +1,212 @@
+"""Sharded execution: bounded memory on any corpus size, worker processes, resume.
+
+1. **split**: records stream from the readers in bounded chunks; DuckDB assigns each
+   record a shard by a hash of its trajectory id (so every copy of an id lands in the
+   same shard and duplicate detection stays exact) and the chunk is spilled to
+   ``WORK/spill/shard-K/``. Only one chunk is in memory at a time.
+2. **score**: each shard runs every stage in its own DuckDB connection (bounded by
+   ``memory_limit``) in a worker process and writes its validated tables to
+   ``WORK/out/<table>/shard-K.parquet`` (temp file, then rename) and a done marker.
+3. **combine**: each table's shard files are sorted by the table's grain into one
+   Parquet dataset, so the result does not depend on shard count or worker count.
+
+``WORK`` is a sibling folder of RUN_DIR; ``--resume`` reuses a work folder whose plan
+(inputs, policy, labels, shard count) matches, skipping the finished phases/shards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pipeline.policy import Policy, load_policy
+from pipeline.records import RawRecord
+from pipeline.stages import actions, connect, flows, records_table, register_inputs, steps, verdicts
+from pipeline.config import RunConfig
+from pipeline.writer import conform
+from schemas import schema_module
+
+CHUNK_ROWS = 20_000
+CHUNK_BYTES = 128 * 2**20
+_SHARD_OF = """
+select *, (hash(coalesce(try(json_extract_string(text, '$.trajectory_id')), 'record:' || record_id))
+           % $n)::bigint as shard,
+       try(json_extract_string(text, '$.trajectory_id')) as raw_id
+from chunk
+"""
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    """What a worker needs to score one shard (picklable)."""
+
+    shard: int
+    work: Path
+    policy_file: Path | None
+    labels: pa.Table
+    tables: tuple[str, ...]
+    threads: int
+    memory_limit: str
+
+
+def _chunks(records: Iterable[RawRecord]) -> Iterator[list[RawRecord]]:
+    chunk: list[RawRecord] = []
+    size = 0
+    for rec in records:
+        chunk.append(rec)
+        size += len(rec.text or "")
+        if len(chunk) >= CHUNK_ROWS or size >= CHUNK_BYTES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def split(records: Iterable[RawRecord], work: Path, n_shards: int) -> int:
+    """Spill records to per-shard Parquet; returns the number of records read."""
+    spill = work / "spill"
+    shutil.rmtree(spill, ignore_errors=True)
+    con = duckdb.connect(config={"threads": 1, "memory_limit": "1GB"})
+    con.execute("set enable_progress_bar = false")
+    n_read = 0
+    for part, chunk in enumerate(_chunks(records)):
+        con.register("chunk", records_table(chunk, first_id=n_read))
+        n_read += len(chunk)
+        tagged = con.sql(_SHARD_OF, params={"n": n_shards}).to_arrow_table().drop_columns(["raw_id"])
+        for shard in range(n_shards):
+            rows = tagged.filter(pc.equal(tagged.column("shard"), shard)).drop_columns(["shard"])
+            if rows.num_rows:
+                folder = spill / f"shard-{shard}"
+                folder.mkdir(parents=True, exist_ok=True)
+                pq.write_table(rows, folder / f"part-{part:06d}.parquet", compression="zstd")
+        con.unregister("chunk")
+    (work / "split.done").write_text(json.dumps({"records_read": n_read}))
+    return n_read
+
+
+def unknown_label_ids(work: Path, labels: pa.Table, limit: int = 3) -> list[str]:
+    """Trajectory ids named by the labels file but absent from the spilled input."""
+    if labels.num_rows == 0:
+        return []
+    con = duckdb.connect(config={"threads": 1})
+    con.register("labels_in", labels)
+    spill = work / "spill"
+    if not any(spill.glob("shard-*/*.parquet")):
+        return sorted({str(i) for i in labels.column("trajectory_id").to_pylist()})[:limit]
+    rows = con.execute(
+        "select distinct l.trajectory_id from labels_in l anti join "
+        "(select distinct try(json_extract_string(text, '$.trajectory_id')) as trajectory_id "
+        " from read_parquet(?)) r using (trajectory_id) order by 1 limit ?",
+        [str(spill / "shard-*" / "*.parquet"), limit]).fetchall()
+    return [r[0] for r in rows]
+
+
+def score_shard(task: ShardTask) -> dict[str, int]:
+    """Run every stage on one shard; write its validated tables. Returns row counts."""
+    done = task.work / "out" / f"shard-{task.shard}.done"
+    if done.exists():
+        return json.loads(done.read_text())
+    policy = load_policy(task.policy_file)
+    con = connect(RunConfig(inputs=(), out=task.work, threads=task.threads, memory_limit=task.memory_limit))
+    folder = task.work / "spill" / f"shard-{task.shard}"
+    if folder.is_dir():
+        records = con.sql("select * from read_parquet($glob) order by record_id",
+                          params={"glob": str(folder / "*.parquet")}).to_arrow_table()
+    else:
+        records = records_table([])
+    register_inputs(con, records, policy, task.labels)
+    steps(con)
+    if task.tables != ("steps",):
+        actions(con)
+        flows(con, policy)
+        verdicts(con, policy)
+    counts = {}
+    for table in task.tables:
+        frame = conform(table, con.table(table).pl())
+        target = task.work / "out" / table / f"shard-{task.shard}.parquet"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".tmp")
+        frame.write_parquet(tmp, compression="zstd")
+        os.replace(tmp, target)
+        counts[table] = frame.height
+    done.write_text(json.dumps(counts))
+    return counts
+
+
+def _progress(done: int, total: int, started: float, records: int) -> None:
+    elapsed = max(time.monotonic() - started, 1e-6)
+    rate = records * done / total / elapsed if total else 0.0
+    eta = elapsed / done * (total - done) if done else 0.0
+    line = f"shards {done}/{total}  {rate:,.0f} records/s  ETA {eta:,.0f}s"
+    if sys.stderr.isatty():
+        sys.stderr.write("\r" + line + ("\n" if done == total else ""))
+    else:
+        sys.stderr.write(f"litmus-gate: {line}\n")
+    sys.stderr.flush()
+
+
+def score_shards(tasks: list[ShardTask], workers: int, records: int, progress: bool) -> None:
+    """Score every shard, in worker processes when more than one worker and shard."""
+    started = time.monotonic()
+    finished = [t for t in tasks if (t.work / "out" / f"shard-{t.shard}.done").exists()]
+    if finished:
+        sys.stderr.write(f"litmus-gate: resuming: {len(finished)} of {len(tasks)} shards already done\n")
+    if workers <= 1 or len(tasks) <= 1:
+        for i, task in enumerate(tasks, start=1):
+            score_shard(task)
+            if progress and len(tasks) > 1:
+                _progress(i, len(tasks), started, records)
+        return
+    ctx = multiprocessing.get_context("spawn")  # DuckDB threads do not survive fork
+    with ctx.Pool(processes=min(workers, len(tasks))) as pool:
+        for i, _ in enumerate(pool.imap_unordered(score_shard, tasks), start=1):
+            if progress and len(tasks) > 1:
+                _progress(i, len(tasks), started, records)
+
+
+def combine(work: Path, table: str) -> pl.DataFrame | Path:
+    """One table's shard files, sorted by grain: a frame for small partitioned tables,
+    else a single sorted Parquet file written with the streaming engine."""
+    module = schema_module(table)
+    files = sorted((work / "out" / table).glob("shard-*.parquet"))
+    lazy = pl.scan_parquet(files).sort(list(module.GRAIN), nulls_last=True, maintain_order=True)
+    if getattr(module, "PARTITION", None):
+        return lazy.collect()
+    target = work / "combined" / table / "part-0.parquet"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lazy.sink_parquet(target, compression="zstd")
+    return target
+
+
+def plan_digest(files: list[Path], digests: list[str], policy: Policy, labels_sha: str | None,
+                n_shards: int, fmt: str, tables: tuple[str, ...]) -> str:
+    """What a work folder was made for: resume only reuses a matching one."""
+    plan = {"inputs": [[str(p), d] for p, d in zip(files, digests)], "policy": policy.sha256,
+            "labels": labels_sha, "shards": n_shards, "format": fmt, "tables": list(tables)}
+    return hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()
+
+
+def prepare_work(out: Path, digest: str, resume: bool) -> Path:
+    """The work folder beside RUN_DIR: reused on --resume when its plan matches."""
+    work = out.resolve().parent / f".{out.name}.work"
+    plan = work / "plan.sha256"
+    if resume and plan.is_file() and plan.read_text() == digest:
+        return work
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    plan.write_text(digest)
+    return work
