@@ -21,6 +21,10 @@ EXAMPLES = {
     "main": "example:\n  litmus-gate score data/sample/corpus --labels data/sample/labels.jsonl --out runs/sample",
     "score": "example:\n  litmus-gate score transcripts/ --labels labels.jsonl --gold gold.jsonl --out runs/nightly",
     "explode": "example:\n  litmus-gate explode transcripts/ --out runs/steps-only",
+    "synth": "example:\n  litmus-gate synth --trajectories 100000 --out big.jsonl --seed 7",
+    "query": "example:\n  litmus-gate query runs/sample \"select route, count(*) from verdicts group by 1\"",
+    "diff": "example:\n  litmus-gate diff runs/yesterday runs/today --max-flip-rate 0.01",
+    "canaries": "example:\n  litmus-gate canaries --policy my-policy.toml",
     "report": "example:\n  litmus-gate report runs/nightly --gold gold.jsonl",
     "policy": "example:\n  litmus-gate policy suggest transcripts/ > my-policy.toml",
 }
@@ -63,10 +67,24 @@ def _parser() -> argparse.ArgumentParser:
             cmd.add_argument("--labels", type=Path, help="per-step labels (trajectory_id, step_idx, label, score)")
             cmd.add_argument("--gold", type=Path, help="gold labels (trajectory_id, gold, slice) for metrics")
             cmd.add_argument("--summary", action="store_true", help="print a short summary of the run")
+    syn = sub.add_parser("synth", help="generate a corpus of any size (with gold and labels)",
+                         formatter_class=fmt, description="generate a corpus of any size (with gold and labels)",
+                         epilog=EXAMPLES["synth"])
+    syn.add_argument("--trajectories", type=int, required=True, metavar="N")
+    syn.add_argument("--out", type=Path, required=True, metavar="FILE", help="corpus .jsonl to write")
+    syn.add_argument("--seed", type=int, default=0)
     rep = sub.add_parser("report", help="rebuild metrics and report of an existing run", formatter_class=fmt,
                          description="rebuild metrics and report of an existing run", epilog=EXAMPLES["report"])
     rep.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     rep.add_argument("--gold", type=Path, help="gold labels (trajectory_id, gold, slice)")
+    from pipeline import canaries, diff, query
+
+    for name, module, helptext in (
+            ("query", query, "SQL over the tables of one or many runs (DuckDB)"),
+            ("diff", diff, "verdict flips between two runs of the same corpus"),
+            ("canaries", canaries, "score the built-in reference trajectories")):
+        cmd = sub.add_parser(name, help=helptext, description=helptext, formatter_class=fmt, epilog=EXAMPLES[name])
+        module.add_arguments(cmd)
     pol = sub.add_parser("policy", help="policy helpers", formatter_class=fmt,
                          description="policy helpers", epilog=EXAMPLES["policy"])
     pol_sub = pol.add_subparsers(dest="policy_command", required=True)
@@ -115,6 +133,17 @@ def _dispatch(args: argparse.Namespace) -> int:
             print_summary(result)
         else:
             print(f"litmus-gate: wrote {result.out} ({result.records_read} records)")
+        return 0
+    if args.command in ("query", "diff", "canaries"):
+        from pipeline import canaries, diff, query
+
+        return {"query": query, "diff": diff, "canaries": canaries}[args.command].main_from_args(args)
+    if args.command == "synth":
+        from pipeline.synth import synth
+
+        counts = synth(args.trajectories, args.out, args.seed)
+        print(f"litmus-gate: wrote {counts['trajectories']} trajectories to {args.out} "
+              f"({counts['gold']} gold rows, {counts['labels']} label rows beside it)")
         return 0
     if args.command == "report":
         counts = run.rebuild_report(args.run_dir, args.gold)

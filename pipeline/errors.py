@@ -53,3 +53,9 @@ class SchemaValidationError(LitmusError):
     """A table failed its Pandera schema: a bug in litmus-gate, never in the input."""
 
     exit_code = 4
+
+
+class CanaryError(LitmusError):
+    """Built-in reference trajectories came out wrong: the grader is broken."""
+
+    exit_code = 3

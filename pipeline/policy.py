@@ -197,6 +197,10 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
         "resource_labels": pa.Table.from_pylist(
             res_rows, schema=pa.schema([("ord", pa.int64()), ("like", pa.string()), ("pattern", pa.string()),
                                         ("conf", pa.int64()), ("integ", pa.int64())])),
+        "hallucination": pa.Table.from_pylist(
+            [{"kind": kind, "pattern": p} for kind in ("refusal", "success")
+             for p in data.get("hallucination", {}).get(kind, [])],
+            schema=pa.schema([("kind", pa.string()), ("pattern", pa.string())])),
         "injection": pa.Table.from_pylist(
             [{"kind": "block", "pattern": p} for p in inj.get("blocks", [])]
             + [{"kind": "marker", "pattern": p} for p in inj.get("markers", [])],
@@ -236,6 +240,9 @@ def _validate(data: dict[str, Any]) -> None:
         _check_regex(rule.get("pattern"), f"classifier.rules[{i}].pattern")
         if not rule.get("name") or not isinstance(rule.get("tools", ["*"]), list):
             raise PolicyError(f"policy: classifier.rules[{i}] needs a name and a list of tools")
+    for kind in ("refusal", "success"):
+        for i, pattern in enumerate(data.get("hallucination", {}).get(kind, [])):
+            _check_regex(pattern, f"hallucination.{kind}[{i}]")
     for kind in ("blocks", "markers"):
         for i, pattern in enumerate(data.get("injection", {}).get(kind, [])):
             _check_regex(pattern, f"injection.{kind}[{i}]")

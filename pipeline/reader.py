@@ -10,7 +10,9 @@ stop the run.
 - NDJSON (``.jsonl``, ``.jsonl.gz``, other non-``.json`` names): the physical 1-based
   line number; blank lines are skipped but counted. A UTF-8 BOM on line 1 and trailing
   ``\\r`` are stripped. canonical/openai lines are passed through as ``text`` unchanged
-  (no re-serialisation; the SQL stage validates JSON).
+  (no re-serialisation; the SQL stage validates JSON), except that a record using
+  ``NaN`` / ``Infinity`` as a number is rejected ``malformed_record`` here (DuckDB's
+  JSON reader would accept it).
 - whole-file JSON (``.json``, ``.json.gz``, ``.traj``): for a top-level array of records,
   the 1-based index of the element in the array; for a one-record document, 1.
 - Inspect ``.eval`` archives / EvalLog ``.json``: the 1-based sample position.
@@ -42,7 +44,8 @@ from typing import Any
 from pipeline.adapters import ADAPTERS, AdapterSpec, Ctx
 from pipeline.adapters._detect import detect
 from pipeline.adapters._io import (
-    Problem, decode_line, iter_array, iter_lines, parse_json, read_document, skip_ws,
+    Problem, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
+    skip_ws,
 )
 from pipeline.adapters.inspect_log import iter_samples
 from pipeline.errors import FormatError, InputNotFoundError
@@ -119,7 +122,13 @@ def _convert(spec: AdapterSpec, value: Any, raw: str | None, ctx: Ctx,
     """One source record -> RawRecord (None when the adapter says it is not a record)."""
     src = str(ctx.path)
     if spec.convert is None:
-        text = raw if raw is not None else _serialise(value)
+        problem = non_finite_number(raw, ctx.line) if raw is not None else None
+        if problem is not None:
+            return _problem(ctx.path, problem, spec.name)
+        try:
+            text = raw if raw is not None else _serialise(value)
+        except (ValueError, RecursionError) as exc:
+            return rejected(src, ctx.line, "malformed_record", str(exc), spec.name)
         return RawRecord(src, ctx.line, text, None, None, spec.name)
     try:
         obj = spec.convert(value, ctx)
@@ -150,7 +159,9 @@ def _ndjson(path: Path, spec: AdapterSpec, max_record_bytes: int) -> Iterator[Ra
             continue
         ctx = Ctx(path, line, state)
         if spec.convert is None:
-            yield RawRecord(str(path), line, text, None, None, spec.name)
+            problem = non_finite_number(text, line)
+            yield (_problem(path, problem, spec.name) if problem is not None
+                   else RawRecord(str(path), line, text, None, None, spec.name))
             continue
         value = parse_json(text, line)
         if isinstance(value, Problem):

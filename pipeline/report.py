@@ -59,16 +59,18 @@ def has_relation(con: duckdb.DuckDBPyConnection, name: str) -> bool:
 
 def summary(con: duckdb.DuckDBPyConnection, with_metrics: bool) -> Section:
     """Totals: records = verdicts + attrition rows."""
-    scored, unsafe, attempted, safe, rejected, suites = fetch(con, """
+    scored, unsafe, attempted, safe, rejected, suites, hallucinated = fetch(con, """
         select (select count(*) from verdicts), (select count(*) from verdicts where verdict = 'unsafe'),
             (select count(*) from verdicts where verdict = 'attempted'),
             (select count(*) from verdicts where verdict = 'safe'), (select count(*) from attrition),
-            (select count(distinct suite) from (select suite from verdicts union all select suite from attrition))
+            (select count(distinct suite) from (select suite from verdicts union all select suite from attrition)),
+            (select count(*) from verdicts where hallucinated_outcome)
     """)[0]
     records = scored + rejected
     rows = [("records", n(records)), ("scored", n(scored)), ("rejected", n(rejected)),
             ("attrition rate", pct(rejected, records)), ("verdict unsafe", n(unsafe)),
             ("verdict attempted", n(attempted)), ("verdict safe", n(safe)), ("suites", n(suites)),
+            ("final text contradicts execution", n(hallucinated)),
             ("gold labels", "given" if with_metrics else "not given")]
     return Section("Run summary", ["Records = scored (verdicts) + rejected (attrition); "
                                    "attrition rate = rejected / records."], [], [Block(("total", "value"), rows)])

@@ -21,7 +21,8 @@ import pyarrow.parquet as pq
 
 from pipeline import __version__
 from pipeline.config import RunConfig
-from pipeline.errors import LabelsError, UsageError
+from pipeline.canaries import check_canaries
+from pipeline.errors import CanaryError, LabelsError, UsageError
 from pipeline.policy import Policy, load_policy
 from pipeline.reader import discover_inputs, iter_records
 from pipeline.sql import query
@@ -108,6 +109,12 @@ def _run(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
     except UsageError:
         shutil.rmtree(work, ignore_errors=True)
         raise
+    if tables != ("steps",):
+        # canaries check the grader (code, SQL, bundled policy), not a user's judgement calls
+        failures = check_canaries(load_policy(None))
+        if failures:
+            raise CanaryError("canaries failed, the grader is broken: " + "; ".join(failures),
+                              "no run was published")
     manifest = _manifest(config, files, digests, policy)
     manifest["records_read"] = records_read
     result = _publish(config, work, tables, manifest)

@@ -25,6 +25,7 @@ class Schema(pa.DataFrameModel):
     all_safe_unsafe: bool
     stepwise_min_unsafe: bool
     execution_gated_unsafe: bool
+    hallucinated_outcome: bool
 
     class Config:
         strict = True

@@ -21,7 +21,7 @@ S, I, B, F = pa.string(), pa.int64(), pa.bool_(), pa.float64()
 SCHEMAS: dict[str, dict[str, pa.DataType]] = {
     "verdicts": dict(trajectory_id=S, suite=S, source_file=S, source_line=I, route=S, verdict=S, is_unsafe=B,
                      reason=S, n_steps=I, n_actions=I, n_retries_collapsed=I, max_flow_length=I,
-                     all_safe_unsafe=B, stepwise_min_unsafe=B, execution_gated_unsafe=B),
+                     all_safe_unsafe=B, stepwise_min_unsafe=B, execution_gated_unsafe=B, hallucinated_outcome=B),
     "attrition": dict(trajectory_id=S, suite=S, reason=S, detail=S, source_file=S, source_line=I),
     "steps": dict(trajectory_id=S, step_idx=I, suite=S, message_idx=I, kind=S, tool_name=S, call_id=S,
                   arguments=S, args_ok=B, content=S, error_type=S, error_text=S, exec_status=S,
@@ -230,7 +230,7 @@ def test_counts_in_the_other_sections(report: tuple[str, str]) -> None:
     tables = html_tables(html_doc)
     assert table(tables, "total") == {
         "records": ["7"], "scored": ["4"], "rejected": ["3"], "attrition rate": ["42.9%"], "verdict unsafe": ["2"],
-        "verdict attempted": ["1"], "verdict safe": ["1"], "suites": ["2"], "gold labels": ["given"]}
+        "verdict attempted": ["1"], "verdict safe": ["1"], "suites": ["2"], "final text contradicts execution": ["0"], "gold labels": ["given"]}
     per_suite = table(tables, "flow share")
     assert per_suite["alpha"] == ["2", "1", "1", "50.0%", "1", "0", "1"]
     assert per_suite[HOSTILE_SUITE] == ["2", "2", "0", "0.0%", "0", "1", "1"]

@@ -151,6 +151,35 @@ def parse_json(text: str, line: int) -> Any | Problem:
         return Problem(line, "malformed_record", f"invalid JSON: {exc}")
 
 
+class _NonFiniteNumber(ValueError):
+    """Raised by the ``parse_constant`` hook of :func:`non_finite_number`."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonFiniteNumber(name)
+
+
+def non_finite_number(text: str, line: int) -> Problem | None:
+    """A Problem when ``text`` uses ``NaN`` / ``Infinity`` / ``-Infinity`` as a number.
+
+    Those tokens are not JSON (RFC 8259), but Python's ``json`` and DuckDB's JSON reader
+    both accept them, so a pass-through record carrying one would be scored and its
+    ``arguments`` / ``content`` columns would hold text no strict JSON parser reads.
+    Only texts containing the substrings are parsed (cheap for everything else); a text
+    that is invalid for another reason, or nested too deeply for Python, is left to the
+    SQL stage (which reports it as usual).
+    """
+    if "NaN" not in text and "Infinity" not in text:
+        return None
+    try:
+        json.loads(text, parse_constant=_refuse_constant)
+    except _NonFiniteNumber as exc:
+        return Problem(line, "malformed_record", f"invalid JSON: {exc} is not a JSON number")
+    except (ValueError, RecursionError):
+        return None
+    return None
+
+
 def iter_array(text: str, max_record_bytes: int) -> Iterator[tuple[int, str, Any] | Problem]:
     """Split a top-level JSON array into ``(1-based index, raw element text, value)``.
 
