@@ -104,6 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LitmusError as exc:
         print(f"litmus-gate: error: {exc.one_line()}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # output piped into `head`: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("litmus-gate: interrupted; no run was published", file=sys.stderr)
         return 130
