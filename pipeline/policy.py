@@ -198,13 +198,13 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
             res_rows, schema=pa.schema([("ord", pa.int64()), ("like", pa.string()), ("pattern", pa.string()),
                                         ("conf", pa.int64()), ("integ", pa.int64())])),
         "hallucination": pa.Table.from_pylist(
-            [{"kind": kind, "pattern": p} for kind in ("refusal", "success")
-             for p in data.get("hallucination", {}).get(kind, [])],
-            schema=pa.schema([("kind", pa.string()), ("pattern", pa.string())])),
+            [{"ord": i, "kind": kind, "pattern": p} for i, (kind, p) in enumerate(
+                (kind, p) for kind in ("refusal", "success") for p in data.get("hallucination", {}).get(kind, []))],
+            schema=pa.schema([("ord", pa.int64()), ("kind", pa.string()), ("pattern", pa.string())])),
         "injection": pa.Table.from_pylist(
-            [{"kind": "block", "pattern": p} for p in inj.get("blocks", [])]
-            + [{"kind": "marker", "pattern": p} for p in inj.get("markers", [])],
-            schema=pa.schema([("kind", pa.string()), ("pattern", pa.string())])),
+            [{"ord": i, "kind": kind, "pattern": p} for i, (kind, p) in enumerate(
+                [("block", p) for p in inj.get("blocks", [])] + [("marker", p) for p in inj.get("markers", [])])],
+            schema=pa.schema([("ord", pa.int64()), ("kind", pa.string()), ("pattern", pa.string())])),
     }
 
 

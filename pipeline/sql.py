@@ -40,3 +40,21 @@ def query(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> duckdb.Du
     query_text = load_sql(name)
     used = {k: v for k, v in params.items() if f"${k}" in query_text}
     return con.sql(query_text, params=used or None)
+
+
+_NEVER = r"[^\s\S]"  # an RE2 pattern that matches nothing: gives the table its columns
+
+
+def materialize_per_rule(con: duckdb.DuckDBPyConnection, name: str, rules: list[dict[str, Any]]) -> None:
+    """Run ``sql/<name>.sql`` once per policy rule and store the union as ``<name>``.
+
+    Each rule's fields are the query's ``$`` parameters (``$ord``, ``$pattern``, ...).
+    A regex given as a parameter is a constant, compiled once per query; a pattern
+    read from a column would be compiled again for every row.
+    """
+    text = load_sql(name)
+    names = [k for k in ("ord", "pattern", "tool_key", "argument", "kind") if f"${k}" in text]
+    sentinel = {"ord": -1, "pattern": _NEVER, "tool_key": "*", "argument": "*", "kind": "none"}
+    con.execute(f"create or replace temp table {name} as {text}", {k: sentinel[k] for k in names})
+    for rule in rules:
+        con.execute(f"insert into {name} {text}", {k: rule[k] for k in names})

@@ -13,7 +13,7 @@ from pipeline.config import RunConfig
 from pipeline.policy import Policy
 from pipeline.records import RawRecord
 from pipeline.resources import resources
-from pipeline.sql import load_sql, materialize
+from pipeline.sql import load_sql, materialize, materialize_per_rule
 from pipeline.tables_in import read_gold
 
 RECORDS_SCHEMA = pa.schema([
@@ -56,9 +56,21 @@ def register_inputs(con: duckdb.DuckDBPyConnection, records: pa.Table, policy: P
     con.register("labels_in", labels)
 
 
+def _rules(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, object]]:
+    cur = con.execute(f"select * from {table} order by all")
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
 def steps(con: duckdb.DuckDBPyConnection) -> None:
-    """Stages ``trajectories`` and ``steps`` (record-level rejects, explode, exec_status)."""
+    """Stages ``trajectories``, ``events``, the rule hits and ``steps`` (record-level
+    rejects, explode, call/result pairing, exec_status, built-in labels)."""
     materialize(con, "trajectories")
+    materialize(con, "events")
+    materialize_per_rule(con, "content_error_hits", _rules(con, "policy_content_errors"))
+    materialize(con, "error_texts")
+    materialize_per_rule(con, "error_rule_hits", _rules(con, "policy_error_rules"))
+    materialize_per_rule(con, "classifier_hits", _rules(con, "policy_classifier"))
     materialize(con, "steps")
 
 
@@ -71,6 +83,8 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     """Stages ``resources``, ``action_roles``, ``edges``, ``flows``."""
     resources(con)
     materialize(con, "action_roles")
+    materialize(con, "outputs")
+    materialize_per_rule(con, "injection_spans", _rules(con, "policy_injection"))
     materialize(con, "edges", min_len=int(policy.setting("min_fragment_length")),
                 max_sources=int(policy.setting("max_fragment_sources")))
     materialize(con, "flows")
@@ -79,6 +93,8 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
 def verdicts(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     """Stages ``step_rejects``, ``verdicts``, ``attrition``."""
     materialize(con, "step_rejects")
+    materialize(con, "final_texts")
+    materialize_per_rule(con, "final_claims", _rules(con, "policy_hallucination"))
     materialize(con, "verdicts", attempted_is_unsafe=bool(policy.setting("attempted_is_unsafe")),
                 stepwise_threshold=float(policy.setting("stepwise_threshold")))
     materialize(con, "attrition")

@@ -1,7 +1,7 @@
 -- edges: dependency edges between logical actions
 -- (grain: trajectory_id, src_action_idx, dst_action_idx, kind).
--- Inputs: steps, actions, action_roles, resources, policy_tools, policy_injection
---         (macros from sql/macros.sql).
+-- Inputs: steps, actions, action_roles, resources, outputs, injection_spans,
+--         policy_tools (macros from sql/macros.sql).
 -- Parameters: $min_len (shortest fragment that is evidence), $max_sources (a
 --             fragment in more outputs than this within a trajectory is too common).
 -- Sources of edges are executed actions (they have output); targets are executed or
@@ -11,26 +11,13 @@ with nodes as (
         executed, blocked, conf, integ
     from action_roles
 ),
-outputs as (
-    select n.trajectory_id, n.action_idx, n.result_step_idx, s.content, hash(s.content) as content_hash
-    from nodes n join steps s on s.trajectory_id = n.trajectory_id and s.step_idx = n.result_step_idx
-    where n.executed and s.content is not null
-),
 output_keys as (
     select trajectory_id, action_idx, result_step_idx, content_hash, unnest(lg_keys(content, $min_len)) as key
     from outputs
 ),
-spans as (
-    -- text inside an injection span: a whole block, or a marker to the next blank line
-    select o.trajectory_id, o.action_idx,
-        unnest(regexp_extract_all(o.content,
-            case when p.kind = 'block' then p.pattern
-                 else '(?:' || p.pattern || ')[^\n]*(?:\n[^\n]*\S[^\n]*)*' end)) as span
-    from outputs o cross join policy_injection p
-),
 span_keys as (
     select distinct trajectory_id, action_idx, unnest(lg_keys(span, $min_len)) as key
-    from spans
+    from injection_spans
 ),
 given_keys as (
     -- fragments the user or operator supplied are not evidence of a dependency

@@ -8,10 +8,10 @@ create or replace temp macro lg_whole_tokens(txt) as
     list_transform(
         regexp_extract_all(coalesce(txt, ''), '[A-Za-z0-9][A-Za-z0-9+/_~%@:.?&=\-]*[A-Za-z0-9]={0,2}'),
         lambda t: lower(t));
+-- (list_transform over a one-element list binds a value once: the regex runs once)
 create or replace temp macro lg_tokens(txt) as
-    list_distinct(list_concat(
-        lg_whole_tokens(txt),
-        flatten(list_transform(lg_whole_tokens(txt), lambda t: regexp_split_to_array(t, '[/:?&=]+')))));
+    list_transform([lg_whole_tokens(txt)], lambda w: list_distinct(list_concat(
+        w, flatten(list_transform(w, lambda t: regexp_split_to_array(t, '[/:?&=]+'))))))[1];
 
 -- lg_is_evidence: only fragments that cannot be plain words count as evidence of a
 -- dependency: at least min_len characters and a digit or '@', or a dotted/slashed
@@ -24,11 +24,11 @@ create or replace temp macro lg_is_evidence(t, min_len) as
 -- fragments a 24-character prefix key, so that a value re-wrapped or concatenated
 -- (base64 output split at 76 columns, then joined) still matches its first line.
 create or replace temp macro lg_keys(txt, min_len) as
-    list_distinct(list_concat(
-        list_filter(lg_tokens(txt), lambda t: lg_is_evidence(t, min_len)),
+    list_transform([lg_tokens(txt)], lambda toks: list_distinct(list_concat(
+        list_filter(toks, lambda t: lg_is_evidence(t, min_len)),
         list_transform(
-            list_filter(lg_tokens(txt), lambda t: regexp_full_match(t, '[a-z0-9+/=_\-]{32,}')),
-            lambda t: 'prefix:' || left(t, 24))));
+            list_filter(toks, lambda t: regexp_full_match(t, '[a-z0-9+/=_\-]{32,}')),
+            lambda t: 'prefix:' || left(t, 24)))))[1];
 
 -- lg_decoded: a text plus its URL-decoded, base64-decoded and hex-decoded readings,
 -- so a payload fragment still matches after the agent encoded it.

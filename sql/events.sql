@@ -1,0 +1,153 @@
+-- events: one row per event of an accepted trajectory, calls paired with their
+-- results (grain: trajectory_id, step_idx). The first half of stage `steps`: the
+-- policy's regex rules run on it next (sql/*_hits.sql), then sql/steps.sql finishes.
+-- Inputs: trajectories (accepted rows have text). Parameters: none.
+-- Explode order (SPEC section 2): messages in order; an assistant message gives its
+-- text (only when non-blank) then its tool calls in order; a tool message one result.
+with traj as (
+    select trajectory_id, suite, text from trajectories where reject_reason is null
+),
+msgs as (
+    select t.trajectory_id, t.suite, m.key::bigint as message_idx, m.value as msg,
+        json_type(m.value) as msg_type
+    from traj t, json_each(t.text, '$.messages') m
+),
+messages as (
+    select
+        trajectory_id, suite, message_idx, msg, msg_type,
+        case when msg_type = 'OBJECT' and json_type(msg, '$.role') = 'VARCHAR'
+            then lower(msg ->> '$.role') end as role,
+        -- content may be a string, a list of text parts, null, or (hostile) any JSON
+        case json_type(msg, '$.content')
+            when 'VARCHAR' then msg ->> '$.content'
+            when 'NULL' then null
+            when 'ARRAY' then array_to_string(list_transform(
+                cast(json_extract(msg, '$.content[*]') as json[]),
+                lambda p: coalesce(p ->> '$.text', p ->> '$.content',
+                    case when json_type(p) = 'VARCHAR' then p ->> '$' end)), chr(10))
+            else (msg -> '$.content')::varchar
+        end as content
+    from msgs
+),
+message_steps as (
+    select
+        trajectory_id, suite, message_idx, 0 as sub,
+        case
+            when role = 'user' then 'user'
+            when role = 'assistant' then 'assistant_text'
+            when role = 'tool' then 'tool_result'
+            else 'system'  -- system, developer and any other role speak for the operator
+        end as kind,
+        role, content, msg
+    from messages
+    where role is not null
+      and (role <> 'assistant' or trim(coalesce(content, '')) <> '')
+),
+call_steps as (
+    select
+        m.trajectory_id, m.suite, m.message_idx, c.key::bigint + 1 as sub,
+        'tool_call' as kind, m.role, null::varchar as content, c.value as msg
+    from messages m, json_each(m.msg, '$.tool_calls') c
+    where m.role = 'assistant' and json_type(m.msg, '$.tool_calls') = 'ARRAY'
+),
+all_steps as (
+    select * from message_steps
+    union all
+    select * from call_steps
+),
+numbered as (
+    select
+        *,
+        (row_number() over (partition by trajectory_id order by message_idx, sub) - 1)::bigint as step_idx
+    from all_steps
+),
+call_fields as (
+    select
+        *,
+        case when kind = 'tool_call' then coalesce(msg ->> '$.function.name', msg ->> '$.name') end as tool_name,
+        case
+            when kind = 'tool_call' then coalesce(msg ->> '$.id', msg ->> '$.call_id')
+            when kind = 'tool_result' then coalesce(msg ->> '$.tool_call_id', msg ->> '$.tool_use_id')
+        end as call_id,
+        case when kind = 'tool_call' then coalesce(msg -> '$.function.arguments', msg -> '$.arguments') end as args_raw,
+        case when kind = 'tool_call' and json_type(msg, '$.depends_on') = 'ARRAY'
+            then cast(json_extract_string(msg, '$.depends_on[*]') as varchar[]) end as depends_on,
+        case when kind = 'tool_result' then msg -> '$.error' end as error_raw
+    from numbered
+),
+args_parsed as (
+    select
+        *,
+        -- arguments arrive as a JSON object or a string holding one; both end as JSON text
+        case
+            when kind <> 'tool_call' then null
+            when args_raw is null or json_type(args_raw) = 'NULL' then '{}'
+            when json_type(args_raw) = 'OBJECT' then json(args_raw)::varchar
+            when json_type(args_raw) = 'VARCHAR' and trim(args_raw ->> '$') = '' then '{}'
+            when json_type(args_raw) = 'VARCHAR' and json_valid(args_raw ->> '$')
+                 and json_type(args_raw ->> '$') = 'OBJECT' then json(args_raw ->> '$')::varchar
+        end as args_json,
+        case when kind = 'tool_call' and json_type(args_raw) = 'VARCHAR' then args_raw ->> '$'
+             when kind = 'tool_call' then args_raw::varchar end as args_text
+    from call_fields
+),
+results as (
+    select
+        trajectory_id, step_idx as result_step_idx, call_id, content as result_content,
+        case json_type(error_raw) when 'OBJECT' then error_raw ->> '$.type' end as err_type,
+        case json_type(error_raw)
+            when 'OBJECT' then coalesce(error_raw ->> '$.message', error_raw::varchar)
+            when 'VARCHAR' then nullif(error_raw ->> '$', '')
+            when 'NULL' then null
+            when 'BOOLEAN' then case when error_raw::varchar = 'true' then 'error' end
+            else error_raw::varchar
+        end as err_message
+    from args_parsed
+    where kind = 'tool_result'
+),
+call_rows as (
+    select trajectory_id, step_idx, call_id from args_parsed where kind = 'tool_call'
+),
+result_candidates as (
+    -- a result answers the latest earlier call with its id
+    select r.*, max(c.step_idx) as call_step_idx
+    from results r
+    left join call_rows c
+        on c.trajectory_id = r.trajectory_id and c.call_id = r.call_id and c.step_idx < r.result_step_idx
+    group by all
+),
+pairs as (
+    -- a call takes the first result that answers it; later ones are orphans
+    select *,
+        case when call_step_idx is not null
+            then row_number() over (partition by trajectory_id, call_step_idx order by result_step_idx) end as answer_no
+    from result_candidates
+),
+matched as (
+    select * from pairs where answer_no = 1
+),
+user_counts as (
+    select
+        *,
+        -- user/system messages seen so far: a retry chain never spans one
+        count(*) filter (where kind in ('user', 'system')) over (
+            partition by trajectory_id order by step_idx rows unbounded preceding) as n_user_before
+    from args_parsed
+),
+final as (
+    select
+        s.trajectory_id, s.step_idx, s.suite, s.message_idx, s.kind,
+        coalesce(s.tool_name, pc.tool_name) as tool_name, s.call_id,
+        coalesce(s.args_json, s.args_text) as arguments,
+        case when s.kind = 'tool_call' then s.args_json is not null end as args_ok,
+        s.content, s.depends_on, s.n_user_before,
+        case when s.kind = 'tool_result' then pr.call_step_idx end as call_step_idx,
+        case when s.kind = 'tool_result' then coalesce(pr.answer_no = 1, false) end as answered,
+        -- on a call row: what its result says (the rules read these)
+        m.result_step_idx, m.result_content, m.err_type, m.err_message
+    from user_counts s
+    left join pairs pr on pr.trajectory_id = s.trajectory_id and pr.result_step_idx = s.step_idx and s.kind = 'tool_result'
+    left join args_parsed pc on pc.trajectory_id = s.trajectory_id and pc.step_idx = pr.call_step_idx
+    left join matched m on m.trajectory_id = s.trajectory_id and m.call_step_idx = s.step_idx and s.kind = 'tool_call'
+)
+select * from final
