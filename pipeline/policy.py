@@ -171,6 +171,7 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
     rules = es.get("rules", [])
     res_rows = [
         {"ord": i, "like": glob_to_like(str(r["pattern"])), "pattern": str(r["pattern"]),
+         "override": bool(r.get("override", False)),
          "conf": _level(r.get("confidentiality"), CONFIDENTIALITY, "labels.resources.confidentiality"),
          "integ": _level(r.get("integrity"), INTEGRITY, "labels.resources.integrity")}
         for i, r in enumerate(data.get("labels", {}).get("resources", []))
@@ -196,6 +197,7 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
                               ("argument", pa.string()), ("pattern", pa.string())])),
         "resource_labels": pa.Table.from_pylist(
             res_rows, schema=pa.schema([("ord", pa.int64()), ("like", pa.string()), ("pattern", pa.string()),
+                                        ("override", pa.bool_()),
                                         ("conf", pa.int64()), ("integ", pa.int64())])),
         "hallucination": pa.Table.from_pylist(
             [{"ord": i, "kind": kind, "pattern": p} for i, (kind, p) in enumerate(

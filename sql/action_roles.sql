@@ -17,14 +17,21 @@ action_resources as (
     select l.trajectory_id, l.action_idx, r.access, r.resource
     from live l join resources r on r.trajectory_id = l.trajectory_id and r.step_idx = l.call_step_idx
 ),
-resource_labels as (
-    -- a read (or executed) resource matching a policy pattern brings its label in
-    select ar.trajectory_id, ar.action_idx,
-        max(p.conf) as conf, max(p.integ) as integ,
-        arg_max(ar.resource, p.conf * 2 + p.integ) as why
+resource_matches as (
+    -- a read (or executed) resource matching a policy pattern brings its label in;
+    -- when an override rule matches a resource, only override rules count for it
+    select ar.trajectory_id, ar.action_idx, ar.resource, p.conf, p.integ, p.override,
+        bool_or(p.override) over (partition by ar.trajectory_id, ar.action_idx, ar.resource) as overridden
     from action_resources ar
     join policy_resource_labels p on ar.resource ilike p."like" escape '\'
     where ar.access in ('read', 'execute')
+),
+resource_labels as (
+    select trajectory_id, action_idx,
+        max(conf) as conf, max(integ) as integ,
+        arg_max(resource, conf * 2 + integ) as why
+    from resource_matches
+    where override or not overridden
     group by all
 ),
 labels as (
