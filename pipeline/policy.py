@@ -210,6 +210,13 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
     }
 
 
+def _check_arg_name(name: Any, what: str) -> None:
+    # argument names become JSON paths ($."name") in SQL: no quotes or backslashes
+    if not isinstance(name, str) or not name or '"' in name or "\\" in name:
+        raise PolicyError(f"policy: {what} has an invalid argument name {name!r}",
+                          "argument names are strings without quotes or backslashes")
+
+
 def _validate(data: dict[str, Any]) -> None:
     settings = data.get("settings", {})
     for key, kind in (("attempted_is_unsafe", bool), ("stepwise_threshold", (int, float)),
@@ -225,6 +232,11 @@ def _validate(data: dict[str, Any]) -> None:
         for key in _TOOL_LIST_KEYS:
             if not isinstance(entry.get(key, []), list):
                 raise PolicyError(f"policy: tools.{name}.{key} must be a list of argument names")
+            for arg in entry.get(key, []) if key != "aliases" else []:
+                _check_arg_name(arg, f"tools.{name}.{key}")
+        for key in ("shell", "code"):
+            if entry.get(key):
+                _check_arg_name(entry[key], f"tools.{name}.{key}")
         sink = entry.get("sink")
         if sink and sink not in data.get("sinks", {}):
             raise PolicyError(f"policy: tools.{name}.sink {sink!r} is not a kind under [sinks]")
@@ -240,6 +252,8 @@ def _validate(data: dict[str, Any]) -> None:
         _check_regex(pattern, f"exec_status.content_error_patterns[{i}]")
     for i, rule in enumerate(data.get("classifier", {}).get("rules", [])):
         _check_regex(rule.get("pattern"), f"classifier.rules[{i}].pattern")
+        if rule.get("argument", "*") != "*":
+            _check_arg_name(rule["argument"], f"classifier.rules[{i}].argument")
         if not rule.get("name") or not isinstance(rule.get("tools", ["*"]), list):
             raise PolicyError(f"policy: classifier.rules[{i}] needs a name and a list of tools")
     for kind in ("refusal", "success"):

@@ -23,6 +23,8 @@ from typing import Literal, TextIO
 
 import duckdb
 
+from pipeline.writer import table_files
+
 from pipeline.errors import RunDirError, UsageError
 
 TABLES = ("steps", "actions", "edges", "flows", "verdicts", "attrition", "metrics")
@@ -43,11 +45,10 @@ def check_run_dir(run_dir: Path) -> None:
 
 def table_relation(con: duckdb.DuckDBPyConnection, run_dir: Path, table: str) -> duckdb.DuckDBPyRelation | None:
     """``run_dir/<table>/`` as a relation, or None when the run has no such table."""
-    folder = run_dir / table
-    if not folder.is_dir() or not any(folder.rglob("*.parquet")):
+    files = table_files(run_dir, table)
+    if not files:
         return None
-    glob = str(folder / "**" / "*.parquet")
-    return con.read_parquet([glob], hive_partitioning=table in PARTITIONED, union_by_name=True)
+    return con.read_parquet(files, hive_partitioning=table in PARTITIONED, union_by_name=True)
 
 
 def run_ids(run_dirs: Sequence[Path]) -> list[str]:

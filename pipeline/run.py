@@ -30,7 +30,7 @@ from pipeline.stages import connect, metrics, records_table, register_inputs, st
 from pipeline.report import render_report
 from pipeline.tables_in import read_gold, read_labels
 from pipeline.shards import ShardTask, combine, plan_digest, prepare_work, score_shards, split, unknown_label_ids
-from pipeline.writer import check_out, conform, publish, staging_dir, write_table
+from pipeline.writer import check_out, conform, publish, staging_dir, table_files, write_table
 
 @dataclass(frozen=True)
 class RunResult:
@@ -192,7 +192,7 @@ def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
         if not folder.is_dir():
             raise RunDirError(f"{run_dir} has no {name} table", "report needs a score run")
         con.execute(f"create temp table {name} as select * from read_parquet(?, hive_partitioning = true, "
-                    "union_by_name = true)", [str(folder / "**" / "*.parquet")])
+                    "union_by_name = true)", [table_files(run_dir, name)])
     counts: dict[str, int] = {}
     if gold is not None:
         metrics(con, gold)
@@ -210,7 +210,7 @@ def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
         counts["metrics"] = frame.height
     elif (run_dir / "metrics").is_dir():
         con.execute("create temp table metrics as select * from read_parquet(?)",
-                    [str(run_dir / "metrics" / "**" / "*.parquet")])
+                    [table_files(run_dir, "metrics")])
     html, markdown = render_report(con, run_dir.name)
     for name, text in (("report.html", html), ("report.md", markdown)):
         tmp_file = run_dir / f".{name}.tmp"

@@ -104,14 +104,14 @@ def unknown_label_ids(work: Path, labels: pa.Table, limit: int = 3) -> list[str]
         return []
     con = duckdb.connect(config={"threads": 1})
     con.register("labels_in", labels)
-    spill = work / "spill"
-    if not any(spill.glob("shard-*/*.parquet")):
+    parts = sorted(str(p) for p in (work / "spill").glob("shard-*/*.parquet"))
+    if not parts:
         return sorted({str(i) for i in labels.column("trajectory_id").to_pylist()})[:limit]
     rows = con.execute(
         "select distinct l.trajectory_id from labels_in l anti join "
         "(select distinct try(json_extract_string(text, '$.trajectory_id')) as trajectory_id "
         " from read_parquet(?)) r using (trajectory_id) order by 1 limit ?",
-        [str(spill / "shard-*" / "*.parquet"), limit]).fetchall()
+        [parts, limit]).fetchall()
     return [r[0] for r in rows]
 
 
@@ -123,9 +123,10 @@ def score_shard(task: ShardTask) -> dict[str, int]:
     policy = load_policy(task.policy_file)
     con = connect(RunConfig(inputs=(), out=task.work, threads=task.threads, memory_limit=task.memory_limit))
     folder = task.work / "spill" / f"shard-{task.shard}"
-    if folder.is_dir():
-        records = con.sql("select * from read_parquet($glob) order by record_id",
-                          params={"glob": str(folder / "*.parquet")}).to_arrow_table()
+    parts = sorted(str(p) for p in folder.glob("*.parquet")) if folder.is_dir() else []
+    if parts:  # an explicit file list: RUN_DIR names may hold glob characters
+        records = con.sql("select * from read_parquet($files) order by record_id",
+                          params={"files": parts}).to_arrow_table()
     else:
         records = records_table([])
     register_inputs(con, records, policy, task.labels)
@@ -183,7 +184,7 @@ def combine(work: Path, table: str) -> pl.DataFrame | Path:
     else a single sorted Parquet file written with the streaming engine."""
     module = schema_module(table)
     files = sorted((work / "out" / table).glob("shard-*.parquet"))
-    lazy = pl.scan_parquet(files).sort(list(module.GRAIN), nulls_last=True, maintain_order=True)
+    lazy = pl.scan_parquet(files, glob=False).sort(list(module.GRAIN), nulls_last=True, maintain_order=True)
     if getattr(module, "PARTITION", None):
         return lazy.collect()
     target = work / "combined" / table / "part-0.parquet"

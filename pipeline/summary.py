@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from pipeline.writer import table_files
+
 if TYPE_CHECKING:
     from pipeline.run import RunResult
 
@@ -19,14 +21,14 @@ def print_summary(result: RunResult) -> None:
     if result.row_counts.get("verdicts"):
         rows = con.execute(
             "select route, verdict, count(*) from read_parquet(?, hive_partitioning = true) "
-            "group by all order by 1, 2", [str(out / "verdicts" / "**" / "*.parquet")]).fetchall()
+            "group by all order by 1, 2", [table_files(out, "verdicts")]).fetchall()
         print("verdicts by route:")
         for route, verdict, n in rows:
             print(f"  {route:<10} {verdict:<10} {n:>7}")
     if result.row_counts.get("attrition"):
         rows = con.execute(
             "select reason, count(*) from read_parquet(?, hive_partitioning = true) group by all order by 2 desc, 1",
-            [str(out / "attrition" / "**" / "*.parquet")]).fetchall()
+            [table_files(out, "attrition")]).fetchall()
         print("rejected by reason:")
         for reason, n in rows:
             print(f"  {reason:<24} {n:>7}")

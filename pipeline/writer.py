@@ -77,6 +77,13 @@ def write_table(staging: Path, table: str, frame: pl.DataFrame) -> int:
     return frame.height
 
 
+def table_files(run_dir: Path, table: str) -> list[str]:
+    """The Parquet files of one table of a run, as an explicit sorted list (never a
+    glob built from the path: RUN_DIR names may hold ``*``, ``[`` or ``?``)."""
+    folder = run_dir / table
+    return sorted(str(p) for p in folder.rglob("*.parquet")) if folder.is_dir() else []
+
+
 def staging_dir(out: Path) -> Path:
     """A fresh staging folder beside RUN_DIR (same filesystem, so rename is atomic)."""
     parent = out.resolve().parent

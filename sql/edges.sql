@@ -99,7 +99,7 @@ explicit_edges as (
     join call_actions c on c.trajectory_id = d.trajectory_id and c.call_id = d.dep
     join nodes ns on ns.trajectory_id = c.trajectory_id and ns.action_idx = c.action_idx and ns.executed
     join nodes nd on nd.trajectory_id = a.trajectory_id and nd.action_idx = a.action_idx
-    where c.action_idx <> a.action_idx
+    where c.action_idx < a.action_idx  -- a dependency points forward in time (SPEC: a before b)
     group by all
 ),
 all_edges as (

@@ -8,9 +8,9 @@ with traj as (
     select trajectory_id, suite, text from trajectories where reject_reason is null
 ),
 msgs as (
-    select t.trajectory_id, t.suite, m.key::bigint as message_idx, m.value as msg,
-        json_type(m.value) as msg_type
-    from traj t, json_each(t.text, '$.messages') m
+    select trajectory_id, suite, message_idx, msg, json_type(msg) as msg_type
+    from (select trajectory_id, suite, unnest(l) as msg, (generate_subscripts(l, 1) - 1)::bigint as message_idx
+          from (select trajectory_id, suite, json_extract(text, '$.messages[*]') as l from traj))
 ),
 messages as (
     select
@@ -45,10 +45,12 @@ message_steps as (
 ),
 call_steps as (
     select
-        m.trajectory_id, m.suite, m.message_idx, c.key::bigint + 1 as sub,
-        'tool_call' as kind, m.role, null::varchar as content, c.value as msg
-    from messages m, json_each(m.msg, '$.tool_calls') c
-    where m.role = 'assistant' and json_type(m.msg, '$.tool_calls') = 'ARRAY'
+        trajectory_id, suite, message_idx, sub, 'tool_call' as kind, role, null::varchar as content, msg
+    from (select m.trajectory_id, m.suite, m.message_idx, m.role,
+                 unnest(json_extract(m.msg, '$.tool_calls[*]')) as msg,
+                 generate_subscripts(json_extract(m.msg, '$.tool_calls[*]'), 1)::bigint as sub
+          from messages m
+          where m.role = 'assistant' and json_type(m.msg, '$.tool_calls') = 'ARRAY')
 ),
 all_steps as (
     select * from message_steps
@@ -130,7 +132,7 @@ user_counts as (
     select
         *,
         -- user/system messages seen so far: a retry chain never spans one
-        count(*) filter (where kind in ('user', 'system')) over (
+        sum(case when kind in ('user', 'system') then 1 else 0 end) over (
             partition by trajectory_id order by step_idx rows unbounded preceding) as n_user_before
     from args_parsed
 ),

@@ -6,9 +6,9 @@
 -- messages (a message that is not an object, has no role, a tool call with no name)
 -- are malformed_record and come first.
 with messages as (
-    select t.trajectory_id, m.key::bigint as message_idx, m.value as msg
-    from trajectories t, json_each(t.text, '$.messages') m
-    where t.reject_reason is null
+    select trajectory_id, (generate_subscripts(l, 1) - 1)::bigint as message_idx, unnest(l) as msg
+    from (select trajectory_id, json_extract(text, '$.messages[*]') as l
+          from trajectories where reject_reason is null)
 ),
 bad_messages as (
     select trajectory_id, 'malformed_record' as reason, message_idx as pos,

@@ -33,6 +33,9 @@ shaped as (
         case
             when id_type = 'VARCHAR' then nullif(text ->> '$.trajectory_id', '')
             when id_type in ('BIGINT', 'UBIGINT') then text ->> '$.trajectory_id'
+            -- an integer too large for 64 bits parses as DOUBLE; its digits are still an id
+            when id_type = 'DOUBLE' and regexp_full_match(text ->> '$.trajectory_id', '-?[0-9]+')
+                then text ->> '$.trajectory_id'
         end as trajectory_id,
         case
             when suite_type is null or suite_type = 'NULL' then 'default'

@@ -221,7 +221,7 @@ def table_rows(run: Path, table: str) -> list[dict[str, Any]]:
     has_parts = any(f.parent != run / table for f in files)
     sql = ("select * from read_parquet($glob, hive_partitioning = $hive"
            + (", hive_types = {'suite': VARCHAR}" if has_parts else "") + ")")
-    cur = con.execute(sql, {"glob": str(run / table / "**" / "*.parquet"), "hive": has_parts})
+    cur = con.execute(sql, {"glob": [str(f) for f in files], "hive": has_parts})
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row)) for row in cur.fetchall()]
 
