@@ -63,6 +63,9 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--resume", action="store_true",
                          help="continue a killed run from its finished shards")
         cmd.add_argument("--quiet", action="store_true", help="no progress lines")
+        cmd.add_argument("--engine", choices=("local", "ray"), default="local",
+                         help="run shards as local worker processes or as Ray tasks")
+        cmd.add_argument("--address", help="Ray cluster address (with --engine ray; default: a local cluster)")
         if name == "score":
             cmd.add_argument("--labels", type=Path, help="per-step labels (trajectory_id, step_idx, label, score)")
             cmd.add_argument("--gold", type=Path, help="gold labels (trajectory_id, gold, slice) for metrics")
@@ -130,6 +133,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         config = RunConfig(inputs=inputs, out=args.out, fmt=args.fmt, labels=labels, gold=gold,
                            policy=args.policy, overwrite=args.overwrite or args.resume, workers=args.workers,
                            shards=args.shards, resume=args.resume, progress=not args.quiet,
+                           engine=args.engine, address=args.address,
                            extra={"command": args.command})
         result = run.score(config) if args.command == "score" else run.explode(config)
         if getattr(args, "summary", False):

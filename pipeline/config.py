@@ -24,5 +24,7 @@ class RunConfig:
     shards: int | None = None  # None: one shard per shard_bytes of input
     shard_bytes: int = 256 * 2**20
     resume: bool = False
+    engine: str = "local"  # local worker processes, or "ray"
+    address: str | None = None  # Ray cluster address (engine="ray")
     progress: bool = False
     extra: dict[str, str] = field(default_factory=dict)

@@ -105,7 +105,7 @@ def _run(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
         threads = 1 if config.workers > 1 and n_shards > 1 else config.threads
         tasks = [ShardTask(k, work, config.policy, labels, tables, threads, config.memory_limit)
                  for k in range(n_shards)]
-        score_shards(tasks, config.workers, records_read, config.progress)
+        score_shards(tasks, config.workers, records_read, config.progress, config.engine, config.address)
     except UsageError:
         shutil.rmtree(work, ignore_errors=True)
         raise

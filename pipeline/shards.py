@@ -23,7 +23,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +37,7 @@ from pipeline.policy import Policy, load_policy
 from pipeline.records import RawRecord
 from pipeline.stages import actions, connect, flows, records_table, register_inputs, steps, verdicts
 from pipeline.config import RunConfig
+from pipeline.errors import UsageError
 from pipeline.writer import conform
 from schemas import schema_module
 
@@ -160,12 +161,45 @@ def _progress(done: int, total: int, started: float, records: int) -> None:
     sys.stderr.flush()
 
 
-def score_shards(tasks: list[ShardTask], workers: int, records: int, progress: bool) -> None:
-    """Score every shard, in worker processes when more than one worker and shard."""
+def _score_with_ray(tasks: list[ShardTask], workers: int, address: str | None,
+                    on_done: Callable[[int], None]) -> None:
+    """The same shard function as Ray tasks (optional extra: ``litmus-gate[ray]``).
+
+    Every node must see the work folder at the same path (a shared mount)."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise UsageError("--engine ray needs Ray", "pip install 'litmus-gate[ray]'") from exc
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
+                 log_to_driver=False, configure_logging=False)
+    try:
+        remote = ray.remote(score_shard)
+        pending = [remote.remote(t) for t in tasks]
+        done = 0
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            ray.get(ready)
+            done += 1
+            on_done(done)
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def score_shards(tasks: list[ShardTask], workers: int, records: int, progress: bool,
+                 engine: str = "local", address: str | None = None) -> None:
+    """Score every shard: in worker processes when more than one worker and shard, or
+    as Ray tasks with ``engine="ray"``."""
     started = time.monotonic()
     finished = [t for t in tasks if (t.work / "out" / f"shard-{t.shard}.done").exists()]
     if finished:
         sys.stderr.write(f"litmus-gate: resuming: {len(finished)} of {len(tasks)} shards already done\n")
+    if engine == "ray":
+        _score_with_ray(tasks, workers, address,
+                        lambda i: _progress(i, len(tasks), started, records) if progress and len(tasks) > 1 else None)
+        return
     if workers <= 1 or len(tasks) <= 1:
         for i, task in enumerate(tasks, start=1):
             score_shard(task)
