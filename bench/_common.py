@@ -1,0 +1,149 @@
+"""Helpers shared by the benchmark scripts: measured subprocesses, machine facts, the doc.
+
+Every measurement runs in its own child process; its peak RSS comes from the rusage that
+``os.wait4`` returns for that child (the largest single process among the child and the
+children it waited for), so measurements taken one after the other in one run do not see
+each other's peaks. Because ``litmus-gate score`` runs worker processes side by side, the
+sum of RSS over the child's process tree is also sampled (every 0.1 s from /proc).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "docs" / "performance.md"
+MIB = 1 << 20
+DOC_HEADER = """# Performance
+
+Measured by the scripts in `bench/` (`make bench` runs `bench/run.py` at modest sizes,
+`python bench/run.py --full` at full size; each script also runs alone). Every figure
+comes from one child process per measurement: wall time from the parent, CPU time
+(user + system, all threads and processes) and the peak RSS of the largest process from
+the rusage of that child (`os.wait4`), plus the peak of the summed RSS of its process
+tree sampled every 0.1 s (`litmus-gate score` runs worker processes). The machine is
+shared with other jobs, so wall times carry noise; CPU seconds and ratios measured side
+by side in one run are the steadier figures. 1 MB = 2^20 bytes.
+"""
+
+
+@dataclass
+class Measured:
+    """One child process run: wall seconds, CPU seconds (all processes), peak RSS of the largest
+    process (bytes, rusage), peak of the summed RSS of the process tree (sampled), exit code, output."""
+
+    wall: float
+    cpu: float
+    peak_rss: int
+    returncode: int
+    stdout: str
+    stderr: str
+    tree_rss: int = 0
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _tree(pid: int) -> list[int]:
+    pids, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        pids.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as handle:
+                    todo.extend(int(c) for c in handle.read().split())
+        except OSError:
+            continue
+    return pids
+
+
+def _tree_rss(pid: int) -> int:
+    total = 0
+    for p in _tree(pid):
+        try:
+            with open(f"/proc/{p}/statm") as handle:
+                total += int(handle.read().split()[1]) * _PAGE
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+class _Sampler(threading.Thread):
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.peak, self.stop = pid, 0, threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.1):
+            self.peak = max(self.peak, _tree_rss(self.pid))
+
+
+def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Measured:
+    """Run ``cmd`` as a child and return its wall time, CPU time and peak RSS."""
+    out_path = Path(f"/tmp/.lg-bench-{os.getpid()}-out")
+    err_path = Path(f"/tmp/.lg-bench-{os.getpid()}-err")
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd)
+        sampler = _Sampler(proc.pid)
+        sampler.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        sampler.stop.set()
+        sampler.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    stdout = out_path.read_text(errors="replace")
+    stderr = err_path.read_text(errors="replace")
+    out_path.unlink()
+    err_path.unlink()
+    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, proc.returncode, stdout, stderr,
+                    max(sampler.peak, usage.ru_maxrss * 1024))
+
+
+def _run(cmd: list[str]) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, check=False).stdout.rstrip()
+    except OSError:
+        return "(unavailable)"
+
+
+def machine() -> str:
+    """Markdown lines describing the machine and the versions (nproc, free -g, versions, load)."""
+    import duckdb
+
+    versions = [f"Python {platform.python_version()}", f"duckdb {duckdb.__version__}"]
+    for dist in ("pyarrow", "polars", "pandera"):
+        try:
+            from importlib import metadata
+
+            versions.append(f"{dist} {metadata.version(dist)}")
+        except Exception:  # noqa: BLE001 - a missing optional package is just not listed
+            pass
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (f"Machine: `nproc` = {_run(['nproc'])}; {platform.platform()}; {', '.join(versions)}; "
+            f"load average at start {load}.\n\n```\n$ free -g\n{_run(['free', '-g'])}\n```\n")
+
+
+def gib(n: float) -> str:
+    return f"{n / (1 << 30):.2f} GB"
+
+
+def update_section(title: str, body: str, doc: Path = DOC) -> None:
+    """Replace (or append) the ``## title`` section of docs/performance.md."""
+    text = doc.read_text(encoding="utf-8") if doc.exists() else DOC_HEADER
+    section = f"## {title}\n\n{body.strip()}\n"
+    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: section + "\n", text, count=1).rstrip() + "\n"
+    else:
+        text = text.rstrip() + "\n\n" + section
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    doc.write_text(text, encoding="utf-8")
