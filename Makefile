@@ -24,7 +24,9 @@ test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.installed-dev
+	$(BIN)/python -m pip install -q -e '.[dev,bench]'
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/compare.py --trajectories 5000 --seed 7
 
 clean:
 	rm -rf $(VENV) runs
