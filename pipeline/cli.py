@@ -110,6 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head`: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # disk full, permissions, ...: one line, never a traceback
+        print(f"litmus-gate: error: {exc.strerror or exc} ({exc.filename or 'no file'})", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("litmus-gate: interrupted; no run was published", file=sys.stderr)
         return 130

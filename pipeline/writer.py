@@ -86,13 +86,7 @@ def table_files(run_dir: Path, table: str) -> list[str]:
 
 def staging_dir(out: Path) -> Path:
     """A fresh staging folder beside RUN_DIR (same filesystem, so rename is atomic)."""
-    parent = out.resolve().parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise RunDirError(f"cannot create {parent}: {exc.strerror}", "choose a writable --out") from exc
-    if not os.access(parent, os.W_OK):
-        raise RunDirError(f"{parent} is not writable", "choose a writable --out")
+    parent = out.resolve().parent  # made and checked by check_out
     for stale in parent.glob(f".{out.name}.staging-*"):
         # left by a killed run: remove it unless its process is still alive
         pid = stale.name.rsplit("-", 1)[-1]
@@ -115,7 +109,16 @@ def _alive(pid: int) -> bool:
 
 
 def check_out(out: Path, overwrite: bool) -> None:
-    """Refuse an existing RUN_DIR unless overwrite."""
+    """Refuse an existing RUN_DIR unless overwrite, or a place where it cannot be made."""
+    parent = out.resolve().parent
+    if parent.exists() and not parent.is_dir():
+        raise RunDirError(f"cannot create {out}: {parent} is not a folder", "choose another --out")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunDirError(f"cannot create {parent}: {exc.strerror}", "choose a writable --out") from exc
+    if not os.access(parent, os.W_OK):
+        raise RunDirError(f"{parent} is not writable", "choose a writable --out")
     if out.exists() and not overwrite:
         raise RunDirError(f"{out} already exists", "pass --overwrite to replace it")
     if out.exists() and not (out / "manifest.json").exists() and any(out.iterdir()):

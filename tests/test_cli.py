@@ -93,6 +93,7 @@ def test_same_inputs_give_identical_parquet_bytes(tmp_path: Path) -> None:
     (["score", "{corpus}", "--out", "{tmp}/r", "--policy", "{tmp}/bad.toml"], "policy"),
     (["score", "{corpus}", "--out", "{tmp}/r", "--labels", "{tmp}/labels.jsonl"], "not in the input"),
     (["score", "{corpus}", "--out", "{tmp}/existing"], "already exists"),
+    (["score", "{corpus}", "--out", "{tmp}/labels.jsonl/run"], "not a folder"),
 ])
 def test_operator_errors_exit_2_and_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                  argv: list[str], needle: str) -> None:
