@@ -50,10 +50,10 @@ def test_canonical_passthrough_is_byte_identical() -> None:
 
 
 def test_agentdojo_fixture() -> None:
-    recs = load(FIX / "agentdojo-mini.jsonl")
+    recs = load(FIX / "agentdojo_mini.jsonl")
     assert [line for line, _, _ in recs] == [2, 4, 5]  # header skipped, blank line counted
     first, second = recs[0][1], recs[1][1]
-    assert first["trajectory_id"] == "agentdojo-mini:banking:user_task_0:injection_task_1:1"
+    assert first["trajectory_id"] == "agentdojo_mini:banking:user_task_0:injection_task_1:1"
     assert first["suite"] == "banking"
     assert first["meta"]["injection_task_id"] == "injection_task_1"
     assert first["meta"]["security"] is True and first["meta"]["run"]["name"] == "mini-model"
@@ -192,10 +192,10 @@ def test_swe_agent_fixture() -> None:
 
 
 def test_gold_rows_on_fixtures() -> None:
-    dojo = list(gold_rows(FIX / "agentdojo-mini.jsonl", "auto"))
+    dojo = list(gold_rows(FIX / "agentdojo_mini.jsonl", "auto"))
     assert [(r["gold"], r["slice"], r["suite"]) for r in dojo] == [
         ("unsafe", "injected", "banking"), ("safe", "benign", "slack")]
-    ids = [json.loads(r.text)["trajectory_id"] for r in iter_records([FIX / "agentdojo-mini.jsonl"]) if r.text]
+    ids = [json.loads(r.text)["trajectory_id"] for r in iter_records([FIX / "agentdojo_mini.jsonl"]) if r.text]
     assert [r["trajectory_id"] for r in dojo] == ids
     [oh] = gold_rows(FIX / "openhands", "auto")
     assert oh["trajectory_id"] == "model_x:traj_demo-task"
