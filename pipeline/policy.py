@@ -184,8 +184,10 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
             [{"error_type": k, "status": v} for k, v in sorted(es.get("types", {}).items())],
             schema=pa.schema([("error_type", pa.string()), ("status", pa.string())])),
         "error_rules": pa.Table.from_pylist(
-            [{"ord": i, "name": r["name"], "pattern": r["pattern"], "status": r["status"]} for i, r in enumerate(rules)],
-            schema=pa.schema([("ord", pa.int64()), ("name", pa.string()), ("pattern", pa.string()), ("status", pa.string())])),
+            [{"ord": i, "name": r["name"], "pattern": r["pattern"], "status": r["status"],
+              "programs": bool(r.get("programs", True))} for i, r in enumerate(rules)],
+            schema=pa.schema([("ord", pa.int64()), ("name", pa.string()), ("pattern", pa.string()),
+                              ("status", pa.string()), ("programs", pa.bool_())])),
         "content_errors": pa.Table.from_pylist(
             [{"ord": i, "pattern": p} for i, p in enumerate(es.get("content_error_patterns", []))],
             schema=pa.schema([("ord", pa.int64()), ("pattern", pa.string())])),

@@ -37,7 +37,7 @@ from pipeline.policy import Policy, load_policy
 from pipeline.records import RawRecord
 from pipeline.stages import actions, connect, flows, records_table, register_inputs, steps, verdicts
 from pipeline.config import RunConfig
-from pipeline.errors import UsageError
+from pipeline.errors import SchemaValidationError, UsageError
 from pipeline.writer import conform
 from schemas import schema_module
 
@@ -136,6 +136,11 @@ def score_shard(task: ShardTask) -> dict[str, int]:
         actions(con)
         flows(con, policy)
         verdicts(con, policy)
+    if "verdicts" in task.tables:
+        landed = con.execute("select (select count(*) from verdicts) + (select count(*) from attrition)").fetchall()[0][0]
+        if landed != records.num_rows:  # a bug, never the input's fault: refuse to publish
+            raise SchemaValidationError(
+                f"shard {task.shard}: {records.num_rows} records in, {landed} in verdicts + attrition")
     counts = {}
     for table in task.tables:
         frame = conform(table, con.table(table).pl())

@@ -52,6 +52,13 @@ opaque as (
     join steps s using (trajectory_id, step_idx)
     where s.exec_status <> 'failed'
 ),
+stepless as (
+    -- an accepted record whose messages yield no step at all (blank assistant text,
+    -- empty tool_calls): nothing to score, and it must not vanish
+    select t.trajectory_id, 'empty_trajectory', 0::bigint, 'messages yield no steps'
+    from trajectories t anti join steps s using (trajectory_id)
+    where t.reject_reason is null
+),
 last_steps as (
     select trajectory_id, max(step_idx) as last_step_idx from steps group by all
 ),
@@ -70,11 +77,12 @@ all_problems as (
     union all select * from unknown_tools
     union all select * from opaque
     union all select * from missing_results
+    union all select * from stepless
 ),
 ranked as (
     select *, row_number() over (
         partition by trajectory_id
-        order by list_position(['malformed_record', 'orphan_tool_result', 'unparseable_arguments',
+        order by list_position(['malformed_record', 'empty_trajectory', 'orphan_tool_result', 'unparseable_arguments',
                                 'unknown_tool', 'opaque_step', 'missing_tool_result'], reason), pos) as rank_no
     from all_problems
 ),

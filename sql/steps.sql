@@ -6,8 +6,12 @@
 -- that matches (rules are ordered); an error nobody can read, or no result at all, is
 -- `unknown` and scored as executed (fail closed); no error is `executed`.
 with first_rule as (
+    -- the first matching rule that applies to this kind of tool
     select h.trajectory_id, h.step_idx, arg_min(r.name, r.ord) as rule_name, arg_min(r.status, r.ord) as rule_status
-    from error_rule_hits h join policy_error_rules r on r.ord = h.ord
+    from error_rule_hits h
+    join policy_error_rules r on r.ord = h.ord
+    join error_texts et on et.trajectory_id = h.trajectory_id and et.step_idx = h.step_idx
+    where r.programs or not et.is_program
     group by all
 ),
 call_status as (
@@ -21,6 +25,9 @@ call_status as (
         end as error_type,
         case
             when et.type_status is not null then et.type_status
+            -- content-only evidence never blocks a call, nor fails one whose output is untrusted
+            when et.from_content and fr.rule_status = 'blocked' then 'unknown'
+            when et.from_content and et.untrusted_output and fr.rule_status = 'failed' then 'unknown'
             when fr.rule_status is not null then fr.rule_status
             when et.err_text is not null then 'unknown'
             else 'executed'
