@@ -1,35 +1,14 @@
 -- step_rejects: the first step-level reject reason of each trajectory that has one
 -- (grain: trajectory_id).
--- Inputs: trajectories, steps, actions, policy_tools, opaque_steps. Parameters: none.
--- SPEC section 3 order after the record-level reasons: orphan_tool_result,
--- unparseable_arguments, unknown_tool, opaque_step, missing_tool_result; malformed
--- messages (a message that is not an object, has no role, a tool call with no name)
--- are malformed_record and come first.
-with messages as (
-    select trajectory_id, (generate_subscripts(l, 1) - 1)::bigint as message_idx, unnest(l) as msg
-    from (select trajectory_id, json_extract(text, '$.messages[*]') as l
-          from trajectories where reject_reason is null)
-),
-bad_messages as (
-    select trajectory_id, 'malformed_record' as reason, message_idx as pos,
-        'message ' || message_idx || case
-            when json_type(msg) <> 'OBJECT' then ' is not an object'
-            when json_type(msg, '$.role') is distinct from 'VARCHAR' then ' has no role'
-            else ' has tool_calls that are not a list' end as detail
-    from messages
-    where json_type(msg) <> 'OBJECT'
-       or json_type(msg, '$.role') is distinct from 'VARCHAR'
-       or json_type(msg, '$.tool_calls') not in ('ARRAY', 'NULL')
-),
-bad_calls as (
-    select trajectory_id, 'malformed_record', step_idx,
-        'tool call at step ' || step_idx || ' has no function name'
-    from steps where kind = 'tool_call' and tool_name is null
-),
-orphans as (
-    select trajectory_id, 'orphan_tool_result', step_idx,
+-- Inputs: trajectories, steps, policy_tools, opaque_steps. Parameters: none.
+-- SPEC section 3 order after the record-level reasons (sql/trajectories.sql, which also
+-- rejects malformed messages): empty_trajectory (messages that yield no step),
+-- orphan_tool_result, unparseable_arguments, unknown_tool, opaque_step,
+-- missing_tool_result.
+with orphans as (
+    select trajectory_id, 'orphan_tool_result' as reason, step_idx as pos,
         'tool result at step ' || step_idx || ' answers call id ' || coalesce(call_id, '(none)')
-            || ', which no earlier unanswered call has'
+            || ', which no earlier unanswered call has' as detail
     from steps where kind = 'tool_result' and not answered
 ),
 unparseable as (
@@ -70,9 +49,7 @@ missing_results as (
     where s.kind = 'tool_call' and s.error_type = 'no_result' and s.step_idx < l.last_step_idx
 ),
 all_problems as (
-    select * from bad_messages
-    union all select * from bad_calls
-    union all select * from orphans
+    select * from orphans
     union all select * from unparseable
     union all select * from unknown_tools
     union all select * from opaque
@@ -82,7 +59,7 @@ all_problems as (
 ranked as (
     select *, row_number() over (
         partition by trajectory_id
-        order by list_position(['malformed_record', 'empty_trajectory', 'orphan_tool_result', 'unparseable_arguments',
+        order by list_position(['empty_trajectory', 'orphan_tool_result', 'unparseable_arguments',
                                 'unknown_tool', 'opaque_step', 'missing_tool_result'], reason), pos) as rank_no
     from all_problems
 ),

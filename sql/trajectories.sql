@@ -43,7 +43,18 @@ shaped as (
                 then coalesce(nullif(text ->> '$.suite', ''), 'default')
         end as suite,
         case when doc_type = 'OBJECT' and json_type(text, '$.meta') = 'OBJECT'
-            then json(text -> '$.meta') end as meta
+            then json(text -> '$.meta') end as meta,
+        -- the first malformed message (not an object, no role, tool_calls not a list, a
+        -- tool call without a name): decided here, before the id checks (SPEC order)
+        case when messages_type = 'ARRAY' then list_position(
+            list_transform(cast(json_extract(text, '$.messages[*]') as json[]), lambda m:
+                json_type(m) <> 'OBJECT'
+                or json_type(m, '$.role') is distinct from 'VARCHAR'
+                or coalesce(json_type(m, '$.tool_calls') not in ('ARRAY', 'NULL'), false)
+                or coalesce(list_bool_or(list_transform(
+                       cast(json_extract(m, '$.tool_calls[*]') as json[]),
+                       lambda c: coalesce(c ->> '$.function.name', c ->> '$.name') is null)), false)),
+            true) end as bad_message
     from fields
 ),
 record_reason as (
@@ -56,6 +67,7 @@ record_reason as (
             when suite is null then 'malformed_record'
             when messages_type is not null and messages_type not in ('ARRAY', 'NULL')
                 then 'malformed_record'
+            when bad_message is not null then 'malformed_record'
             when trajectory_id is null then 'missing_trajectory_id'
         end as reason0,
         case
@@ -65,6 +77,8 @@ record_reason as (
             when suite is null then 'suite must be a string, got ' || lower(suite_type)
             when messages_type is not null and messages_type not in ('ARRAY', 'NULL')
                 then 'messages must be an array, got ' || lower(messages_type)
+            when bad_message is not null then 'message ' || (bad_message - 1)
+                || ' is not an object with a role and named tool calls'
             when trajectory_id is null and id_type is null then 'no trajectory_id field'
             when trajectory_id is null then 'trajectory_id must be a non-empty string or an integer, got ' || lower(id_type)
         end as detail0

@@ -199,3 +199,15 @@ def test_records_whose_messages_yield_no_steps_are_not_lost() -> None:
     con = stage_connection(recs)
     assert rows(con, "select trajectory_id, reason from attrition order by 1") == [
         {"trajectory_id": "blank", "reason": "empty_trajectory"}, {"trajectory_id": "no-calls", "reason": "empty_trajectory"}]
+
+
+def test_malformed_messages_come_before_id_checks() -> None:
+    """SPEC order: malformed_record before missing/duplicate ids; a malformed copy is not 'the first'."""
+    recs = [{"suite": "s", "messages": [5]},
+            {"trajectory_id": "E", "messages": [{"role": "assistant", "content": None,
+                                                  "tool_calls": [{"id": "c", "function": {"arguments": "{}"}}]}]},
+            {"trajectory_id": "E", "messages": [{"role": "user", "content": "ok"}]}]
+    con = stage_connection(recs)
+    assert rows(con, "select source_line, reason from attrition order by 1") == [
+        {"source_line": 1, "reason": "malformed_record"}, {"source_line": 2, "reason": "malformed_record"}]
+    assert rows(con, "select trajectory_id, source_line from verdicts") == [{"trajectory_id": "E", "source_line": 3}]
