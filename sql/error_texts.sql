@@ -9,7 +9,8 @@ with answered as (
         -- the only error evidence is the output itself (which an attacker may write)
         e.err_type is null and e.err_message is null and ce.step_idx is not null as from_content,
         coalesce(t.shell_arg is not null or t.code_arg is not null, false) as is_program,
-        coalesce(t.source_integ, 0) > 0 as untrusted_output
+        coalesce(t.source_integ, 0) > 0 as untrusted_output,
+        e.args_ok
     from events e
     left join (select distinct trajectory_id, step_idx from content_error_hits) ce using (trajectory_id, step_idx)
     left join policy_tools t on t.tool_key = lower(e.tool_name)

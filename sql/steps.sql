@@ -25,9 +25,11 @@ call_status as (
         end as error_type,
         case
             when et.type_status is not null then et.type_status
-            -- content-only evidence never blocks a call, nor fails one whose output is untrusted
+            -- content-only evidence never blocks a call, nor fails one whose output is
+            -- untrusted, unless its arguments did not even parse (then it cannot have run)
             when et.from_content and fr.rule_status = 'blocked' then 'unknown'
-            when et.from_content and et.untrusted_output and fr.rule_status = 'failed' then 'unknown'
+            when et.from_content and et.untrusted_output and fr.rule_status = 'failed' and et.args_ok
+                then 'unknown'
             when fr.rule_status is not null then fr.rule_status
             when et.err_text is not null then 'unknown'
             else 'executed'
