@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.config import RunConfig
+from pipeline.config import RunConfig, sample_root
 from pipeline.errors import LitmusError, UsageError
 from pipeline.reader import FORMATS
 from pipeline.summary import print_summary
@@ -31,13 +31,12 @@ EXAMPLES = {
 
 
 def _sample_inputs() -> tuple[tuple[Path, ...], Path | None, Path | None]:
-    here = Path(__file__).resolve().parent
-    for root in (here / "data" / "sample", here.parent / "data" / "sample"):
-        if (root / "corpus").is_dir():
-            labels = root / "labels.jsonl"
-            gold = root / "gold.jsonl"
-            return (root / "corpus",), labels if labels.exists() else None, gold if gold.exists() else None
-    raise LitmusError("no INPUT given and the bundled sample corpus is missing")
+    try:
+        root = sample_root()
+    except FileNotFoundError as exc:
+        raise LitmusError("no INPUT given and the bundled sample corpus is missing") from exc
+    labels, gold = root / "labels.jsonl", root / "gold.jsonl"
+    return (root / "corpus",), labels if labels.exists() else None, gold if gold.exists() else None
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -28,3 +28,12 @@ class RunConfig:
     address: str | None = None  # Ray cluster address (engine="ray")
     progress: bool = False
     extra: dict[str, str] = field(default_factory=dict)
+
+
+def sample_root() -> Path:
+    """The bundled sample corpus folder (inside the wheel, or in a source checkout)."""
+    here = Path(__file__).resolve().parent
+    for root in (here / "data" / "sample", here.parent / "data" / "sample"):
+        if (root / "corpus").is_dir():
+            return root
+    raise FileNotFoundError("the bundled sample corpus is missing")

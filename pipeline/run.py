@@ -29,8 +29,9 @@ from pipeline.sql import query
 from pipeline.stages import connect, metrics, records_table, register_inputs, steps
 from pipeline.report import render_report
 from pipeline.tables_in import read_gold, read_labels
-from pipeline.shards import ShardTask, combine, plan_digest, prepare_work, score_shards, split, unknown_label_ids
-from pipeline.writer import check_out, conform, publish, staging_dir, table_files, write_table
+from pipeline.query import table_relation
+from pipeline.shards import ShardTask, chunks, combine, plan_digest, prepare_work, score_shards, split, unknown_label_ids
+from pipeline.writer import check_out, conform, publish, staging_dir, write_table
 
 @dataclass(frozen=True)
 class RunResult:
@@ -166,12 +167,20 @@ def suggest(inputs: tuple[Path, ...], fmt: str, policy_file: Path | None) -> str
 
     files = discover_inputs(list(inputs))
     policy = load_policy(policy_file)
-    con = connect(RunConfig(inputs=inputs, out=Path(".")))
-    records = records_table(iter_records(files, fmt, int(policy.setting("max_record_bytes"))))
-    register_inputs(con, records, policy, read_labels(con, None))
-    steps(con)
-    found = query(con, "unknown_tools").fetchall()
-    return suggest_toml([(t, n, m, list(a)) for t, n, m, _, a in found])
+    found: dict[str, tuple[int, int, set[str]]] = {}
+    first_id = 0
+    # one bounded chunk at a time, like the shards; counts add up across chunks
+    for chunk in chunks(iter_records(files, fmt, int(policy.setting("max_record_bytes")))):
+        con = connect(RunConfig(inputs=inputs, out=Path(".")))
+        register_inputs(con, records_table(chunk, first_id), policy, read_labels(con, None))
+        first_id += len(chunk)
+        steps(con)
+        for tool, n_calls, n_traj, _, args in query(con, "unknown_tools").fetchall():
+            calls, trajs, names = found.get(tool, (0, 0, set()))
+            found[tool] = (calls + n_calls, trajs + n_traj, names | set(args))
+        con.close()
+    ordered = sorted(found.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    return suggest_toml([(t, n, m, sorted(a)) for t, (n, m, a) in ordered])
 
 
 def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
@@ -188,11 +197,10 @@ def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
         raise RunDirError(f"{run_dir} is not a litmus-gate run (no manifest.json)")
     con = connect(RunConfig(inputs=(), out=run_dir))
     for name in ("steps", "actions", "flows", "verdicts", "attrition"):
-        folder = run_dir / name
-        if not folder.is_dir():
+        relation = table_relation(con, run_dir, name)
+        if relation is None:
             raise RunDirError(f"{run_dir} has no {name} table", "report needs a score run")
-        con.execute(f"create temp table {name} as select * from read_parquet(?, hive_partitioning = true, "
-                    "union_by_name = true)", [table_files(run_dir, name)])
+        relation.create_view(name)
     counts: dict[str, int] = {}
     if gold is not None:
         metrics(con, gold)
@@ -208,9 +216,8 @@ def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(run_dir / f".metrics.old-{os.getpid()}", ignore_errors=True)
         counts["metrics"] = frame.height
-    elif (run_dir / "metrics").is_dir():
-        con.execute("create temp table metrics as select * from read_parquet(?)",
-                    [table_files(run_dir, "metrics")])
+    elif (relation := table_relation(con, run_dir, "metrics")) is not None:
+        relation.create_view("metrics")
     html, markdown = render_report(con, run_dir.name)
     for name, text in (("report.html", html), ("report.md", markdown)):
         tmp_file = run_dir / f".{name}.tmp"

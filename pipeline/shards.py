@@ -64,7 +64,8 @@ class ShardTask:
     memory_limit: str
 
 
-def _chunks(records: Iterable[RawRecord]) -> Iterator[list[RawRecord]]:
+def chunks(records: Iterable[RawRecord]) -> Iterator[list[RawRecord]]:
+    """Records in bounded lists (CHUNK_ROWS records or CHUNK_BYTES of text)."""
     chunk: list[RawRecord] = []
     size = 0
     for rec in records:
@@ -84,7 +85,7 @@ def split(records: Iterable[RawRecord], work: Path, n_shards: int) -> int:
     con = duckdb.connect(config={"threads": 1, "memory_limit": "1GB"})
     con.execute("set enable_progress_bar = false")
     n_read = 0
-    for part, chunk in enumerate(_chunks(records)):
+    for part, chunk in enumerate(chunks(records)):
         con.register("chunk", records_table(chunk, first_id=n_read))
         n_read += len(chunk)
         tagged = con.sql(_SHARD_OF, params={"n": n_shards}).to_arrow_table().drop_columns(["raw_id"])

@@ -28,18 +28,21 @@ def load_sql(name: str) -> str:
     return (_sql_dir() / f"{name}.sql").read_text(encoding="utf-8")
 
 
+def _used(text: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The parameters a query text names (DuckDB refuses unused ones)."""
+    return {k: v for k, v in params.items() if f"${k}" in text} or None
+
+
 def materialize(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> None:
     """Run ``sql/<name>.sql`` and store its result as temp table ``<name>``."""
-    query = load_sql(name)
-    used = {k: v for k, v in params.items() if f"${k}" in query}
-    con.execute(f"create or replace temp table {name} as {query}", used or None)
+    text = load_sql(name)
+    con.execute(f"create or replace temp table {name} as {text}", _used(text, params))
 
 
 def query(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> duckdb.DuckDBPyRelation:
     """Run ``sql/<name>.sql`` and return the relation (for small result sets)."""
-    query_text = load_sql(name)
-    used = {k: v for k, v in params.items() if f"${k}" in query_text}
-    return con.sql(query_text, params=used or None)
+    text = load_sql(name)
+    return con.sql(text, params=_used(text, params))
 
 
 _NEVER = r"[^\s\S]"  # an RE2 pattern that matches nothing: gives the table its columns

@@ -16,16 +16,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pipeline.config import sample_root
+
 # \uXXXX escapes are matched first so that their digits are never re-keyed
 _DIGITS = re.compile(r"\\u[0-9a-fA-F]{4}|[0-9]{4,}")
-
-
-def _sample_root() -> Path:
-    here = Path(__file__).resolve().parent
-    for root in (here / "data" / "sample", here.parent / "data" / "sample"):
-        if (root / "corpus").is_dir():
-            return root
-    raise FileNotFoundError("the bundled sample corpus is missing")
 
 
 def _load(root: Path) -> tuple[list[tuple[str | None, str]], dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
@@ -68,7 +62,7 @@ def _rekey(line: str, old: str, new: str, rng: random.Random) -> str:
 def synth(n: int, out: Path, seed: int = 0) -> dict[str, int]:
     """Write ``out`` (canonical JSONL), ``out.gold.jsonl`` and ``out.labels.jsonl``."""
     rng = random.Random(seed)
-    lines, gold, labels = _load(_sample_root())
+    lines, gold, labels = _load(sample_root())
     counts = {"trajectories": 0, "gold": 0, "labels": 0}
     gold_path = out.with_suffix(".gold.jsonl")
     labels_path = out.with_suffix(".labels.jsonl")

@@ -59,6 +59,13 @@ def stages() -> Callable[..., duckdb.DuckDBPyConnection]:
     return stage_connection
 
 
+def parquet_digests(run: Path) -> dict[str, str]:
+    """SHA-256 of every Parquet file of a run, by path inside it (byte determinism)."""
+    import hashlib
+
+    return {str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(run.rglob("*.parquet"))}
+
+
 def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
     """Query result as a list of dicts."""
     cur = con.execute(sql, list(params) if params else None)

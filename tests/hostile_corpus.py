@@ -8,7 +8,6 @@ time, so the test process never builds the big value as one Python string.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 import subprocess
@@ -22,6 +21,8 @@ from typing import IO, Any
 
 import duckdb
 import polars as pl
+
+from tests.conftest import parquet_digests  # noqa: F401  (used by test_hostile)
 
 MiB = 1 << 20
 
@@ -232,9 +233,6 @@ def polars_rows(run: Path, table: str) -> list[dict[str, Any]]:
     return frame.to_dicts()
 
 
-def parquet_digests(run: Path) -> dict[str, str]:
-    return {str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(run.rglob("*.parquet"))}
 
 
 def outcomes(run: Path) -> dict[tuple[str, int], tuple[str, str | None, str | None]]:

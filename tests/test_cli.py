@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import subprocess
 import sys
@@ -13,7 +12,7 @@ import duckdb
 import pytest
 
 from pipeline.cli import main
-from tests.conftest import calls, result, say, traj, user
+from tests.conftest import calls, result, say, traj, user, parquet_digests
 
 GOOD = [
     traj("ok-1", user("list files"), calls(("c1", "list_dir", {"path": "."})), result("c1", "a.txt\nb.txt"), say("done")),
@@ -75,16 +74,13 @@ def test_explode_writes_only_steps(tmp_path: Path) -> None:
     assert len(table(run, "steps")) > 0
 
 
-def _digests(run: Path) -> dict[str, str]:
-    return {str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(run.rglob("*.parquet"))}
 
 
 def test_same_inputs_give_identical_parquet_bytes(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "in")
     assert main(["score", str(corpus), "--out", str(tmp_path / "a")]) == 0
     assert main(["score", str(corpus), "--out", str(tmp_path / "b")]) == 0
-    assert _digests(tmp_path / "a") == _digests(tmp_path / "b") != {}
+    assert parquet_digests(tmp_path / "a") == parquet_digests(tmp_path / "b") != {}
 
 
 @pytest.mark.parametrize("argv, needle", [

@@ -3,7 +3,6 @@ a rerun then equals a clean run's tables byte for byte."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -12,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import calls, result, say, traj, user
+from tests.conftest import calls, result, say, traj, user, parquet_digests
 
 
 def _corpus(path: Path, n: int = 400) -> None:
@@ -26,8 +25,6 @@ def _corpus(path: Path, n: int = 400) -> None:
             fh.write(json.dumps(t) + "\n")
 
 
-def _digests(run: Path) -> dict[str, str]:
-    return {str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(run.rglob("*.parquet"))}
 
 
 def _is_whole(run: Path) -> bool:
@@ -52,5 +49,5 @@ def test_kill_9_never_leaves_a_partial_run(tmp_path: Path) -> None:
         proc.wait()
         assert not out.exists() or _is_whole(out), f"partial run visible after kill at {fraction:.0%}"
         subprocess.run([*cmd, "--out", str(out), "--overwrite"], check=True, capture_output=True)
-        assert _digests(out) == _digests(clean)
+        assert parquet_digests(out) == parquet_digests(clean)
     assert not list(tmp_path.glob(".killed-*.staging-*")), "stale staging folders are cleaned by the next run"

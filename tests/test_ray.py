@@ -3,24 +3,21 @@ same tables as local worker processes."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pytest
 
 from pipeline.cli import main
-from tests.conftest import REPO
+from tests.conftest import REPO, parquet_digests
 
 pytest.importorskip("ray")
 SAMPLE = REPO / "data" / "sample"
 
 
-def _digests(run: Path) -> dict[str, str]:
-    return {str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(run.rglob("*.parquet"))}
 
 
 def test_ray_engine_equals_local_workers(tmp_path: Path) -> None:
     args = [str(SAMPLE / "corpus"), "--labels", str(SAMPLE / "labels.jsonl"), "--shards", "3", "--quiet"]
     assert main(["score", *args, "--out", str(tmp_path / "local"), "--workers", "2"]) == 0
     assert main(["score", *args, "--out", str(tmp_path / "ray"), "--workers", "2", "--engine", "ray"]) == 0
-    assert _digests(tmp_path / "ray") == _digests(tmp_path / "local") != {}
+    assert parquet_digests(tmp_path / "ray") == parquet_digests(tmp_path / "local") != {}

@@ -3,7 +3,6 @@ SIGKILL equals a clean run."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import subprocess
@@ -14,11 +13,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
-from tests.conftest import REPO
+from tests.conftest import REPO, parquet_digests
 
 
-def _digests(run: Path) -> dict[str, str]:
-    return {str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(run.rglob("*.parquet"))}
 
 
 SAMPLE = REPO / "data" / "sample"
@@ -37,7 +34,7 @@ def test_tables_do_not_depend_on_workers_or_shards(reference: Path, tmp_path: Pa
     out = tmp_path / "run"
     assert main(["score", str(SAMPLE / "corpus"), "--labels", str(SAMPLE / "labels.jsonl"), "--out", str(out),
                  "--workers", str(workers), "--shards", str(shards), "--quiet"]) == 0
-    assert _digests(out) == _digests(reference)
+    assert parquet_digests(out) == parquet_digests(reference)
 
 
 def test_resume_after_sigkill_equals_a_clean_run(reference: Path, tmp_path: Path) -> None:
@@ -55,5 +52,5 @@ def test_resume_after_sigkill_equals_a_clean_run(reference: Path, tmp_path: Path
     assert not out.exists() and 2 <= finished < 6
     resumed = subprocess.run([*cmd, "--resume"], check=True, capture_output=True, text=True)
     assert f"resuming: {finished} of 6 shards already done" in resumed.stderr
-    assert _digests(out) == _digests(reference)
+    assert parquet_digests(out) == parquet_digests(reference)
     assert not (tmp_path / ".run.work").exists()
