@@ -26,7 +26,6 @@ test: $(VENV)/.installed-dev
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m pip install -q -e '.[dev,bench]'
 	$(BIN)/python bench/run.py
-	$(BIN)/python bench/compare.py --trajectories 5000 --seed 7
 
 clean:
 	rm -rf $(VENV) runs

@@ -23,8 +23,8 @@ DOC = REPO / "docs" / "performance.md"
 MIB = 1 << 20
 DOC_HEADER = """# Performance
 
-Measured by the scripts in `bench/` (`make bench` runs `bench/run.py` at modest sizes,
-`python bench/run.py --full` at full size; each script also runs alone). Every figure
+Measured by the scripts in `bench/`: `make bench` runs `bench/run.py`, which runs the
+others and rewrites this file; each script also runs alone. Every figure
 comes from one child process per measurement: wall time from the parent, CPU time
 (user + system, all threads and processes) and the peak RSS of the largest process from
 the rusage of that child (`os.wait4`), plus the peak of the summed RSS of its process
@@ -147,3 +147,11 @@ def update_section(title: str, body: str, doc: Path = DOC) -> None:
         text = text.rstrip() + "\n\n" + section
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(text, encoding="utf-8")
+
+
+def auto_shards(nbytes: int) -> str:
+    """How many shards ``score`` makes for ``nbytes`` of input by default."""
+    from pipeline.config import RunConfig
+
+    per = RunConfig(inputs=(), out=Path(".")).shard_bytes
+    return f"auto ({max(1, -(-nbytes // per))}, one per {per // MIB} MB)"

@@ -41,7 +41,6 @@ import gen_corpus  # noqa: E402
 from _common import MIB, REPO, Measured, machine, measure  # noqa: E402
 
 BENCH = REPO / "bench"
-DOC = REPO / "docs" / "performance-baselines.md"
 PY = sys.executable
 CLI = str(Path(PY).with_name("litmus-gate"))
 FIXED_COST_TRAJECTORIES = 50
@@ -135,6 +134,13 @@ def fmt_rss(m: Measured, tree: bool = False) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    report, _ = compare(argv)
+    print(report)
+    return 0
+
+
+def compare(argv: list[str] | None = None) -> tuple[str, dict]:
+    """Run (a), (b), (c), (d) on one corpus; returns the Markdown report and the throughputs."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trajectories", type=int, default=5000, help="corpus size in trajectories (exact)")
     parser.add_argument("--seed", type=int, default=7)
@@ -143,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="run (d) on the first N trajectories only (0: the whole corpus)")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/litmus-compare"))
     parser.add_argument("--keep", action="store_true", help="keep the corpus and outputs in --workdir")
-    parser.add_argument("--no-doc", action="store_true", help="do not rewrite docs/performance-baselines.md")
+    parser.add_argument("--doc", type=Path, default=None, help="also write the report to this file")
     args = parser.parse_args(argv)
 
     command = "python bench/compare.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
@@ -164,6 +170,11 @@ def main(argv: list[str] | None = None) -> int:
           f"({time.perf_counter() - start:.1f} s)", file=sys.stderr)
     inv_n = min(n, args.invariant_limit) if args.invariant_limit > 0 else n
 
+    print("(a) raw DuckDB read_json -> explode -> Parquet ...", file=sys.stderr)
+    a = measure([PY, str(BENCH / "ingest.py"), "--_raw", str(corpus), str(work / "raw.parquet")], cwd=work)
+    _check("raw DuckDB ingest", a)
+    a_rows = json.loads(a.stdout.strip().splitlines()[-1])["rows"]
+    (work / "raw.parquet").unlink(missing_ok=True)
     env = dict(os.environ)
     small_n = min(FIXED_COST_TRAJECTORIES, n)
     small = work / "corpus-head.jsonl"
@@ -201,9 +212,12 @@ def main(argv: list[str] | None = None) -> int:
     prefix_ids = {r["trajectory_id"] for r in inv_rows}
     b_flagged_prefix = sum(1 for t, r in product.items() if t in prefix_ids and r["is_unsafe"])
 
-    tps = {"b": n / b.wall, "c": n / c.wall, "d": inv_n / d.wall, "d0": inv_n / d0.wall}
+    b_steps = json.loads((run_dir / "manifest.json").read_text())["row_counts"]["steps"]
+    tps = {"a": n / a.wall, "b": n / b.wall, "c": n / c.wall, "d": inv_n / d.wall, "d0": inv_n / d0.wall}
     pct = (lambda k, tot: f"{100 * k / tot:.1f}%" if tot else "n/a")
     rows = [
+        ("(a) raw DuckDB `read_json` -> unnest messages x tool calls -> Parquet (`bench/ingest.py`)", n, a, tps["a"],
+         fmt_rss(a), f"- ({a_rows:,} message x call rows)"),
         ("(b) `litmus-gate score` end to end", n, b, tps["b"], fmt_rss(b, tree=True),
          f"{b_flagged:,} unsafe/attempted ({rejected:,} rejected)"),
         (f"(b1) same on the first {small_n} trajectories (start-up, canaries: fixed cost)", small_n, b1,
@@ -220,14 +234,19 @@ def main(argv: list[str] | None = None) -> int:
     for name, count, m, rate, rss, flagged in rows:
         table.append(f"| {name} | {count:,} | {m.wall:.1f} | {m.cpu:.1f} | {rate:,.0f} | {rss} | {flagged} |")
     ratio_bc, ratio_bd = tps["b"] / tps["c"], tps["b"] / tps["d"]
-    ratios = (f"Throughput ratios (trajectories/s, wall): (b)/(c) = **{ratio_bc:.2f}x** (issue target >= 20x), "
+    ratio_ba = (b_steps / b.wall) / (a_rows / a.wall)
+    ratios = (f"(b) runs at **{100 * ratio_ba:.0f}%** of (a)'s rows per second ({b_steps / b.wall:,.0f} steps/s vs "
+              f"{a_rows / a.wall:,.0f} message x call rows/s; issue target >= 40%); in trajectories/s "
+              f"(b)/(a) = {tps['b'] / tps['a']:.2f}x. "
+              f"Throughput ratios (trajectories/s, wall): (b)/(c) = **{ratio_bc:.2f}x** (issue target >= 20x), "
               f"(b)/(d) = **{ratio_bd:.2f}x** (issue target >= 40x). "
               f"Per CPU second: (b) {n / b.cpu:,.0f}, (c) {n / c.cpu:,.0f}, (d) {inv_n / d.cpu:,.0f} trajectories. "
               + (f"Without (b)'s fixed cost ((b) - (b1): {n - small_n:,} trajectories in {b.wall - b1.wall:.1f} s) "
                  f"it scores {(n - small_n) / (b.wall - b1.wall):,.0f} trajectories/s, "
                  f"{(n - small_n) / (b.wall - b1.wall) / tps['c']:.2f}x (c) and "
                  f"{(n - small_n) / (b.wall - b1.wall) / tps['d']:.2f}x (d)." if b.wall > b1.wall and n > small_n else ""))
-    findings = (f"Targets of the issue: (b)/(c) >= 20x {'met' if ratio_bc >= 20 else 'not met'} "
+    findings = (f"Targets of the issue: (b) >= 40% of (a) {'met' if ratio_ba >= 0.4 else 'not met'} "
+                f"({100 * ratio_ba:.0f}%); (b)/(c) >= 20x {'met' if ratio_bc >= 20 else 'not met'} "
                 f"({ratio_bc:.2f}x); (b)/(d) >= 40x {'met' if ratio_bd >= 40 else 'not met'} ({ratio_bd:.2f}x).")
     conf = agree["confusion"]
     labels = ("safe", "attempted", "unsafe")
@@ -258,14 +277,13 @@ def main(argv: list[str] | None = None) -> int:
     report = "\n".join([
         f"Corpus: {n:,} trajectories, {size / MIB:.1f} MB of canonical NDJSON from `bench/gen_corpus.py` (seed "
         f"{args.seed}).", "", *table, "", ratios, "", findings, "", agree_text, "", *conf_table, "", inv_text])
-    print(report)
-
-    if not args.no_doc:
-        DOC.write_text(doc_text(facts, versions, command, report), encoding="utf-8")
-        print(f"\nwrote {DOC.relative_to(REPO)}", file=sys.stderr)
+    if args.doc is not None:
+        args.doc.write_text(doc_text(facts, versions, command, report), encoding="utf-8")
+        print(f"\nwrote {args.doc}", file=sys.stderr)
     if not args.keep:
         shutil.rmtree(work)
-    return 0
+    return report, {"tps": tps, "ratio_ba": ratio_ba, "ratio_bc": ratio_bc, "ratio_bd": ratio_bd,
+                    "trajectories": n, "bytes": size, "command": command}
 
 
 def doc_text(facts: str, versions: list[str], command: str, report: str) -> str:

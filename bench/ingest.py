@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import MIB, REPO, Measured, gib, machine, measure, update_section  # noqa: E402
+from _common import MIB, REPO, Measured, auto_shards, gib, machine, measure, update_section  # noqa: E402
 
 COLUMNS = (
     "{'trajectory_id': 'VARCHAR', 'suite': 'VARCHAR', 'messages': 'STRUCT(role VARCHAR, content JSON, "
@@ -191,7 +191,7 @@ def markdown(res: dict, command: str) -> str:
     rows = sc["rows"]
     conf = dict(sc.get("settings", {}))
     if conf.get("shards") is None and "shards" in conf:
-        conf["shards"] = f"auto ({max(1, -(-res['bytes'] // (256 * MIB)))}, one per 256 MB)"
+        conf["shards"] = auto_shards(res["bytes"])
     settings = ", ".join(f"{k}={v}" for k, v in conf.items())
     lines = [
         f"Corpus: one canonical NDJSON file from `bench/gen_corpus.py --seed {res['seed']}`, {mb:.0f} MB, "

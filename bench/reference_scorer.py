@@ -168,7 +168,7 @@ def keys(text: str | None) -> set[str]:
     out = set()
     for t in toks:
         n = len(t)
-        if n >= MIN_LEN and (n >= 24 or DIGIT_AT.search(t) or DOTTED.search(t)):
+        if len(t.rstrip("=")) >= MIN_LEN and (n >= 24 or DIGIT_AT.search(t) or DOTTED.search(t)):
             out.add(t)
         if n >= 32 and B64ISH.fullmatch(t):
             out.add("prefix:" + t[:24])

@@ -1,18 +1,19 @@
-"""All benchmarks in one run; rewrites docs/performance.md (``make bench`` calls this).
+"""All benchmarks in one run; rewrites docs/performance.md (``make bench`` runs exactly this).
 
-1. Ingest (``bench/ingest.py``): one generated corpus of ``--ingest-mb`` MiB (default 256),
-   (a) raw DuckDB explode -> Parquet vs (b) ``litmus-gate score``, plus the stage profile
-   of (b) (``bench/stages.py`` on one shard's worth of the corpus).
-2. Reachability (``bench/reachability.py``): ``--trajectories`` graphs (default 1M, ~10
-   edges each), ``sql/flows.sql`` (and any variant queries in ``bench/flows_variants/``), on the
-   pipeline's connection as is (plus ``sql/flows.sql`` in ``--batches`` disjoint batches,
-   as shards run it) and with ``--big-memory`` (default 16GB) so the query can finish.
+1. Side by side (``bench/compare.py``): one generated corpus of ``--base-mb`` MiB (default
+   64), measured in one run by (a) raw DuckDB ``read_json`` -> explode -> Parquet, (b)
+   ``litmus-gate score``, (c) the plain-Python reference scorer, (d) Invariant's
+   ``LocalPolicy`` with three equivalent rules; ratios of (b) to each.
+2. Scaling (``bench/ingest.py``): (a) and (b) on corpora of 1x, 4x and 16x ``--base-mb``
+   (``--scales``), throughput and peak RSS, plus the stage profile of (b) at 1x
+   (``bench/stages.py``).
+3. Reachability (``bench/reachability.py``): ``--trajectories`` graphs (default 1M, ~10
+   edges each), ``sql/flows.sql`` on the pipeline's connection (and in ``--batches``
+   disjoint batches, as shards run it) and with ``--big-memory`` (default 16GB).
 
-``--full`` is the full-size run: a 1024 MiB ingest corpus, and the per-CTE and operator
-profile of ``sql/flows.sql`` in the big-memory run.
 Generated files go to ``--workdir`` (default /tmp/litmus-bench) and are deleted.
 
-Usage: python bench/run.py [--full] [--ingest-mb 256] [--trajectories 1000000] [--big-memory 16GB]
+Usage: python bench/run.py [--base-mb 64] [--scales 1,4,16] [--trajectories 1000000]
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import compare  # noqa: E402
 import ingest  # noqa: E402
 import reachability  # noqa: E402
-from _common import DOC, DOC_HEADER, MIB, REPO  # noqa: E402
+from _common import DOC, DOC_HEADER, MIB, REPO, auto_shards, gib  # noqa: E402
 
 VARIANTS = tuple(str(p) for p in sorted((REPO / "bench" / "flows_variants").glob("*.sql")))
 
@@ -63,13 +65,36 @@ def _part(stage: dict) -> str:
     return f"{stage['stage']} {table}" if table.startswith("(") else f"{stage['stage']} `{table}`"
 
 
-def summary(ing: dict, reach: list[tuple[str, dict]]) -> str:
-    mb = ing["bytes"] / MIB
-    raw, sc = ing["raw"], ing["score"]
-    lines = [f"- Ingest of {mb:.0f} MB ({ing['trajectories']:,} trajectories): raw DuckDB explode -> Parquet "
-             f"{mb / raw['wall']:.1f} MB/s, `litmus-gate score` end to end {mb / sc['wall']:.2f} MB/s: "
-             f"(b)/(a) = **{sc['wall'] / raw['wall']:.0f}x** wall, {sc['cpu'] / raw['cpu']:.0f}x CPU."]
-    prof = ing.get("stages")
+def scaling_table(runs: list[tuple[int, dict]]) -> str:
+    """(a) and (b) at each corpus size, with (b)'s throughput relative to the smallest."""
+    base_rate = runs[0][1]["bytes"] / runs[0][1]["score"]["wall"]
+    lines = ["| size | MB | trajectories | (a) MB/s | (b) wall s | (b) MB/s | (b) trajectories/s "
+             "| (b) vs 1x | (b) peak RSS, largest process | (b) peak RSS, process tree | (b) shards |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for k, res in runs:
+        mb = res["bytes"] / MIB
+        sc, raw = res["score"], res["raw"]
+        rate = res["bytes"] / sc["wall"]
+        lines.append(f"| {k}x | {mb:,.0f} | {res['trajectories']:,} | {mb / raw['wall']:.1f} | {sc['wall']:.1f} "
+                     f"| {mb / sc['wall']:.1f} | {res['trajectories'] / sc['wall']:,.0f} | {rate / base_rate:.2f} "
+                     f"| {gib(sc['peak_rss'])} | {gib(sc['tree_rss'])} | {sc.get('settings', {}).get('shards') or auto_shards(res['bytes'])} |")
+    return "\n".join(lines)
+
+
+def summary(cmp: dict, runs: list[tuple[int, dict]], reach: list[tuple[str, dict]]) -> str:
+    tps = cmp["tps"]
+    lines = [f"- Side by side on one corpus ({cmp['trajectories']:,} trajectories, {cmp['bytes'] / MIB:.0f} MB): "
+             f"(b) `litmus-gate score` {tps['b']:,.0f} trajectories/s, at **{100 * cmp['ratio_ba']:.0f}%** of raw "
+             f"DuckDB (a)'s rows per second (target >= 40%); (b)/(c) reference scorer **{cmp['ratio_bc']:.2f}x** "
+             f"(target >= 20x); (b)/(d) Invariant **{cmp['ratio_bd']:.2f}x** (target >= 40x)."]
+    first, last = runs[0], runs[-1]
+    r0 = first[1]["bytes"] / first[1]["score"]["wall"]
+    r1 = last[1]["bytes"] / last[1]["score"]["wall"]
+    lines.append(f"- Scaling {first[0]}x -> {last[0]}x ({first[1]['bytes'] / MIB:,.0f} -> {last[1]['bytes'] / MIB:,.0f} MB): "
+                 f"(b) throughput {r0 / MIB:.1f} -> {r1 / MIB:.1f} MB/s ({100 * (r1 / r0 - 1):+.0f}%; target within 10%), "
+                 f"peak RSS of the process tree {gib(first[1]['score']['tree_rss'])} -> {gib(last[1]['score']['tree_rss'])} "
+                 f"(target <= 2.5 GB).")
+    prof = first[1].get("stages")
     if prof:
         total = sum(s["wall"] for s in prof["stages"]) or 1.0
         top = sorted(prof["stages"], key=lambda s: -s["wall"])[:3]
@@ -77,20 +102,13 @@ def summary(ing: dict, reach: list[tuple[str, dict]]) -> str:
                      "by share of wall time: " + ", ".join(f"{_part(s)} {100 * s['wall'] / total:.0f}%" for s in top) + ".")
     for label, res in reach:
         lines.append(_reach_line(label, res))
-        ops = res.get("operators") or []
-        rec = next((o for o in ops if o["operator"] == "REC_CTE"), None)
-        scan = next((o for o in ops if o["operator"] == "REC_REC_CTE_SCAN"), None)
-        if rec and scan:
-            lines.append(f"- In `sql/flows.sql` ({label}) the recursive CTE takes {rec['seconds']:.1f} operator-seconds, "
-                         f"{scan['seconds']:.1f} of them scanning `recurring.reach` for the NOT EXISTS anti-join "
-                         f"({scan['rows']:,} rows read: every state found so far, read again at each BFS level).")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--full", action="store_true", help="1024 MiB ingest and the per-CTE flows profile")
-    parser.add_argument("--ingest-mb", type=float, default=None, help="corpus size (default 256, 1024 with --full)")
+    parser.add_argument("--base-mb", type=float, default=64, help="1x corpus size in MiB (default 64)")
+    parser.add_argument("--scales", default="1,4,16", help="corpus sizes for scaling, in multiples of --base-mb")
     parser.add_argument("--trajectories", type=int, default=1_000_000)
     parser.add_argument("--edges", type=int, default=10)
     parser.add_argument("--batches", type=int, default=8,
@@ -100,34 +118,42 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--doc", type=Path, default=DOC, help="where to write (default docs/performance.md)")
     args = parser.parse_args(argv)
-    mb = args.ingest_mb or (1024 if args.full else 256)
     command = "python bench/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    scales = [int(k) for k in args.scales.split(",")]
 
-    print(f"== ingest, {mb:g} MB", file=sys.stderr)
-    ing = ingest.run(mb, None, args.workdir, 1, False, args.seed, stages=True)
-    ingest_md = ingest.markdown(ing, f"python bench/ingest.py --mb {mb:g} --stages")
+    print(f"== side by side, {args.base_mb:g} MB", file=sys.stderr)
+    cmp_report, cmp = compare.compare(["--mb", f"{args.base_mb:g}", "--seed", str(args.seed),
+                                       "--workdir", str(args.workdir / "compare")])
+    runs: list[tuple[int, dict]] = []
+    for k in scales:
+        mb = args.base_mb * k
+        print(f"== scaling {k}x, {mb:g} MB", file=sys.stderr)
+        res = ingest.run(mb, None, args.workdir, 1, False, args.seed, stages=(k == scales[0]))
+        runs.append((k, res))
 
     reach: list[tuple[str, dict]] = []
     sections: list[tuple[str, str]] = []
     for limit in (None, args.big_memory):
         label = "pipeline memory_limit" if limit is None else f"memory_limit={limit}"
         print(f"== reachability, {args.trajectories:,} trajectories, {label}", file=sys.stderr)
-        deep = bool(args.full and limit)  # per-CTE cuts and operator profile: once, where the query finishes
         batches = 1 if limit else args.batches
-        res = reachability.run(args.trajectories, args.edges, profile=deep, variants=VARIANTS,
-                               workdir=args.workdir, memory_limit=limit, batches=batches, operators=deep)
+        res = reachability.run(args.trajectories, args.edges, profile=False, variants=VARIANTS,
+                               workdir=args.workdir, memory_limit=limit, batches=batches, operators=False)
         cmd = (f"python bench/reachability.py --trajectories {args.trajectories} --edges {args.edges}"
-               + (f" --memory-limit {limit}" if limit else "") + (" --profile --operators" if deep else "")
-               + (f" --batches {batches}" if batches > 1 else "")
+               + (f" --memory-limit {limit}" if limit else "") + (f" --batches {batches}" if batches > 1 else "")
                + "".join(f" --variant {Path(v).relative_to(REPO)}" for v in VARIANTS))
         reach.append((label, res))
         sections.append((reachability.section_title(limit), reachability.markdown(res, cmd)))
 
-    text = DOC_HEADER + (f"\nWritten by `{command}` (started {started}), which ran the commands named in "
-                         f"each section.\n\n")
-    text += f"## Summary\n\n{summary(ing, reach)}\n"
-    text += f"\n## Ingest\n\n{ingest_md.strip()}\n"
+    text = DOC_HEADER + f"\nWritten by `{command.strip()}` (started {started}); `make bench` runs the same.\n\n"
+    text += f"## Summary\n\n{summary(cmp, runs, reach)}\n"
+    text += "\n## Side by side: (a) raw DuckDB, (b) litmus-gate, (c) reference scorer, (d) Invariant\n\n"
+    text += f"{cmp_report.strip()}\n\nCommand: `{cmp['command']}`\n"
+    text += f"\n## Scaling: (b) at {', '.join(f'{k}x' for k in scales)}\n\n{scaling_table(runs)}\n"
+    first = runs[0][1]
+    text += f"\n### The {scales[0]}x run in detail\n\n" + ingest.markdown(
+        first, f"python bench/ingest.py --mb {args.base_mb * scales[0]:g} --stages").strip() + "\n"
     for title, body in sections:
         text += f"\n## {title}\n\n{body.strip()}\n"
     args.doc.write_text(text, encoding="utf-8")

@@ -15,6 +15,7 @@ from pathlib import Path
 from pipeline.config import RunConfig, sample_root
 from pipeline.errors import LitmusError, UsageError
 from pipeline.reader import FORMATS
+from pipeline.storage import cli_location
 from pipeline.summary import print_summary
 
 EXAMPLES = {
@@ -49,9 +50,11 @@ def _parser() -> argparse.ArgumentParser:
     for name, helptext in (("score", "score transcripts into a run folder"),
                            ("explode", "write only the steps table (for an external classifier)")):
         cmd = sub.add_parser(name, help=helptext, description=helptext, formatter_class=fmt, epilog=EXAMPLES[name])
-        cmd.add_argument("inputs", nargs="*", type=Path, metavar="INPUT",
-                         help="files or folders of .jsonl/.jsonl.gz/.json (score: the bundled sample when omitted)")
-        cmd.add_argument("--out", type=Path, required=True, metavar="RUN_DIR", help="run folder to create")
+        cmd.add_argument("inputs", nargs="*", type=cli_location, metavar="INPUT",
+                         help="files or folders of .jsonl/.jsonl.gz/.json, or URIs such as s3://bucket/prefix "
+                              "(score: the bundled sample when omitted)")
+        cmd.add_argument("--out", type=cli_location, required=True, metavar="RUN_DIR",
+                         help="run folder to create (or a URI prefix: s3://bucket/runs/name)")
         cmd.add_argument("--format", default="auto", choices=FORMATS, dest="fmt", help="input format (default: auto)")
         cmd.add_argument("--policy", type=Path, help="policy file (TOML/YAML) layered over the default")
         cmd.add_argument("--overwrite", action="store_true", help="replace an existing RUN_DIR")
@@ -65,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--engine", choices=("local", "ray"), default="local",
                          help="run shards as local worker processes or as Ray tasks")
         cmd.add_argument("--address", help="Ray cluster address (with --engine ray; default: a local cluster)")
+        cmd.add_argument("--work-dir", type=cli_location, metavar="LOCATION",
+                         help="where the shard work folder .RUN_DIR.work goes (default: beside RUN_DIR); "
+                              "a URI such as s3://bucket/tmp lets every Ray node share it")
         if name == "score":
             cmd.add_argument("--labels", type=Path, help="per-step labels (trajectory_id, step_idx, label, score)")
             cmd.add_argument("--gold", type=Path, help="gold labels (trajectory_id, gold, slice) for metrics")
@@ -92,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     pol_sub = pol.add_subparsers(dest="policy_command", required=True)
     sug = pol_sub.add_parser("suggest", help="draft catalog entries for unknown tools", formatter_class=fmt,
                              description="draft catalog entries for unknown tools", epilog=EXAMPLES["policy"])
-    sug.add_argument("inputs", nargs="+", type=Path, metavar="INPUT")
+    sug.add_argument("inputs", nargs="+", type=cli_location, metavar="INPUT")
     sug.add_argument("--format", default="auto", choices=FORMATS, dest="fmt")
     sug.add_argument("--policy", type=Path, help="policy file layered over the default")
     return parser
@@ -135,7 +141,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         config = RunConfig(inputs=inputs, out=args.out, fmt=args.fmt, labels=labels, gold=gold,
                            policy=args.policy, overwrite=args.overwrite or args.resume, workers=args.workers,
                            shards=args.shards, resume=args.resume, progress=not args.quiet,
-                           engine=args.engine, address=args.address,
+                           engine=args.engine, address=args.address, work_dir=args.work_dir,
                            extra={"command": args.command})
         result = run.score(config) if args.command == "score" else run.explode(config)
         if getattr(args, "summary", False):

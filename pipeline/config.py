@@ -10,8 +10,8 @@ from pathlib import Path
 class RunConfig:
     """Everything a run depends on. Two runs with equal configs give equal tables."""
 
-    inputs: tuple[Path, ...]
-    out: Path
+    inputs: tuple[Path | str, ...]  # local paths, or URIs (s3://, gs://, file://; see pipeline.storage)
+    out: Path | str  # a local folder, or a URI prefix
     fmt: str = "auto"
     labels: Path | None = None
     gold: Path | None = None
@@ -19,13 +19,14 @@ class RunConfig:
     overwrite: bool = False
     tables: tuple[str, ...] = ("steps", "actions", "edges", "flows", "verdicts", "attrition")
     threads: int = 2
-    memory_limit: str = "2GB"  # per DuckDB connection, i.e. per worker
+    memory_limit: str = "2GB"  # a cap per DuckDB connection (each worker; combine); typical use is far lower
     workers: int = 1
     shards: int | None = None  # None: one shard per shard_bytes of input
-    shard_bytes: int = 256 * 2**20
+    shard_bytes: int = 64 * 2**20  # about 1 GB peak RSS per worker (docs/performance.md)
     resume: bool = False
     engine: str = "local"  # local worker processes, or "ray"
     address: str | None = None  # Ray cluster address (engine="ray")
+    work_dir: Path | str | None = None  # where .RUN.work goes (None: beside RUN_DIR); may be a URI
     progress: bool = False
     extra: dict[str, str] = field(default_factory=dict)
 

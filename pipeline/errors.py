@@ -49,6 +49,11 @@ class FormatError(UsageError):
     """An unknown --format, or a file whose format cannot be detected."""
 
 
+class StorageError(LitmusError):
+    """Shared storage (a URI) failed in the middle of a run. Nothing was published; the
+    work folder is kept, so ``--resume`` continues from the finished shards."""
+
+
 class SchemaValidationError(LitmusError):
     """A table failed its Pandera schema: a bug in litmus-gate, never in the input."""
 

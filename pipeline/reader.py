@@ -26,6 +26,11 @@ also ends the file (the element boundary is lost). A truncated gzip stream keeps
 records read so far and adds one ``malformed_record`` "truncated gzip stream after
 line N" at line N+1.
 
+Remote inputs (URIs such as ``s3://bucket/prefix``, see ``pipeline.storage``) are
+streamed through pyarrow filesystems with the same readers, limits and lineage
+(``source_file`` is the URI); a remote ``.eval`` archive is copied to a temporary
+local file first (zip needs seeks). A prefix is walked like a folder.
+
 Discovery: folders are walked recursively (sorted, symlinked folders not followed,
 hidden entries skipped) for ``.jsonl .jsonl.gz .json .json.gz .eval .traj``; files that
 detection classifies as label files (OpenAgentSafety ``eval_*.json``,
@@ -38,8 +43,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+import pyarrow.fs as pafs
 
 from pipeline.adapters import ADAPTERS, AdapterSpec, Ctx
 from pipeline.adapters._detect import detect
@@ -50,6 +58,7 @@ from pipeline.adapters._io import (
 from pipeline.adapters.inspect_log import iter_samples
 from pipeline.errors import FormatError, InputNotFoundError
 from pipeline.records import RawRecord, rejected
+from pipeline.storage import Location, Remote, guard, local_copy, location, walk_files
 
 FORMATS = ("auto", "canonical", "openai", "anthropic", "inspect", "agentdojo", "openhands",
            "tau-bench", "r-judge", "swe-agent")
@@ -57,37 +66,38 @@ SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".eval", ".traj")
 DOCUMENT_SUFFIXES = (".json", ".json.gz", ".traj")
 
 
-def discover_inputs(paths: Sequence[Path]) -> list[Path]:
+def discover_inputs(paths: Sequence[Path | str | Remote]) -> list[Location]:
     """Input files: given files as is, folders walked recursively (see module docstring).
 
+    A path may be a URI (``s3://bucket/prefix``): a prefix is walked like a folder
+    (same filters, same order), files are read through pyarrow filesystems.
     Order: inputs in the order given, each folder's files sorted by relative path;
     duplicates (same resolved file) are kept once. Raises InputNotFoundError when a
-    path does not exist or nothing is found.
+    path does not exist or nothing is found (or a URI cannot be reached).
     """
-    found: list[Path] = []
-    seen: set[Path] = set()
+    found: list[Location] = []
+    seen: set[Path | str] = set()
 
-    def add(path: Path) -> None:
-        key = path.resolve()
+    def add(path: Location) -> None:
+        key = path.resolve() if isinstance(path, Path) else str(path)
         if key not in seen:
             seen.add(key)
             found.append(path)
 
     for raw in paths:
-        path = Path(raw)
-        if path.is_file():
+        path = location(raw)
+        if isinstance(path, Remote):
+            for child in _remote_inputs(path):
+                add(child)
+        elif path.is_file():
             add(path)
         elif path.is_dir():
             for root, dirs, files in os.walk(path, followlinks=False):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(files):
                     child = Path(root) / name
-                    if (name.startswith(".") or not name.lower().endswith(SUFFIXES)
-                            or not child.is_file()):
-                        continue
-                    if name.lower().endswith((".json", ".json.gz")) and detect(child)[0] == "skip":
-                        continue
-                    add(child)
+                    if _transcript_name(name) and child.is_file() and not _label_file(child):
+                        add(child)
         else:
             raise InputNotFoundError(f"input not found: {path}", "give existing files or folders")
     if not found:
@@ -97,7 +107,30 @@ def discover_inputs(paths: Sequence[Path]) -> list[Path]:
     return found
 
 
-def detect_format(path: Path) -> tuple[str, str]:
+def _transcript_name(name: str) -> bool:
+    """Folder-walk filter on names: transcript suffixes, no hidden files."""
+    return not name.startswith(".") and name.lower().endswith(SUFFIXES)
+
+
+def _label_file(child: Location) -> bool:
+    """Folder-walk filter on content: a JSON document that detection calls a label file."""
+    return child.name.lower().endswith((".json", ".json.gz")) and detect(child)[0] == "skip"
+
+
+def _remote_inputs(path: Remote) -> list[Remote]:
+    """The input files at a URI: the object itself, or the prefix walked like a folder."""
+    if path.known_file:
+        return [path]
+    with guard(f"cannot read input {path}", InputNotFoundError, "check the URI, credentials and endpoint"):
+        kind = path.info().type
+        if kind == pafs.FileType.File:
+            return [replace(path, known_file=True)]
+        if kind != pafs.FileType.Directory:
+            raise InputNotFoundError(f"input not found: {path}", "give existing files or prefixes")
+        return [c for c in walk_files(path) if _transcript_name(c.name) and not _label_file(c)]
+
+
+def detect_format(path: Location) -> tuple[str, str]:
     """(format, why) by extension and the first bytes/record; ``skip`` = label file."""
     try:
         return detect(path)
@@ -146,11 +179,11 @@ def _convert(spec: AdapterSpec, value: Any, raw: str | None, ctx: Ctx,
     return RawRecord(src, ctx.line, text, None, None, spec.name)
 
 
-def _problem(path: Path, problem: Problem, fmt: str) -> RawRecord:
+def _problem(path: Location, problem: Problem, fmt: str) -> RawRecord:
     return rejected(str(path), problem.line, problem.reason, problem.detail, fmt)
 
 
-def _ndjson(path: Path, spec: AdapterSpec, max_record_bytes: int) -> Iterator[RawRecord]:
+def _ndjson(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Iterator[RawRecord]:
     state: dict[str, Any] = {}
     for line, raw in iter_lines(path, max_record_bytes):
         text = raw if isinstance(raw, Problem) else decode_line(raw, line)
@@ -172,10 +205,10 @@ def _ndjson(path: Path, spec: AdapterSpec, max_record_bytes: int) -> Iterator[Ra
             yield record
 
 
-def _document(path: Path, spec: AdapterSpec, max_record_bytes: int) -> Iterator[RawRecord]:
+def _document(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Iterator[RawRecord]:
     state: dict[str, Any] = {}
     if spec.layout == "inspect":
-        for item in iter_samples(path, max_record_bytes):
+        for item in _samples(path, max_record_bytes):
             if isinstance(item, Problem):
                 yield _problem(path, item, spec.name)
                 continue
@@ -213,7 +246,20 @@ def _document(path: Path, spec: AdapterSpec, max_record_bytes: int) -> Iterator[
         yield record
 
 
-def _file_records(path: Path, fmt: str, max_record_bytes: int) -> Iterator[RawRecord]:
+def _samples(path: Location, max_record_bytes: int) -> Iterator[tuple[int, Any, dict[str, Any]] | Problem]:
+    """Inspect samples; a remote ``.eval`` archive (a zip: needs seeks) is read from a
+    temporary local copy, after the same size check ``iter_samples`` makes."""
+    if not (isinstance(path, Remote) and path.name.lower().endswith(".eval")):
+        yield from iter_samples(path, max_record_bytes)
+        return
+    if path.size() > max_record_bytes * 8:
+        yield Problem(1, "record_too_large", f"file larger than {max_record_bytes * 8} bytes")
+        return
+    with local_copy(path) as local:
+        yield from iter_samples(local, max_record_bytes)
+
+
+def _file_records(path: Location, fmt: str, max_record_bytes: int) -> Iterator[RawRecord]:
     detected, why = detect_format(path)
     if detected == "skip":
         return  # label/config file: not a transcript (module docstring)
@@ -226,7 +272,7 @@ def _file_records(path: Path, fmt: str, max_record_bytes: int) -> Iterator[RawRe
         yield from _ndjson(path, spec, max_record_bytes)
 
 
-def iter_records(paths: Sequence[Path], fmt: str = "auto",
+def iter_records(paths: Sequence[Path | str | Remote], fmt: str = "auto",
                  max_record_bytes: int = 32 * 2**20) -> Iterator[RawRecord]:
     """Stream the records of all inputs (files or folders) in a deterministic order.
 

@@ -18,16 +18,26 @@ from pipeline.sql import materialize
 
 _ACCESS_FIELDS = (("read", "reads"), ("write", "writes"), ("execute", "executes"),
                   ("delete", "deletes"), ("send", "sends"), ("read", "payloads"))
-_RES_SCHEMA = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()),
-                         ("access", pa.string()), ("resource", pa.string())])
-_OPAQUE_SCHEMA = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()),
-                            ("opaque_reason", pa.string())])
+_PROGRAM_RES_SCHEMA = pa.schema([("program_id", pa.int64()), ("access", pa.string()), ("resource", pa.string())])
+_PROGRAM_OPAQUE_SCHEMA = pa.schema([("program_id", pa.int64()), ("opaque_reason", pa.string())])
 
+# Each distinct (arguments, shell/code argument name) is analysed once: nightly corpora
+# repeat the same commands (ls, git status, pytest) across thousands of calls.
+_PROGRAMS = """
+create or replace temp table shell_programs as
+select row_number() over (order by arguments, shell_arg, code_arg) - 1 as program_id, *
+from (
+    select distinct s.arguments, t.shell_arg, t.code_arg
+    from steps s join policy_tools t on t.tool_key = lower(s.tool_name)
+    where s.kind = 'tool_call' and s.args_ok and (t.shell_arg is not null or t.code_arg is not null)
+)
+"""
 _SHELL_CALLS = """
-select s.trajectory_id, s.step_idx, s.arguments, t.shell_arg, t.code_arg
+select s.trajectory_id, s.step_idx, p.program_id
 from steps s join policy_tools t on t.tool_key = lower(s.tool_name)
-where s.kind = 'tool_call' and s.args_ok and (t.shell_arg is not null or t.code_arg is not null)
-order by s.trajectory_id, s.step_idx
+join shell_programs p on p.arguments = s.arguments
+    and p.shell_arg is not distinct from t.shell_arg and p.code_arg is not distinct from t.code_arg
+where s.kind = 'tool_call' and s.args_ok
 """
 
 
@@ -48,34 +58,44 @@ def _analyse(arguments: str, shell_arg: str | None, code_arg: str | None) -> She
     return analyse_code(code) if code is not None else None
 
 
+def _table(rows: list[tuple[object, ...]], schema: pa.Schema) -> pa.Table:
+    cols = list(zip(*rows)) if rows else [[] for _ in schema]
+    return pa.Table.from_arrays([pa.array(c, f.type) for c, f in zip(cols, schema)], schema=schema)
+
+
 def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     """Materialise ``resources`` and ``opaque_steps`` from ``steps`` and the policy."""
     materialize(con, "arg_resources")
-    shell_rows: list[tuple[str, int, str, str]] = []
-    opaque_rows: list[tuple[str, int, str]] = []
-    cursor = con.execute(_SHELL_CALLS)
+    con.execute(_PROGRAMS)
+    program_rows: list[tuple[int, str, str]] = []
+    opaque_rows: list[tuple[int, str]] = []
+    cursor = con.execute("select program_id, arguments, shell_arg, code_arg from shell_programs order by program_id")
     while batch := cursor.fetchmany(batch_rows):
-        for trajectory_id, step_idx, arguments, shell_arg, code_arg in batch:
+        for program_id, arguments, shell_arg, code_arg in batch:
             analysis = _analyse(arguments, shell_arg, code_arg)
             if analysis is None:
                 continue
             if analysis.opaque:
-                opaque_rows.append((trajectory_id, step_idx, analysis.opaque_reason or "cannot be analysed"))
+                opaque_rows.append((program_id, analysis.opaque_reason or "cannot be analysed"))
             for access, field in _ACCESS_FIELDS:
                 for name in getattr(analysis, field):
                     if field == "payloads" and name.startswith("data:"):
                         continue  # an inline literal sent out: its content links by data edges, not by name
-                    shell_rows.append((trajectory_id, step_idx, access, name))
-    cols = list(zip(*shell_rows)) if shell_rows else [[], [], [], []]
-    shell = pa.Table.from_arrays([pa.array(c, t.type) for c, t in zip(cols, _RES_SCHEMA)], schema=_RES_SCHEMA)
-    ocols = list(zip(*opaque_rows)) if opaque_rows else [[], [], []]
-    opaque = pa.Table.from_arrays([pa.array(c, t.type) for c, t in zip(ocols, _OPAQUE_SCHEMA)], schema=_OPAQUE_SCHEMA)
-    con.register("shell_resources_in", shell)
-    con.register("opaque_steps_in", opaque)
-    con.execute("create or replace temp table opaque_steps as select * from opaque_steps_in")
+                    program_rows.append((program_id, access, name))
+    con.register("program_resources_in", _table(program_rows, _PROGRAM_RES_SCHEMA))
+    con.register("program_opaque_in", _table(opaque_rows, _PROGRAM_OPAQUE_SCHEMA))
+    con.execute(f"create or replace temp table shell_calls as {_SHELL_CALLS}")
     con.execute(
-        "create or replace temp table resources as "
-        "select distinct * from (select * from arg_resources union all select * from shell_resources_in)"
+        "create or replace temp table opaque_steps as "
+        "select c.trajectory_id, c.step_idx, o.opaque_reason "
+        "from shell_calls c join program_opaque_in o using (program_id)")
+    con.execute(
+        "create or replace temp table resources as select distinct * from ("
+        " select * from arg_resources union all"
+        " select c.trajectory_id, c.step_idx, r.access, r.resource"
+        " from shell_calls c join program_resources_in r using (program_id))"
     )
-    con.unregister("shell_resources_in")
-    con.unregister("opaque_steps_in")
+    for name in ("program_resources_in", "program_opaque_in"):
+        con.unregister(name)
+    con.execute("drop table shell_calls")
+    con.execute("drop table shell_programs")

@@ -10,14 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
-import shutil
 import time
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
 import duckdb
-import pyarrow.parquet as pq
 
 from pipeline import __version__
 from pipeline.config import RunConfig
@@ -28,24 +26,28 @@ from pipeline.reader import discover_inputs, iter_records
 from pipeline.sql import query
 from pipeline.stages import connect, metrics, records_table, register_inputs, steps
 from pipeline.report import render_report
-from pipeline.tables_in import read_gold, read_labels
+from pipeline.tables_in import read_labels
 from pipeline.query import table_relation
-from pipeline.shards import ShardTask, chunks, combine, plan_digest, prepare_work, score_shards, split, unknown_label_ids
-from pipeline.writer import check_out, conform, publish, staging_dir, write_table
+from pipeline.combine import combine, shard_files
+from pipeline.shards import ShardTask, chunks, plan_digest, score_shards, split, unknown_label_ids
+from pipeline.writer import conform, table_files, write_table
+from schemas import schema_module
+from pipeline.remote_run import check_out_location, open_work, publish_to, staging_for
+from pipeline.storage import Location, location, open_raw, size
 
 @dataclass(frozen=True)
 class RunResult:
     """What a finished run reports back (also written to manifest.json)."""
 
-    out: Path
+    out: Location  # a local Path, or a storage.Remote for a URI RUN_DIR
     row_counts: dict[str, int]
     records_read: int
     manifest: dict[str, object]
 
 
-def _sha256(path: Path) -> str:
+def _sha256(path: Location) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open_raw(path) as handle:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
@@ -61,10 +63,10 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _manifest(config: RunConfig, files: list[Path], digests: list[str], policy: Policy) -> dict[str, object]:
+def _manifest(config: RunConfig, files: list[Location], digests: list[str], policy: Policy) -> dict[str, object]:
     return {
         "command": config.extra.get("command", "score"),
-        "inputs": [{"path": str(p), "sha256": d, "bytes": p.stat().st_size} for p, d in zip(files, digests)],
+        "inputs": [{"path": str(p), "sha256": d, "bytes": size(p)} for p, d in zip(files, digests)],
         "format": config.fmt,
         "policy": {"sha256": policy.sha256, "sources": list(policy.sources)},
         "labels": {"path": str(config.labels), "sha256": _sha256(config.labels)} if config.labels else None,
@@ -75,40 +77,46 @@ def _manifest(config: RunConfig, files: list[Path], digests: list[str], policy: 
     }
 
 
-def _shard_count(config: RunConfig, files: list[Path]) -> int:
+def _shard_count(config: RunConfig, files: list[Location]) -> int:
     if config.shards:
         return config.shards
-    total = sum(p.stat().st_size for p in files)
+    total = sum(size(p) for p in files)
     return max(1, -(-total // config.shard_bytes))
 
 
 def _run(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
     """Split, score shards, combine, validate and publish one run."""
-    check_out(config.out, config.overwrite)
+    out = location(config.out)
+    check_out_location(out, config.overwrite)
     files = discover_inputs(list(config.inputs))
     policy = load_policy(config.policy)
     labels = read_labels(duckdb.connect(), config.labels)
     digests = [_sha256(p) for p in files]
     n_shards = _shard_count(config, files)
-    work = prepare_work(config.out, plan_digest(files, digests, policy, _sha256(config.labels) if config.labels
-                                                 else None, n_shards, config.fmt, tables), config.resume)
+    plan = plan_digest(files, digests, policy, _sha256(config.labels) if config.labels else None,
+                       n_shards, config.fmt, tables)
+    workdir = open_work(out, config.work_dir, plan, config.resume)
+    work = workdir.local
     try:
-        if (work / "split.done").is_file():
-            records_read = int(json.loads((work / "split.done").read_text())["records_read"])
-        else:
+        records_read = workdir.records_read()
+        if records_read is None:
             records_read = split(iter_records(files, config.fmt, int(policy.setting("max_record_bytes"))),
                                  work, n_shards)
+            workdir.split_finished()
+        if labels.num_rows:
+            workdir.ensure_spill()
         unknown = unknown_label_ids(work, labels)
         if unknown:
             raise LabelsError(f"labels file {config.labels} names trajectories not in the input: "
                               + ", ".join(repr(i) for i in unknown),
                               "labels must come from an explode run of the same corpus")
         threads = 1 if config.workers > 1 and n_shards > 1 else config.threads
-        tasks = [ShardTask(k, work, config.policy, labels, tables, threads, config.memory_limit)
+        tasks = [ShardTask(k, work, config.policy, labels, tables, threads, config.memory_limit, workdir.remote)
                  for k in range(n_shards)]
         score_shards(tasks, config.workers, records_read, config.progress, config.engine, config.address)
+        workdir.fetch_outputs()
     except UsageError:
-        shutil.rmtree(work, ignore_errors=True)
+        workdir.remove()
         raise
     if tables != ("steps",):
         # canaries check the grader (code, SQL, bundled policy), not a user's judgement calls
@@ -118,37 +126,38 @@ def _run(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
                               "no run was published")
     manifest = _manifest(config, files, digests, policy)
     manifest["records_read"] = records_read
-    result = _publish(config, work, tables, manifest)
-    shutil.rmtree(work, ignore_errors=True)
+    result = _publish(config, out, work, tables, manifest)
+    workdir.remove()
     return result
 
 
-def _publish(config: RunConfig, work: Path, tables: tuple[str, ...], manifest: dict[str, object]) -> RunResult:
-    staging = staging_dir(config.out)
+def _publish(config: RunConfig, out: Location, work: Path, tables: tuple[str, ...],
+             manifest: dict[str, object]) -> RunResult:
+    staging = staging_for(out)
     con = connect(config)
     counts: dict[str, int] = {}
     for table in tables:
-        combined = combine(work, table)
-        if isinstance(combined, Path):
-            (staging / table).mkdir()
-            shutil.copyfile(combined, staging / table / "part-0.parquet")
-            con.read_parquet(str(combined)).create_view(table)
-            counts[table] = pq.ParquetFile(combined).metadata.num_rows
+        counts[table] = combine(work, table, staging, config.memory_limit, config.threads)
+        module = schema_module(table)
+        if getattr(module, "PARTITION", None):  # one row per record: small; keeps the partition column
+            files = shard_files(work, table)
+            order = ", ".join(f'"{c}" nulls last' for c in module.GRAIN)  # our schema's names
+            con.sql(f"select * from read_parquet($files, hive_partitioning = false) order by {order}",
+                    params={"files": files}).create_view(table)
         else:
-            counts[table] = write_table(staging, table, combined)
-            con.register(table, combined.to_arrow())
+            con.read_parquet(table_files(staging, table), hive_partitioning=False).create_view(table)
     if config.gold is not None and "verdicts" in tables:
         metrics(con, config.gold)
         counts["metrics"] = write_table(staging, "metrics", conform("metrics", con.table("metrics").pl()))
     if "verdicts" in tables:
-        html, markdown = render_report(con, config.out.name)
+        html, markdown = render_report(con, out.name)
         (staging / "report.html").write_text(html, encoding="utf-8")
         (staging / "report.md").write_text(markdown, encoding="utf-8")
     manifest["row_counts"] = counts
     manifest["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    publish(staging, config.out)
-    return RunResult(config.out, counts, int(manifest["records_read"]), manifest)  # type: ignore[arg-type]
+    publish_to(staging, out)
+    return RunResult(out, counts, int(manifest["records_read"]), manifest)  # type: ignore[arg-type]
 
 
 def score(config: RunConfig) -> RunResult:
@@ -161,7 +170,7 @@ def explode(config: RunConfig) -> RunResult:
     return _run(config, ("steps",))
 
 
-def suggest(inputs: tuple[Path, ...], fmt: str, policy_file: Path | None) -> str:
+def suggest(inputs: tuple[Path | str, ...], fmt: str, policy_file: Path | None) -> str:
     """Draft policy entries (TOML text) for the tools of ``inputs`` the catalog lacks."""
     from pipeline.suggest import suggest_toml
 

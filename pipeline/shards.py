@@ -7,10 +7,12 @@
 2. **score**: each shard runs every stage in its own DuckDB connection (bounded by
    ``memory_limit``) in a worker process and writes its validated tables to
    ``WORK/out/<table>/shard-K.parquet`` (temp file, then rename) and a done marker.
-3. **combine**: each table's shard files are sorted by the table's grain into one
-   Parquet dataset, so the result does not depend on shard count or worker count.
+3. **combine** (``pipeline/combine.py``): each table's shard files are sorted by the
+   table's grain into one Parquet dataset with DuckDB's external sort, so the result
+   does not depend on shard or worker count and memory does not grow with the corpus.
 
-``WORK`` is a sibling folder of RUN_DIR; ``--resume`` reuses a work folder whose plan
+``WORK`` is a sibling folder of RUN_DIR (or under ``--work-dir``, which may be a URI:
+see ``pipeline.remote_run``); ``--resume`` reuses a work folder whose plan
 (inputs, policy, labels, shard count) matches, skipping the finished phases/shards.
 """
 
@@ -28,7 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -38,11 +39,12 @@ from pipeline.records import RawRecord
 from pipeline.stages import actions, connect, flows, records_table, register_inputs, steps, verdicts
 from pipeline.config import RunConfig
 from pipeline.errors import SchemaValidationError, UsageError
+from pipeline.storage import Remote
 from pipeline.writer import conform
-from schemas import schema_module
 
 CHUNK_ROWS = 20_000
-CHUNK_BYTES = 128 * 2**20
+CHUNK_BYTES = 64 * 2**20
+MAX_OPEN_SPILLS = 2_000
 _SHARD_OF = """
 select *, (hash(coalesce(try(json_extract_string(text, '$.trajectory_id')), 'record:' || record_id))
            % $n)::bigint as shard,
@@ -62,6 +64,7 @@ class ShardTask:
     tables: tuple[str, ...]
     threads: int
     memory_limit: str
+    remote: Remote | None = None  # the shared work folder (--work-dir URI); ``work`` is then unused
 
 
 def chunks(records: Iterable[RawRecord]) -> Iterator[list[RawRecord]]:
@@ -79,23 +82,40 @@ def chunks(records: Iterable[RawRecord]) -> Iterator[list[RawRecord]]:
 
 
 def split(records: Iterable[RawRecord], work: Path, n_shards: int) -> int:
-    """Spill records to per-shard Parquet; returns the number of records read."""
+    """Spill records to per-shard Parquet; returns the number of records read.
+
+    Each shard's file stays open and gets one row group per chunk, so the number of
+    files is the number of shards, not shards x chunks (up to ``MAX_OPEN_SPILLS``
+    shards; beyond that, one file per shard and chunk)."""
     spill = work / "spill"
     shutil.rmtree(spill, ignore_errors=True)
     con = duckdb.connect(config={"threads": 1, "memory_limit": "1GB"})
     con.execute("set enable_progress_bar = false")
+    writers: dict[int, pq.ParquetWriter] = {}
     n_read = 0
-    for part, chunk in enumerate(chunks(records)):
-        con.register("chunk", records_table(chunk, first_id=n_read))
-        n_read += len(chunk)
-        tagged = con.sql(_SHARD_OF, params={"n": n_shards}).to_arrow_table().drop_columns(["raw_id"])
-        for shard in range(n_shards):
-            rows = tagged.filter(pc.equal(tagged.column("shard"), shard)).drop_columns(["shard"])
-            if rows.num_rows:
+    try:
+        for part, chunk in enumerate(chunks(records)):
+            con.register("chunk", records_table(chunk, first_id=n_read))
+            n_read += len(chunk)
+            tagged = con.sql(_SHARD_OF, params={"n": n_shards}).to_arrow_table().drop_columns(["raw_id"])
+            con.unregister("chunk")
+            for shard in range(n_shards):
+                rows = tagged.filter(pc.equal(tagged.column("shard"), shard)).drop_columns(["shard"])
+                if not rows.num_rows:
+                    continue
                 folder = spill / f"shard-{shard}"
                 folder.mkdir(parents=True, exist_ok=True)
-                pq.write_table(rows, folder / f"part-{part:06d}.parquet", compression="zstd")
-        con.unregister("chunk")
+                if n_shards > MAX_OPEN_SPILLS:
+                    pq.write_table(rows, folder / f"part-{part:06d}.parquet", compression="zstd")
+                    continue
+                if shard not in writers:
+                    writers[shard] = pq.ParquetWriter(folder / "part-000000.parquet", rows.schema, compression="zstd")
+                writers[shard].write_table(rows)
+            del tagged
+    finally:
+        for writer in writers.values():
+            writer.close()
+        con.close()
     (work / "split.done").write_text(json.dumps({"records_read": n_read}))
     return n_read
 
@@ -112,13 +132,17 @@ def unknown_label_ids(work: Path, labels: pa.Table, limit: int = 3) -> list[str]
     rows = con.execute(
         "select distinct l.trajectory_id from labels_in l anti join "
         "(select distinct try(json_extract_string(text, '$.trajectory_id')) as trajectory_id "
-        " from read_parquet(?)) r using (trajectory_id) order by 1 limit ?",
+        " from read_parquet(?, hive_partitioning = false)) r using (trajectory_id) order by 1 limit ?",
         [parts, limit]).fetchall()
     return [r[0] for r in rows]
 
 
 def score_shard(task: ShardTask) -> dict[str, int]:
     """Run every stage on one shard; write its validated tables. Returns row counts."""
+    if task.remote is not None:
+        from pipeline.remote_run import score_remote_shard
+
+        return score_remote_shard(task)
     done = task.work / "out" / f"shard-{task.shard}.done"
     if done.exists():
         return json.loads(done.read_text())
@@ -127,7 +151,7 @@ def score_shard(task: ShardTask) -> dict[str, int]:
     folder = task.work / "spill" / f"shard-{task.shard}"
     parts = sorted(str(p) for p in folder.glob("*.parquet")) if folder.is_dir() else []
     if parts:  # an explicit file list: RUN_DIR names may hold glob characters
-        records = con.sql("select * from read_parquet($files) order by record_id",
+        records = con.sql("select * from read_parquet($files, hive_partitioning = false) order by record_id",
                           params={"files": parts}).to_arrow_table()
     else:
         records = records_table([])
@@ -155,6 +179,13 @@ def score_shard(task: ShardTask) -> dict[str, int]:
     return counts
 
 
+def shard_done(task: ShardTask) -> bool:
+    """True when the shard's done marker exists (in the shared work folder if any)."""
+    if task.remote is not None:
+        return (task.remote / "out" / f"shard-{task.shard}.done").is_file()
+    return (task.work / "out" / f"shard-{task.shard}.done").exists()
+
+
 def _progress(done: int, total: int, started: float, records: int) -> None:
     elapsed = max(time.monotonic() - started, 1e-6)
     rate = records * done / total / elapsed if total else 0.0
@@ -171,7 +202,8 @@ def _score_with_ray(tasks: list[ShardTask], workers: int, address: str | None,
                     on_done: Callable[[int], None]) -> None:
     """The same shard function as Ray tasks (optional extra: ``litmus-gate[ray]``).
 
-    Every node must see the work folder at the same path (a shared mount)."""
+    Every node must see the work folder: at the same path (a shared mount), or as a
+    URI (``--work-dir s3://...``, see ``pipeline.remote_run``)."""
     try:
         import ray
     except ImportError as exc:
@@ -199,7 +231,7 @@ def score_shards(tasks: list[ShardTask], workers: int, records: int, progress: b
     """Score every shard: in worker processes when more than one worker and shard, or
     as Ray tasks with ``engine="ray"``."""
     started = time.monotonic()
-    finished = [t for t in tasks if (t.work / "out" / f"shard-{t.shard}.done").exists()]
+    finished = [t for t in tasks if shard_done(t)]
     if finished:
         sys.stderr.write(f"litmus-gate: resuming: {len(finished)} of {len(tasks)} shards already done\n")
     if engine == "ray":
@@ -217,20 +249,6 @@ def score_shards(tasks: list[ShardTask], workers: int, records: int, progress: b
         for i, _ in enumerate(pool.imap_unordered(score_shard, tasks), start=1):
             if progress and len(tasks) > 1:
                 _progress(i, len(tasks), started, records)
-
-
-def combine(work: Path, table: str) -> pl.DataFrame | Path:
-    """One table's shard files, sorted by grain: a frame for small partitioned tables,
-    else a single sorted Parquet file written with the streaming engine."""
-    module = schema_module(table)
-    files = sorted((work / "out" / table).glob("shard-*.parquet"))
-    lazy = pl.scan_parquet(files, glob=False).sort(list(module.GRAIN), nulls_last=True, maintain_order=True)
-    if getattr(module, "PARTITION", None):
-        return lazy.collect()
-    target = work / "combined" / table / "part-0.parquet"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    lazy.sink_parquet(target, compression="zstd")
-    return target
 
 
 def plan_digest(files: list[Path], digests: list[str], policy: Policy, labels_sha: str | None,

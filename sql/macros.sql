@@ -1,30 +1,34 @@
 -- Macros shared by the stages, created once per connection (pipeline/sql.py).
--- lg_tokens: candidate payload fragments of a text, lower-cased. A fragment is a run of
--- identifier-like characters (letters, digits and the punctuation of paths, URLs,
--- e-mail addresses, base64), so an IBAN, a key line or a URL is one fragment.
--- Each fragment also contributes its parts between '/', ':', '?', '&' and '=', so a
--- secret carried in a URL path or query still matches the bare secret. Both are found
--- by one regex pass each over the lower-cased text (no per-token work).
-create or replace temp macro lg_tokens(txt) as
-    list_transform([lower(coalesce(txt, ''))], lambda low: list_distinct(list_concat(
-        regexp_extract_all(low, '[a-z0-9][a-z0-9+/_~%@:.?&=\-]*[a-z0-9]={0,2}'),
-        regexp_extract_all(low, '[a-z0-9][a-z0-9+_~%@.\-]*[a-z0-9]={0,2}'))))[1];
+-- lg_tokens: candidate payload fragments of a text, lower-cased, at least min_len
+-- characters long (base64 '=' padding not counted; capped at 32 so prefix keys still
+-- see every long fragment). A fragment is a run of identifier-like characters
+-- (letters, digits and the punctuation of paths, URLs, e-mail addresses, base64), so
+-- an IBAN, a key line or a URL is one fragment. Each fragment also contributes its
+-- parts between '/', ':', '?', '&' and '=', so a secret carried in a URL path or query
+-- still matches the bare secret. Both are found by one regex pass each over the
+-- lower-cased text; the length bound sits in the regex because most runs are short
+-- words, and materialising them only to drop them was most of this stage's time.
+-- May repeat a fragment: lg_keys removes duplicates once.
+create or replace temp macro lg_tokens(txt, min_len) as
+    list_transform([lower(coalesce(txt, ''))], lambda low: list_concat(
+        regexp_extract_all(low, '[a-z0-9][a-z0-9+/_~%@:.?&=\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}'),
+        regexp_extract_all(low, '[a-z0-9][a-z0-9+_~%@.\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}')))[1];
 
 -- lg_is_evidence: only fragments that cannot be plain words count as evidence of a
--- dependency: at least min_len characters and a digit or '@', or a dotted/slashed
--- name (domain, file, path), or 24+ characters (keys, tokens, base64).
+-- dependency: at least min_len characters (padding aside) and 24+ characters (keys,
+-- tokens, base64), or a digit or '@', or a dotted/slashed name (domain, file, path).
 create or replace temp macro lg_is_evidence(t, min_len) as
-    length(t) >= min_len
-    and (regexp_matches(t, '[0-9@]') or regexp_matches(t, '[a-z0-9][./][a-z]') or length(t) >= 24);
+    length(rtrim(t, '=')) >= min_len
+    and (length(t) >= 24 or regexp_matches(t, '[0-9@]') or regexp_matches(t, '[a-z0-9][./][a-z]'));
 
 -- lg_keys: join keys of a text: its evidence fragments, plus for long base64-like
 -- fragments a 24-character prefix key, so that a value re-wrapped or concatenated
 -- (base64 output split at 76 columns, then joined) still matches its first line.
 create or replace temp macro lg_keys(txt, min_len) as
-    list_transform([lg_tokens(txt)], lambda toks: list_distinct(list_concat(
+    list_transform([lg_tokens(txt, min_len)], lambda toks: list_distinct(list_concat(
         list_filter(toks, lambda t: lg_is_evidence(t, min_len)),
         list_transform(
-            list_filter(toks, lambda t: regexp_full_match(t, '[a-z0-9+/=_\-]{32,}')),
+            list_filter(toks, lambda t: length(t) >= 32 and regexp_full_match(t, '[a-z0-9+/=_\-]{32,}')),
             lambda t: 'prefix:' || left(t, 24)))))[1];
 
 -- lg_decoded: a text plus its URL-decoded, base64-decoded and hex-decoded readings,

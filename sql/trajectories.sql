@@ -17,13 +17,21 @@ typed as (
         case when is_json then json_type(text) end as doc_type
     from checked
 ),
+head as (
+    select
+        *,
+        -- the scalar fields in one parse of the record (each JSON function parses anew)
+        case when doc_type = 'OBJECT'
+            then json_extract(text, ['$.trajectory_id', '$.suite', '$.meta']) end as head,
+        case when doc_type = 'OBJECT' then json_type(text, '$.messages') end as messages_type
+    from typed
+),
 fields as (
     select
         *,
-        case when doc_type = 'OBJECT' then json_type(text, '$.trajectory_id') end as id_type,
-        case when doc_type = 'OBJECT' then json_type(text, '$.suite') end as suite_type,
-        case when doc_type = 'OBJECT' then json_type(text, '$.messages') end as messages_type
-    from typed
+        json_type(head[1]) as id_type,
+        json_type(head[2]) as suite_type
+    from head
 ),
 shaped as (
     select
@@ -31,25 +39,25 @@ shaped as (
         -- ids may be strings or integers (a number is kept in its decimal text);
         -- anything else cannot identify a trajectory
         case
-            when id_type = 'VARCHAR' then nullif(text ->> '$.trajectory_id', '')
-            when id_type in ('BIGINT', 'UBIGINT') then text ->> '$.trajectory_id'
+            when id_type = 'VARCHAR' then nullif(head[1] ->> '$', '')
+            when id_type in ('BIGINT', 'UBIGINT') then head[1] ->> '$'
             -- an integer too large for 64 bits parses as DOUBLE; its digits are still an id
-            when id_type = 'DOUBLE' and regexp_full_match(text ->> '$.trajectory_id', '-?[0-9]+')
-                then text ->> '$.trajectory_id'
+            when id_type = 'DOUBLE' and regexp_full_match(head[1] ->> '$', '-?[0-9]+')
+                then head[1] ->> '$'
         end as trajectory_id,
         case
             when suite_type is null or suite_type = 'NULL' then 'default'
             when suite_type in ('VARCHAR', 'BIGINT', 'UBIGINT', 'DOUBLE', 'BOOLEAN')
-                then coalesce(nullif(text ->> '$.suite', ''), 'default')
+                then coalesce(nullif(head[2] ->> '$', ''), 'default')
         end as suite,
-        case when doc_type = 'OBJECT' and json_type(text, '$.meta') = 'OBJECT'
-            then json(text -> '$.meta') end as meta,
+        case when json_type(head[3]) = 'OBJECT' then json(head[3]) end as meta,
+        case when messages_type = 'ARRAY' then json_array_length(text, '$.messages') else 0 end as n_messages,
         -- the first malformed message (not an object, no role, tool_calls not a list, a
         -- tool call without a name): decided here, before the id checks (SPEC order)
         case when messages_type = 'ARRAY' then list_position(
             list_transform(cast(json_extract(text, '$.messages[*]') as json[]), lambda m:
-                json_type(m) <> 'OBJECT'
-                or json_type(m, '$.role') is distinct from 'VARCHAR'
+                -- also true when m is not an object: a path into a non-object is null
+                json_type(m, '$.role') is distinct from 'VARCHAR'
                 or coalesce(json_type(m, '$.tool_calls') not in ('ARRAY', 'NULL'), false)
                 or coalesce(list_bool_or(list_transform(
                        cast(json_extract(m, '$.tool_calls[*]') as json[]),
@@ -100,12 +108,12 @@ final as (
         case
             when reason0 is not null then reason0
             when copy_no > 1 then 'duplicate_trajectory_id'
-            when coalesce(json_array_length(text, '$.messages'), 0) = 0 then 'empty_trajectory'
+            when n_messages = 0 then 'empty_trajectory'
         end as reject_reason,
         case
             when reason0 is not null then detail0
             when copy_no > 1 then 'copy ' || copy_no || ' of trajectory_id ' || trajectory_id
-            when coalesce(json_array_length(text, '$.messages'), 0) = 0 then 'no messages'
+            when n_messages = 0 then 'no messages'
         end as reject_detail,
         case when reason0 is null and copy_no = 1 then text end as text
     from numbered

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pipeline.records import canonical_message
+from pipeline.storage import Location
 
 
 class AdapterError(ValueError):
@@ -21,7 +21,7 @@ class Ctx:
     index for JSON arrays / samples). ``state`` is shared by all records of one file.
     """
 
-    path: Path
+    path: Location  # a local Path or a storage.Remote (both have name/stem/parent)
     line: int
     state: dict[str, Any] = field(default_factory=dict)
 

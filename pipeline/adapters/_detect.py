@@ -27,9 +27,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
-
 from pipeline.adapters._io import BOM, read_head
+from pipeline.storage import Location
 
 SNIFF_BYTES = 256 * 1024
 NDJSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
@@ -121,7 +120,7 @@ def classify(shape: Shape) -> tuple[str, str]:
     return "canonical", "no known format markers: treated as canonical"
 
 
-def detect(path: Path) -> tuple[str, str]:
+def detect(path: Location) -> tuple[str, str]:
     """(format, human-readable why) for one file; format ``skip`` means no records."""
     name = path.name.lower()
     if name.endswith(".eval"):

@@ -13,8 +13,9 @@ import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any
+
+from pipeline.storage import Location, Remote, open_gunzip
 
 BOM = b"\xef\xbb\xbf"
 JSON_WS = " \t\n\r"
@@ -30,13 +31,16 @@ class Problem:
     detail: str
 
 
-def is_gzip(path: Path) -> bool:
+def is_gzip(path: Location) -> bool:
     """True when the file name ends in ``.gz``."""
     return path.name.lower().endswith(".gz")
 
 
-def open_binary(path: Path) -> IO[bytes]:
-    """Open a file for binary reading, transparently decompressing ``.gz``."""
+def open_binary(path: Location) -> IO[bytes]:
+    """Open a file (local or :class:`Remote`) for binary reading, transparently
+    decompressing ``.gz`` with Python's ``gzip`` in both cases."""
+    if isinstance(path, Remote):
+        return open_gunzip(path) if is_gzip(path) else path.open_binary()
     if is_gzip(path):
         return gzip.open(path, "rb")
     return open(path, "rb")
@@ -45,7 +49,7 @@ def open_binary(path: Path) -> IO[bytes]:
 _GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error, OSError)
 
 
-def iter_lines(path: Path, max_record_bytes: int) -> Iterator[tuple[int, bytes | Problem]]:
+def iter_lines(path: Location, max_record_bytes: int) -> Iterator[tuple[int, bytes | Problem]]:
     """Yield ``(physical 1-based line number, line bytes | Problem)`` for non-blank lines.
 
     Lines are read with a bounded ``readline``: a line longer than ``max_record_bytes``
@@ -100,7 +104,7 @@ def decode_line(raw: bytes, line: int) -> str | Problem:
                        f"invalid UTF-8 at byte offset {exc.start}: {exc.reason}")
 
 
-def read_head(path: Path, size: int) -> bytes:
+def read_head(path: Location, size: int) -> bytes:
     """The first ``size`` (decompressed) bytes of a file; fewer on a short/corrupt file."""
     out = bytearray()
     try:
@@ -115,10 +119,10 @@ def read_head(path: Path, size: int) -> bytes:
     return bytes(out)
 
 
-def read_document(path: Path, limit: int) -> str | Problem:
+def read_document(path: Location, limit: int) -> str | Problem:
     """Read a whole-file document (at most ``limit`` bytes) as text, or a Problem."""
     try:
-        if not is_gzip(path) and os.path.getsize(path) > limit:
+        if not is_gzip(path) and (path.size() if isinstance(path, Remote) else os.path.getsize(path)) > limit:
             return Problem(1, "record_too_large", f"file larger than {limit} bytes")
         with open_binary(path) as fh:
             data = fh.read(limit + 1)

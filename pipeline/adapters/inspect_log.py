@@ -30,6 +30,7 @@ from pipeline.adapters._common import (
 )
 from pipeline.adapters._io import Problem, decode_line, parse_json, read_document
 from pipeline.records import canonical_message
+from pipeline.storage import Location
 
 ZSTD = 93
 STDLIB_METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
@@ -88,8 +89,10 @@ def _eval_spec(zf: zipfile.ZipFile, path: Path, limit: int) -> dict[str, Any]:
     return {}
 
 
-def iter_samples(path: Path, max_record_bytes: int) -> Iterator[tuple[int, Any, dict[str, Any]] | Problem]:
-    """``(source_line, sample, eval spec)`` per sample of a ``.eval`` or ``.json`` log."""
+def iter_samples(path: Location, max_record_bytes: int) -> Iterator[tuple[int, Any, dict[str, Any]] | Problem]:
+    """``(source_line, sample, eval spec)`` per sample of a ``.eval`` or ``.json`` log.
+
+    A ``.eval`` archive must be a local file (the reader copies remote ones first)."""
     file_limit = max_record_bytes * 8
     if path.name.lower().endswith(".eval"):
         if os.path.getsize(path) > file_limit:

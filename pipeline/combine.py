@@ -1,0 +1,85 @@
+"""Combine: each table's shard files into the run's table, sorted by grain, in bounded memory.
+
+Every shard file was validated against the table's Pandera schema by its worker; here
+DuckDB reads all of them and sorts by the table's grain (partition column first for
+partitioned tables) with an external sort: under ``memory_limit`` it spills to
+``WORK/sort-tmp`` instead of growing, so the parent's memory does not grow with the
+corpus. The sorted rows stream out in Arrow batches to a Parquet writer; a partitioned
+table gets one folder per partition value (``partition_dir_name``), opened as the
+sorted stream reaches it. The order is a function of the rows alone (the grain is
+unique), so tables do not depend on shard or worker counts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pipeline.writer import partition_dir_name
+from schemas import schema_module
+
+BATCH_ROWS = 65_536
+
+
+def shard_files(work: Path, table: str) -> list[str]:
+    """One table's shard outputs in the work folder, as an explicit sorted list."""
+    return sorted(str(p) for p in (work / "out" / table).glob("shard-*.parquet"))
+
+
+def _writer(path: Path, schema: pa.Schema) -> pq.ParquetWriter:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return pq.ParquetWriter(path, schema, compression="zstd", write_statistics=True)
+
+
+def _sorted_batches(work: Path, files: list[str], order: list[str], memory_limit: str,
+                    threads: int) -> pa.RecordBatchReader:
+    con = duckdb.connect(config={"threads": threads, "memory_limit": memory_limit,
+                                 "temp_directory": str(work / "sort-tmp")})
+    con.execute("set enable_progress_bar = false")
+    # column names come from our schema modules, never from data
+    keys = ", ".join(f'"{name}" asc nulls last' for name in order)
+    relation = con.sql(f"select * from read_parquet($files, hive_partitioning = false) order by {keys}",
+                       params={"files": files})
+    return relation.to_arrow_reader(batch_size=BATCH_ROWS)  # streams: the sort spills, the rows never pile up
+
+
+def combine(work: Path, table: str, staging: Path, memory_limit: str, threads: int) -> int:
+    """Write ``staging/<table>/`` from the shard files, sorted by grain; returns the row count."""
+    module = schema_module(table)
+    files = shard_files(work, table)
+    folder = staging / table
+    folder.mkdir(parents=True, exist_ok=False)
+    schema = pq.read_schema(files[0])  # every shard file was written from the same schema
+    partition = getattr(module, "PARTITION", None)
+    order = ([partition] if partition else []) + list(module.GRAIN)
+    rows = 0
+    writer: pq.ParquetWriter | None = None
+    current: object = None
+    part_schema = schema.remove(schema.get_field_index(partition)) if partition else schema
+    try:
+        for batch in _sorted_batches(work, files, order, memory_limit, threads):
+            rows += batch.num_rows
+            if partition is None:
+                writer = writer or _writer(folder / "part-0.parquet", schema)
+                writer.write_batch(batch.cast(schema))
+                continue
+            values = batch.column(partition)
+            for value in pc.unique(values).to_pylist():  # sorted stream: in order, each once
+                if value != current or writer is None:
+                    if writer is not None:
+                        writer.close()
+                    current = value
+                    writer = _writer(folder / f"{partition}={partition_dir_name(value)}" / "part-0.parquet",
+                                     part_schema)
+                piece = batch.filter(pc.equal(values, value)).drop_columns([partition])
+                writer.write_batch(piece.cast(part_schema))
+        if writer is None:  # no rows at all: one empty file keeps the table's columns
+            pq.write_table(schema.empty_table(), folder / "part-0.parquet", compression="zstd")
+    finally:
+        if writer is not None:
+            writer.close()
+    return rows

@@ -1,0 +1,270 @@
+"""Locations: local paths, or URIs read and written through pyarrow filesystems.
+
+A location is either a local path (a ``pathlib.Path``, handled with plain file I/O
+exactly as before) or a URI with a scheme (``s3://bucket/key``, ``gs://bucket/key``,
+``file:///abs/path``, anything ``pyarrow.fs.FileSystem.from_uri`` accepts), held as a
+:class:`Remote`. The filesystem is built from the URI: credentials, region and endpoint
+come from the standard environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
+``AWS_DEFAULT_REGION``, ``AWS_ENDPOINT_URL``, ``GOOGLE_APPLICATION_CREDENTIALS``) or
+from a query string (``s3://bucket/key?endpoint_override=host:9000&scheme=http``).
+The query string is never shown: ``str(remote)`` is the URI without it.
+
+Every filesystem call that can fail on the operator's side (bad URI, unreachable
+endpoint, missing bucket or object) runs inside :func:`guard`, which turns the
+pyarrow/OS error into one of our one-line errors (exit 2).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Union
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from pipeline.errors import LitmusError, UsageError
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+://")
+_BUFFER = 1 << 20
+_STORAGE_ERRORS = (OSError, ValueError, pa.ArrowException)
+URI_HINT = "expected s3://bucket/key, gs://bucket/key or file:///path; see README 'Shared storage'"
+
+
+def is_uri(value: object) -> bool:
+    """True for a string with a scheme (``s3://...``); local paths never match."""
+    return isinstance(value, str) and _SCHEME.match(value) is not None
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:300]
+
+
+@contextmanager
+def guard(what: str, error: type[LitmusError] = UsageError, hint: str | None = None) -> Iterator[None]:
+    """Turn a storage failure inside the block into ``error("what: reason", hint)``."""
+    try:
+        yield
+    except LitmusError:
+        raise
+    except _STORAGE_ERRORS as exc:
+        raise error(f"{what}: {_short(exc)}", hint) from exc
+
+
+@dataclass(frozen=True)
+class Remote:
+    """A file or folder (prefix) on a pyarrow filesystem: path-like for the readers.
+
+    ``path`` is the filesystem path (``bucket/key`` on S3/GCS), ``uri`` what users see
+    (scheme and path, no query string). Picklable (Ray tasks and worker processes
+    rebuild the filesystem; credentials come from each node's environment).
+    """
+
+    fs: pafs.FileSystem = field(compare=False, repr=False)
+    path: str
+    uri: str
+    known_file: bool = field(default=False, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return self.uri
+
+    def __truediv__(self, name: str) -> Remote:
+        return Remote(self.fs, _join(self.path.rstrip("/") or "/", name), _join(_strip_slash(self.uri), name))
+
+    @property
+    def name(self) -> str:
+        """Last path component (like ``Path.name``)."""
+        return self.path.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def stem(self) -> str:
+        """The name without its last suffix (like ``Path.stem``)."""
+        name = self.name
+        return name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
+
+    @property
+    def parent(self) -> Remote:
+        """The enclosing folder (prefix); a bucket or root is its own parent."""
+        path = self.path.rstrip("/")
+        if "/" not in path.strip("/"):
+            return self
+        cut = len(self.name) + 1
+        return Remote(self.fs, path[:-cut] or "/", _strip_slash(self.uri)[:-cut])
+
+    def absolute(self) -> Remote:
+        """Itself: a URI is always absolute (adapters call ``path.absolute().parent``)."""
+        return self
+
+    def info(self) -> pafs.FileInfo:
+        """The filesystem's entry for this location (type NotFound when absent)."""
+        return self.fs.get_file_info(self.path)
+
+    def is_file(self) -> bool:
+        """True when an object/file exists at exactly this path."""
+        return self.known_file or self.info().type == pafs.FileType.File
+
+    def is_dir(self) -> bool:
+        """True when this path is a folder / a non-empty prefix."""
+        return self.info().type == pafs.FileType.Directory
+
+    def size(self) -> int:
+        """Size in bytes of the file."""
+        return int(self.info().size or 0)
+
+    def open_binary(self) -> IO[bytes]:
+        """A buffered binary reader of the raw bytes (no transparent decompression)."""
+        return io.BufferedReader(self.fs.open_input_stream(self.path, compression=None),  # type: ignore[arg-type]
+                                 buffer_size=_BUFFER)
+
+    def read_text(self) -> str:
+        """The whole file as UTF-8 text (small files only: markers, plans)."""
+        with self.open_binary() as fh:
+            return fh.read().decode("utf-8")
+
+    def write_bytes(self, data: bytes) -> None:
+        """Create or replace the file with ``data`` (one object PUT on object stores)."""
+        with self.fs.open_output_stream(self.path, compression=None) as fh:
+            fh.write(data)
+
+    def write_text(self, text: str) -> None:
+        """Create or replace the file with UTF-8 ``text``."""
+        self.write_bytes(text.encode("utf-8"))
+
+    def entries(self, recursive: bool = False) -> list[pafs.FileInfo]:
+        """Entries under this folder (empty when it does not exist)."""
+        return list(self.fs.get_file_info(pafs.FileSelector(self.path, allow_not_found=True,
+                                                            recursive=recursive)))
+
+    def delete_contents(self) -> None:
+        """Remove everything under this folder (nothing when it does not exist)."""
+        self.fs.delete_dir_contents(self.path, missing_dir_ok=True)
+
+    def delete(self) -> None:
+        """Remove this folder and everything under it (nothing when absent)."""
+        self.delete_contents()
+        with suppress(OSError):
+            self.fs.delete_dir(self.path)
+
+
+Location = Union[Path, Remote]
+
+
+def cli_location(value: str) -> Path | str:
+    """argparse ``type``: a local ``Path``, or the URI string kept intact (``Path``
+    would collapse ``s3://`` into ``s3:/``)."""
+    return value if is_uri(value) else Path(value)
+
+
+def location(value: str | Path | Remote) -> Location:
+    """A local path or a :class:`Remote` (UsageError for a URI pyarrow cannot open)."""
+    if isinstance(value, (Path, Remote)):
+        return value
+    if not is_uri(value):
+        return Path(value)
+    with guard(f"cannot open {value.split('?', 1)[0]}", UsageError, URI_HINT):
+        fs, path = pafs.FileSystem.from_uri(value)
+    return Remote(fs, path.rstrip("/") or path, _strip_slash(value.split("?", 1)[0]))
+
+
+def _join(base: str, name: str) -> str:
+    return base + name if base.endswith("/") else f"{base}/{name}"
+
+
+def _strip_slash(uri: str) -> str:
+    """``uri`` without trailing slashes, but ``file:///`` stays whole."""
+    head, _, rest = uri.partition("://")
+    return f"{head}://{rest.rstrip('/') or rest[:1]}"
+
+
+def open_raw(loc: Location) -> IO[bytes]:
+    """Binary reader of a location's raw bytes (local: a plain ``open``)."""
+    return loc.open_binary() if isinstance(loc, Remote) else open(loc, "rb")
+
+
+def size(loc: Location) -> int:
+    """File size in bytes."""
+    return loc.size() if isinstance(loc, Remote) else loc.stat().st_size
+
+
+class _OwningGzip(gzip.GzipFile):
+    """A gzip reader that also closes the stream it decompresses."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        super().__init__(fileobj=raw, mode="rb")
+        self._raw = raw
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._raw.close()
+
+
+def open_gunzip(loc: Remote) -> IO[bytes]:
+    """A Python ``gzip`` reader over a remote file (same error behaviour as local)."""
+    return _OwningGzip(loc.open_binary())
+
+
+def _walk_key(parts: list[str]) -> list[tuple[int, str]]:
+    """Sort key giving ``os.walk`` order: a folder's files before its subfolders."""
+    return [(1, d) for d in parts[:-1]] + [(0, parts[-1])]
+
+
+def walk_files(root: Remote) -> list[Remote]:
+    """Files under a remote folder, recursively, in the order a sorted ``os.walk`` of a
+    local copy gives; entries with a hidden (``.``) component are left out."""
+    base = root.path.rstrip("/")
+    found: list[tuple[list[str], Remote]] = []
+    for entry in root.entries(recursive=True):
+        if entry.type != pafs.FileType.File or not entry.path.startswith(base + "/"):
+            continue
+        parts = entry.path[len(base) + 1:].split("/")
+        if any(not p or p.startswith(".") for p in parts):
+            continue
+        child = root / "/".join(parts)
+        found.append((parts, Remote(root.fs, child.path, child.uri, known_file=True)))
+    found.sort(key=lambda item: _walk_key(item[0]))
+    return [remote for _, remote in found]
+
+
+def upload_tree(local: Path, remote: Remote) -> None:
+    """Copy a local folder's contents under ``remote`` (objects keep relative paths)."""
+    pafs.copy_files(str(local), remote.path, source_filesystem=pafs.LocalFileSystem(),
+                    destination_filesystem=remote.fs)
+
+
+def upload_file(local: Path, remote: Remote) -> None:
+    """Copy one local file to ``remote``."""
+    with open(local, "rb") as src, remote.fs.open_output_stream(remote.path, compression=None) as dst:
+        shutil.copyfileobj(src, dst, _BUFFER)
+
+
+def download_tree(remote: Remote, local: Path) -> bool:
+    """Copy a remote folder's contents into ``local``; False when it does not exist."""
+    if not remote.entries():
+        return False
+    local.mkdir(parents=True, exist_ok=True)
+    pafs.copy_files(remote.path, str(local), source_filesystem=remote.fs,
+                    destination_filesystem=pafs.LocalFileSystem())
+    return True
+
+
+@contextmanager
+def local_copy(remote: Remote) -> Iterator[Path]:
+    """A temporary local copy of one remote file (same name), removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="litmus-gate-in-"))
+    try:
+        target = folder / remote.name
+        with remote.open_binary() as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst, _BUFFER)
+        yield target
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
