@@ -13,7 +13,7 @@ child process (``bench/_common.measure``: wall time, CPU time and peak RSS from
     checked; (d0) the same with Invariant's default limit (100), for the record.
 
 Prints a Markdown table (method, wall s, trajectories/s, peak RSS, flagged) and the
-throughput ratios (b)/(c), (b)/(d), and writes ``docs/performance-baselines.md``.
+throughput ratios of (b) to (a), (c) and (d) (``bench/run.py`` puts them in docs/performance.md).
 
 The corpus holds exactly ``--trajectories`` trajectories: the first N lines that
 ``bench/gen_corpus.py --seed S --mb M`` writes for any M large enough (same generator
@@ -336,7 +336,7 @@ Command (from the repository root, with the project's venv):
 - (b) includes a fixed cost per run (interpreter and DuckDB start-up, the six canaries,
   Pandera validation, the report); (b1) measures it on a small head of the corpus, and
   the ratios line also gives (b)'s rate without it. (c) and (d) use one core; (b) splits its input into
-  one shard per 256 MB, so a smaller corpus is one shard scored by one worker whose
+  one shard per 64 MB, so a smaller corpus is one shard scored by one worker whose
   DuckDB connection may use every core (compare its CPU and wall seconds).
 - The three scorers do not answer the same question. (b) and (c) compute the full
   verdict (every flow, label and sink kind the policy knows, plus routes and, for (b),

@@ -12,7 +12,7 @@ takes ``--corpus FILE``, then measures, each in its own child process:
 Reports wall time, CPU time, MB/s, trajectories/s and peak RSS for each and the ratio
 (b)/(a), prints a Markdown table and writes it to docs/performance.md (section "Ingest").
 ``--stages`` adds where (b) spends its time: ``bench/stages.py`` on the first shard's worth
-(256 MB) of the same corpus, with DuckDB's heaviest operators of ``events`` and ``edges``.
+(``RunConfig.shard_bytes``) of the same corpus, with DuckDB's heaviest operators of ``events`` and ``edges``.
 Generated files are deleted at the end unless ``--keep``; a ``--corpus`` given by the
 caller is never deleted.
 
@@ -105,7 +105,7 @@ def _prefix(corpus: Path, target: Path, limit: int) -> Path:
     return target
 
 
-def stage_profile(corpus: Path, workdir: Path, limit: int = 256 * MIB) -> dict:
+def stage_profile(corpus: Path, workdir: Path, limit: int = 64 * MIB) -> dict:  # one default shard
     """bench/stages.py on one shard's worth of the corpus, in a measured child."""
     part = _prefix(corpus, workdir / "stages-prefix.jsonl", limit)
     try:
@@ -237,12 +237,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stages", action="store_true", help="also profile the stages of (b) (bench/stages.py)")
     parser.add_argument("--keep", action="store_true", help="keep the generated corpus")
     parser.add_argument("--no-doc", action="store_true", help="do not write docs/performance.md")
+    parser.add_argument("--section", default="Ingest",
+                        help="the docs/performance.md section to (re)write (default Ingest)")
     args = parser.parse_args(argv)
     res = run(args.mb, args.corpus, args.workdir, args.repeat, args.keep, args.seed, args.stages)
     text = markdown(res, "python bench/ingest.py " + " ".join(argv))
     print(text)
     if not args.no_doc:
-        update_section("Ingest", text)
+        update_section(args.section, text)
     return 0
 
 

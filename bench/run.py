@@ -19,6 +19,7 @@ Usage: python bench/run.py [--base-mb 64] [--scales 1,4,16] [--trajectories 1000
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -105,6 +106,18 @@ def summary(cmp: dict, runs: list[tuple[int, dict]], reach: list[tuple[str, dict
     return "\n".join(lines)
 
 
+KEPT_PREFIX = "## Large corpus"  # written by its own (hour-long) command; carried over as is
+
+
+def _kept_sections(doc: Path) -> str:
+    """Sections of the old doc that this run does not measure (see KEPT_PREFIX)."""
+    if not doc.exists():
+        return ""
+    old = doc.read_text(encoding="utf-8")
+    found = re.findall(rf"^{re.escape(KEPT_PREFIX)}.*?(?=^## |\Z)", old, re.S | re.M)
+    return "".join("\n" + part.strip() + "\n" for part in found)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base-mb", type=float, default=64, help="1x corpus size in MiB (default 64)")
@@ -156,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         first, f"python bench/ingest.py --mb {args.base_mb * scales[0]:g} --stages").strip() + "\n"
     for title, body in sections:
         text += f"\n## {title}\n\n{body.strip()}\n"
+    text += _kept_sections(args.doc)
     args.doc.write_text(text, encoding="utf-8")
     print(text)
     return 0

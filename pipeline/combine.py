@@ -23,6 +23,7 @@ from pipeline.writer import partition_dir_name
 from schemas import schema_module
 
 BATCH_ROWS = 65_536
+SORT_MEMORY = "512MB"  # the external sort spills beyond this: the parent stays small at any corpus size
 
 
 def shard_files(work: Path, table: str) -> list[str]:
@@ -47,7 +48,7 @@ def _sorted_batches(work: Path, files: list[str], order: list[str], memory_limit
     return relation.to_arrow_reader(batch_size=BATCH_ROWS)  # streams: the sort spills, the rows never pile up
 
 
-def combine(work: Path, table: str, staging: Path, memory_limit: str, threads: int) -> int:
+def combine(work: Path, table: str, staging: Path, threads: int, memory_limit: str = SORT_MEMORY) -> int:
     """Write ``staging/<table>/`` from the shard files, sorted by grain; returns the row count."""
     module = schema_module(table)
     files = shard_files(work, table)

@@ -137,7 +137,7 @@ def _publish(config: RunConfig, out: Location, work: Path, tables: tuple[str, ..
     con = connect(config)
     counts: dict[str, int] = {}
     for table in tables:
-        counts[table] = combine(work, table, staging, config.memory_limit, config.threads)
+        counts[table] = combine(work, table, staging, config.threads)
         module = schema_module(table)
         if getattr(module, "PARTITION", None):  # one row per record: small; keeps the partition column
             files = shard_files(work, table)

@@ -156,16 +156,19 @@ def score_shard(task: ShardTask) -> dict[str, int]:
     else:
         records = records_table([])
     register_inputs(con, records, policy, task.labels)
+    n_records = records.num_rows
     steps(con)
+    con.unregister("records")  # the shard's text is no longer needed: let it go
+    del records
     if task.tables != ("steps",):
         actions(con)
         flows(con, policy)
         verdicts(con, policy)
     if "verdicts" in task.tables:
         landed = con.execute("select (select count(*) from verdicts) + (select count(*) from attrition)").fetchall()[0][0]
-        if landed != records.num_rows:  # a bug, never the input's fault: refuse to publish
+        if landed != n_records:  # a bug, never the input's fault: refuse to publish
             raise SchemaValidationError(
-                f"shard {task.shard}: {records.num_rows} records in, {landed} in verdicts + attrition")
+                f"shard {task.shard}: {n_records} records in, {landed} in verdicts + attrition")
     counts = {}
     for table in task.tables:
         frame = conform(table, con.table(table).pl())

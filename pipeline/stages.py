@@ -62,6 +62,9 @@ def _rules(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, object]
     return [dict(zip(names, row)) for row in cur.fetchall()]
 
 
+_STEPS_INTERNALS = ("events", "content_error_hits", "error_texts", "error_rule_hits", "classifier_hits")
+
+
 def steps(con: duckdb.DuckDBPyConnection) -> None:
     """Stages ``trajectories``, ``events``, the rule hits and ``steps`` (record-level
     rejects, explode, call/result pairing, exec_status, built-in labels)."""
@@ -72,6 +75,8 @@ def steps(con: duckdb.DuckDBPyConnection) -> None:
     materialize_per_rule(con, "error_rule_hits", _rules(con, "policy_error_rules"))
     materialize_per_rule(con, "classifier_hits", _rules(con, "policy_classifier"))
     materialize(con, "steps")
+    for spent in _STEPS_INTERNALS:  # read by `steps` only: free their memory for the later stages
+        con.execute(f"drop table if exists {spent}")
 
 
 def actions(con: duckdb.DuckDBPyConnection) -> None:

@@ -1,11 +1,13 @@
 -- events: one row per event of an accepted trajectory, calls paired with their
 -- results (grain: trajectory_id, step_idx). The first half of stage `steps`: the
 -- policy's regex rules run on it next (sql/*_hits.sql), then sql/steps.sql finishes.
--- Inputs: trajectories (accepted rows have text). Parameters: none.
+-- Inputs: trajectories (accepted rows have no reject_reason), records. Parameters: none.
 -- Explode order (SPEC section 2): messages in order; an assistant message gives its
 -- text (only when non-blank) then its tool calls in order; a tool message one result.
 with traj as (
-    select trajectory_id, suite, text from trajectories where reject_reason is null
+    select t.trajectory_id, t.suite, r.text
+    from trajectories t join records r using (record_id)
+    where t.reject_reason is null
 ),
 msgs as (
     select trajectory_id, suite, message_idx, msg, json_type(msg) as msg_type

@@ -5,6 +5,8 @@
 -- Decides the record-level reject reasons of SPEC section 3, first that applies:
 -- malformed_record (and record_too_large from the reader), missing_trajectory_id,
 -- duplicate_trajectory_id, empty_trajectory. Later stages add the step-level ones.
+-- Carries no record text: events reads accepted records' text from `records` by
+-- record_id, so the shard's text is held once, not twice.
 with checked as (
     select
         record_id, source_file, source_line, fmt, text, reject_reason, reject_detail,
@@ -23,7 +25,9 @@ head as (
         -- the scalar fields in one parse of the record (each JSON function parses anew)
         case when doc_type = 'OBJECT'
             then json_extract(text, ['$.trajectory_id', '$.suite', '$.meta']) end as head,
-        case when doc_type = 'OBJECT' then json_type(text, '$.messages') end as messages_type
+        case when doc_type = 'OBJECT' then json_type(text, '$.messages') end as messages_type,
+        case when doc_type = 'OBJECT' and json_type(text, '$.messages') = 'ARRAY'
+            then json_array_length(text, '$.messages') else 0 end as n_messages
     from typed
 ),
 fields as (
@@ -51,10 +55,19 @@ shaped as (
                 then coalesce(nullif(head[2] ->> '$', ''), 'default')
         end as suite,
         case when json_type(head[3]) = 'OBJECT' then json(head[3]) end as meta,
-        case when messages_type = 'ARRAY' then json_array_length(text, '$.messages') else 0 end as n_messages,
         -- the first malformed message (not an object, no role, tool_calls not a list, a
         -- tool call without a name): decided here, before the id checks (SPEC order)
-        case when messages_type = 'ARRAY' then list_position(
+        case when messages_type = 'ARRAY' and not coalesce((
+            -- quick, sound test first: every message has a string role, every tool_calls
+            -- is a list or null, every call has a function.name; only records failing it
+            -- pay for the per-message list below (it copies every message: memory)
+            len(list_filter(json_type(text, '$.messages[*].role'), lambda t: t = 'VARCHAR')) = n_messages
+            and coalesce(list_bool_and(list_transform(json_type(text, '$.messages[*].tool_calls'),
+                                                      lambda t: t in ('ARRAY', 'NULL'))), true)
+            and len(list_filter(json_extract_string(text, '$.messages[*].tool_calls[*].function.name'),
+                                lambda x: x is not null))
+                = len(json_type(text, '$.messages[*].tool_calls[*]'))
+        ), false) then list_position(
             list_transform(cast(json_extract(text, '$.messages[*]') as json[]), lambda m:
                 -- also true when m is not an object: a path into a non-object is null
                 json_type(m, '$.role') is distinct from 'VARCHAR'
@@ -114,8 +127,7 @@ final as (
             when reason0 is not null then detail0
             when copy_no > 1 then 'copy ' || copy_no || ' of trajectory_id ' || trajectory_id
             when n_messages = 0 then 'no messages'
-        end as reject_detail,
-        case when reason0 is null and copy_no = 1 then text end as text
+        end as reject_detail
     from numbered
 )
 select * from final
