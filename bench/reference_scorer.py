@@ -81,7 +81,7 @@ ERROR_RULES = [(status, programs, re.compile(p, re.I)) for status, programs, p i
                       r"IsADirectoryError|is a directory)"),
     ("failed", False, r"(TypeError|ValueError|not a valid|must be (a|an|one of)|schema|invalid value)"),
 ]]
-SHELL_TOOLS = ("bash", "shell", "run_command", "run", "execute_bash", "terminal")
+SHELL_TOOLS = ("bash", "shell", "run_command", "terminal", "execute_bash", "run_shell", "exec", "cmd")
 PROGRAM_TOOLS = SHELL_TOOLS + ("python", "execute_code", "run_python", "python_exec", "code_interpreter", "ipython")
 CLASSIFIER = [(tools, arg, re.compile(p)) for tools, arg, p in [
     ("*", "*", r'\brm\s+(-[a-zA-Z]*[rf][a-zA-Z]*\s+)+(/|~|\$HOME|/\*|\.\s|\*)(\s|$|"|\\)'),
@@ -173,7 +173,8 @@ def keys(text: str | None) -> set[str]:
     out = set()
     for t in toks:
         n = len(t)
-        if len(t.rstrip("=")) >= MIN_LEN and (n >= 24 or DIGIT_AT.search(t) or DOTTED.search(t)):
+        core = len(t.rstrip("="))
+        if core >= MIN_LEN and (core >= 24 or DIGIT_AT.search(t) or DOTTED.search(t)):
             out.add(t)
         if n >= 32 and B64ISH.fullmatch(t):
             out.add("prefix:" + t[:24])

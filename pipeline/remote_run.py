@@ -160,17 +160,21 @@ def _work_guard(where: Location, error: type[LitmusError] = StorageError) -> Abs
 
 
 def open_work(out: Location, work_dir: Path | str | None, digest: str, resume: bool) -> WorkDir:
-    """The run's work folder ``.<RUN name>.work``: beside a local RUN_DIR by default,
-    under ``work_dir`` when given; for a URI RUN_DIR without ``work_dir``, under the
+    """The run's work folder: ``.<RUN name>.work`` beside a local RUN_DIR by default;
+    ``.<RUN name>-<hash of RUN_DIR>.work`` under ``work_dir`` when given (runs sharing
+    one work_dir never meet); for a URI RUN_DIR without ``work_dir``, under the
     system temp folder (keyed by the URI, so ``--resume`` finds it again)."""
     base = location(work_dir) if work_dir is not None else None
+    # under a shared --work-dir, runs are told apart by their full output location
+    key = hashlib.sha256(str(out.resolve() if isinstance(out, Path) else out).encode()).hexdigest()[:16]
     if isinstance(base, Remote):
-        return _remote_work(base / f".{out.name}.work", digest, resume)
+        return _remote_work(base / f".{out.name}-{key}.work", digest, resume)
     if base is None and isinstance(out, Path):
         return WorkDir(prepare_work(out, digest, resume))
     if base is None:
-        base = Path(tempfile.gettempdir()) / "litmus-gate" / hashlib.sha256(str(out).encode()).hexdigest()[:16]
-    return WorkDir(prepare_work(base / out.name, digest, resume))
+        base = Path(tempfile.gettempdir()) / "litmus-gate" / key
+        return WorkDir(prepare_work(base / out.name, digest, resume))
+    return WorkDir(prepare_work(base / f"{out.name}-{key}", digest, resume))
 
 
 def _remote_work(remote: Remote, digest: str, resume: bool) -> WorkDir:

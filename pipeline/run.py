@@ -20,7 +20,7 @@ import duckdb
 from pipeline import __version__
 from pipeline.config import RunConfig
 from pipeline.canaries import check_canaries
-from pipeline.errors import CanaryError, LabelsError, UsageError
+from pipeline.errors import CanaryError, LabelsError, SchemaValidationError, UsageError
 from pipeline.policy import Policy, load_policy
 from pipeline.reader import discover_inputs, iter_records
 from pipeline.sql import query
@@ -137,7 +137,7 @@ def _publish(config: RunConfig, out: Location, work: Path, tables: tuple[str, ..
     con = connect(config)
     counts: dict[str, int] = {}
     for table in tables:
-        counts[table] = combine(work, table, staging, config.threads)
+        counts[table] = combine(work, table, staging, config.threads, config.memory_limit)
         module = schema_module(table)
         if getattr(module, "PARTITION", None):  # one row per record: small; keeps the partition column
             files = shard_files(work, table)
@@ -146,6 +146,11 @@ def _publish(config: RunConfig, out: Location, work: Path, tables: tuple[str, ..
                     params={"files": files}).create_view(table)
         else:
             con.read_parquet(table_files(staging, table), hive_partitioning=False).create_view(table)
+    if "verdicts" in tables and counts["verdicts"] + counts["attrition"] != manifest["records_read"]:
+        # each shard checked its own records; this catches a shard lost between them
+        raise SchemaValidationError(
+            f"{manifest['records_read']} records read, {counts['verdicts'] + counts['attrition']} in verdicts "
+            "+ attrition", "no run was published; rerun with --resume")
     if config.gold is not None and "verdicts" in tables:
         metrics(con, config.gold)
         counts["metrics"] = write_table(staging, "metrics", conform("metrics", con.table("metrics").pl()))

@@ -22,6 +22,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import resource
 import shutil
 import sys
 import time
@@ -44,7 +45,7 @@ from pipeline.writer import conform
 
 CHUNK_ROWS = 20_000
 CHUNK_BYTES = 64 * 2**20
-MAX_OPEN_SPILLS = 2_000
+MAX_OPEN_SPILLS = max(16, min(2_000, resource.getrlimit(resource.RLIMIT_NOFILE)[0] - 256))
 _SHARD_OF = """
 select *, (hash(coalesce(try(json_extract_string(text, '$.trajectory_id')), 'record:' || record_id))
            % $n)::bigint as shard,
@@ -109,7 +110,8 @@ def split(records: Iterable[RawRecord], work: Path, n_shards: int) -> int:
                     pq.write_table(rows, folder / f"part-{part:06d}.parquet", compression="zstd")
                     continue
                 if shard not in writers:
-                    writers[shard] = pq.ParquetWriter(folder / "part-000000.parquet", rows.schema, compression="zstd")
+                    writers[shard] = pq.ParquetWriter(folder / "part-000000.parquet", rows.schema, compression="zstd",
+                                                      write_statistics=False)  # no min/max of texts per row group
                 writers[shard].write_table(rows)
             del tagged
     finally:

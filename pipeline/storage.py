@@ -169,6 +169,9 @@ def location(value: str | Path | Remote) -> Location:
         return value
     if not is_uri(value):
         return Path(value)
+    if "@" in value.split("://", 1)[1].split("/", 1)[0]:  # s3://KEY:SECRET@bucket/...
+        raise UsageError("credentials in a URI are refused: they would be written into the run's tables",
+                         "use the environment (AWS_ACCESS_KEY_ID, ...) or an instance role")
     with guard(f"cannot open {value.split('?', 1)[0]}", UsageError, URI_HINT):
         fs, path = pafs.FileSystem.from_uri(value)
     return Remote(fs, path.rstrip("/") or path, _strip_slash(value.split("?", 1)[0]))

@@ -15,11 +15,12 @@ create or replace temp macro lg_tokens(txt, min_len) as
         regexp_extract_all(low, '[a-z0-9][a-z0-9+_~%@.\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}')))[1];
 
 -- lg_is_evidence: only fragments that cannot be plain words count as evidence of a
--- dependency: at least min_len characters (padding aside) and 24+ characters (keys,
--- tokens, base64), or a digit or '@', or a dotted/slashed name (domain, file, path).
+-- dependency: at least min_len characters, and also 24+ characters (keys, tokens,
+-- base64) or a digit or '@' or a dotted/slashed name (domain, file, path); lengths
+-- never count base64 '=' padding.
 create or replace temp macro lg_is_evidence(t, min_len) as
     length(rtrim(t, '=')) >= min_len
-    and (length(t) >= 24 or regexp_matches(t, '[0-9@]') or regexp_matches(t, '[a-z0-9][./][a-z]'));
+    and (length(rtrim(t, '=')) >= 24 or regexp_matches(t, '[0-9@]') or regexp_matches(t, '[a-z0-9][./][a-z]'));
 
 -- lg_keys: join keys of a text: its evidence fragments, plus for long base64-like
 -- fragments a 24-character prefix key, so that a value re-wrapped or concatenated

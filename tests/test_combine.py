@@ -17,6 +17,7 @@ import pytest
 
 import pipeline.shards as shards
 from pipeline.cli import main
+from pipeline.config import RunConfig
 from pipeline.combine import combine
 from pipeline.records import RawRecord
 from pipeline.writer import table_files
@@ -106,3 +107,22 @@ def test_combine_sorts_more_rows_than_its_memory_limit_holds(run: Path, tmp_path
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.startswith("rows ")
+
+
+def test_a_shard_lost_after_scoring_is_never_published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pipeline.run as run_module
+    from pipeline.errors import SchemaValidationError
+
+    real = run_module.combine
+
+    def lose_shard(work: Path, table: str, *args: object) -> int:
+        if table in ("verdicts", "attrition"):  # as if one shard's files vanished from shared storage
+            for f in sorted((work / "out" / table).glob("shard-*.parquet"))[:1]:
+                f.unlink()
+        return real(work, table, *args)
+
+    monkeypatch.setattr(run_module, "combine", lose_shard)
+    out = tmp_path / "run"
+    with pytest.raises(SchemaValidationError, match="records read"):
+        run_module.score(RunConfig(inputs=(SAMPLE / "corpus",), out=out, shards=3, workers=1))
+    assert not out.exists()

@@ -217,7 +217,9 @@ def test_resume_with_work_dir_on_s3(s3: tuple[pafs.S3FileSystem, str], tmp_path:
     monkeypatch.setattr(remote_run, "score_shard", flaky)
     with pytest.raises(RuntimeError):
         run.score(config)
-    work = f"{bucket}/work/.remote.work"
+    folders = {k.split("/", 1)[0] for k in _keys(fs, f"{bucket}/work")}
+    assert len(folders) == 1 and folders.pop().startswith(".remote-")  # keyed by the full RUN_DIR path
+    work = f"{bucket}/work/" + next(iter({k.split("/", 1)[0] for k in _keys(fs, f"{bucket}/work")}))
     keys = _keys(fs, work)
     assert {"plan.sha256", "split.done", "out/shard-0.done"} <= set(keys) and "out/shard-1.done" not in keys
     assert any(k.startswith("spill/shard-1/") for k in keys)
@@ -227,6 +229,17 @@ def test_resume_with_work_dir_on_s3(s3: tuple[pafs.S3FileSystem, str], tmp_path:
     assert scored == [1]  # shard 0 is skipped: its done marker is in the remote work folder
     assert parquet_digests(tmp_path / "remote") == parquet_digests(tmp_path / "local") != {}
     assert _keys(fs, work) == []
+
+
+def test_runs_sharing_a_work_dir_never_share_a_work_folder(s3: tuple[pafs.S3FileSystem, str], tmp_path: Path) -> None:
+    fs, bucket = s3
+    a = remote_run.open_work(tmp_path / "teamA" / "nightly", f"s3://{bucket}/work", "plan-a", resume=False)
+    b = remote_run.open_work(tmp_path / "teamB" / "nightly", f"s3://{bucket}/work", "plan-b", resume=False)
+    assert a.remote is not None and b.remote is not None and a.remote != b.remote
+    assert {k.split("/", 1)[0] for k in _keys(fs, f"{bucket}/work")} == {a.remote.path.rsplit("/", 1)[1],
+                                                                         b.remote.path.rsplit("/", 1)[1]}
+    a.remove()
+    b.remove()
 
 
 def test_ray_with_work_dir_on_s3_equals_local(s3: tuple[pafs.S3FileSystem, str], tmp_path: Path) -> None:
@@ -271,3 +284,11 @@ def test_storage_errors_exit_2_with_one_line(s3: tuple[pafs.S3FileSystem, str], 
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and needle.format(bucket=s3[1]) in err, err
     assert not (tmp_path / "r").exists()
+
+
+def test_credentials_in_a_uri_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # they would end up in the manifest, in every source_file value and in error messages
+    code = main(["score", "s3://AKIAEXAMPLE:s3cr3t@bucket/corpus.jsonl", "--out", str(tmp_path / "run"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "credentials in a URI are refused" in err and "s3cr3t" not in err
+    assert not (tmp_path / "run").exists()

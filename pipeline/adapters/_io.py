@@ -46,7 +46,8 @@ def open_binary(path: Location) -> IO[bytes]:
     return open(path, "rb")
 
 
-_GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error, OSError)
+# a damaged gzip stream; other OSErrors (a network read failing) are not the input's fault
+_GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
 def iter_lines(path: Location, max_record_bytes: int) -> Iterator[tuple[int, bytes | Problem]]:
