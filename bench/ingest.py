@@ -74,11 +74,17 @@ def raw_child(path: str, out: str) -> None:
     print(json.dumps({"rows": rows}))
 
 
+def corpus_files(path: Path) -> list[Path]:
+    """A corpus file, or the ``*.jsonl`` files of a corpus folder (sorted)."""
+    return sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+
+
 def count_lines(path: Path) -> int:
     n = 0
-    with path.open("rb") as handle:
-        while chunk := handle.read(16 * MIB):
-            n += chunk.count(b"\n")
+    for file in corpus_files(path):
+        with file.open("rb") as handle:
+            while chunk := handle.read(16 * MIB):
+                n += chunk.count(b"\n")
     return n
 
 
@@ -135,7 +141,7 @@ def run(mb: float, corpus: Path | None, workdir: Path, repeat: int, keep: bool, 
             if gen.returncode:
                 raise SystemExit(f"gen_corpus failed: {gen.stderr}")
             print(f"generated {corpus} in {time.perf_counter() - start:.0f} s", file=sys.stderr)
-    size = corpus.stat().st_size
+    size = sum(f.stat().st_size for f in corpus_files(corpus))
     trajectories = count_lines(corpus)
     raw_out = workdir / "raw-explode.parquet"
     run_dir = workdir / "score-run"
@@ -146,7 +152,8 @@ def run(mb: float, corpus: Path | None, workdir: Path, repeat: int, keep: bool, 
     score_cmd = [_cli(), "score", str(corpus), "--out", str(run_dir), "--overwrite"]
     try:
         for i in range(repeat):
-            m = measure([sys.executable, __file__, "--_raw", str(corpus), str(raw_out)], cwd=workdir)
+            raw_in = str(corpus / "*.jsonl") if corpus.is_dir() else str(corpus)  # read_json takes a glob
+            m = measure([sys.executable, __file__, "--_raw", raw_in, str(raw_out)], cwd=workdir)
             if m.returncode:
                 raise SystemExit(f"raw DuckDB ingest failed:\n{m.stderr[-3000:]}")
             raw_rows = json.loads(m.stdout.strip().splitlines()[-1])["rows"]
@@ -230,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=1024, help="corpus size in MiB (default 1024)")
-    parser.add_argument("--corpus", type=Path, help="use this NDJSON file instead of generating one")
+    parser.add_argument("--corpus", type=Path, help="use this NDJSON file (or folder of .jsonl files) instead of generating one")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/litmus-bench"))
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=1)
