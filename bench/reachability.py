@@ -184,6 +184,13 @@ def _schemas() -> None:
                              ("control_integ", pa.int64())])
 
 
+def _row_diff(con, key: str, other: str) -> int:
+    """Rows of ``flows`` and ``other`` missing from the other one (symmetric difference on ``key``)."""
+    return con.execute(
+        f"select (select count(*) from (select {key} from flows except all select {key} from {other})) "
+        f"+ (select count(*) from (select {key} from {other} except all select {key} from flows))").fetchall()[0][0]
+
+
 def child(trajectories: int, edges: int, profile: bool, variants: list[str], memory_limit: str | None,
           batches: int = 1, operators: bool = False) -> None:
     """Measured body (runs in a child process); prints one JSON line."""
@@ -264,11 +271,7 @@ def child(trajectories: int, edges: int, profile: bool, variants: list[str], mem
         if v["error"] is None:
             v["rows"] = con.execute("select count(*) from flows_variant").fetchall()[0][0]
             if res["error"] is None:
-                # rows of one result missing from the other (symmetric difference, witness path included)
-                v["diff"] = con.execute(
-                    f"select (select count(*) from (select {key} from flows except all select {key} from "
-                    f"flows_variant)) + (select count(*) from (select {key} from flows_variant except all "
-                    f"select {key} from flows))").fetchall()[0][0]
+                v["diff"] = _row_diff(con, key, "flows_variant")
             con.execute("drop table flows_variant")
         out["variants"][path] = v
     if batches > 1:
@@ -298,10 +301,7 @@ def child(trajectories: int, edges: int, profile: bool, variants: list[str], mem
         if total["error"] is None:
             total["rows"] = con.execute("select count(*) from flows_batched").fetchall()[0][0]
             if res["error"] is None:
-                total["diff"] = con.execute(
-                    f"select (select count(*) from (select {key} from flows except all select {key} from "
-                    f"flows_batched)) + (select count(*) from (select {key} from flows_batched except all "
-                    f"select {key} from flows))").fetchall()[0][0]
+                total["diff"] = _row_diff(con, key, "flows_batched")
         out["batched"] = total
     out["peak_rss"] = max(peak, _hwm())
     print(json.dumps(out))

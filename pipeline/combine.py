@@ -41,17 +41,20 @@ def _writer(path: Path, schema: pa.Schema, new_folder: bool = False) -> pq.Parqu
     return pq.ParquetWriter(path, schema, compression="zstd", write_statistics=True)
 
 
+def sorted_relation(con: duckdb.DuckDBPyConnection, files: list[str], order: list[str]) -> duckdb.DuckDBPyRelation:
+    """Parquet ``files`` as one relation ordered by ``order`` (nulls last)."""
+    keys = ", ".join(f'"{name}" asc nulls last' for name in order)  # our schema's names, never data
+    return con.sql(f"select * from read_parquet($files, hive_partitioning = false) order by {keys}",
+                   params={"files": files})
+
+
 @contextmanager
 def _sorted_batches(work: Path, files: list[str], order: list[str], memory_limit: str,
                     threads: int) -> Iterator[pa.RecordBatchReader]:
     with duckdb.connect(config={"threads": threads, "memory_limit": memory_limit,
                                 "temp_directory": str(work / "sort-tmp")}) as con:
         con.execute("set enable_progress_bar = false")
-        # column names come from our schema modules, never from data
-        keys = ", ".join(f'"{name}" asc nulls last' for name in order)
-        relation = con.sql(f"select * from read_parquet($files, hive_partitioning = false) order by {keys}",
-                           params={"files": files})
-        with relation.to_arrow_reader(batch_size=BATCH_ROWS) as reader:  # streams: the sort spills
+        with sorted_relation(con, files, order).to_arrow_reader(batch_size=BATCH_ROWS) as reader:  # streams: the sort spills
             yield reader
 
 

@@ -28,7 +28,7 @@ from pipeline.stages import connect, metrics, records_table, register_inputs, st
 from pipeline.report import render_report
 from pipeline.tables_in import read_labels
 from pipeline.query import table_relation
-from pipeline.combine import combine, shard_files
+from pipeline.combine import combine, shard_files, sorted_relation
 from pipeline.shards import ShardTask, chunks, plan_digest, score_shards, split, unknown_label_ids
 from pipeline.writer import conform, table_files, write_table
 from schemas import schema_module
@@ -140,10 +140,7 @@ def _publish(config: RunConfig, out: Location, work: Path, tables: tuple[str, ..
         counts[table] = combine(work, table, staging, config.threads, config.memory_limit)
         module = schema_module(table)
         if getattr(module, "PARTITION", None):  # one row per record: small; keeps the partition column
-            files = shard_files(work, table)
-            order = ", ".join(f'"{c}" nulls last' for c in module.GRAIN)  # our schema's names
-            con.sql(f"select * from read_parquet($files, hive_partitioning = false) order by {order}",
-                    params={"files": files}).create_view(table)
+            sorted_relation(con, shard_files(work, table), list(module.GRAIN)).create_view(table)
         else:
             con.read_parquet(table_files(staging, table), hive_partitioning=False).create_view(table)
     if "verdicts" in tables and counts["verdicts"] + counts["attrition"] != manifest["records_read"]:
