@@ -172,26 +172,43 @@ class Measured:
     stderr: str
 
 
+# A small launcher between the test process and the CLI: a child forked (vfork) from
+# a large pytest process inherits that process's resident set until it execs, and the
+# kernel records it in the child's ru_maxrss. The launcher is small when it forks, so
+# its RUSAGE_CHILDREN peak is the CLI's own (the largest process of its tree).
+_LAUNCHER = """
+import os, resource, subprocess, sys
+code = subprocess.call(sys.argv[2:])
+with open(sys.argv[1], "w") as fh:
+    fh.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024))
+sys.exit(code)
+"""
+
+
 def run_cli_measured(argv: Sequence[str], logs: Path, timeout: float) -> Measured:
-    """``python -m pipeline.cli ARGV`` in a child; its own peak RSS from ``wait4``.
+    """``python -m pipeline.cli ARGV`` in a child; the peak RSS of its largest process.
 
     ``logs`` receives stdout/stderr (a folder the caller excludes from its
-    nothing-written-elsewhere check). The child is killed after ``timeout`` seconds.
+    nothing-written-elsewhere check). The child's process group is killed after
+    ``timeout`` seconds.
     """
     logs.mkdir(parents=True, exist_ok=True)
-    out_path, err_path = logs / "stdout.txt", logs / "stderr.txt"
+    out_path, err_path, rss_path = logs / "stdout.txt", logs / "stderr.txt", logs / "peak_rss.txt"
     with out_path.open("wb") as out, err_path.open("wb") as err:
         started = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "pipeline.cli", *argv], stdout=out, stderr=err)
-        killer = threading.Timer(timeout, proc.kill)
+        proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(rss_path),
+                                 sys.executable, "-m", "pipeline.cli", *argv],
+                                stdout=out, stderr=err, start_new_session=True)
+        killer = threading.Timer(timeout, lambda: os.killpg(proc.pid, 9))
         killer.start()
         try:
-            _, status, usage = os.wait4(proc.pid, 0)
+            proc.wait()
         finally:
             killer.cancel()
         seconds = time.monotonic() - started
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return Measured(proc.returncode, usage.ru_maxrss * 1024, seconds,
+    peak = int(rss_path.read_text()) if rss_path.exists() else 0
+    assert peak > 0 or proc.returncode != 0, "the launcher recorded no peak RSS"
+    return Measured(proc.returncode, peak, seconds,
                     out_path.read_text(errors="replace"), err_path.read_text(errors="replace"))
 
 
