@@ -252,14 +252,19 @@ def witness_edges(flow: dict[str, Any] | None) -> set[tuple[int, int]]:
 
 
 def roles(ex: Explanation) -> dict[int, list[str]]:
-    """Per action: ``source <label>`` for the labels of flows it starts and ``sink <kind>``
-    for the sinks it is, as the flows table records them."""
-    out: dict[int, set[str]] = {}
+    """Per action, as the flows table records them: ``source <labels>`` (the labels of
+    the flows it starts) and ``sink <kinds>`` (the sinks it is; ``blocked`` when it was)."""
+    sources: dict[int, set[str]] = {}
+    sinks: dict[int, set[str]] = {}
     for f in ex.flows:
-        out.setdefault(int(f["source_action_idx"]), set()).add(f"source {f['label']}")
-        out.setdefault(int(f["sink_action_idx"]), set()).add(
-            f"sink {f['sink_kind']}" + (" (blocked)" if f["sink_blocked"] else ""))
-    return {k: sorted(v, key=lambda s: (not s.startswith("source"), s)) for k, v in out.items()}
+        sources.setdefault(int(f["source_action_idx"]), set()).add(str(f["label"]))
+        sinks.setdefault(int(f["sink_action_idx"]), set()).add(
+            str(f["sink_kind"]) + (" blocked" if f["sink_blocked"] else ""))
+    out: dict[int, list[str]] = {}
+    for idx in sorted(set(sources) | set(sinks)):
+        out[idx] = ([f"source {', '.join(sorted(sources[idx]))}"] if idx in sources else []) \
+            + ([f"sink {', '.join(sorted(sinks[idx]))}"] if idx in sinks else [])
+    return out
 
 
 def label_origin(label_source: str | None, label_rule: str | None) -> str:

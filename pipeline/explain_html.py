@@ -19,7 +19,8 @@ from typing import Any
 
 import duckdb
 
-from pipeline.explain import (Explanation, Text, baselines, deciding_flow, label_origin, load, roles, witness_edges)
+from pipeline.explain import (Explanation, Text, baselines, deciding_flow, flow_subgraph, label_origin, load, roles,
+                              witness_edges)
 from pipeline.explain_svg import esc, graph_svg
 
 _SLUG = re.compile(r"[^A-Za-z0-9_-]+")
@@ -87,7 +88,8 @@ def _verdict(ex: Explanation) -> str:
         if flow is not None:
             rows.append(("deciding flow", esc(f"{flow['label']} data reaches a {flow['sink_kind']} sink; witness "
                                               "path " + " -> ".join(_name(ex, i) for i in flow["path"]))))
-        parts.append(_table(("", ""), [(f"<b>{esc(k)}</b>", c) for k, c in rows]))
+        parts.append("<table><tbody>" + "".join(f"<tr><th>{esc(k)}</th><td>{c}</td></tr>" for k, c in rows)
+                     + "</tbody></table>")
     else:
         parts.append('<p class="note">Not scored: the record was rejected (see attrition).</p>')
     if ex.attrition:
@@ -106,7 +108,7 @@ def _name(ex: Explanation, idx: Any) -> str:
 
 def _actions(ex: Explanation) -> str:
     tags = roles(ex)
-    hot = {int(i) for i in (deciding_flow(ex) or {"path": []})["path"]}
+    hot, _ = flow_subgraph(ex, deciding_flow(ex))
     headers = ["#", "tool", "status", "label", "roles (from flows)"] + (["role_source"] if ex.has_role_source else [])
     rows, marks = [], []
     for a in ex.actions:
@@ -137,14 +139,17 @@ def _graph(ex: Explanation) -> str:
 
 def _edges_flows(ex: Explanation) -> str:
     witness = witness_edges(deciding_flow(ex))
-    edge_rows = [[esc(f"{_name(ex, e['src_action_idx'])} -> {_name(ex, e['dst_action_idx'])}", 300), esc(e["kind"]),
+    _, hot = flow_subgraph(ex, deciding_flow(ex))
+    pairs = [(int(e["src_action_idx"]), int(e["dst_action_idx"])) for e in ex.edges]
+    edge_rows = [[esc(f"{_name(ex, e['src_action_idx'])} -> {_name(ex, e['dst_action_idx'])}", 300)
+                  + (" <b>(witness path)</b>" if p in witness else ""), esc(e["kind"]),
                   _text(e["evidence"], 300), esc(f"conf {e['conf']}, integ {e['integ']}"),
-                  esc(str(e["control"]).lower())] for e in ex.edges]
+                  esc(str(e["control"]).lower())] for e, p in zip(ex.edges, pairs)]
     flow_rows = [[esc(" -> ".join(_name(ex, i) for i in f["path"]), 600), esc(f["label"]), esc(f["sink_kind"]),
                   esc(str(f["violation"]).lower()), esc(str(f["sink_blocked"]).lower())] for f in ex.flows]
     out = f"<h2>Edges ({len(ex.edges)})</h2>"
     out += _table(("edge", "kind", "evidence", "label carried", "reaches a control argument"), edge_rows,
-                  [(int(e["src_action_idx"]), int(e["dst_action_idx"])) in witness for e in ex.edges]) \
+                  [p in hot for p in pairs]) \
         if edge_rows else '<p class="note">no dependency edges</p>'
     out += f"<h2>Flows ({len(ex.flows)})</h2>"
     decided = deciding_flow(ex)

@@ -15,8 +15,8 @@ import html
 from pipeline.explain import Action, Explanation, deciding_flow, flow_subgraph, neutral, roles, witness_edges
 
 MAX_NODES, MAX_EDGES = 150, 400
-ROW, BOX_H, BOX_X, BOX_W = 58, 42, 96, 300
-LANE_W, LABEL_ROOM = 34, 230
+ROW, BOX_H, BOX_X, BOX_W = 58, 42, 150, 300
+LANE_W, LABEL_ROOM = 30, 300
 EDGE_STYLE = {"data": ("#0072B2", ""), "resource": ("#8a5a00", ' stroke-dasharray="7 4"'),
               "explicit": ("#555555", ' stroke-dasharray="2 3"')}
 HOT = "#D55E00"
@@ -83,7 +83,7 @@ def _node(a: Action, y: float, hot: bool, tags: list[str]) -> str:
         ty = y + 4 + k * 18
         parts.append(f'<rect x="4" y="{ty:.0f}" width="{BOX_X - 10}" height="15" rx="7" fill="{color}"/>'
                      f'<text x="{(BOX_X - 6) / 2 + 2:.0f}" y="{ty + 11:.0f}" fill="#fff" font-size="9.5" '
-                     f'text-anchor="middle">{esc(tag, 17)}</text>')
+                     f'text-anchor="middle">{esc(tag, 26)}</text>')
     parts.append("</g>")
     return "".join(parts)
 
@@ -107,43 +107,47 @@ def graph_svg(ex: Explanation) -> tuple[str, str]:
     lanes = _lanes(spans)
     n_lanes = max(lanes, default=-1) + 1
     top = 34
-    width = BOX_X + BOX_W + 50 + n_lanes * LANE_W + LABEL_ROOM
-    height = top + len(actions) * ROW + 10
+    x0 = BOX_X + BOX_W
+    x_label = x0 + 48 + n_lanes * LANE_W + 14
+    width = x_label + LABEL_ROOM
     tags = roles(ex)
     mid = lambda row: top + row * ROW + BOX_H / 2  # noqa: E731
-    parts = ['<defs>'
-             f'<marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
-             f'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker>'
-             f'<marker id="arrow-hot" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" '
-             f'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{HOT}"/></marker></defs>',
-             _legend()]
-    labels = []
-    x0 = BOX_X + BOX_W
-    for e, (r0, r1), lane in sorted(zip(edges, spans, lanes), key=lambda t: (t[0]["src_action_idx"], t[1])):
+    arrow = ('<marker id="{id}" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" '
+             'markerWidth="{size}" markerHeight="{size}" orient="auto-start-reverse">'
+             '<path d="M0,0 L10,5 L0,10 z" fill="{color}"/></marker>')
+    parts = ["<defs>" + arrow.format(id="arrow", size=9, color="#555") + arrow.format(id="arrow-hot", size=12, color=HOT)
+             + "</defs>", _legend()]
+    labels, last_y = [], 0.0
+    # edges in the order of their midpoints, so the label column reads top to bottom
+    for e, (r0, r1), lane in sorted(zip(edges, spans, lanes), key=lambda t: (t[1][0] + t[1][1], t[1], t[0]["kind"])):
         pair = (int(e["src_action_idx"]), int(e["dst_action_idx"]))
         color, dash = EDGE_STYLE.get(e["kind"], ("#555555", ""))
         hot, strong = pair in hot_edges, pair in witness
         if hot:
             color = HOT
         marker = "arrow-hot" if hot else "arrow"
-        width_ = 4.5 if strong else 3 if hot else 1.6
-        d = 40 + lane * LANE_W
+        stroke = 4.5 if strong else 2.5 if hot else 1.6
+        d = 48 + lane * LANE_W
         y0, y1 = mid(r0) - 6, mid(r1) + 6
         evidence = e["evidence"]
         full = f"{e['kind']} edge {pair[0]} -> {pair[1]}: {evidence.value or ''}"
         if evidence.cut:
             full += f"\u2026 [{evidence.length} chars]"
-        kind_cls = "edge" + (" hot" if hot else "") + (" witness" if strong else "")
-        parts.append(f'<path class="{kind_cls}" '
-                     f'd="M{x0},{y0:.0f} C{x0 + d},{y0:.0f} {x0 + d},{y1:.0f} {x0 + 4},{y1:.0f}" fill="none" '
-                     f'stroke="{color}" stroke-width="{width_}"{dash} '
+        cls = "edge" + (" hot" if hot else "") + (" witness" if strong else "")
+        parts.append(f'<path class="{cls}" '
+                     f'd="M{x0},{y0:.0f} C{x0 + d},{y0:.0f} {x0 + d},{y1:.0f} {x0 + 5},{y1:.0f}" fill="none" '
+                     f'stroke="{color}" stroke-width="{stroke}"{dash} '
                      f'marker-end="url(#{marker})"><title>{esc(full, 2100)}</title></path>')
-        lx, ly = x0 + 0.75 * d + 6, (y0 + y1) / 2 + 4
-        text = f"{e['kind']}: {neutral(evidence.value or '', 26)}"
+        apex_x, apex_y = x0 + 0.75 * d, (y0 + y1) / 2
+        ly = max(apex_y + 4, last_y + 15)
+        last_y = ly
+        text = f"{pair[0]}\u2192{pair[1]} {e['kind']}: {neutral(evidence.value or '', 26)}"
         weight = ' font-weight="600"' if hot else ""
-        labels.append(f'<text x="{lx:.0f}" y="{ly:.0f}" font-size="11" fill="{color}" stroke="#fff" '
-                      f'stroke-width="3" paint-order="stroke"{weight}>'
+        labels.append(f'<line x1="{apex_x:.0f}" y1="{apex_y:.0f}" x2="{x_label - 4}" y2="{ly - 4:.0f}" '
+                      f'stroke="{color}" stroke-width="0.8" stroke-dasharray="1 2"/>'
+                      f'<text x="{x_label}" y="{ly:.0f}" font-size="11" fill="{color}"{weight}>'
                       f'{esc(text)}<title>{esc(full, 2100)}</title></text>')
+    height = int(max(top + len(actions) * ROW + 10, last_y + 10))
     for a in actions:
         parts.append(_node(a, top + row_of[a.idx] * ROW, a.idx in hot_nodes, tags.get(a.idx, [])))
     parts.extend(labels)  # labels last, so no box or arc covers them
@@ -155,10 +159,10 @@ def graph_svg(ex: Explanation) -> tuple[str, str]:
 
 def _legend() -> str:
     items = [("data", *EDGE_STYLE["data"]), ("resource", *EDGE_STYLE["resource"]),
-             ("explicit", *EDGE_STYLE["explicit"]), ("deciding flow", HOT, "")]
+             ("explicit", *EDGE_STYLE["explicit"]), ("witness path", HOT, ""), ("other source-to-sink path", HOT, "")]
     out, x = [], BOX_X
     for name, color, dash in items:
-        width = 4.5 if name == "deciding flow" else 2
+        width = 4.5 if name == "witness path" else 2.5 if name.startswith("other") else 2
         out.append(f'<line x1="{x}" y1="14" x2="{x + 26}" y2="14" stroke="{color}" stroke-width="{width}"{dash}/>'
                    f'<text x="{x + 31}" y="18">{name}</text>')
         x += 40 + 7 * len(name)

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from pipeline.errors import UsageError
-from pipeline.explain import (Explanation, Text, baselines, deciding_flow, label_origin, load, neutral, roles,
-                              witness_edges)
+from pipeline.explain import (Explanation, Text, baselines, deciding_flow, flow_subgraph, label_origin, load,
+                              neutral, roles, witness_edges)
 
 LINE = 160  # characters of a text shown per line
 _SPACE = re.compile(r"\s+")
@@ -84,16 +84,18 @@ def render_text(ex: Explanation) -> str:
             out.append(f"     attempt step {t.step_idx} call {one_line(t.call_id or '-', 40)}: {t.exec_status}{err}, "
                        f"label {t.label} ({label_origin(t.label_source, t.label_rule)})")
     witness = witness_edges(deciding_flow(ex))
+    _, hot = flow_subgraph(ex, deciding_flow(ex))
     out += ["", f"edges ({len(ex.edges)})"]
     for e in ex.edges:
-        star = " *" if (e["src_action_idx"], e["dst_action_idx"]) in witness else ""
+        pair = (int(e["src_action_idx"]), int(e["dst_action_idx"]))
+        star = " *" if pair in witness else " +" if pair in hot else ""
         out.append(f"  {e['src_action_idx']} -> {e['dst_action_idx']} {e['kind']}{star}: {shown(e['evidence'], 80)}")
     out += ["", f"flows ({len(ex.flows)})"]
     for f in ex.flows:
         out.append(f"  {' -> '.join(str(i) for i in f['path'])}: {f['label']} to {f['sink_kind']}"
                    + (" VIOLATION" if f["violation"] else "") + (" (sink blocked)" if f["sink_blocked"] else ""))
     if witness:
-        out.append("  (* = on the deciding flow's witness path)")
+        out.append("  (* on the deciding flow's witness path, + on another path from its source to its sink)")
     return "\n".join(out) + "\n"
 
 
@@ -108,17 +110,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main_from_args(args: argparse.Namespace) -> int:
     """Print the terminal view (and write --html); an unknown id is an operator error."""
     from pipeline.explain_html import render_page
-    from pipeline.query import open_runs
+    from pipeline.query import open_runs, table_names
 
     con = open_runs([args.run_dir])
     try:
-        missing = [t for t in ("steps", "actions", "verdicts") if t not in
-                   {r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()}]
+        present = set(table_names(con))
+        missing = [t for t in ("steps", "actions", "verdicts", "attrition") if t not in present]
         if missing:
             raise UsageError(f"{args.run_dir} has no {missing[0]} table", "show needs a score run")
-        if "attrition" not in {r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()}:
-            con.execute("create temp view attrition as select null::varchar as trajectory_id, null::varchar as reason, "
-                        "null::varchar as detail, null::varchar as source_file, null::bigint as source_line limit 0")
         found = load(con, [args.trajectory_id]).get(args.trajectory_id)
     finally:
         con.close()
