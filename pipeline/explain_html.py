@@ -75,15 +75,17 @@ def _verdict(ex: Explanation) -> str:
     parts = []
     if v is not None:
         verdict = esc(v["verdict"])
-        rows = [("verdict", f'<span class="bad">{verdict}</span>' if v["verdict"] != "safe" else verdict),
-                ("is_unsafe", esc(str(v["is_unsafe"]).lower())), ("route", esc(v["route"])),
+        shown = f'<span class="bad">{verdict}</span>' if v["verdict"] != "safe" else verdict
+        rows = [("verdict", f"{shown} (is_unsafe {esc(str(v['is_unsafe']).lower())}), route {esc(v['route'])}"),
                 ("reason", esc(v["reason"], 2000)),
-                *((f"baseline {name}", esc(value)) for name, value in baselines(v)),
+                ("baselines", esc(" \u00b7 ".join(f"{name} {value}" for name, value in baselines(v)))),
                 ("counts", esc(f"{v['n_steps']} steps, {v['n_actions']} logical actions, "
                                f"{v['n_retries_collapsed']} failed attempts collapsed, longest flow "
                                f"{v['max_flow_length']}")),
-                ("source", esc(f"{v['source_file']}:{v['source_line']}", 600)), ("suite", esc(v["suite"], 300)),
-                ("final text contradicts execution", esc(str(bool(v.get("hallucinated_outcome"))).lower()))]
+                ("source", esc(f"{v['source_file']}:{v['source_line']} (suite {v['suite']})", 600))]
+        if v.get("hallucinated_outcome"):
+            rows.append(("final text", '<span class="bad">contradicts what executed (execution hallucination)'
+                                       "</span>"))
         flow = deciding_flow(ex)
         if flow is not None:
             rows.append(("deciding flow", esc(f"{flow['label']} data reaches a {flow['sink_kind']} sink; witness "
@@ -184,7 +186,7 @@ def render_page(ex: Explanation, run_name: str, back: str | None = None) -> str:
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{esc(title, 200)}</title><style>{_CSS}</style></head>\n<body><main>{nav}"
             f"<h1>trajectory {esc(ex.trajectory_id, 500)}</h1>"
-            f'<p class="note">run {esc(run_name, 200)}</p>\n'
+            f'<p class="note">run: {esc(run_name, 200)}</p>\n'
             + _verdict(ex) + _graph(ex) + _actions(ex) + _edges_flows(ex) + _steps(ex)
             + "\n</main></body></html>\n")
 

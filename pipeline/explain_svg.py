@@ -115,8 +115,8 @@ def graph_svg(ex: Explanation) -> tuple[str, str]:
     arrow = ('<marker id="{id}" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" '
              'markerWidth="{size}" markerHeight="{size}" orient="auto-start-reverse">'
              '<path d="M0,0 L10,5 L0,10 z" fill="{color}"/></marker>')
-    parts = ["<defs>" + arrow.format(id="arrow", size=9, color="#555") + arrow.format(id="arrow-hot", size=12, color=HOT)
-             + "</defs>", _legend()]
+    parts = ["<defs>" + arrow.format(id="arrow", size=9, color="#555")
+             + arrow.format(id="arrow-hot", size=12, color=HOT) + "</defs>", _legend()]
     labels, last_y = [], 0.0
     # edges in the order of their midpoints, so the label column reads top to bottom
     for e, (r0, r1), lane in sorted(zip(edges, spans, lanes), key=lambda t: (t[1][0] + t[1][1], t[1], t[0]["kind"])):

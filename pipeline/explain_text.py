@@ -78,7 +78,8 @@ def render_text(ex: Explanation) -> str:
         role = f", role_source {r['role_source']}" if ex.has_role_source else ""
         tags = "; ".join(marks.get(a.idx, []))
         out.append(f"  #{a.idx} {one_line(a.name, 60)}: {r['exec_status']}, label {r['label']}, {r['attempts']} "
-                   f"attempt(s), steps {r['first_step_idx']}-{r['last_step_idx']}{role}" + (f"; {tags}" if tags else ""))
+                   f"attempt(s), steps {r['first_step_idx']}-{r['last_step_idx']}{role}"
+                   + (f"; {tags}" if tags else ""))
         for t in a.attempts:
             err = f", {t.error_type or 'error'}: {shown(t.error_text, 100)}" if t.error_text.value else ""
             out.append(f"     attempt step {t.step_idx} call {one_line(t.call_id or '-', 40)}: {t.exec_status}{err}, "

@@ -34,7 +34,8 @@ def disagreeing(con: duckdb.DuckDBPyConnection) -> Block | None:
             reason, count(*) over ()
         from verdicts
         where is_unsafe <> execution_gated_unsafe or is_unsafe <> stepwise_min_unsafe or is_unsafe <> all_safe_unsafe
-        order by is_unsafe desc, (is_unsafe <> execution_gated_unsafe) desc, trajectory_id
+        -- both directions alternate (product unsafe first), so neither hides the other
+        order by row_number() over (partition by is_unsafe order by trajectory_id), is_unsafe desc
         limit $top
     """, {"top": TOP_LISTED})
     if not got:
@@ -42,7 +43,7 @@ def disagreeing(con: duckdb.DuckDBPyConnection) -> Block | None:
     return Block(("trajectory", "suite", "flow_aware (product)", "execution_gated", "stepwise_min", "all_safe",
                   "reason"),
                  [(r[0], r[1], *(_yes(v) for v in r[2:6]), clean(r[6], REASON_CHARS)) for r in got],
-                 f"Trajectories where a baseline disagrees: {len(got)} of {got[0][7]} (product unsafe first)",
+                 f"Trajectories where a baseline disagrees: {len(got)} of {got[0][7]} (both directions in turn)",
                  id_col=0)
 
 

@@ -181,6 +181,19 @@ def test_unknown_trajectory_is_an_operator_error(canary_run: Path, tmp_path: Pat
     assert main(["show", str(tmp_path), EXFIL]) == 2
 
 
+def test_rejected_trajectory_shows_its_attrition(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "in.jsonl"
+    corpus.write_text(json.dumps({"trajectory_id": "orphan", "messages": [
+        {"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "nope", "content": "x"}]}) + "\n")
+    run = tmp_path / "run"
+    assert main(["score", str(corpus), "--out", str(run), "--workers", "1", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["show", str(run), "orphan", "--html", str(tmp_path / "o.html")]) == 0
+    out = capsys.readouterr().out
+    assert "not scored (rejected" in out and "rejected  orphan_tool_result" in out
+    assert "orphan_tool_result" in (tmp_path / "o.html").read_text(encoding="utf-8")
+
+
 def test_role_source_is_shown_when_the_run_has_it(canary_run: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     run = tmp_path / "with-roles"
@@ -212,7 +225,8 @@ def test_report_links_resolve_to_pages(canary_run: Path, tmp_path: Path) -> None
     shutil.copytree(canary_run, run)
     shutil.rmtree(run / "explain")
     assert main(["report", str(run)]) == 0
-    assert sorted(p.name for p in (run / "explain").iterdir()) == sorted(p.name for p in (canary_run / "explain").iterdir())
+    pages = sorted(p.name for p in (canary_run / "explain").iterdir())
+    assert sorted(p.name for p in (run / "explain").iterdir()) == pages
     policy = tmp_path / "two.toml"
     policy.write_text("[settings]\nexplain_pages = 2\n")
     bounded = tmp_path / "bounded"
@@ -251,7 +265,8 @@ def test_pages_render_in_headless_chromium(canary_run: Path, hostile_run: Path, 
     import subprocess
 
     flags = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]
+             "--disable-component-update", "--disable-sync", "--no-first-run",
+             f"--user-data-dir={tmp_path / 'profile'}"]
     exfil = tmp_path / "exfil.html"
     exfil.write_text(render_page(load(open_runs([canary_run]), [EXFIL])[EXFIL], "canary"), encoding="utf-8")
     shot = tmp_path / "exfil.png"
