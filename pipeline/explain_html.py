@@ -200,10 +200,14 @@ def write_pages(con: duckdb.DuckDBPyConnection, folder: Path, ids: Sequence[str]
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     links = {}
-    for tid, ex in found.items():
-        name = page_name(tid)
-        (tmp / name).write_text(render_page(ex, run_name, back), encoding="utf-8")
-        links[tid] = f"{folder.name}/{name}"
+    try:
+        for tid, ex in found.items():
+            name = page_name(tid)
+            (tmp / name).write_text(render_page(ex, run_name, back), encoding="utf-8")
+            links[tid] = f"{folder.name}/{name}"
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
     if folder.exists():
         os.rename(folder, old)
