@@ -70,6 +70,7 @@ def _node(a: Action, y: float, hot: bool, tags: list[str]) -> str:
     if hot:
         stroke, fill = HOT, "#fde7dc"
     width = 3 if hot else 1.5
+    sub_color = "#b00020" if r["label"] == "unsafe" else "#444"  # a label that says unsafe stands out
     sub = f"{status} \u00b7 label {r['label']} \u00b7 {r['attempts']} attempt(s)"
     tip = f"{a.name}: {sub}" + (f"; {'; '.join(tags)}" if tags else "")
     cls = "node hot" if hot else "node"
@@ -77,7 +78,7 @@ def _node(a: Action, y: float, hot: bool, tags: list[str]) -> str:
              f'<rect x="{BOX_X}" y="{y:.0f}" width="{BOX_W}" height="{BOX_H}" rx="6" fill="{fill}" '
              f'stroke="{stroke}" stroke-width="{width}"{dash}/>'
              f'<text x="{BOX_X + 10}" y="{y + 17:.0f}" font-weight="600">{esc(a.name, 40)}</text>'
-             f'<text x="{BOX_X + 10}" y="{y + 33:.0f}" fill="#444" font-size="11">{esc(sub, 52)}</text>']
+             f'<text x="{BOX_X + 10}" y="{y + 33:.0f}" fill="{sub_color}" font-size="11">{esc(sub, 52)}</text>']
     for k, tag in enumerate(tags[:2]):
         color = "#0072B2" if tag.startswith("source") else "#CC0000"
         ty = y + 4 + k * 18
