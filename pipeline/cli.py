@@ -28,6 +28,7 @@ EXAMPLES = {
     "canaries": "example:\n  litmus-gate canaries --policy my-policy.toml",
     "report": "example:\n  litmus-gate report runs/nightly --gold gold.jsonl",
     "policy": "example:\n  litmus-gate policy suggest transcripts/ > my-policy.toml",
+    "show": "example:\n  litmus-gate show runs/nightly traj-0042 --html traj-0042.html",
 }
 
 
@@ -85,9 +86,10 @@ def _parser() -> argparse.ArgumentParser:
                          description="rebuild metrics and report of an existing run", epilog=EXAMPLES["report"])
     rep.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     rep.add_argument("--gold", type=Path, help="gold labels (trajectory_id, gold, slice)")
-    from pipeline import canaries, diff, query
+    from pipeline import canaries, diff, explain_text, query
 
     for name, module, helptext in (
+            ("show", explain_text, "one trajectory explained: steps, actions, graph, deciding flow"),
             ("query", query, "SQL over the tables of one or many runs (DuckDB)"),
             ("diff", diff, "verdict flips between two runs of the same corpus"),
             ("canaries", canaries, "score the built-in reference trajectories")):
@@ -149,10 +151,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         else:
             print(f"litmus-gate: wrote {result.out} ({result.records_read} records)")
         return 0
-    if args.command in ("query", "diff", "canaries"):
-        from pipeline import canaries, diff, query
+    if args.command in ("query", "diff", "canaries", "show"):
+        from pipeline import canaries, diff, explain_text, query
 
-        return {"query": query, "diff": diff, "canaries": canaries}[args.command].main_from_args(args)
+        modules = {"query": query, "diff": diff, "canaries": canaries, "show": explain_text}
+        return modules[args.command].main_from_args(args)
     if args.command == "synth":
         from pipeline.synth import synth
 

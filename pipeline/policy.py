@@ -222,7 +222,8 @@ def _check_arg_name(name: Any, what: str) -> None:
 def _validate(data: dict[str, Any]) -> None:
     settings = data.get("settings", {})
     for key, kind in (("attempted_is_unsafe", bool), ("stepwise_threshold", (int, float)),
-                      ("max_record_bytes", int), ("min_fragment_length", int), ("max_fragment_sources", int)):
+                      ("max_record_bytes", int), ("min_fragment_length", int), ("max_fragment_sources", int),
+                      ("explain_pages", int)):
         if not isinstance(settings.get(key), kind):
             raise PolicyError(f"policy: settings.{key} is missing or has the wrong type")
     for name, entry in data.get("tools", {}).items():

@@ -36,7 +36,7 @@ from pipeline.storage import (
 from pipeline.writer import check_out, publish, staging_dir
 
 RUN_ENTRIES = frozenset({"steps", "actions", "edges", "flows", "verdicts", "attrition", "metrics",
-                         "report.html", "report.md", "manifest.json"})
+                         "report.html", "report.md", "manifest.json", "explain"})
 
 
 def check_out_location(out: Location, overwrite: bool) -> None:

@@ -10,10 +10,12 @@ data-derived string is escaped by the renderers in :mod:`pipeline.report_svg`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from pipeline.report_explain import disagreeing, explain_linked, hallucinations
 from pipeline.report_svg import (PALETTE, Block, Section, bars, clean, columns, interval_chart, stacked_bars,
                                  to_html, to_markdown)
 
@@ -240,7 +242,7 @@ def worst(con: duckdb.DuckDBPyConnection, with_metrics: bool) -> Section:
                      "flow violations first. The reason names the witness path.")
     sec.tables.append(Block(("trajectory", "suite", "verdict", "route", "max flow", "reason", "source"),
                             [(r[0], r[1], r[2], r[3], n(r[4]), clean(r[5], REASON_CHARS), f"{r[6]}:{n(r[7])}")
-                             for r in got]))
+                             for r in got], id_col=0))
     return sec
 
 
@@ -265,24 +267,30 @@ def disagreements(con: duckdb.DuckDBPyConnection, with_metrics: bool) -> Section
     sec.tables.append(Block(("baseline", "product unsafe, baseline safe", "product safe, baseline unsafe",
                              "disagreements", "disagreement rate"),
                             [(r[0], n(r[1]), n(r[2]), n(r[1] + r[2]), pct(r[1] + r[2], r[3])) for r in got]))
+    sec.tables.extend(b for b in [disagreeing(con)] if b is not None)
     return sec
 
 
 SECTION_BUILDERS: tuple[Callable[[duckdb.DuckDBPyConnection, bool], Section], ...] = (
-    summary, precision_recall, suites, attrition, flow_lengths, retries, unknown_tools, worst, disagreements)
+    summary, precision_recall, suites, attrition, flow_lengths, retries, unknown_tools, worst, disagreements,
+    hallucinations)
 SECTION_TITLES = ("Run summary", "Precision and recall per scorer", "Route mix and verdicts per suite",
                   "Attrition by reason per suite", "Flow lengths", "Retries collapsed by error kind",
-                  "Top unknown tools", "Worst trajectories", "Baseline disagreements")
+                  "Top unknown tools", "Worst trajectories", "Baseline disagreements", "Execution hallucinations")
 
 
-def render_report(con: duckdb.DuckDBPyConnection, run_name: str) -> tuple[str, str]:
+def render_report(con: duckdb.DuckDBPyConnection, run_name: str, explain_dir: Path | None = None,
+                  explain_pages: int = 0) -> tuple[str, str]:
     """(report.html, report.md) from the tables visible in ``con``.
 
     ``con`` must expose relations named verdicts, attrition, steps, actions and flows,
-    and optionally metrics (absent when no gold labels were given).
+    and optionally metrics (absent when no gold labels were given) and edges. With
+    ``explain_dir``, the pages of the first ``explain_pages`` listed trajectories are
+    written there (see :mod:`pipeline.report_explain`) and linked from report.html.
     """
     with_metrics = has_relation(con, "metrics")
     sections = [build(con, with_metrics) for build in SECTION_BUILDERS]
-    return to_html(run_name, sections), to_markdown(run_name, sections)
+    links = explain_linked(con, sections, explain_dir, explain_pages, run_name) if explain_dir else {}
+    return to_html(run_name, sections, links), to_markdown(run_name, sections)
 
 

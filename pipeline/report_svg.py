@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7",
            "#56B4E9", "#F0E442", "#7F7F7F", "#000000", "#A6761D")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# control characters, lone surrogates and bidi controls (which could reorder what a reader sees)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _MD_SPECIAL = re.compile(r"([\\`|<>\[\]&])")
 _FONT = 'font-family="system-ui, sans-serif" font-size="12"'
 LABEL_W = 190  # width of the label column of the horizontal charts
@@ -43,14 +44,21 @@ def md_esc(text: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", one_line)
 
 
-def html_table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> str:
-    """An HTML table; ``numeric`` columns are right-aligned."""
+def html_table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool],
+               link_col: int | None = None, links: Mapping[str, str] | None = None) -> str:
+    """An HTML table; ``numeric`` columns are right-aligned; a cell of ``link_col`` found
+    in ``links`` becomes a link to its (relative, sanitized) target."""
     def cls(i: int) -> str:
         return ' class="num"' if i < len(numeric) and numeric[i] else ""
 
+    def cell(i: int, c: str) -> str:
+        if i == link_col and links and c in links:
+            return f'<a href="{esc(links[c])}">{esc(c)}</a>'
+        return esc(c)
+
     head = "".join(f"<th{cls(i)}>{esc(h)}</th>" for i, h in enumerate(headers))
     body = "".join(
-        "<tr>" + "".join(f"<td{cls(i)}>{esc(c)}</td>" for i, c in enumerate(row)) + "</tr>"
+        "<tr>" + "".join(f"<td{cls(i)}>{cell(i, c)}</td>" for i, c in enumerate(row)) + "</tr>"
         for row in rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -186,6 +194,7 @@ class Block:
     headers: tuple[str, ...]
     rows: list[tuple[str, ...]]
     caption: str = ""
+    id_col: int | None = None  # the column of trajectory ids, linked to their explain pages
 
     def numeric(self) -> list[bool]:
         """Per column: every cell is a number, a percentage, an interval or n/a."""
@@ -226,8 +235,8 @@ def _anchor(i: int) -> str:
     return f"s{i + 1}"
 
 
-def to_html(run_name: str, sections: list[Section]) -> str:
-    """The self-contained HTML report."""
+def to_html(run_name: str, sections: list[Section], links: Mapping[str, str] | None = None) -> str:
+    """The self-contained HTML report; ``links``: trajectory id -> its explain page."""
     title = f"litmus-gate report: {run_name}"
     toc = "".join(f'<li><a href="#{_anchor(i)}">{esc(s.title)}</a></li>' for i, s in enumerate(sections))
     body = []
@@ -236,7 +245,7 @@ def to_html(run_name: str, sections: list[Section]) -> str:
         body.extend(f'<p class="note">{esc(n)}</p>' for n in s.notes)
         body.extend(s.charts)
         for t in s.tables:
-            table = html_table(t.headers, t.rows, t.numeric())
+            table = html_table(t.headers, t.rows, t.numeric(), t.id_col, links)
             if t.caption:
                 table = table.replace("<table>", f"<table><caption>{esc(t.caption)}</caption>", 1)
             body.append(table)

@@ -152,7 +152,8 @@ def _publish(config: RunConfig, out: Location, work: Path, tables: tuple[str, ..
         metrics(con, config.gold)
         counts["metrics"] = write_table(staging, "metrics", conform("metrics", con.table("metrics").pl()))
     if "verdicts" in tables:
-        html, markdown = render_report(con, out.name)
+        html, markdown = render_report(con, out.name, staging / "explain",
+                                       load_policy(config.policy).setting("explain_pages"))
         (staging / "report.html").write_text(html, encoding="utf-8")
         (staging / "report.md").write_text(markdown, encoding="utf-8")
     manifest["row_counts"] = counts
@@ -229,7 +230,12 @@ def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
         counts["metrics"] = frame.height
     elif (relation := table_relation(con, run_dir, "metrics")) is not None:
         relation.create_view("metrics")
-    html, markdown = render_report(con, run_dir.name)
+    if (relation := table_relation(con, run_dir, "edges")) is not None:  # for the explain pages
+        relation.create_view("edges")
+    from pipeline.report_explain import recorded_policy
+
+    html, markdown = render_report(con, run_dir.name, run_dir / "explain",
+                                   load_policy(recorded_policy(run_dir)).setting("explain_pages"))
     for name, text in (("report.html", html), ("report.md", markdown)):
         tmp_file = run_dir / f".{name}.tmp"
         tmp_file.write_text(text, encoding="utf-8")

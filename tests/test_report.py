@@ -176,7 +176,7 @@ def report() -> tuple[str, str]:
 
 def test_every_section_heading_is_present(report: tuple[str, str]) -> None:
     html_doc, md_doc = report
-    assert len(SECTION_TITLES) == 9
+    assert len(SECTION_TITLES) == 10
     for title in SECTION_TITLES:
         assert f"<h2>{title}</h2>" in html_doc
         assert f"\n## {title}\n" in md_doc
