@@ -9,7 +9,7 @@ data-derived string is escaped by the renderers in :mod:`pipeline.report_svg`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import duckdb
@@ -275,14 +275,16 @@ SECTION_TITLES = ("Run summary", "Precision and recall per scorer", "Route mix a
                   "Top unknown tools", "Worst trajectories", "Baseline disagreements")
 
 
-def render_report(con: duckdb.DuckDBPyConnection, run_name: str) -> tuple[str, str]:
+def render_report(con: duckdb.DuckDBPyConnection, run_name: str, label_notes: Sequence[str] = ()) -> tuple[str, str]:
     """(report.html, report.md) from the tables visible in ``con``.
 
     ``con`` must expose relations named verdicts, attrition, steps, actions and flows,
-    and optionally metrics (absent when no gold labels were given).
+    and optionally metrics (absent when no gold labels were given). ``label_notes`` (which
+    model labelled the steps) are shown beside the metrics.
     """
     with_metrics = has_relation(con, "metrics")
     sections = [build(con, with_metrics) for build in SECTION_BUILDERS]
+    sections[SECTION_TITLES.index("Precision and recall per scorer")].notes[:0] = list(label_notes)
     return to_html(run_name, sections), to_markdown(run_name, sections)
 
 
