@@ -100,6 +100,7 @@ class FakeOpenAI:
                 raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 server._handle(self, raw)
 
+        ThreadingHTTPServer.request_queue_size = 128  # a burst of new connections is not dropped
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
@@ -129,6 +130,7 @@ class FakeOpenAI:
             for name, value in {"Content-Type": "application/json", **reply.headers}.items():
                 handler.send_header(name, value)
             handler.send_header("Content-Length", str(len(data)))
+            handler.send_header("X-Body-Sha", entry.body_sha)
             handler.end_headers()
             handler.wfile.write(data)
             handler.wfile.flush()
