@@ -167,3 +167,17 @@ def test_score_reads_null_labels_as_not_labelled(tmp_path: Path) -> None:
     path.write_text(json.dumps({"trajectory_id": "a", "step_idx": 0, "label": "maybe"}) + "\n")
     with pytest.raises(LabelsError, match="other than safe/unsafe"):
         read_labels(duckdb.connect(), path)
+
+
+def test_readme_prompt_examples_load(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## Labelling with a guard model")[1].split("\n## ")[0]
+    blocks = [b.split("```")[0] for b in section.split("```toml\n")[1:]]
+    assert len(blocks) == 2
+    for i, block in enumerate(blocks):
+        path = tmp_path / f"p{i}.toml"
+        path.write_text(block)
+        prompt = load_prompt(path)
+        view = TrajectoryView("t", steps(1), prompt.context)
+        assert "ls dir0" in view.messages(prompt, 2)[-1]["content"]
+    assert load_prompt(tmp_path / "p1.toml").parse.mode == "json"

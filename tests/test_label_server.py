@@ -296,3 +296,22 @@ def test_the_key_reaches_no_output(tmp_path: Path, monkeypatch: pytest.MonkeyPat
                  str(tmp_path / "x.parquet"), "--api-key-env", "GUARD_KEY"]) == 2
     err = capsys.readouterr().err
     assert SECRET not in err and "GUARD_KEY" in err and "--api-key is not accepted" in err
+
+
+def test_json_prompt_through_the_command(tmp_path: Path) -> None:
+    prompt = tmp_path / "json.toml"
+    prompt.write_text('[request]\ntemperature = 0.0\n[parse]\nmode = "json"\nfield = "verdict"\n'
+                      'score_field = "p"\nsafe = ["benign"]\nunsafe = ["harmful"]\n'
+                      '[[messages]]\nrole = "user"\ncontent = "<BEGIN STEP TO ASSESS>\\n${step}\\n<END STEP TO ASSESS>"\n')
+
+    def respond(body: dict[str, Any], server: FakeOpenAI) -> Reply:
+        harmful = "UNSAFE-MARKER" in step_of(body)
+        return Reply(body=completion(json.dumps({"verdict": "harmful" if harmful else "benign",
+                                                 "p": 0.75 if harmful else 0.05})))
+
+    inputs = corpus(tmp_path / "in", 3, marker_every=2)
+    with FakeOpenAI(respond) as server:
+        assert main(label_args(server, inputs, tmp_path / "labels.parquet", "--prompt", str(prompt))) == 0
+    rows = labels(tmp_path / "labels.parquet")
+    assert {(r["trajectory_id"], r["label"], r["score"]) for r in rows if r["step_idx"] == 3} == {
+        ("t0000", "unsafe", 0.75), ("t0001", "safe", 0.05), ("t0002", "unsafe", 0.75)}
