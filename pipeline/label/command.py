@@ -52,9 +52,9 @@ async def _send_all(pending: Iterator[Request], client: ChatClient, cache: Reply
     in_flight: set[str] = set()
     consecutive = [0]
 
-    async def worker() -> None:
+    async def worker(slot: int) -> None:
         while (item := await queue.get()) is not None:
-            outcome = await client.complete(item.body)
+            outcome = await client.complete(item.body, slot)
             counters.requests += 1
             if outcome.reply is not None:
                 cache.put(item.key, config.model, prompt.sha256, item.content_sha, outcome.reply)
@@ -87,8 +87,8 @@ async def _send_all(pending: Iterator[Request], client: ChatClient, cache: Reply
     try:
         async with asyncio.TaskGroup() as group:
             group.create_task(produce())
-            for _ in range(config.concurrency):
-                group.create_task(worker())
+            for slot in range(config.concurrency):
+                group.create_task(worker(slot))
     except BaseExceptionGroup as exc:
         first = exc.exceptions[0]
         while isinstance(first, BaseExceptionGroup):
