@@ -112,3 +112,18 @@ def test_manifest_and_report_name_the_labelling_model(scored: dict[str, Any]) ->
     assert "built-in rule classifier only" in (scored["tmp"] / "rules-only" / "report.md").read_text()
     assert main(["report", str(run)]) == 0  # rebuilding the report keeps the note
     assert "labelled by model guard-e2e" in (run / "report.md").read_text()
+
+
+def test_diff_names_a_change_of_labelling_model(scored: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    import polars as pl
+
+    tmp = scored["tmp"]
+    other = tmp / "labels-v2.parquet"
+    pl.read_parquet(scored["labels"]).with_columns(model=pl.lit("guard-v2")).write_parquet(other)
+    assert main(["score", str(tmp / "corpus.jsonl"), "--labels", str(other), "--out", str(tmp / "v2"), "--quiet",
+                 "--workers", "1"]) == 0
+    capsys.readouterr()
+    assert main(["diff", str(tmp / "guarded"), str(tmp / "v2")]) == 0  # same labels: no flip
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "labels.labelled_by" in x)
+    assert "guard-e2e (prompt" in line and "guard-v2 (prompt" in line

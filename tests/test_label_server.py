@@ -315,3 +315,32 @@ def test_json_prompt_through_the_command(tmp_path: Path) -> None:
     rows = labels(tmp_path / "labels.parquet")
     assert {(r["trajectory_id"], r["label"], r["score"]) for r in rows if r["step_idx"] == 3} == {
         ("t0000", "unsafe", 0.75), ("t0001", "safe", 0.05), ("t0002", "unsafe", 0.75)}
+
+
+def test_progress_line_only_on_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pipeline.label.progress import Counters, Progress
+
+    inputs = corpus(tmp_path / "in", 3)
+    out = tmp_path / "labels.parquet"
+    with FakeOpenAI() as server:
+        args = [a for a in label_args(server, inputs, out) if a != "--quiet"]
+        assert main(args) == 0
+    printed = capsys.readouterr()
+    assert printed.err == "" and "9 steps judged" in printed.out  # stderr is not a terminal here
+    assert not (tmp_path / ".labels.parquet.label-work").exists()  # the work folder is gone after success
+    progress = Progress(10, enabled=True)
+    counters = Counters(started=time.monotonic() - 2.0, done=4, requests=3, cached=1, failed=1)
+    progress.show(counters)
+    line = capsys.readouterr().err
+    assert "label 4/10 steps" in line and "1.5 req/s" in line and "ETA 3s" in line
+    assert "cache hits 1" in line and "failed 1" in line
+    Progress(10, enabled=False).show(counters)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_corpus_without_judged_steps_gives_an_empty_file(tmp_path: Path) -> None:
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text(json.dumps(traj("only-user", user("hello"))) + "\n")
+    with FakeOpenAI() as server:
+        assert main(label_args(server, inputs, tmp_path / "labels.parquet")) == 0
+    assert pl.read_parquet(tmp_path / "labels.parquet").height == 0 and not server.log
