@@ -181,3 +181,13 @@ def test_readme_prompt_examples_load(tmp_path: Path) -> None:
         view = TrajectoryView("t", steps(1), prompt.context)
         assert "ls dir0" in view.messages(prompt, 2)[-1]["content"]
     assert load_prompt(tmp_path / "p1.toml").parse.mode == "json"
+
+
+@pytest.mark.parametrize("section", ['[context]\nstep_tokens = "many"\n', "[context]\nstep_tokens = true\n",
+                                     "[parse]\nsafe = [1, 2]\n", "[parse]\npattern = 3\n",
+                                     "[request]\nwhen = 2026-01-01T00:00:00Z\n"])
+def test_mistyped_prompt_values_are_operator_errors(tmp_path: Path, section: str) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text(section + '[[messages]]\nrole = "user"\ncontent = "${step}"\n')
+    with pytest.raises(PromptError):
+        load_prompt(path)

@@ -29,7 +29,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.errors import LitmusError
+import pandera.errors
+
+from pipeline.errors import LitmusError, SchemaValidationError
 from pipeline.label.cache import CachedReply, ReplyCache, default_cache_path
 from pipeline.label.client import ChatClient
 from pipeline.label.plan import LabelConfig, Request, check_config, explode_steps, requests
@@ -112,9 +114,12 @@ def _row(item: Request, reply: CachedReply | None, error: str | None, config: La
 
 
 def _flush(writer: pq.ParquetWriter, rows: list[dict[str, Any]]) -> None:
-    frame = pl.from_arrow(pa.Table.from_pylist(rows, schema=OUT_SCHEMA))
-    LabelsSchema.validate(frame, lazy=True)  # a failure here is a bug: exit 4 through the CLI's handler
-    writer.write_table(pa.Table.from_pylist(rows, schema=OUT_SCHEMA))
+    table = pa.Table.from_pylist(rows, schema=OUT_SCHEMA)
+    try:
+        LabelsSchema.validate(pl.from_arrow(table), lazy=True)
+    except pandera.errors.SchemaErrors as exc:  # a bug in litmus-gate, never in the replies: exit 4
+        raise SchemaValidationError(f"labels table failed its schema: {str(exc)[:300]}") from exc
+    writer.write_table(table)
 
 
 def write_labels(items: Iterator[Request], cache: ReplyCache, failures: dict[str, str], config: LabelConfig,
@@ -140,9 +145,6 @@ def write_labels(items: Iterator[Request], cache: ReplyCache, failures: dict[str
 
 def label(config: LabelConfig) -> Counters:
     """Run the ``label`` command; returns the counters of the closing summary."""
-    from pipeline.errors import SchemaValidationError
-    import pandera.errors
-
     key = check_config(config)
     prompt = load_prompt(config.prompt)
     config.out.parent.mkdir(parents=True, exist_ok=True)
@@ -151,7 +153,8 @@ def label(config: LabelConfig) -> Counters:
     counters = Counters(started=time.monotonic())
     try:
         run_dir = explode_steps(config, work)
-        con = duckdb.connect()
+        # the ordered read of `steps` sorts out of core, in the work folder, past 1 GB
+        con = duckdb.connect(config={"memory_limit": "1GB", "threads": 2, "temp_directory": str(work / "sort")})
         con.execute("set enable_progress_bar = false")
         relation = table_relation(con, run_dir, "steps")
         total = 0
@@ -166,10 +169,7 @@ def label(config: LabelConfig) -> Counters:
                               failures, progress))
         progress.finish(counters)
         counters.attempts, counters.retries = client.stats.attempts, client.stats.retries
-        try:
-            write_labels(requests(con, run_dir, config, prompt), cache, failures, config, prompt, counters)
-        except pandera.errors.SchemaErrors as exc:
-            raise SchemaValidationError(f"labels table failed its schema: {str(exc)[:300]}") from exc
+        write_labels(requests(con, run_dir, config, prompt), cache, failures, config, prompt, counters)
         con.close()
     finally:
         cache.close()

@@ -18,6 +18,7 @@ beside every label, so changing any of the above invalidates earlier replies.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 import string
@@ -96,7 +97,8 @@ def _dataclass_from(cls: type, values: dict[str, Any], name: str) -> Any:
     unknown = sorted(set(values) - known)
     if unknown:
         raise PromptError(f"prompt file: unknown key(s) in [{name}]: {', '.join(unknown)}")
-    converted = {k: tuple(str(x).lower() for x in v) if isinstance(v, list) else v for k, v in values.items()}
+    converted = {k: tuple(x.lower() if isinstance(x, str) else x for x in v) if isinstance(v, list) else v
+                 for k, v in values.items()}
     try:
         return cls(**converted)
     except TypeError as exc:
@@ -120,10 +122,20 @@ def _check(prompt: Prompt) -> None:
         seen |= names
     if "step" not in seen:
         raise PromptError("prompt file: no message contains ${step}, so the model would never see the step")
+    try:
+        json.dumps(prompt.request)
+    except (TypeError, ValueError) as exc:
+        raise PromptError("prompt file: [request] holds a value that is not JSON (a date?)") from exc
     bad = sorted(RESERVED & set(prompt.request))
     if bad:
         raise PromptError(f"prompt file: [request] may not set {', '.join(bad)} (litmus-gate sets them)")
     ctx = prompt.context
+    for name, value in vars(ctx).items():
+        if isinstance(value, bool) or not isinstance(value, (float, int) if name == "chars_per_token" else int):
+            raise PromptError(f"prompt file: [context] {name} must be a number")
+    for name, value in vars(prompt.parse).items():
+        if not (isinstance(value, str) or (isinstance(value, tuple) and all(isinstance(v, str) for v in value))):
+            raise PromptError(f"prompt file: [parse] {name} must be text (or a list of words)")
     if min(ctx.history_tokens, ctx.history_step_tokens, ctx.step_tokens, ctx.task_tokens) < 0 \
             or not ctx.chars_per_token > 0:
         raise PromptError("prompt file: [context] budgets must be >= 0 and chars_per_token > 0")
