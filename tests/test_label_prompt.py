@@ -191,3 +191,13 @@ def test_mistyped_prompt_values_are_operator_errors(tmp_path: Path, section: str
     path.write_text(section + '[[messages]]\nrole = "user"\ncontent = "${step}"\n')
     with pytest.raises(PromptError):
         load_prompt(path)
+
+
+def test_the_default_key_never_travels_in_clear_text_to_a_remote_host() -> None:
+    from pipeline.label.plan import sends_default_key
+
+    assert sends_default_key("https://api.example.com/v1")
+    assert sends_default_key("http://127.0.0.1:8000/v1") and sends_default_key("http://localhost:11434/v1")
+    assert sends_default_key("http://[::1]:8000/v1")
+    assert not sends_default_key("http://gpu-box.internal:8000/v1")
+    assert not sends_default_key("http://10.0.0.5:8000/v1")

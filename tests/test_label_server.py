@@ -185,12 +185,20 @@ def test_malformed_and_empty_replies_are_null_never_safe(tmp_path: Path, capsys:
     assert "5 null: 3 failed requests, 2 unparseable replies" in out
 
 
-def test_fatal_answers_stop_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fatal_answers_stop_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
     inputs = corpus(tmp_path / "in", 2)
     out = tmp_path / "labels.parquet"
     with FakeOpenAI(lambda b, s: Reply(401, {"error": "invalid key"})) as server:
         assert main(label_args(server, inputs, out)) == 2
-    assert not out.exists() and "OPENAI_API_KEY" in capsys.readouterr().err
+    assert not out.exists() and "no key was sent: name its variable with --api-key-env" in capsys.readouterr().err
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")  # the default variable, sent to this machine
+    with FakeOpenAI(lambda b, s: Reply(401, {"error": "invalid key"})) as server:
+        assert main(label_args(server, inputs, out)) == 2
+    assert server.log[0].headers["Authorization"] == "Bearer sk-wrong"
+    monkeypatch.delenv("OPENAI_API_KEY")
+    err = capsys.readouterr().err
+    assert "check the key in $OPENAI_API_KEY" in err and "sk-wrong" not in err
     with FakeOpenAI(lambda b, s: Reply(500, "down")) as server:
         assert main(label_args(server, corpus(tmp_path / "big", 20), out, "--max-retries", "0")) == 1
     err = capsys.readouterr().err

@@ -182,7 +182,8 @@ class ChatClient:
                     return Outcome(reply, error, attempts)
                 snippet = self.redact(response.text[:200].replace("\n", " ").strip())
                 if status in FATAL_STATUSES:
-                    hint = (f"check the key in ${self._key_env}" if status in (401, 403)
+                    hint = ((f"check the key in ${self._key_env}" if self._key else
+                             f"no key was sent: name its variable with --api-key-env") if status in (401, 403)
                             else "check --endpoint (the base URL, e.g. http://host:8000/v1) and --model")
                     raise EndpointError(f"{FATAL_STATUSES[status]}: HTTP {status} from {public_url(self.url)}"
                                         + (f": {snippet}" if snippet else ""), hint)

@@ -88,7 +88,28 @@ def check_config(config: LabelConfig) -> str | None:
     key = os.environ.get(config.api_key_env)
     if config.api_key_required and not key:
         raise UsageError(f"environment variable {config.api_key_env} (--api-key-env) is not set")
+    if key and not config.api_key_required and not sends_default_key(config.endpoint):
+        sys.stderr.write(f"litmus-gate: label: ${config.api_key_env} is not sent to a plain-http remote endpoint "
+                         "(name the variable with --api-key-env to send it anyway)\n")
+        return None
     return key or None
+
+
+def sends_default_key(endpoint: str) -> bool:
+    """Whether the default key variable (not named with --api-key-env) goes to ``endpoint``:
+    over https, or to this machine. An exported OpenAI key never travels in clear text to a
+    server that was not named for it."""
+    import ipaddress
+
+    import httpx
+
+    url = httpx.URL(endpoint)
+    if url.scheme == "https" or url.host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(url.host).is_loopback
+    except ValueError:
+        return False
 
 
 def _digests(inputs: tuple[Path | str, ...]) -> list[dict[str, str]]:
