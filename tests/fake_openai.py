@@ -74,6 +74,14 @@ def marker_rule(marker: str, p: float = 0.9) -> Callable[[dict[str, Any], "FakeO
     return respond
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # a burst of new connections is not dropped
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:  # a client that hung up: not news
+        pass
+
+
 class FakeOpenAI:
     """The server; use as a context manager. ``url`` is the base URL (…/v1)."""
 
@@ -100,8 +108,7 @@ class FakeOpenAI:
                 raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 server._handle(self, raw)
 
-        ThreadingHTTPServer.request_queue_size = 128  # a burst of new connections is not dropped
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -136,7 +143,7 @@ class FakeOpenAI:
             handler.wfile.flush()
             entry.status = reply.status
             entry.replied = time.monotonic()
-        except (BrokenPipeError, ConnectionResetError):
+        except OSError:  # the client hung up (a timeout, a kill)
             pass
         finally:
             with self.lock:

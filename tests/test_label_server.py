@@ -359,3 +359,12 @@ def test_a_corpus_without_judged_steps_gives_an_empty_file(tmp_path: Path) -> No
     with FakeOpenAI() as server:
         assert main(label_args(server, inputs, tmp_path / "labels.parquet")) == 0
     assert pl.read_parquet(tmp_path / "labels.parquet").height == 0 and not server.log
+
+
+def test_an_oversized_response_is_an_error_not_held(tmp_path: Path) -> None:
+    inputs = corpus(tmp_path / "in", 1)
+    with FakeOpenAI(lambda b, s: Reply(body="x" * (5 * 2**20))) as server:
+        assert main(label_args(server, inputs, tmp_path / "labels.parquet", "--max-retries", "0")) == 0
+    rows = labels(tmp_path / "labels.parquet")
+    assert all(r["label"] is None and r["label_errors"].startswith("response larger than 4194304 bytes")
+               for r in rows)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import random
 import time
 from dataclasses import dataclass, field
@@ -33,6 +34,21 @@ RETRY_STATUSES = frozenset({408, 409, 425, 429})
 FATAL_STATUSES = {401: "the endpoint refused the API key", 403: "the endpoint refused the API key",
                   404: "no such endpoint or model"}
 LOGPROB_TOKENS = 4  # first reply tokens whose log-probabilities are kept
+MAX_RESPONSE_BYTES = 4 * 2**20  # a response body past this is an error, never held whole
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An HTTP response read in full (bounded by MAX_RESPONSE_BYTES)."""
+
+    status_code: int
+    headers: httpx.Headers
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        """The body as text (undecodable bytes replaced)."""
+        return self.content.decode("utf-8", "replace")
 
 
 @dataclass(frozen=True)
@@ -126,14 +142,22 @@ class ChatClient:
     def _backoff(self, retry_no: int) -> float:
         return min(self.retry.backoff_max, self.retry.backoff * 2 ** retry_no) * random.uniform(0.5, 1.0)
 
-    async def _attempt(self, body: dict[str, Any], slot: int) -> tuple[httpx.Response | None, str | None]:
+    async def _attempt(self, body: dict[str, Any], slot: int) -> tuple[Answer | None, str | None]:
         wait = self._not_before - time.monotonic()
         if wait > 0:
             await asyncio.sleep(wait)
         self.stats.attempts += 1
         try:
             async with asyncio.timeout(self.retry.timeout):
-                return await self._http[slot].post(self.url, json=body), None
+                async with self._http[slot].stream("POST", self.url, json=body) as response:
+                    chunks, size = [], 0
+                    async for chunk in response.aiter_bytes():
+                        size += len(chunk)
+                        if size > MAX_RESPONSE_BYTES:
+                            self._count("too_large")
+                            return None, f"response larger than {MAX_RESPONSE_BYTES} bytes"
+                        chunks.append(chunk)
+                    return Answer(response.status_code, response.headers, b"".join(chunks)), None
         except (TimeoutError, httpx.TimeoutException):
             self._count("timeout")
             return None, f"timeout after {self.retry.timeout:g} s"
@@ -141,9 +165,9 @@ class ChatClient:
             self._count(type(exc).__name__)
             return None, self.redact(f"connection error: {type(exc).__name__}: {str(exc)[:200]}")
 
-    def _reply(self, response: httpx.Response) -> tuple[CachedReply | None, str | None]:
+    def _reply(self, response: Answer) -> tuple[CachedReply | None, str | None]:
         try:
-            data = response.json()
+            data = json.loads(response.content)
             choice = data["choices"][0]
             message = choice["message"]
         except (ValueError, KeyError, IndexError, TypeError):
@@ -183,7 +207,7 @@ class ChatClient:
                 snippet = self.redact(response.text[:200].replace("\n", " ").strip())
                 if status in FATAL_STATUSES:
                     hint = ((f"check the key in ${self._key_env}" if self._key else
-                             f"no key was sent: name its variable with --api-key-env") if status in (401, 403)
+                             "no key was sent: name its variable with --api-key-env") if status in (401, 403)
                             else "check --endpoint (the base URL, e.g. http://host:8000/v1) and --model")
                     raise EndpointError(f"{FATAL_STATUSES[status]}: HTTP {status} from {public_url(self.url)}"
                                         + (f": {snippet}" if snippet else ""), hint)
