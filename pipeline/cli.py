@@ -95,6 +95,11 @@ def _parser() -> argparse.ArgumentParser:
             ("canaries", canaries, "score the built-in reference trajectories")):
         cmd = sub.add_parser(name, help=helptext, description=helptext, formatter_class=fmt, epilog=EXAMPLES[name])
         module.add_arguments(cmd)
+    from pipeline.label import options as label_options
+
+    label_help = "per-step labels from a guard model behind an OpenAI-compatible chat API"
+    label_options.add_arguments(sub.add_parser("label", help=label_help, description=label_help, formatter_class=fmt,
+                                               epilog=label_options.EXAMPLE, allow_abbrev=False))
     pol = sub.add_parser("policy", help="policy helpers", formatter_class=fmt,
                          description="policy helpers", epilog=EXAMPLES["policy"])
     pol_sub = pol.add_subparsers(dest="policy_command", required=True)
@@ -156,6 +161,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         modules = {"query": query, "diff": diff, "canaries": canaries, "show": explain_text}
         return modules[args.command].main_from_args(args)
+    if args.command == "label":
+        from pipeline.label import options as label_options
+
+        return label_options.main_from_args(args)
     if args.command == "synth":
         from pipeline.synth import synth
 

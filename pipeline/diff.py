@@ -134,6 +134,12 @@ def _get(doc: Any, *keys: str) -> str:
     return doc if isinstance(doc, str) else json.dumps(doc, sort_keys=True)
 
 
+def _labellers(doc: dict[str, Any]) -> str:
+    """Model and prompt hash of each ``litmus-gate label`` source of the labels file."""
+    entries = (doc.get("labels") or {}).get("labelled_by") or []
+    return ", ".join(f"{e.get('model')} (prompt {str(e.get('prompt_sha256'))[:12]})" for e in entries) or "-"
+
+
 def manifest_changes(a: dict[str, Any], b: dict[str, Any]) -> list[ManifestChange]:
     """Fields of two manifests that differ (hashes, versions, inputs, format)."""
     out: list[ManifestChange] = []
@@ -146,6 +152,7 @@ def manifest_changes(a: dict[str, Any], b: dict[str, Any]) -> list[ManifestChang
     add("policy.sources", _get(a, "policy", "sources"), _get(b, "policy", "sources"))
     for side in ("labels", "gold"):
         add(f"{side}.sha256", _get(a, side, "sha256"), _get(b, side, "sha256"))
+    add("labels.labelled_by", _labellers(a), _labellers(b))  # the guard model or prompt changed
     add("format", _get(a, "format"), _get(b, "format"))
     va, vb = a.get("versions") or {}, b.get("versions") or {}
     for pkg in sorted(set(va) | set(vb)):

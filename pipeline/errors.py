@@ -64,3 +64,11 @@ class CanaryError(LitmusError):
     """Built-in reference trajectories came out wrong: the grader is broken."""
 
     exit_code = 3
+
+
+class PromptError(UsageError):
+    """The ``label`` prompt file cannot be read or does not fit its format."""
+
+
+class EndpointError(UsageError):
+    """The labelling endpoint refused every request (bad URL, model, or API key)."""

@@ -9,7 +9,7 @@ data-derived string is escaped by the renderers in :mod:`pipeline.report_svg`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -280,16 +280,18 @@ SECTION_TITLES = ("Run summary", "Precision and recall per scorer", "Route mix a
 
 
 def render_report(con: duckdb.DuckDBPyConnection, run_name: str, explain_dir: Path | None = None,
-                  explain_pages: int = 0) -> tuple[str, str]:
+                  explain_pages: int = 0, label_notes: Sequence[str] = ()) -> tuple[str, str]:
     """(report.html, report.md) from the tables visible in ``con``.
 
     ``con`` must expose relations named verdicts, attrition, steps, actions and flows,
     and optionally metrics (absent when no gold labels were given) and edges. With
     ``explain_dir``, the pages of the first ``explain_pages`` listed trajectories are
     written there (see :mod:`pipeline.report_explain`) and linked from report.html.
+    ``label_notes`` (which model labelled the steps) are shown beside the metrics.
     """
     with_metrics = has_relation(con, "metrics")
     sections = [build(con, with_metrics) for build in SECTION_BUILDERS]
+    sections[SECTION_TITLES.index("Precision and recall per scorer")].notes[:0] = list(label_notes)
     links = explain_linked(con, sections, explain_dir, explain_pages, run_name) if explain_dir else {}
     return to_html(run_name, sections, links), to_markdown(run_name, sections)
 

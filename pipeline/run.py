@@ -27,6 +27,7 @@ from pipeline.sql import query
 from pipeline.stages import connect, metrics, records_table, register_inputs, steps
 from pipeline.report import render_report
 from pipeline.tables_in import read_labels
+from pipeline.label.provenance import label_provenance, provenance_notes
 from pipeline.query import table_relation
 from pipeline.combine import combine, shard_files, sorted_relation
 from pipeline.shards import ShardTask, chunks, plan_digest, score_shards, split, unknown_label_ids
@@ -69,7 +70,8 @@ def _manifest(config: RunConfig, files: list[Location], digests: list[str], poli
         "inputs": [{"path": str(p), "sha256": d, "bytes": size(p)} for p, d in zip(files, digests)],
         "format": config.fmt,
         "policy": {"sha256": policy.sha256, "sources": list(policy.sources)},
-        "labels": {"path": str(config.labels), "sha256": _sha256(config.labels)} if config.labels else None,
+        "labels": {"path": str(config.labels), "sha256": _sha256(config.labels), **label_provenance(config.labels)}
+        if config.labels else None,
         "gold": {"path": str(config.gold), "sha256": _sha256(config.gold)} if config.gold else None,
         "versions": _versions(),
         "settings": {"workers": config.workers, "shards": config.shards},
@@ -153,7 +155,8 @@ def _publish(config: RunConfig, out: Location, work: Path, tables: tuple[str, ..
         counts["metrics"] = write_table(staging, "metrics", conform("metrics", con.table("metrics").pl()))
     if "verdicts" in tables:
         html, markdown = render_report(con, out.name, staging / "explain",
-                                       load_policy(config.policy).setting("explain_pages"))
+                                       load_policy(config.policy).setting("explain_pages"),
+                                       provenance_notes(manifest.get("labels")))
         (staging / "report.html").write_text(html, encoding="utf-8")
         (staging / "report.md").write_text(markdown, encoding="utf-8")
     manifest["row_counts"] = counts
@@ -235,7 +238,8 @@ def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
     from pipeline.report_explain import recorded_policy
 
     html, markdown = render_report(con, run_dir.name, run_dir / "explain",
-                                   load_policy(recorded_policy(run_dir)).setting("explain_pages"))
+                                   load_policy(recorded_policy(run_dir)).setting("explain_pages"),
+                                   provenance_notes(json.loads(manifest_path.read_text()).get("labels")))
     for name, text in (("report.html", html), ("report.md", markdown)):
         tmp_file = run_dir / f".{name}.tmp"
         tmp_file.write_text(text, encoding="utf-8")

@@ -47,15 +47,17 @@ def read_labels(con: duckdb.DuckDBPyConnection, path: Path | None) -> pa.Table:
     _columns(rel, ("trajectory_id", "step_idx", "label"), path, "labels")
     score = "try_cast(score as double)" if "score" in rel.columns else "null::double"
     try:
+        # a null label means "not labelled" (e.g. `litmus-gate label` could not judge the step):
+        # the row is dropped, so the built-in rule classifier labels that step
         table = con.sql(
             f"select trajectory_id::varchar as trajectory_id, try_cast(step_idx as bigint) as step_idx, "
-            f"lower(label::varchar) as label, {score} as score from rel").to_arrow_table()
+            f"lower(label::varchar) as label, {score} as score from rel where label is not null").to_arrow_table()
     except duckdb.Error as exc:
         raise LabelsError(f"labels file {path}: {str(exc).splitlines()[0]}") from exc
     con.register("labels_check", table)
     problems = con.sql(
         "select count(*) filter (where trajectory_id is null or step_idx is null or step_idx < 0), "
-        "count(*) filter (where label not in ('safe', 'unsafe') or label is null), "
+        "count(*) filter (where label not in ('safe', 'unsafe')), "
         "count(*) filter (where score < 0 or score > 1 or isnan(score)), "
         "count(*) - count(distinct (trajectory_id, step_idx)) from labels_check").fetchall()[0]
     con.unregister("labels_check")

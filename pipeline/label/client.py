@@ -1,0 +1,229 @@
+"""The chat-completions HTTP client of ``litmus-gate label`` (httpx, asyncio).
+
+- **Timeouts**: each attempt is bounded by ``timeout`` seconds in total (connect, send
+  and read together), whatever the server trickles back.
+- **Retries**: HTTP 408, 409, 425, 429 and 5xx, timeouts and connection errors are
+  retried with exponential backoff and jitter, at most ``max_retries`` times and within
+  ``budget`` seconds per request. A ``Retry-After`` header (seconds or an HTTP date) is
+  honoured, and it pauses every request of the client, not only the one that got it,
+  so a 429 storm is not hammered from all connections at once. A ``Retry-After`` past
+  the remaining budget ends the request at once.
+- **Fatal answers**: 401, 403 (the key) and 404 (the URL or the model) would fail every
+  request: they stop the command with an :class:`EndpointError` instead.
+- **Secrets**: the key travels only in the ``Authorization`` header; every text the
+  client returns (replies, error texts) has the key replaced by ``[redacted]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from pipeline.errors import EndpointError
+from pipeline.label.cache import CachedReply
+from pipeline.label.reply import MAX_REPLY_CHARS
+
+RETRY_STATUSES = frozenset({408, 409, 425, 429})
+FATAL_STATUSES = {401: "the endpoint refused the API key", 403: "the endpoint refused the API key",
+                  404: "no such endpoint or model"}
+LOGPROB_TOKENS = 4  # first reply tokens whose log-probabilities are kept
+MAX_RESPONSE_BYTES = 4 * 2**20  # a response body past this is an error, never held whole
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An HTTP response read in full (bounded by MAX_RESPONSE_BYTES)."""
+
+    status_code: int
+    headers: httpx.Headers
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        """The body as text (undecodable bytes replaced)."""
+        return self.content.decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Per-request limits."""
+
+    timeout: float = 60.0  # seconds per attempt, in total
+    max_retries: int = 5  # attempts = 1 + max_retries at most
+    budget: float = 300.0  # seconds per request, waits included
+    backoff: float = 0.5  # first backoff in seconds, doubled per retry
+    backoff_max: float = 30.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One request's result: a reply, or the error that ended it."""
+
+    reply: CachedReply | None
+    error: str | None
+    attempts: int
+
+
+@dataclass
+class ClientStats:
+    """Counters over all requests (for the closing summary)."""
+
+    attempts: int = 0
+    retries: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """A ``Retry-After`` header in seconds (delta seconds or an HTTP date), or None."""
+    if not value:
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return max(0.0, seconds) if seconds == seconds else None
+
+
+def completions_url(endpoint: str) -> str:
+    """The chat-completions URL of a base URL (``http://host:8000/v1``) or a full one."""
+    base = endpoint.rstrip("/")
+    path = httpx.URL(base).path.rstrip("/")
+    return base if path.endswith("/chat/completions") else f"{base}/chat/completions"
+
+
+def public_url(endpoint: str) -> str:
+    """The endpoint as it may be printed: scheme, host, port and path, no query."""
+    url = httpx.URL(endpoint)
+    return str(url.copy_with(query=None, fragment=None, username=None, password=None))
+
+
+class ChatClient:
+    """Sends chat-completions requests with bounded connections, retries and timeouts."""
+
+    def __init__(self, endpoint: str, api_key: str | None, concurrency: int, retry: RetryPolicy,
+                 api_key_env: str = "OPENAI_API_KEY") -> None:
+        self.url = completions_url(endpoint)
+        self.retry = retry
+        self.stats = ClientStats()
+        self._key = api_key or None
+        self._key_env = api_key_env
+        self._not_before = 0.0
+        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+        # one single-connection client per worker slot: httpcore's shared pool costs
+        # O(connections) per request, which halved throughput at 32 connections
+        self._http = [httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(retry.timeout),
+                                        limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
+                      for _ in range(concurrency)]
+
+    async def aclose(self) -> None:
+        """Close every connection."""
+        for client in self._http:
+            await client.aclose()
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key replaced (a server may echo the header back)."""
+        return text.replace(self._key, "[redacted]") if self._key else text
+
+    def _count(self, what: str) -> None:
+        self.stats.by_status[what] = self.stats.by_status.get(what, 0) + 1
+
+    def _backoff(self, retry_no: int) -> float:
+        return min(self.retry.backoff_max, self.retry.backoff * 2 ** retry_no) * random.uniform(0.5, 1.0)
+
+    async def _attempt(self, body: dict[str, Any], slot: int) -> tuple[Answer | None, str | None]:
+        wait = self._not_before - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        self.stats.attempts += 1
+        try:
+            async with asyncio.timeout(self.retry.timeout):
+                async with self._http[slot].stream("POST", self.url, json=body) as response:
+                    chunks, size = [], 0
+                    async for chunk in response.aiter_bytes():
+                        size += len(chunk)
+                        if size > MAX_RESPONSE_BYTES:
+                            self._count("too_large")
+                            return None, f"response larger than {MAX_RESPONSE_BYTES} bytes"
+                        chunks.append(chunk)
+                    return Answer(response.status_code, response.headers, b"".join(chunks)), None
+        except (TimeoutError, httpx.TimeoutException):
+            self._count("timeout")
+            return None, f"timeout after {self.retry.timeout:g} s"
+        except httpx.HTTPError as exc:
+            self._count(type(exc).__name__)
+            return None, self.redact(f"connection error: {type(exc).__name__}: {str(exc)[:200]}")
+
+    def _reply(self, response: Answer) -> tuple[CachedReply | None, str | None]:
+        try:
+            data = json.loads(response.content)
+            choice = data["choices"][0]
+            message = choice["message"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            return None, "malformed response: not a chat completion (no choices[0].message)"
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):  # content parts
+            content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        if content is not None and not isinstance(content, str):
+            return None, "malformed response: message content is not text"
+        logprobs = choice.get("logprobs") if isinstance(choice, dict) else None
+        tokens = logprobs.get("content") if isinstance(logprobs, dict) else None
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+
+        def count(name: str) -> int:
+            value = usage.get(name)
+            return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+        text = self.redact(content[:MAX_REPLY_CHARS]) if content is not None else None
+        kept = tokens[:LOGPROB_TOKENS] if isinstance(tokens, list) else None
+        return CachedReply(text, kept, count("prompt_tokens"), count("completion_tokens")), None
+
+    async def complete(self, body: dict[str, Any], slot: int = 0) -> Outcome:
+        """One request with retries, on worker slot ``slot`` (0 <= slot < concurrency, one
+        request at a time per slot); raises EndpointError on 401/403/404."""
+        started = time.monotonic()
+        attempts = 0
+        while True:
+            attempts += 1
+            response, error = await self._attempt(body, slot)
+            retry_after = None
+            if response is not None:
+                status = response.status_code
+                self._count(str(status))
+                if status == 200:
+                    reply, error = self._reply(response)
+                    return Outcome(reply, error, attempts)
+                snippet = self.redact(response.text[:200].replace("\n", " ").strip())
+                if status in FATAL_STATUSES:
+                    hint = ((f"check the key in ${self._key_env}" if self._key else
+                             "no key was sent: name its variable with --api-key-env") if status in (401, 403)
+                            else "check --endpoint (the base URL, e.g. http://host:8000/v1) and --model")
+                    raise EndpointError(f"{FATAL_STATUSES[status]}: HTTP {status} from {public_url(self.url)}"
+                                        + (f": {snippet}" if snippet else ""), hint)
+                error = f"HTTP {status}" + (f": {snippet}" if snippet else "")
+                if status not in RETRY_STATUSES and status < 500:
+                    return Outcome(None, error, attempts)
+                retry_after = retry_after_seconds(response.headers.get("retry-after"))
+            elapsed = time.monotonic() - started
+            if attempts > self.retry.max_retries:
+                return Outcome(None, f"{error} (gave up after {attempts} attempts)", attempts)
+            wait = retry_after if retry_after is not None else self._backoff(attempts - 1)
+            if elapsed + wait > self.retry.budget:
+                why = f"Retry-After {retry_after:g} s" if retry_after is not None else "the next backoff"
+                return Outcome(None, f"{error} (gave up after {attempts} attempts: {why} exceeds the "
+                                     f"{self.retry.budget:g} s retry budget)", attempts)
+            if retry_after is not None:
+                self._not_before = max(self._not_before, time.monotonic() + retry_after)
+            self.stats.retries += 1
+            await asyncio.sleep(wait)

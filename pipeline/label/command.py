@@ -1,0 +1,178 @@
+"""``litmus-gate label``: explode, ask the guard model about each step worth judging,
+write the labels file (SPEC section 4 plus provenance columns).
+
+1. **explode** with :func:`pipeline.run.explode` into a work folder beside ``--out``
+   (``.<out name>.label-work/``), so ``step_idx`` is exactly the one of ``explode``;
+2. **request**: one request per judged step (``--steps`` kinds), built from the prompt
+   file, skipped when the cache holds its reply, sent with at most ``--concurrency`` in
+   flight; every reply is committed to the cache as it arrives;
+3. **write**: the steps are read again in order and each judged step's row comes from
+   the cache (or its failure), validated by ``schemas/labels.py`` and written to a
+   temporary file that is renamed onto ``--out``.
+
+A kill loses only the requests in flight: the rerun (``--resume`` also keeps the
+explode) sends only the requests whose reply is not cached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import pandera.errors
+
+from pipeline.errors import LitmusError, SchemaValidationError
+from pipeline.label.cache import CachedReply, ReplyCache, default_cache_path
+from pipeline.label.client import ChatClient
+from pipeline.label.plan import LabelConfig, Request, check_config, explode_steps, requests
+from pipeline.label.progress import Counters, Progress
+from pipeline.label.prompt import Prompt, load_prompt
+from pipeline.label.reply import parse_reply
+from pipeline.query import table_relation
+from schemas.labels import Schema as LabelsSchema
+
+MAX_CONSECUTIVE_FAILURES = 50  # then the endpoint is down, not one step hard: stop
+WRITE_ROWS = 50_000
+OUT_SCHEMA = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("label", pa.string()),
+                        ("score", pa.float64()), ("category", pa.string()), ("model", pa.string()),
+                        ("prompt_sha256", pa.string()), ("raw_reply", pa.string()), ("label_errors", pa.string())])
+
+
+async def _send_all(pending: Iterator[Request], client: ChatClient, cache: ReplyCache, config: LabelConfig,
+                    prompt: Prompt, counters: Counters, failures: dict[str, str], progress: Progress) -> None:
+    queue: asyncio.Queue[Request | None] = asyncio.Queue(maxsize=2 * config.concurrency)
+    in_flight: set[str] = set()
+    consecutive = [0]
+
+    async def worker(slot: int) -> None:
+        while (item := await queue.get()) is not None:
+            outcome = await client.complete(item.body, slot)
+            counters.requests += 1
+            if outcome.reply is not None:
+                cache.put(item.key, config.model, prompt.sha256, item.content_sha, outcome.reply)
+                counters.prompt_tokens += outcome.reply.prompt_tokens
+                counters.completion_tokens += outcome.reply.completion_tokens
+                consecutive[0] = 0
+            else:
+                failures[item.key] = outcome.error or "request failed"
+                counters.failed += 1
+                consecutive[0] += 1
+                if consecutive[0] >= MAX_CONSECUTIVE_FAILURES:
+                    raise LitmusError(f"{consecutive[0]} requests in a row failed, the last with: {outcome.error}",
+                                      "replies so far are cached; fix the endpoint and rerun with --resume")
+            in_flight.discard(item.key)
+            counters.done += 1
+            progress.show(counters)
+
+    async def produce() -> None:
+        for item in pending:
+            if item.key in in_flight or item.key in failures or cache.get(item.key) is not None:
+                counters.cached += 1
+                counters.done += 1
+                progress.show(counters)
+                continue
+            in_flight.add(item.key)
+            await queue.put(item)
+        for _ in range(config.concurrency):
+            await queue.put(None)
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            group.create_task(produce())
+            for slot in range(config.concurrency):
+                group.create_task(worker(slot))
+    except BaseExceptionGroup as exc:
+        first = exc.exceptions[0]
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise first from None
+    finally:
+        await client.aclose()
+
+
+def _row(item: Request, reply: CachedReply | None, error: str | None, config: LabelConfig,
+         prompt: Prompt) -> dict[str, Any]:
+    if reply is None:
+        parsed_label = parsed_score = category = None
+        error = error or "no reply (the request was not sent)"
+    else:
+        parsed = parse_reply(reply.reply, reply.logprobs, prompt.parse)
+        parsed_label, parsed_score, category, error = parsed.label, parsed.score, parsed.category, parsed.error
+    return {"trajectory_id": item.trajectory_id, "step_idx": item.step_idx, "label": parsed_label,
+            "score": parsed_score, "category": category, "model": config.model, "prompt_sha256": prompt.sha256,
+            "raw_reply": reply.reply if reply is not None else None, "label_errors": error}
+
+
+def _flush(writer: pq.ParquetWriter, rows: list[dict[str, Any]]) -> None:
+    table = pa.Table.from_pylist(rows, schema=OUT_SCHEMA)
+    try:
+        LabelsSchema.validate(pl.from_arrow(table), lazy=True)
+    except pandera.errors.SchemaErrors as exc:  # a bug in litmus-gate, never in the replies: exit 4
+        raise SchemaValidationError(f"labels table failed its schema: {str(exc)[:300]}") from exc
+    writer.write_table(table)
+
+
+def write_labels(items: Iterator[Request], cache: ReplyCache, failures: dict[str, str], config: LabelConfig,
+                 prompt: Prompt, counters: Counters) -> None:
+    """The labels file, written to a temporary file and renamed onto ``config.out``."""
+    tmp = config.out.parent / f".{config.out.name}.tmp-{os.getpid()}"
+    rows: list[dict[str, Any]] = []
+    try:
+        with pq.ParquetWriter(str(tmp), OUT_SCHEMA, compression="zstd") as writer:
+            for item in items:
+                row = _row(item, cache.get(item.key), failures.get(item.key), config, prompt)
+                counters.count_label(row["label"], row["raw_reply"] is not None)
+                rows.append(row)
+                if len(rows) >= WRITE_ROWS:
+                    _flush(writer, rows)
+                    rows = []
+            if rows:
+                _flush(writer, rows)
+        os.replace(tmp, config.out)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def label(config: LabelConfig) -> Counters:
+    """Run the ``label`` command; returns the counters of the closing summary."""
+    key = check_config(config)
+    prompt = load_prompt(config.prompt)
+    config.out.parent.mkdir(parents=True, exist_ok=True)
+    work = config.out.parent / f".{config.out.name}.label-work"
+    cache = ReplyCache(config.cache or default_cache_path())
+    counters = Counters(started=time.monotonic())
+    try:
+        run_dir = explode_steps(config, work)
+        # the ordered read of `steps` sorts out of core, in the work folder, past 1 GB
+        con = duckdb.connect(config={"memory_limit": "1GB", "threads": 2, "temp_directory": str(work / "sort")})
+        con.execute("set enable_progress_bar = false")
+        relation = table_relation(con, run_dir, "steps")
+        total = 0
+        if relation is not None:
+            relation.create_view("exploded")
+            total = con.execute("select count(*) from exploded where kind = any($kinds)",
+                                {"kinds": list(config.kinds)}).fetchall()[0][0]
+        progress = Progress(total, config.progress and sys.stderr.isatty())
+        failures: dict[str, str] = {}
+        client = ChatClient(config.endpoint, key, config.concurrency, config.retry, config.api_key_env)
+        asyncio.run(_send_all(requests(con, run_dir, config, prompt), client, cache, config, prompt, counters,
+                              failures, progress))
+        progress.finish(counters)
+        counters.attempts, counters.retries = client.stats.attempts, client.stats.retries
+        write_labels(requests(con, run_dir, config, prompt), cache, failures, config, prompt, counters)
+        con.close()
+    finally:
+        cache.close()
+    shutil.rmtree(work, ignore_errors=True)
+    counters.seconds = time.monotonic() - counters.started
+    return counters
