@@ -204,9 +204,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def split_positionals(paths: Sequence[str], sql: str | None) -> tuple[list[Path], str | None]:
     """RUN_DIRs and SQL from the positionals: the last one is SQL when it is no existing path."""
     items = list(paths)
-    if sql is None and len(items) > 1 and not Path(items[-1]).exists():
+    if sql is None and len(items) > 1 and not _is_path(items[-1]):
         sql = items.pop()
     return [Path(p) for p in items], sql
+
+
+def _is_path(text: str) -> bool:
+    """True when ``text`` names an existing file or folder (a long SQL text is no name)."""
+    try:
+        return Path(text).exists()
+    except OSError:  # ENAMETOOLONG and the like: not a path
+        return False
 
 
 def main_from_args(args: argparse.Namespace, stdin: TextIO | None = None) -> int:

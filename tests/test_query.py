@@ -97,6 +97,15 @@ def test_acceptance_positional_sql(runs: tuple[Path, Path], capsys: pytest.Captu
     assert "aggregate" in out and "flow" in out
 
 
+def test_positional_sql_longer_than_a_file_name(runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    a, _ = runs
+    sql = "select count(*) as n from verdicts where trajectory_id not in (" + ", ".join(
+        f"'padding-{i:04d}'" for i in range(40)) + ")"
+    assert len(sql) > 255  # longer than NAME_MAX: Path.exists() raises ENAMETOOLONG on it
+    assert query.main_from_args(parse(str(a), sql, "--format", "csv")) == 0
+    assert capsys.readouterr().out == "n\n3\n"
+
+
 def test_csv_and_markdown(runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     a, b = runs
     sql = "select run_id, count(*) as n, bool_or(is_unsafe) as any_unsafe from verdicts group by 1 order by 1"
