@@ -50,18 +50,19 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from pipeline.adapters import ADAPTERS, AdapterSpec, Ctx
-from pipeline.adapters._detect import detect
+from pipeline.adapters._detect import detect, warn_without_ids
 from pipeline.adapters._io import (
     Problem, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
     skip_ws,
 )
+from pipeline.adapters._session import SessionAbort, session_items
 from pipeline.adapters.inspect_log import iter_samples
 from pipeline.errors import FormatError, InputNotFoundError
 from pipeline.records import RawRecord, rejected
 from pipeline.storage import Location, Remote, guard, local_copy, location, walk_files
 
 FORMATS = ("auto", "canonical", "openai", "anthropic", "inspect", "agentdojo", "openhands",
-           "tau-bench", "r-judge", "swe-agent")
+           "tau-bench", "r-judge", "swe-agent", "claude-code", "codex", "otel")
 SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".eval", ".traj")
 DOCUMENT_SUFFIXES = (".json", ".json.gz", ".traj")
 
@@ -259,26 +260,63 @@ def _samples(path: Location, max_record_bytes: int) -> Iterator[tuple[int, Any, 
         yield from iter_samples(local, max_record_bytes)
 
 
-def _file_records(path: Location, fmt: str, max_record_bytes: int) -> Iterator[RawRecord]:
+def _session(path: Location, spec: AdapterSpec, max_record_bytes: int,
+             suite: str | None) -> Iterator[RawRecord]:
+    """A whole-file session format (pipeline/adapters/_session.py): the adapter sees every
+    line of the file and yields the file's trajectories; one unreadable line rejects it."""
+    src = str(path)
+    ctx = Ctx(path, 1, {"max_record_bytes": max_record_bytes, "suite": suite})
+    document = path.name.lower().endswith(DOCUMENT_SUFFIXES)
+    try:
+        assert spec.convert is not None
+        for line, obj in spec.convert(session_items(path, max_record_bytes, document), ctx):
+            if isinstance(obj, Problem):
+                yield _problem(path, obj, spec.name)
+                continue
+            try:
+                text = _serialise(obj)
+            except (ValueError, RecursionError) as exc:
+                yield rejected(src, line, "malformed_record", str(exc), spec.name)
+                continue
+            if len(text) > max_record_bytes:
+                yield rejected(src, line, "record_too_large",
+                               f"converted record larger than {max_record_bytes} bytes", spec.name)
+                continue
+            yield RawRecord(src, line, text, None, None, spec.name)
+    except SessionAbort as exc:
+        yield rejected(src, 1, exc.reason, exc.detail, spec.name)
+    except RecursionError:
+        yield rejected(src, 1, "malformed_record", "record nested too deeply", spec.name)
+    except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
+        if isinstance(exc, OSError) and not isinstance(exc, EOFError):
+            raise
+        yield rejected(src, 1, "malformed_record", f"{spec.name} adapter: {type(exc).__name__}: {exc}", spec.name)
+
+
+def _file_records(path: Location, fmt: str, max_record_bytes: int,
+                  suite: str | None = None) -> Iterator[RawRecord]:
     detected, why = detect_format(path)
     if detected == "skip":
         return  # label/config file: not a transcript (module docstring)
     name = fmt if fmt != "auto" else detected
     spec = ADAPTERS[name]
     lower = path.name.lower()
-    if spec.layout == "inspect" or lower.endswith(DOCUMENT_SUFFIXES):
+    if spec.layout == "session":
+        yield from _session(path, spec, max_record_bytes, suite)
+    elif spec.layout == "inspect" or lower.endswith(DOCUMENT_SUFFIXES):
         yield from _document(path, spec, max_record_bytes)
     else:
-        yield from _ndjson(path, spec, max_record_bytes)
+        yield from warn_without_ids(path, name, _ndjson(path, spec, max_record_bytes))
 
 
 def iter_records(paths: Sequence[Path | str | Remote], fmt: str = "auto",
-                 max_record_bytes: int = 32 * 2**20) -> Iterator[RawRecord]:
+                 max_record_bytes: int = 32 * 2**20, suite: str | None = None) -> Iterator[RawRecord]:
     """Stream the records of all inputs (files or folders) in a deterministic order.
 
     Raises FormatError for an unknown ``fmt`` and InputNotFoundError as
     :func:`discover_inputs`. A file that cannot be read at all yields one
-    ``malformed_record`` reject (source_line 1).
+    ``malformed_record`` reject (source_line 1). ``suite`` (``--suite``) names the suite
+    of the session formats (claude-code, codex, otel), whose files do not name one.
     """
     if fmt not in FORMATS:
         raise FormatError(f"unknown format {fmt!r}", f"choose one of: {', '.join(FORMATS)}")
@@ -286,7 +324,7 @@ def iter_records(paths: Sequence[Path | str | Remote], fmt: str = "auto",
         raise ValueError("max_record_bytes must be positive")
     for path in discover_inputs(paths):
         try:
-            yield from _file_records(path, fmt, max_record_bytes)
+            yield from _file_records(path, fmt, max_record_bytes, suite)
         except OSError as exc:
             yield rejected(str(path), 1, "malformed_record",
                            f"cannot read file: {type(exc).__name__}: {exc}", fmt)
