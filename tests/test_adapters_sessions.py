@@ -204,3 +204,20 @@ def test_id_less_file_warns_once(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "matches no known format" in line
     records(path)  # auto: read as a session, nothing to warn about
     assert capsys.readouterr().err == ""
+
+
+def test_cli_suite_flag_and_auto(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pipeline.cli import main
+
+    claude_session().write(tmp_path / "in" / "-home-dev-proj" / "s.jsonl")
+    codex_rollout().write(tmp_path / "in" / "rollout-x.jsonl")
+    assert main(["score", str(tmp_path / "in"), "--out", str(tmp_path / "run"), "--suite", "nightly",
+                 "--quiet", "--workers", "1"]) == 0
+    import duckdb
+
+    con = duckdb.connect()
+    got = con.execute(f"select suite, count(*) from read_parquet('{tmp_path}/run/verdicts/**/*.parquet', "
+                      "hive_partitioning = true) group by all").fetchall()
+    assert got == [("nightly", 2)]
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["suite"] == "nightly" and manifest["format"] == "auto"
