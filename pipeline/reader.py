@@ -16,6 +16,11 @@ stop the run.
 - whole-file JSON (``.json``, ``.json.gz``, ``.traj``): for a top-level array of records,
   the 1-based index of the element in the array; for a one-record document, 1.
 - Inspect ``.eval`` archives / EvalLog ``.json``: the 1-based sample position.
+- session formats (``claude-code``, ``codex``: one FILE is one record, source_line 1;
+  ``otel``: one record per trace, source_line = the line of its first span). Their
+  bad-line rules are in ``pipeline/adapters/_session.py``.
+- a file read one record per line whose records all lack a ``trajectory_id`` gets one
+  warning line on stderr naming the format it looks like (``_detect.warn_without_ids``).
 
 Limits: an NDJSON line over ``max_record_bytes`` is skipped in chunks (never held in
 memory) and rejected ``record_too_large``; a whole-file document over

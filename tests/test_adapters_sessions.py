@@ -221,3 +221,34 @@ def test_cli_suite_flag_and_auto(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert got == [("nightly", 2)]
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["suite"] == "nightly" and manifest["format"] == "auto"
+
+
+def test_codex_2025_bare_layout_and_subagent_parent(tmp_path: Path) -> None:
+    lines = [{"id": "0198-legacy", "timestamp": "2025-09-02T17:17:41.762Z", "instructions": None,
+              "git": {"branch": "main"}},
+             {"record_type": "state"},
+             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list files"}]},
+             {"type": "function_call", "name": "shell", "arguments": json.dumps({"command": ["bash", "-lc", "ls"]}),
+              "call_id": "call_a"},
+             {"type": "function_call_output", "call_id": "call_a",
+              "output": json.dumps({"output": "x\n", "metadata": {"exit_code": 0}})}]
+    path = tmp_path / "rollout-2025-09-02T17-17-41-legacy.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert detect_format(path)[0] == "codex"
+    rec = one(path)
+    assert rec["trajectory_id"] == "0198-legacy" and statuses(rec) == {"call_a": ("executed", None)}
+    child = Codex(session="child-thread")
+    child.lines[0]["payload"]["source"] = {"subagent": {"thread_spawn": {"parent_thread_id": "parent-thread"}}}
+    child.item("session_meta", id="parent-thread")  # a spawned thread copies its parent's meta second
+    child.message("user", "sub task")
+    rec = one(child.write(tmp_path / "rollout-child.jsonl"))
+    assert rec["trajectory_id"] == "child-thread" and rec["parent_trajectory_id"] == "parent-thread"
+
+
+def test_summary_only_claude_file_is_an_empty_trajectory(tmp_path: Path) -> None:
+    c = Claude().raw({"type": "summary", "summary": "Old chat", "leafUuid": "x"})
+    path = c.write(tmp_path / "p" / "0a1b.jsonl")
+    rec = one(path, "claude-code")
+    assert rec["trajectory_id"] == "0a1b" and rec["messages"] == []
+    con = stage_connection([rec])
+    assert rows(con, "select reject_reason from trajectories") == [{"reject_reason": "empty_trajectory"}]

@@ -21,7 +21,8 @@ scanned. Rules, first match wins (K = keys of a record, C = keys one level below
 9. Claude Code session line: ``sessionId`` with ``uuid``/``parentUuid``/``type``, or a
    ``summary`` + ``leafUuid`` / ``messageId`` + ``snapshot`` head line -> claude-code.
 10. ``type`` + ``payload`` with a Codex item type (``session_meta``, ``response_item``,
-    ``event_msg``, ``turn_context``) -> codex.
+    ``event_msg``, ``turn_context``), or the 2025 bare header ``{id, timestamp,
+    instructions|git}`` -> codex.
 11. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
 12. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block) -> anthropic.
 13. anything else -> canonical (records that do not fit are rejected downstream).
@@ -131,6 +132,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "claude-code", "Claude Code session line (sessionId/uuid, summary or snapshot)"
     if {"type", "payload"} <= k and {"session_meta", "response_item", "event_msg", "turn_context"} & shape.types:
         return "codex", "Codex CLI rollout line (type + payload: session_meta/response_item/event_msg)"
+    if {"id", "timestamp"} <= k and {"instructions", "git"} & k and not {"type", "messages", "trajectory_id"} & k:
+        return "codex", "Codex CLI rollout header line (id, timestamp, instructions: 2025 layout)"
     if "resourceSpans" in k:
         return "otel", "OTLP trace export (resourceSpans)"
     if "messages" in k and ("system" in k or {"tool_use", "tool_result"} & shape.types):

@@ -47,6 +47,7 @@ _TOOL_USE_ERROR = re.compile(r"\A\s*<tool_use_error>(.*?)(?:</tool_use_error>|\Z
 _REJECTED = ("the user doesn't want to proceed with this tool use", "user rejected tool use",
              "the user doesn't want to take this action")
 _SIBLING = "sibling tool call errored"
+KNOWN_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation"}
 
 
 def _error(block: dict[str, Any], content: str, structured: Any) -> Any:
@@ -89,10 +90,12 @@ class _Builder:
         self.message_lines = 0
         self.meta: dict[str, Any] = {}
         self.models: set[str] = set()
-        self.task_calls: dict[str, dict[str, Any]] = {}
+        self.known_lines = 0
 
     def line(self, obj: dict[str, Any]) -> None:
         kind = obj.get("type")
+        if kind in KNOWN_TYPES:
+            self.known_lines += 1
         if kind not in ("user", "assistant") or not isinstance(obj.get("message"), dict):
             return  # summary / system / progress / snapshots: not steps
         self.message_lines += 1
@@ -134,8 +137,6 @@ class _Builder:
                 self.guard.add(args)
                 call = tool_call(block.get("id"), block.get("name"), args)
                 msg.setdefault("tool_calls", []).append(call)
-                if block.get("name") == "Task" and isinstance(block.get("id"), str):
-                    self.task_calls[block["id"]] = args if isinstance(args, dict) else {}
 
     def _user(self, message: dict[str, Any], structured: Any) -> None:
         content = message.get("content")
@@ -227,7 +228,13 @@ def convert_session(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tupl
         else:
             raise AdapterError(f"line {line} is {type(obj).__name__}, expected an object")
     if not builder.session_ids:
-        raise AdapterError("no user/assistant line with a sessionId: not a Claude Code session")
+        if not builder.known_lines:
+            raise AdapterError("no user/assistant line with a sessionId: not a Claude Code session")
+        # summary-only files (Claude Code writes them): named by the file, empty_trajectory
+        suite = ctx.state.get("suite") or _project_dir(ctx.path).name or FORMAT
+        yield 1, {"trajectory_id": ctx.stem, "suite": suite, "messages": [],
+                  "meta": {"format": FORMAT, "message_lines": 0, "dropped_lines": dropped}}
+        return
     session_id = builder.session_ids[-1]
     meta: dict[str, Any] = {"format": FORMAT, "session_id": session_id, **builder.meta,
                             "message_lines": builder.message_lines}

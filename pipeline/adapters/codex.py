@@ -1,8 +1,11 @@
 """Codex CLI rollout files (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) -> one trajectory.
 
 A rollout FILE is one trajectory (source_line 1), id = the first ``session_meta``'s
-``id``. Lines are ``{timestamp, type, payload}``; only ``response_item`` (the
-model-visible history) makes steps, ``event_msg`` only supplies exit statuses:
+``id`` (a subagent's ``source.subagent.thread_spawn.parent_thread_id`` becomes its
+``parent_trajectory_id``). Lines are ``{timestamp, type, payload}`` (2025 files: a bare
+``{id, timestamp, instructions}`` line, then bare items and ``{"record_type": "state"}``
+markers); only ``response_item`` (the model-visible history) makes steps, ``event_msg``
+only supplies exit statuses:
 - ``message``: user / assistant / developer (counted as system) text; ``reasoning``,
   ``ghost_snapshot`` and other items are dropped. The ``event_msg`` copies of messages
   are ignored.
@@ -130,23 +133,42 @@ class _Rollout:
         self.running: dict[str, str] = {}  # exec session id -> call_id of the original call
         self.stdin_session: dict[str, str] = {}  # write_stdin call_id -> exec session id
         self.searches = 0
+        self.parent: str | None = None  # a subagent's parent thread (session_meta.source)
 
     def line(self, obj: dict[str, Any]) -> None:
         kind, payload = obj.get("type"), obj.get("payload")
+        if "payload" not in obj:  # the 2025 bare layout: meta line, then bare items
+            if isinstance(kind, str) and (kind == "message" or kind.endswith(("_call", "_call_output"))):
+                self._item(obj)
+            elif kind is None and "record_type" not in obj and self.session_id is None:
+                self._meta(obj)
+            return
         if not isinstance(payload, dict):
             return
         if kind == "session_meta" and self.session_id is None:
-            if isinstance(payload.get("id"), str) and payload["id"]:
-                self.session_id = payload["id"]
-            for key in ("cwd", "originator", "cli_version", "source", "model_provider"):
-                if isinstance(payload.get(key), (str, int)):
-                    self.meta[key] = payload[key]
+            self._meta(payload)
         elif kind == "turn_context" and isinstance(payload.get("model"), str):
             self.meta.setdefault("model", payload["model"])
         elif kind == "event_msg":
             self._event(payload)
         elif kind == "response_item":
             self._item(payload)
+
+    def _meta(self, payload: dict[str, Any]) -> None:
+        """The first session_meta: the rollout's own (a fork or subagent copies its
+        parent's session_meta second)."""
+        if isinstance(payload.get("id"), str) and payload["id"]:
+            self.session_id = payload["id"]
+        for key in ("cwd", "originator", "cli_version", "source", "model_provider"):
+            if isinstance(payload.get(key), (str, int)):
+                self.meta[key] = payload[key]
+        source = payload.get("source")
+        try:
+            parent = source["subagent"]["thread_spawn"]["parent_thread_id"]  # type: ignore[index]
+        except (KeyError, TypeError):
+            parent = None
+        if isinstance(parent, str) and parent:
+            self.parent = parent
 
     def _event(self, payload: dict[str, Any]) -> None:
         call_id = payload.get("call_id")
@@ -252,4 +274,8 @@ def convert_session(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tupl
     if dropped:
         meta["dropped_lines"] = dropped
     suite = ctx.state.get("suite") or "codex"
-    yield 1, {"trajectory_id": rollout.session_id, "suite": suite, "meta": meta, "messages": rollout.messages}
+    record: dict[str, Any] = {"trajectory_id": rollout.session_id, "suite": suite, "meta": meta,
+                              "messages": rollout.messages}
+    if rollout.parent is not None:
+        record["parent_trajectory_id"] = rollout.parent
+    yield 1, record
