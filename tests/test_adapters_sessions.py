@@ -252,3 +252,18 @@ def test_summary_only_claude_file_is_an_empty_trajectory(tmp_path: Path) -> None
     assert rec["trajectory_id"] == "0a1b" and rec["messages"] == []
     con = stage_connection([rec])
     assert rows(con, "select reject_reason from trajectories") == [{"reject_reason": "empty_trajectory"}]
+
+
+def test_claude_refusal_texts_count_only_where_they_open_the_result(tmp_path: Path) -> None:
+    c = Claude().user("go")
+    c.assistant("m1", use("t1", "Bash", command="./deploy.sh"), use("t2", "Bash", command="rm -rf /tmp/x"))
+    c.results(("t1", "Exit code 1\nThe user doesn't want to proceed with this tool use.", True),
+              structured="Error: Exit code 1\nThe user doesn't want to proceed with this tool use.")
+    c.results(("t2", "Claude requested permissions to use Bash, but you haven't granted it yet.", True))
+    c.assistant("m2", {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {"query": "x"}},
+                {"type": "web_search_tool_result", "tool_use_id": "srv_1",
+                 "content": [{"type": "web_search_result", "url": "https://example.org", "title": "x"}]},
+                text("Found it."))
+    rec = one(c.write(tmp_path / "p" / "s.jsonl"))
+    assert statuses(rec) == {"t1": ("unknown", "exit_code"), "t2": ("blocked", "approval"),
+                             "srv_1": ("executed", None)}

@@ -10,14 +10,18 @@ branch of the ``parentUuid`` tree: a rewound branch's tool calls did run).
 - ``tool_result`` blocks of user lines are tool messages paired by ``tool_use_id``; the
   other blocks of the line (text) are a user message after them. Errors (``is_error``
   with the result text and the line's structured ``toolUseResult``), first that applies:
-  user rejection ("The user doesn't want to proceed ...", "User rejected tool use") ->
+  user rejection ("The user doesn't want to proceed ...", "User rejected tool use", a
+  permission prompt that was not granted: "Claude requested permissions ...") ->
   ``{"type": "approval"}`` (blocked); "Sibling tool call errored" -> ``{"type":
   "cancelled"}`` (the call never ran: failed); ``<tool_use_error>...`` -> ``{"type":
   "tool_use_error"}`` (the harness refused the input: failed); ``Exit code N`` ->
   ``{"type": "exit_code", "message": "exit code N: ..."}`` (the policy's text rules:
   the program ran, so unknown); any other ``is_error`` text -> that text as the error
   (text rules; never empty, so never `executed`). A Bash result whose
-  ``toolUseResult.interrupted`` is true -> ``{"type": "unknown"}``.
+  ``toolUseResult.interrupted`` is true -> ``{"type": "unknown"}``. These texts count only
+  where they OPEN the result (Claude Code writes them so); a program's output that
+  merely contains them is not a refusal. Server tools (``server_tool_use`` with a
+  ``*_tool_result`` block in the same response) are calls with that result.
 - trajectory_id = ``sessionId`` (of the last message line: a file's own lines come last);
   a subagent file (every line ``isSidechain`` with an ``agentId``; ``<session>/subagents/
   agent-*.jsonl`` or ``agent-*.jsonl`` beside the parent) is ``<sessionId>:agent-<agentId>``
@@ -45,7 +49,7 @@ FORMAT = "claude-code"
 _EXIT = re.compile(r"\A\s*Exit code (-?\d+)")
 _TOOL_USE_ERROR = re.compile(r"\A\s*<tool_use_error>(.*?)(?:</tool_use_error>|\Z)", re.S)
 _REJECTED = ("the user doesn't want to proceed with this tool use", "user rejected tool use",
-             "the user doesn't want to take this action")
+             "the user doesn't want to take this action", "claude requested permissions")
 _SIBLING = "sibling tool call errored"
 KNOWN_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation"}
 
@@ -58,10 +62,12 @@ def _error(block: dict[str, Any], content: str, structured: Any) -> Any:
         return None
     text = content.strip()
     plain = structured.strip() if isinstance(structured, str) else ""
-    lowered = (text + "\n" + plain).lower()
-    if any(marker in lowered for marker in _REJECTED):
+    # Claude Code's own texts OPEN the result (or are the structured copy): a program's
+    # output that merely contains them (after "Exit code N") is not a refusal
+    heads = [h.lower().removeprefix("error: ") for h in (text, plain) if h]
+    if any(h.startswith(_REJECTED) for h in heads):
         return {"type": "approval", "message": text[:500] or plain[:500]}
-    if _SIBLING in lowered:
+    if any(h.removeprefix("<tool_use_error>").startswith(_SIBLING) for h in heads):
         return {"type": "cancelled", "message": "Sibling tool call errored: the call never ran"}
     m = _TOOL_USE_ERROR.match(text)
     if m:
@@ -132,6 +138,14 @@ class _Builder:
             if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"]:
                 self.guard.add(block["text"])
                 msg["content"] = block["text"] if not msg["content"] else msg["content"] + "\n" + block["text"]
+            elif str(block.get("type")).endswith("_tool_result") and block.get("tool_use_id"):
+                # a server tool's result inside the response (web_search_tool_result, ...)
+                body = block.get("content")
+                failed = isinstance(body, dict) and str(body.get("type", "")).endswith("_error")
+                result = json.dumps(body, ensure_ascii=False, sort_keys=True)[:100_000]
+                self.guard.add(result)
+                self.messages.append(tool_result(block["tool_use_id"], result,
+                                                 (body.get("error_code") or "server tool error") if failed else None))
             elif block.get("type") in ("tool_use", "server_tool_use"):
                 args = block.get("input") if block.get("input") is not None else {}
                 self.guard.add(args)
@@ -191,8 +205,10 @@ def find_parent_call(parent: Path, agent_id: str, max_record_bytes: int) -> tupl
                         inputs[block.get("id")] = (block.get("input") or {}).get("subagent_type")
             except (ValueError, KeyError, TypeError, AttributeError):
                 pass
-        if found is None and isinstance(raw, bytes) and needle in raw and b"agentId" in raw:
+        if isinstance(raw, bytes) and needle in raw and b"agentId" in raw:
             found = _call_naming(raw, agent_id)
+            if found is not None:
+                break  # the Task call precedes its progress and result lines
     return found, inputs.get(found) if found else None
 
 
