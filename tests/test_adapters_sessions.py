@@ -267,3 +267,20 @@ def test_claude_refusal_texts_count_only_where_they_open_the_result(tmp_path: Pa
     rec = one(c.write(tmp_path / "p" / "s.jsonl"))
     assert statuses(rec) == {"t1": ("unknown", "exit_code"), "t2": ("blocked", "approval"),
                              "srv_1": ("executed", None)}
+
+
+@pytest.mark.parametrize(("first", "fmt"), [
+    ({"type": "summary", "summary": "Fix build", "leafUuid": "u1"}, "claude-code"),
+    ({"type": "file-history-snapshot", "messageId": "m", "snapshot": {}, "isSnapshotUpdate": False}, "claude-code"),
+    ({"type": "queue-operation", "operation": "enqueue", "timestamp": "t", "sessionId": SESSION}, "claude-code"),
+    ({"parentUuid": None, "sessionId": SESSION, "type": "user", "uuid": "u", "message": {"role": "user"}}, "claude-code"),
+    ({"timestamp": "t", "type": "session_meta", "payload": {"id": "x"}}, "codex"),
+    ({"timestamp": "t", "type": "response_item", "payload": {"type": "message"}}, "codex"),
+    ({"id": "x", "timestamp": "t", "instructions": None}, "codex"),
+    ({"resourceSpans": [{"resource": {}, "scopeSpans": []}]}, "otel"),
+    ({"trajectory_id": "t", "messages": [], "payload": {"type": "session_meta"}}, "canonical"),
+])
+def test_auto_detection_by_first_line(tmp_path: Path, first: dict[str, Any], fmt: str) -> None:
+    path = tmp_path / "f.jsonl"
+    path.write_text(json.dumps(first) + "\n" + json.dumps({"type": "user"}) + "\n")
+    assert detect_format(path)[0] == fmt
