@@ -60,7 +60,7 @@ from pipeline.adapters._io import (
     Problem, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
     skip_ws,
 )
-from pipeline.adapters._session import SessionAbort, session_items
+from pipeline.adapters._session import session_records
 from pipeline.adapters.inspect_log import iter_samples
 from pipeline.errors import FormatError, InputNotFoundError
 from pipeline.records import RawRecord, rejected
@@ -265,39 +265,6 @@ def _samples(path: Location, max_record_bytes: int) -> Iterator[tuple[int, Any, 
         yield from iter_samples(local, max_record_bytes)
 
 
-def _session(path: Location, spec: AdapterSpec, max_record_bytes: int,
-             suite: str | None) -> Iterator[RawRecord]:
-    """A whole-file session format (pipeline/adapters/_session.py): the adapter sees every
-    line of the file and yields the file's trajectories; one unreadable line rejects it."""
-    src = str(path)
-    ctx = Ctx(path, 1, {"max_record_bytes": max_record_bytes, "suite": suite})
-    document = path.name.lower().endswith(DOCUMENT_SUFFIXES)
-    try:
-        assert spec.convert is not None
-        for line, obj in spec.convert(session_items(path, max_record_bytes, document), ctx):
-            if isinstance(obj, Problem):
-                yield _problem(path, obj, spec.name)
-                continue
-            try:
-                text = _serialise(obj)
-            except (ValueError, RecursionError) as exc:
-                yield rejected(src, line, "malformed_record", str(exc), spec.name)
-                continue
-            if len(text) > max_record_bytes:
-                yield rejected(src, line, "record_too_large",
-                               f"converted record larger than {max_record_bytes} bytes", spec.name)
-                continue
-            yield RawRecord(src, line, text, None, None, spec.name)
-    except SessionAbort as exc:
-        yield rejected(src, 1, exc.reason, exc.detail, spec.name)
-    except RecursionError:
-        yield rejected(src, 1, "malformed_record", "record nested too deeply", spec.name)
-    except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
-        if isinstance(exc, OSError) and not isinstance(exc, EOFError):
-            raise
-        yield rejected(src, 1, "malformed_record", f"{spec.name} adapter: {type(exc).__name__}: {exc}", spec.name)
-
-
 def _file_records(path: Location, fmt: str, max_record_bytes: int,
                   suite: str | None = None) -> Iterator[RawRecord]:
     detected, why = detect_format(path)
@@ -307,7 +274,7 @@ def _file_records(path: Location, fmt: str, max_record_bytes: int,
     spec = ADAPTERS[name]
     lower = path.name.lower()
     if spec.layout == "session":
-        yield from _session(path, spec, max_record_bytes, suite)
+        yield from session_records(path, spec, max_record_bytes, suite, _serialise)
     elif spec.layout == "inspect" or lower.endswith(DOCUMENT_SUFFIXES):
         yield from _document(path, spec, max_record_bytes)
     else:

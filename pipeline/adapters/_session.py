@@ -21,10 +21,12 @@ the whole record):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from pipeline.adapters._common import Ctx
 from pipeline.adapters._io import Problem, decode_line, iter_lines, parse_json, read_document
+from pipeline.records import RawRecord, rejected
 from pipeline.storage import Location
 
 DROPPED = object()  # sentinel value: a truncated last line the adapter should note
@@ -106,3 +108,37 @@ class SizeGuard:
         if self.used > self.limit:
             raise SessionAbort("record_too_large",
                                f"converted session larger than {self.limit} bytes")
+
+
+def session_records(path: Location, spec: Any, max_record_bytes: int, suite: str | None,
+                    serialise: Callable[[Any], str]) -> Iterator[RawRecord]:
+    """The RawRecords of one session-format file (``spec`` an ``AdapterSpec`` of layout
+    ``session``): the adapter sees every line and yields the file's trajectories; a
+    :class:`SessionAbort` or an adapter error rejects the rest of the file as ONE record
+    (records already yielded stay); an OSError (the file cannot be read) propagates."""
+    src = str(path)
+    ctx = Ctx(path, 1, {"max_record_bytes": max_record_bytes, "suite": suite})
+    document = path.name.lower().endswith((".json", ".json.gz"))
+    try:
+        for line, obj in spec.convert(session_items(path, max_record_bytes, document), ctx):
+            if isinstance(obj, Problem):
+                yield rejected(src, obj.line, obj.reason, obj.detail, spec.name)
+                continue
+            try:
+                text = serialise(obj)
+            except (ValueError, RecursionError) as exc:
+                yield rejected(src, line, "malformed_record", str(exc), spec.name)
+                continue
+            if len(text) > max_record_bytes:
+                yield rejected(src, line, "record_too_large",
+                               f"converted record larger than {max_record_bytes} bytes", spec.name)
+                continue
+            yield RawRecord(src, line, text, None, None, spec.name)
+    except SessionAbort as exc:
+        yield rejected(src, 1, exc.reason, exc.detail, spec.name)
+    except RecursionError:
+        yield rejected(src, 1, "malformed_record", "record nested too deeply", spec.name)
+    except OSError:
+        raise  # the reader reports a file it cannot read
+    except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
+        yield rejected(src, 1, "malformed_record", f"{spec.name} adapter: {type(exc).__name__}: {exc}", spec.name)
