@@ -284,3 +284,15 @@ def test_auto_detection_by_first_line(tmp_path: Path, first: dict[str, Any], fmt
     path = tmp_path / "f.jsonl"
     path.write_text(json.dumps(first) + "\n" + json.dumps({"type": "user"}) + "\n")
     assert detect_format(path)[0] == fmt
+
+
+def test_codex_structured_output_success_false(tmp_path: Path) -> None:
+    c = Codex().message("user", "look it up")
+    c.item("response_item", type="function_call", name="search", namespace="mcp__docs__", call_id="m1",
+           arguments=json.dumps({"q": "x"}))
+    c.item("response_item", type="function_call_output", call_id="m1",
+           output={"content": "Error: invalid parameter q", "success": False})
+    rec = one(c.write(tmp_path / "r.jsonl"))
+    [call] = [x for m in rec["messages"] for x in m.get("tool_calls") or []]
+    assert call["function"]["name"] == "mcp__docs__search"
+    assert rec["messages"][-1]["error"] == "Error: invalid parameter q"

@@ -29,7 +29,8 @@ exited with code N`` in the output text; for an ``exec_command`` whose output sa
 A non-zero exit -> ``{"type": "exit_code", "message": "exit code N: ..."}`` (the
 policy's text rules; a program that ran is ``unknown``). An output that opens with
 Codex's own refusal text (``exec command rejected by user``, ``patch rejected by
-user``) -> ``{"type": "approval"}`` (blocked).
+user``) -> ``{"type": "approval"}`` (blocked). A structured output ``{content, success:
+false}`` -> its text as the error (text rules).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ _RUNNING = re.compile(r"Process running with session ID (\d+)")
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 _REFUSED = re.compile(r"\A\s*(exec command|patch|command) (was )?rejected by (the )?user", re.I)
 _SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish"}
+UNSUCCESSFUL = -(2**31)  # marker: a structured output with success: false (no exit code)
 
 
 def shell_command(argv: list[Any]) -> str:
@@ -101,7 +103,7 @@ def _output_text(output: Any) -> tuple[str, int | None]:
     if isinstance(output, dict):  # {content, success} in some versions
         text = output.get("content")
         text = text if isinstance(text, str) else text_of(text) or ""
-        return text, (1 if output.get("success") is False else None)
+        return text, (UNSUCCESSFUL if output.get("success") is False else None)
     if isinstance(output, list):
         return text_of(output) or "", None
     text = output if isinstance(output, str) else ""
@@ -252,7 +254,9 @@ class _Rollout:
                 msg["error"] = {"type": "approval", "message": content[:500]}
                 continue
             code = self.event_exit.get(call_id, self.exit_codes.get(call_id))
-            if code is not None and code != 0:
+            if code == UNSUCCESSFUL:  # the tool said it failed: its text goes to the text rules
+                msg["error"] = content[:2000] or "tool output says success: false"
+            elif code is not None and code != 0:
                 msg["error"] = {"type": "exit_code", "message": f"exit code {code}: {content[:300]}"}
 
 
