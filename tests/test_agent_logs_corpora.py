@@ -131,7 +131,7 @@ def test_rejections_are_blocked_and_harness_errors_failed(run: duckdb.DuckDBPyCo
                        "and exec_status <> 'executed' group by all order by all").fetchall()
     got = {(etype, status) for etype, status, _ in rows}
     assert ("approval", "blocked") in got
-    assert ("tool_use_error", "failed") in got
+    assert ("not_found", "failed") in got  # <tool_use_error>File does not exist.</tool_use_error> (Read)
     assert ("exit_code", "unknown") in got
 
 

@@ -13,8 +13,9 @@ branch of the ``parentUuid`` tree: a rewound branch's tool calls did run).
   user rejection ("The user doesn't want to proceed ...", "User rejected tool use", a
   permission prompt that was not granted: "Claude requested permissions ...") ->
   ``{"type": "approval"}`` (blocked); "Sibling tool call errored" -> ``{"type":
-  "cancelled"}`` (the call never ran: failed); ``<tool_use_error>...`` -> ``{"type":
-  "tool_use_error"}`` (the harness refused the input: failed); ``Exit code N`` ->
+  "cancelled"}`` (the call never ran: failed); ``<tool_use_error>X`` -> the error text
+  ``tool_use_error: X`` (the policy's rules: guard wording -> blocked, else the
+  ``tool_use_error`` rule of claude_code.toml -> failed: the harness refused it); ``Exit code N`` ->
   ``{"type": "exit_code", "message": "exit code N: ..."}`` (the policy's text rules:
   the program ran, so unknown); any other ``is_error`` text -> that text as the error
   (text rules; never empty, so never `executed`). A Bash result whose
@@ -70,8 +71,8 @@ def _error(block: dict[str, Any], content: str, structured: Any) -> Any:
     if any(h.removeprefix("<tool_use_error>").startswith(_SIBLING) for h in heads):
         return {"type": "cancelled", "message": "Sibling tool call errored: the call never ran"}
     m = _TOOL_USE_ERROR.match(text)
-    if m:
-        return {"type": "tool_use_error", "message": m.group(1).strip()[:500] or "tool_use_error"}
+    if m:  # the harness refused the call; the policy's rules read why (claude_code.toml)
+        return f"tool_use_error: {m.group(1).strip()[:2000]}"
     m = _EXIT.match(text)
     if m:
         return {"type": "exit_code", "message": f"exit code {m.group(1)}: {text[:300]}"}
