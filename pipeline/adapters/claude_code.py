@@ -198,11 +198,11 @@ def find_parent_call(parent: Path, agent_id: str, max_record_bytes: int) -> tupl
     inputs: dict[str, Any] = {}
     found: str | None = None
     for _, raw in iter_lines(parent, max_record_bytes):
-        if isinstance(raw, bytes) and b'"Task"' in raw and b'"tool_use"' in raw:
+        if isinstance(raw, bytes) and (b'"Task"' in raw or b'"Agent"' in raw) and b'"tool_use"' in raw:
             try:
                 obj = json.loads(raw)
                 for block in obj["message"]["content"]:
-                    if block.get("type") == "tool_use" and block.get("name") == "Task":
+                    if block.get("type") == "tool_use" and block.get("name") in ("Task", "Agent"):
                         inputs[block.get("id")] = (block.get("input") or {}).get("subagent_type")
             except (ValueError, KeyError, TypeError, AttributeError):
                 pass
