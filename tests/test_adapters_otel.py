@@ -121,3 +121,30 @@ def test_model_spans_only_use_message_parts(tmp_path: Path) -> None:
     assert [(m["role"], m.get("content")) for m in rec["messages"]] == [
         ("user", "weather?"), ("assistant", None), ("tool", "sunny"), ("assistant", "It is sunny.")]
     assert rec["messages"][1]["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": {"city": "Paris"}}
+
+
+@pytest.fixture(scope="module")
+def openai_agents_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("agents")
+    pytest.importorskip("opentelemetry.instrumentation.openai_agents")
+    out = tmp_path_factory.mktemp("openai_agents")
+    subprocess.run([sys.executable, "-m", "tests.otel_openai_agents", str(out)], cwd=REPO, env=dict(os.environ),
+                   check=True, timeout=300)
+    return out / "openai_agents.json"
+
+
+def test_openai_agents_sdk_trace(openai_agents_trace: Path) -> None:
+    """The official instrumentation of the OpenAI Agents SDK: execute_tool spans without
+    call ids (span ids stand in), no model spans (each call its own message), and a tool
+    exception whose details the SDK redacts: that error does not show the call did not
+    run, so it is `unknown` (fail closed) and is NOT collapsed as a failed retry."""
+    [rec] = _records(openai_agents_trace).values()
+    assert rec["suite"] == "openai-agents-demo"
+    con = stage_connection([rec])
+    steps = rows(con, "select tool_name, exec_status, error_text from steps where kind = 'tool_call' order by step_idx")
+    assert [(s["tool_name"], s["exec_status"]) for s in steps] == [
+        ("read_file", "unknown"), ("read_file", "executed"), ("http_post", "executed")]
+    assert "Error running tool" in steps[0]["error_text"]
+    [verdict] = rows(con, "select route, verdict, n_retries_collapsed, reason from verdicts")
+    assert verdict["n_retries_collapsed"] == 0
+    assert verdict["verdict"] == "unsafe" and "read_file#1 -> http_post#2" in verdict["reason"]

@@ -15,6 +15,7 @@ Per trace, spans are ordered by start time (then span id) and read by their oper
   ``tool_call`` parts the tool calls. Its ``gen_ai.input.messages`` (and
   ``gen_ai.system_instructions``) give the system/user messages not seen before, and
   ``tool_call_response`` parts the results of calls no ``execute_tool`` span reports.
+- ``invoke_agent`` / ``create_agent``: its input messages, like a model call's.
 - ``execute_tool``: the tool call ``gen_ai.tool.call.id`` (else the span id) named
   ``gen_ai.tool.name`` with ``gen_ai.tool.call.arguments``; joins the current model
   call's message (or, with no model spans, a message of its own unless it overlaps the
@@ -219,6 +220,10 @@ class _Trace:
         msg.setdefault("tool_calls", []).append(tool_call(call_id, name, arguments))
         self.calls[call_id] = msg
 
+    def agent(self, span: _Span) -> None:
+        """An agent span: the system/user messages it received (before its model calls)."""
+        self._inputs(span)
+
     def model(self, span: _Span) -> None:
         self.has_model_spans = True
         self._inputs(span)
@@ -292,6 +297,8 @@ def convert_session(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tupl
                     trace.model(span)
                 elif span.op == "execute_tool":
                     trace.tool(span)
+                elif span.op in ("invoke_agent", "create_agent"):
+                    trace.agent(span)
         except Exception as exc:  # noqa: BLE001 - one bad trace never loses the others
             reason = getattr(exc, "reason", "malformed_record")
             yield first_line, Problem(first_line, reason, f"trace {trace_id}: {type(exc).__name__}: {exc}")
