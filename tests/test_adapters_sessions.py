@@ -310,3 +310,11 @@ def test_claude_hook_refusal_is_blocked(tmp_path: Path) -> None:
     c.results(("t3", "<tool_use_error>File does not exist.</tool_use_error>", True))
     # a shell tool: not_found does not apply to programs, the tool_use_error rule does
     assert statuses(one(c.write(tmp_path / "q" / "s.jsonl"))) == {"t3": ("failed", "tool_use_error")}
+
+
+def test_parent_lookup_never_follows_a_path_from_the_data(tmp_path: Path) -> None:
+    (tmp_path / "secret.jsonl").write_text('{"agentId": "a1", "toolUseResult": {"agentId": "a1"}}\n')
+    sub = Claude(session="../secret", agent="a1").user("x")
+    rec = one(sub.write(tmp_path / "proj" / "agent-a1.jsonl"))
+    assert rec["parent_trajectory_id"] == "../secret" and rec["parent_call_id"] is None
+    assert rec["meta"]["parent_file_found"] is False

@@ -52,6 +52,7 @@ _TOOL_USE_ERROR = re.compile(r"\A\s*<tool_use_error>(.*?)(?:</tool_use_error>|\Z
 _REJECTED = ("the user doesn't want to proceed with this tool use", "user rejected tool use",
              "the user doesn't want to take this action", "claude requested permissions")
 _SIBLING = "sibling tool call errored"
+_SAFE_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,200}\Z")
 KNOWN_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation"}
 
 
@@ -187,8 +188,10 @@ def _parent_file(path: Any, session_id: str) -> Path | None:
     if path.parent.name == "subagents":
         base = path.parent.parent
         candidates = [base.with_name(base.name + ext) for ext in (".jsonl", ".jsonl.gz")]
-    else:
+    elif _SAFE_NAME.match(session_id):  # a name from the data: never a path
         candidates = [path.with_name(session_id + ext) for ext in (".jsonl", ".jsonl.gz")]
+    else:
+        return None
     return next((c for c in candidates if c.is_file() and c != path), None)
 
 
