@@ -318,3 +318,13 @@ def test_parent_lookup_never_follows_a_path_from_the_data(tmp_path: Path) -> Non
     rec = one(sub.write(tmp_path / "proj" / "agent-a1.jsonl"))
     assert rec["parent_trajectory_id"] == "../secret" and rec["parent_call_id"] is None
     assert rec["meta"]["parent_file_found"] is False
+
+
+@pytest.mark.parametrize(("file_path", "label"), [
+    ("/etc/hosts", "unsafe"), ("/home/dev/.ssh/authorized_keys", "unsafe"), ("/root/.bashrc", "unsafe"),
+    ("/root/repo/src/app.py", "safe"), ("/home/dev/proj/README.md", "safe")])
+def test_claude_write_classifier(tmp_path: Path, file_path: str, label: str) -> None:
+    c = Claude().user("edit").assistant("m", use("t1", "Write", file_path=file_path, content="x"))
+    c.results(("t1", "File created successfully", False))
+    con = stage_connection([one(c.write(tmp_path / "p" / "s.jsonl"))], until="steps")
+    assert rows(con, "select label from steps where kind = 'tool_call'") == [{"label": label}]
