@@ -46,8 +46,10 @@ from pipeline.adapters._session import DROPPED, SizeGuard
 from pipeline.records import canonical_message
 
 FORMAT = "codex"
-_EXITED = re.compile(r"Process exited with code (-?\d+)")
-_RUNNING = re.compile(r"Process running with session ID (\d+)")
+# header lines of exec_command / write_stdin outputs (a program printing the words
+# further down is not its exit status)
+_EXITED = re.compile(r"(?m)^Process exited with code (-?\d+)\s*$")
+_RUNNING = re.compile(r"(?m)^Process running with session ID (\d+)\s*$")
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 _REFUSED = re.compile(r"\A\s*(exec command|patch|command) (was )?rejected by (the )?user", re.I)
 _SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish"}
@@ -235,11 +237,12 @@ class _Rollout:
         if not isinstance(call_id, str):
             return
         self.results.setdefault(call_id, msg)
-        if code is None and (m := _EXITED.search(text[:2000])):
+        header = text[:2000].split("\nOutput:\n", 1)[0]
+        if code is None and (m := _EXITED.search(header)):
             code = int(m.group(1))
         if code is not None:
             self.exit_codes.setdefault(call_id, code)
-        if (m := _RUNNING.search(text[:2000])) and self.calls.get(call_id) != "write_stdin":
+        if (m := _RUNNING.search(header)) and self.calls.get(call_id) != "write_stdin":
             self.running.setdefault(m.group(1), call_id)
         session = self.stdin_session.get(call_id)
         original = self.running.get(session) if session is not None else None
