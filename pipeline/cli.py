@@ -57,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--out", type=cli_location, required=True, metavar="RUN_DIR",
                          help="run folder to create (or a URI prefix: s3://bucket/runs/name)")
         cmd.add_argument("--format", default="auto", choices=FORMATS, dest="fmt", help="input format (default: auto)")
+        cmd.add_argument("--suite", help="suite of claude-code / codex / otel records "
+                                          "(default: the project folder / codex / service.name)")
         cmd.add_argument("--policy", type=Path, help="policy file (TOML/YAML) layered over the default")
         cmd.add_argument("--overwrite", action="store_true", help="replace an existing RUN_DIR")
         cmd.add_argument("--workers", type=int, default=os.cpu_count() or 1,
@@ -145,7 +147,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             raise LitmusError("explode needs at least one INPUT")
         if args.workers < 1 or (args.shards is not None and args.shards < 1):
             raise UsageError("--workers and --shards must be at least 1")
-        config = RunConfig(inputs=inputs, out=args.out, fmt=args.fmt, labels=labels, gold=gold,
+        config = RunConfig(inputs=inputs, out=args.out, fmt=args.fmt, suite=args.suite, labels=labels, gold=gold,
                            policy=args.policy, overwrite=args.overwrite or args.resume, workers=args.workers,
                            shards=args.shards, resume=args.resume, progress=not args.quiet,
                            engine=args.engine, address=args.address, work_dir=args.work_dir,

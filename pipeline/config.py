@@ -13,6 +13,7 @@ class RunConfig:
     inputs: tuple[Path | str, ...]  # local paths, or URIs (s3://, gs://, file://; see pipeline.storage)
     out: Path | str  # a local folder, or a URI prefix
     fmt: str = "auto"
+    suite: str | None = None  # --suite: suite of claude-code / codex / otel records
     labels: Path | None = None
     gold: Path | None = None
     policy: Path | None = None

@@ -16,6 +16,11 @@ stop the run.
 - whole-file JSON (``.json``, ``.json.gz``, ``.traj``): for a top-level array of records,
   the 1-based index of the element in the array; for a one-record document, 1.
 - Inspect ``.eval`` archives / EvalLog ``.json``: the 1-based sample position.
+- session formats (``claude-code``, ``codex``: one FILE is one record, source_line 1;
+  ``otel``: one record per trace, source_line = the line of its first span). Their
+  bad-line rules are in ``pipeline/adapters/_session.py``.
+- a file read one record per line whose records all lack a ``trajectory_id`` gets one
+  warning line on stderr naming the format it looks like (``_detect.warn_without_ids``).
 
 Limits: an NDJSON line over ``max_record_bytes`` is skipped in chunks (never held in
 memory) and rejected ``record_too_large``; a whole-file document over
@@ -50,18 +55,19 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from pipeline.adapters import ADAPTERS, AdapterSpec, Ctx
-from pipeline.adapters._detect import detect
+from pipeline.adapters._detect import detect, warn_without_ids
 from pipeline.adapters._io import (
     Problem, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
     skip_ws,
 )
+from pipeline.adapters._session import session_records
 from pipeline.adapters.inspect_log import iter_samples
 from pipeline.errors import FormatError, InputNotFoundError
 from pipeline.records import RawRecord, rejected
 from pipeline.storage import Location, Remote, guard, local_copy, location, walk_files
 
 FORMATS = ("auto", "canonical", "openai", "anthropic", "inspect", "agentdojo", "openhands",
-           "tau-bench", "r-judge", "swe-agent")
+           "tau-bench", "r-judge", "swe-agent", "claude-code", "codex", "otel")
 SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".eval", ".traj")
 DOCUMENT_SUFFIXES = (".json", ".json.gz", ".traj")
 
@@ -259,26 +265,30 @@ def _samples(path: Location, max_record_bytes: int) -> Iterator[tuple[int, Any, 
         yield from iter_samples(local, max_record_bytes)
 
 
-def _file_records(path: Location, fmt: str, max_record_bytes: int) -> Iterator[RawRecord]:
+def _file_records(path: Location, fmt: str, max_record_bytes: int,
+                  suite: str | None = None) -> Iterator[RawRecord]:
     detected, why = detect_format(path)
     if detected == "skip":
         return  # label/config file: not a transcript (module docstring)
     name = fmt if fmt != "auto" else detected
     spec = ADAPTERS[name]
     lower = path.name.lower()
-    if spec.layout == "inspect" or lower.endswith(DOCUMENT_SUFFIXES):
+    if spec.layout == "session":
+        yield from session_records(path, spec, max_record_bytes, suite, _serialise)
+    elif spec.layout == "inspect" or lower.endswith(DOCUMENT_SUFFIXES):
         yield from _document(path, spec, max_record_bytes)
     else:
-        yield from _ndjson(path, spec, max_record_bytes)
+        yield from warn_without_ids(path, name, _ndjson(path, spec, max_record_bytes))
 
 
 def iter_records(paths: Sequence[Path | str | Remote], fmt: str = "auto",
-                 max_record_bytes: int = 32 * 2**20) -> Iterator[RawRecord]:
+                 max_record_bytes: int = 32 * 2**20, suite: str | None = None) -> Iterator[RawRecord]:
     """Stream the records of all inputs (files or folders) in a deterministic order.
 
     Raises FormatError for an unknown ``fmt`` and InputNotFoundError as
     :func:`discover_inputs`. A file that cannot be read at all yields one
-    ``malformed_record`` reject (source_line 1).
+    ``malformed_record`` reject (source_line 1). ``suite`` (``--suite``) names the suite
+    of the session formats (claude-code, codex, otel), whose files do not name one.
     """
     if fmt not in FORMATS:
         raise FormatError(f"unknown format {fmt!r}", f"choose one of: {', '.join(FORMATS)}")
@@ -286,7 +296,7 @@ def iter_records(paths: Sequence[Path | str | Remote], fmt: str = "auto",
         raise ValueError("max_record_bytes must be positive")
     for path in discover_inputs(paths):
         try:
-            yield from _file_records(path, fmt, max_record_bytes)
+            yield from _file_records(path, fmt, max_record_bytes, suite)
         except OSError as exc:
             yield rejected(str(path), 1, "malformed_record",
                            f"cannot read file: {type(exc).__name__}: {exc}", fmt)

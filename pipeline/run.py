@@ -69,6 +69,7 @@ def _manifest(config: RunConfig, files: list[Location], digests: list[str], poli
         "command": config.extra.get("command", "score"),
         "inputs": [{"path": str(p), "sha256": d, "bytes": size(p)} for p, d in zip(files, digests)],
         "format": config.fmt,
+        "suite": config.suite,
         "policy": {"sha256": policy.sha256, "sources": list(policy.sources)},
         "labels": {"path": str(config.labels), "sha256": _sha256(config.labels), **label_provenance(config.labels)}
         if config.labels else None,
@@ -96,13 +97,14 @@ def _run(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
     digests = [_sha256(p) for p in files]
     n_shards = _shard_count(config, files)
     plan = plan_digest(files, digests, policy, _sha256(config.labels) if config.labels else None,
-                       n_shards, config.fmt, tables)
+                       n_shards, config.fmt if config.suite is None else f"{config.fmt}|suite={config.suite}", tables)
     workdir = open_work(out, config.work_dir, plan, config.resume)
     work = workdir.local
     try:
         records_read = workdir.records_read()
         if records_read is None:
-            records_read = split(iter_records(files, config.fmt, int(policy.setting("max_record_bytes"))),
+            records_read = split(iter_records(files, config.fmt, int(policy.setting("max_record_bytes")),
+                                              config.suite),
                                  work, n_shards)
             workdir.split_finished()
         if labels.num_rows:

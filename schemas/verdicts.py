@@ -26,6 +26,8 @@ class Schema(pa.DataFrameModel):
     stepwise_min_unsafe: bool
     execution_gated_unsafe: bool
     hallucinated_outcome: bool
+    parent_trajectory_id: str = pa.Field(nullable=True)  # a subagent's parent trajectory
+    parent_call_id: str = pa.Field(nullable=True)  # the parent's call that spawned it (Task)
 
     class Config:
         strict = True

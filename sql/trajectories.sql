@@ -24,7 +24,8 @@ head as (
         *,
         -- the scalar fields in one parse of the record (each JSON function parses anew)
         case when doc_type = 'OBJECT'
-            then json_extract(text, ['$.trajectory_id', '$.suite', '$.meta']) end as head,
+            then json_extract(text, ['$.trajectory_id', '$.suite', '$.meta', '$.parent_trajectory_id',
+                                     '$.parent_call_id']) end as head,
         case when doc_type = 'OBJECT' then json_type(text, '$.messages') end as messages_type,
         case when doc_type = 'OBJECT' and json_type(text, '$.messages') = 'ARRAY'
             then json_array_length(text, '$.messages') else 0 end as n_messages
@@ -55,6 +56,9 @@ shaped as (
                 then coalesce(nullif(head[2] ->> '$', ''), 'default')
         end as suite,
         case when json_type(head[3]) = 'OBJECT' then json(head[3]) end as meta,
+        -- a subagent's parent (claude-code): strings only; anything else is no link
+        case when json_type(head[4]) = 'VARCHAR' then nullif(head[4] ->> '$', '') end as parent_trajectory_id,
+        case when json_type(head[5]) = 'VARCHAR' then nullif(head[5] ->> '$', '') end as parent_call_id,
         -- the first malformed message (not an object, no role, tool_calls not a list, a
         -- tool call without a name): decided here, before the id checks (SPEC order)
         case when messages_type = 'ARRAY' and not coalesce((
@@ -117,7 +121,7 @@ numbered as (
 final as (
     select
         record_id, source_file, source_line, fmt, trajectory_id,
-        coalesce(suite, 'default') as suite, meta,
+        coalesce(suite, 'default') as suite, meta, parent_trajectory_id, parent_call_id,
         case
             when reason0 is not null then reason0
             when copy_no > 1 then 'duplicate_trajectory_id'

@@ -21,7 +21,8 @@ S, I, B, F = pa.string(), pa.int64(), pa.bool_(), pa.float64()
 SCHEMAS: dict[str, dict[str, pa.DataType]] = {
     "verdicts": dict(trajectory_id=S, suite=S, source_file=S, source_line=I, route=S, verdict=S, is_unsafe=B,
                      reason=S, n_steps=I, n_actions=I, n_retries_collapsed=I, max_flow_length=I,
-                     all_safe_unsafe=B, stepwise_min_unsafe=B, execution_gated_unsafe=B, hallucinated_outcome=B),
+                     all_safe_unsafe=B, stepwise_min_unsafe=B, execution_gated_unsafe=B, hallucinated_outcome=B,
+                     parent_trajectory_id=S, parent_call_id=S),
     "attrition": dict(trajectory_id=S, suite=S, reason=S, detail=S, source_file=S, source_line=I),
     "steps": dict(trajectory_id=S, step_idx=I, suite=S, message_idx=I, kind=S, tool_name=S, call_id=S,
                   arguments=S, args_ok=B, content=S, error_type=S, error_text=S, exec_status=S,

@@ -8,7 +8,10 @@ pass-through: their records' source text is used unchanged as ``RawRecord.text``
 ``layout`` says how a whole-file JSON document of the format is split into records:
 ``array`` (a top-level array is a list of records, an object is one record),
 ``whole`` (the document is one record, e.g. an OpenHands event list) or ``inspect``
-(Inspect logs: samples of a ``.eval`` archive or of an EvalLog's ``samples``).
+(Inspect logs: samples of a ``.eval`` archive or of an EvalLog's ``samples``) or
+``session`` (the whole FILE, NDJSON lines or one document, is handed to the converter as
+``(line, value)`` pairs and it yields ``(source_line, record)`` pairs: Claude Code
+sessions, Codex rollouts, OTLP exports; see ``pipeline/adapters/_session.py``).
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.adapters import (
-    agentdojo, anthropic, inspect_log, openhands, r_judge, swe_agent, tau_bench,
+    agentdojo, anthropic, claude_code, codex, inspect_log, openhands, otel, r_judge, swe_agent, tau_bench,
 )
 from pipeline.adapters._common import AdapterError, Ctx
 
-Converter = Callable[[Any, Ctx], "dict[str, Any] | None"]
+Converter = Callable[[Any, Ctx], Any]  # a record dict | None; session layout: an iterator
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +49,9 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("tau-bench", tau_bench.convert, "array"),
         AdapterSpec("r-judge", r_judge.convert, "array"),
         AdapterSpec("swe-agent", swe_agent.convert, "whole"),
+        AdapterSpec("claude-code", claude_code.convert_session, "session"),
+        AdapterSpec("codex", codex.convert_session, "session"),
+        AdapterSpec("otel", otel.convert_session, "session"),
     )
 }
 

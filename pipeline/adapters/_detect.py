@@ -18,15 +18,29 @@ scanned. Rules, first match wins (K = keys of a record, C = keys one level below
    ``suite_name`` -> agentdojo.
 7. ``traj`` with ``task_id``/``reward`` -> tau-bench.
 8. ``contents`` with ``label``/``profile``/``risk_description`` -> r-judge.
-9. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block) -> anthropic.
-10. anything else -> canonical (records that do not fit are rejected downstream).
+9. Claude Code session line: ``sessionId`` with ``uuid``/``parentUuid``/``type``, or a
+   ``summary`` + ``leafUuid`` / ``messageId`` + ``snapshot`` head line -> claude-code.
+10. ``type`` + ``payload`` with a Codex item type (``session_meta``, ``response_item``,
+    ``event_msg``, ``turn_context``), or the 2025 bare header ``{id, timestamp,
+    instructions|git}`` -> codex.
+11. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
+12. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block) -> anthropic.
+13. anything else -> canonical (records that do not fit are rejected downstream).
+
+:func:`warn_without_ids` prints ONE warning line for a file read one record per line
+whose records all lack a ``trajectory_id``, naming what the file looks like (rules
+above, tried on its first lines) and the ``--format`` that fits.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
+
 from pipeline.adapters._io import BOM, read_head
 from pipeline.storage import Location
 
@@ -113,6 +127,15 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "tau-bench", "records with 'traj' and 'task_id': tau-bench results"
     if "contents" in k and {"label", "profile", "risk_description"} & k:
         return "r-judge", "records with 'contents' and 'label': R-Judge"
+    if "sessionId" in k and {"uuid", "parentUuid", "type"} & k or {"summary", "leafUuid"} <= k \
+            or {"messageId", "snapshot"} <= k:
+        return "claude-code", "Claude Code session line (sessionId/uuid, summary or snapshot)"
+    if {"type", "payload"} <= k and {"session_meta", "response_item", "event_msg", "turn_context"} & shape.types:
+        return "codex", "Codex CLI rollout line (type + payload: session_meta/response_item/event_msg)"
+    if {"id", "timestamp"} <= k and {"instructions", "git"} & k and not {"type", "messages", "trajectory_id"} & k:
+        return "codex", "Codex CLI rollout header line (id, timestamp, instructions: 2025 layout)"
+    if "resourceSpans" in k:
+        return "otel", "OTLP trace export (resourceSpans)"
     if "messages" in k and ("system" in k or {"tool_use", "tool_result"} & shape.types):
         return "anthropic", "'messages' with tool_use/tool_result blocks or 'system': Anthropic"
     if "messages" in k or "trajectory_id" in k:
@@ -139,3 +162,43 @@ def detect(path: Location) -> tuple[str, str]:
     if ndjson and fmt in ("openhands", "swe-agent", "inspect", "skip"):
         return "canonical", f"NDJSON file whose first record looks like {fmt}: treated as canonical"
     return fmt, ("first record: " if ndjson else "document head: ") + why
+
+
+FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI rollout",
+                "otel": "an OTLP trace export", "anthropic": "Anthropic Messages records",
+                "agentdojo": "AgentDojo traces", "tau-bench": "tau-bench results", "r-judge": "R-Judge records"}
+
+
+def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:
+    """(format, why) of the first of a file's first lines that a rule other than
+    ``canonical`` recognises, or None."""
+    head = read_head(path, SNIFF_BYTES)
+    if head.startswith(BOM):
+        head = head[len(BOM):]
+    for line in [ln for ln in head.split(b"\n") if ln.strip()][:max_lines]:
+        fmt, why = classify(scan(line.decode("utf-8", "replace")))
+        if fmt not in ("canonical", "skip"):
+            return fmt, why
+    return None
+
+
+def warn_without_ids(path: Location, fmt: str, records: Iterator[Any]) -> Iterator[Any]:
+    """Pass ``records`` (RawRecords of one file) through; when there was at least one and
+    none has a ``trajectory_id``, write one warning line to stderr (module docstring)."""
+    seen = with_id = 0
+    for record in records:
+        seen += 1
+        text = getattr(record, "text", None)
+        if text is None or '"trajectory_id"' in text:
+            with_id += 1  # rejected lines say nothing either way
+        yield record
+    if seen and not with_id:
+        try:
+            hint = looks_like(path)
+        except OSError:
+            hint = None
+        what = (f"it looks like {FORMAT_NAMES.get(hint[0], hint[0])} ({hint[1]}): "
+                f"use --format {hint[0]}" if hint and hint[0] != fmt else
+                "it matches no known format: canonical records need a trajectory_id (README: Input formats)")
+        sys.stderr.write(f"litmus-gate: warning: {path}: none of its {seen} records has a trajectory_id "
+                         f"(read as {fmt}); {what}\n")
