@@ -96,13 +96,14 @@ def metrics_in_memory(run_dir: Path, gold: Path, problems: list[str], what: str)
     return frame.to_arrow()
 
 
-def evaluate(name: str, corpus: Path, work: Path) -> Outcome:
+def evaluate(name: str, corpus: Path, work: Path, policy: Path | None = None) -> Outcome:
+    """Score one corpus (with the bundled catalogs, or with ``policy`` layered over them)."""
     fmt, keys = CORPORA[name]
-    folder = work / name
+    folder = work / (name if policy is None else f"{name}-{policy.stem}")
     folder.mkdir(parents=True, exist_ok=True)
     golds = write_golds(corpus, fmt, keys, folder)
     first = next(iter(golds.values()), None)
-    config = RunConfig(inputs=(corpus,), out=folder / "run", fmt=fmt, gold=first, overwrite=True)
+    config = RunConfig(inputs=(corpus,), out=folder / "run", fmt=fmt, gold=first, overwrite=True, policy=policy)
     problems: list[str] = []
     start = time.perf_counter()
     try:
@@ -111,7 +112,7 @@ def evaluate(name: str, corpus: Path, work: Path) -> Outcome:
         if first is None:
             raise
         problems.append(f"`score --gold` failed: {exc.one_line()}; metrics computed in memory instead")
-        result = run.score(RunConfig(inputs=(corpus,), out=folder / "run", fmt=fmt, overwrite=True))
+        result = run.score(RunConfig(inputs=(corpus,), out=folder / "run", fmt=fmt, overwrite=True, policy=policy))
     seconds = time.perf_counter() - start
     manifest = json.loads((result.out / "manifest.json").read_text())
     con = duckdb.connect()

@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+import json
+
 import duckdb
 import pyarrow as pa
 
 from pipeline.config import RunConfig
+from pipeline.inference import register_tool_roles
 from pipeline.policy import Policy
 from pipeline.records import RawRecord
 from pipeline.resources import resources
@@ -70,6 +73,8 @@ def steps(con: duckdb.DuckDBPyConnection) -> None:
     rejects, explode, call/result pairing, exec_status, built-in labels)."""
     materialize(con, "trajectories")
     materialize(con, "events")
+    # tools the catalog lacks get inferred roles before anything reads policy_tools
+    register_tool_roles(con, json.loads(con.execute("select json from policy_document").fetchall()[0][0]))
     materialize_per_rule(con, "content_error_hits", _rules(con, "policy_content_errors"))
     materialize(con, "error_texts")
     materialize_per_rule(con, "error_rule_hits", _rules(con, "policy_error_rules"))
@@ -97,7 +102,7 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
 
 def verdicts(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     """Stages ``step_rejects``, ``verdicts``, ``attrition``."""
-    materialize(con, "step_rejects")
+    materialize(con, "step_rejects", reject_unknown=policy.setting("unknown_tools") == "reject")
     materialize(con, "final_texts")
     materialize_per_rule(con, "final_claims", _rules(con, "policy_hallucination"))
     materialize(con, "verdicts", attempted_is_unsafe=bool(policy.setting("attempted_is_unsafe")),

@@ -12,7 +12,7 @@ import pytest
 import pipeline.sql
 from pipeline import canaries
 from pipeline.errors import UsageError
-from pipeline.policy import Policy
+from pipeline.policy import Policy, load_policy
 
 EXPECTED = {
     "canary-exfil-three-step": ("flow", "unsafe"),
@@ -79,7 +79,10 @@ def test_custom_stage_runner_is_used(policy: Policy) -> None:
     assert canaries.check_canaries(policy, run_stages=stages) == [] and seen == ["called"]
 
 
-def test_rejected_canary_is_a_failure(policy: Policy, tmp_path: Path) -> None:
+def test_rejected_canary_is_a_failure(tmp_path: Path) -> None:
+    strict = tmp_path / "strict.toml"
+    strict.write_text('[settings]\nunknown_tools = "reject"\n')
+    policy = load_policy(strict)
     path = tmp_path / "c.jsonl"
     record = {"trajectory_id": "canary-unknown", "meta": {"expected": {"route": "aggregate", "verdict": "safe"}},
               "messages": [{"role": "user", "content": "x"},
