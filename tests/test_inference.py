@@ -155,3 +155,21 @@ def test_bundled_catalogs_switch(tmp_path: Path) -> None:
     assert load_policy(only).sources == ("bundled:default.toml", str(only))
     assert "send_direct_message" in load_policy().tool_names()
     assert "send_direct_message" not in load_policy(only).tool_names()
+
+
+def test_suggest_drafts_inferred_roles_that_load_back(tmp_path: Path) -> None:
+    from pipeline.suggest import suggest_toml
+
+    inference = load_policy().data["inference"]
+    text = suggest_toml([("SmsGatewaySendText", 3, 2, ["message", "to_phone_numbers"]),
+                         ("mcp__vault__read_secret", 1, 1, ["name"]), ("teleport", 1, 1, ["zork"])], inference)
+    assert 'sink = "send_mail"' in text and 'control = ["to_phone_numbers"]' in text
+    assert 'source = { confidentiality = "secret" }' in text
+    assert "inference places nothing" in text
+    path = tmp_path / "draft.toml"
+    path.write_text(text)
+    pol = load_policy(path)  # the draft is a valid policy file
+    t = traj("t", user("go"), calls(("c1", "SmsGatewaySendText", {"to_phone_numbers": ["+1555"], "message": "hi"})),
+             result("c1", "ok"))
+    got = rows(stage_connection([t], policy=pol, until="actions"), "select role_source, sink_kind from actions")
+    assert got == [{"role_source": "catalog", "sink_kind": "send_mail"}]
