@@ -190,6 +190,13 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
         for i, r in enumerate(data.get("labels", {}).get("resources", []))
     ]
     inj = data.get("injection", {})
+    content = data.get("content", {})
+    content_rows = [
+        {"ord": i, "name": str(r["name"]), "kind": str(r.get("kind", "match")), "pattern": str(r["pattern"]),
+         "luhn": bool(r.get("luhn", False)), "max_spans": int(content.get("max_spans", 64)),
+         "conf": _level(r.get("confidentiality"), CONFIDENTIALITY, f"content.sources[{i}].confidentiality"),
+         "integ": _level(r.get("integrity"), INTEGRITY, f"content.sources[{i}].integrity")}
+        for i, r in enumerate(content.get("sources", []))]
     return {
         "tools": pa.Table.from_pylist(tool_rows, schema=_TOOLS_SCHEMA),
         "document": pa.table({"json": [json.dumps(data, sort_keys=True)]}),
@@ -219,6 +226,10 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
             [{"ord": i, "kind": kind, "pattern": p} for i, (kind, p) in enumerate(
                 (kind, p) for kind in ("refusal", "success") for p in data.get("hallucination", {}).get(kind, []))],
             schema=pa.schema([("ord", pa.int64()), ("kind", pa.string()), ("pattern", pa.string())])),
+        "content": pa.Table.from_pylist(content_rows, schema=pa.schema([
+            ("ord", pa.int64()), ("name", pa.string()), ("kind", pa.string()), ("pattern", pa.string()),
+            ("luhn", pa.bool_()), ("max_spans", pa.int64()), ("conf", pa.int64()), ("integ", pa.int64())])),
+        "content_any": pa.table({"pattern": ["|".join(f"(?:{r['pattern']})" for r in content_rows) or "[^\\s\\S]"]}),
         "injection": pa.Table.from_pylist(
             [{"ord": i, "kind": kind, "pattern": p} for i, (kind, p) in enumerate(
                 [("block", p) for p in inj.get("blocks", [])] + [("marker", p) for p in inj.get("markers", [])])],
@@ -300,6 +311,13 @@ def _validate(data: dict[str, Any]) -> None:
     for kind in ("refusal", "success"):
         for i, pattern in enumerate(data.get("hallucination", {}).get(kind, [])):
             _check_regex(pattern, f"hallucination.{kind}[{i}]")
+    content = data.get("content", {})
+    if not isinstance(content.get("max_spans", 64), int) or content.get("max_spans", 64) < 1:
+        raise PolicyError("policy: content.max_spans must be a positive integer")
+    for i, rule in enumerate(content.get("sources", [])):
+        _check_regex(rule.get("pattern"), f"content.sources[{i}].pattern")
+        if not rule.get("name") or rule.get("kind", "match") not in ("match", "document"):
+            raise PolicyError(f"policy: content.sources[{i}] needs a name and kind 'match' or 'document'")
     for kind in ("blocks", "markers"):
         for i, pattern in enumerate(data.get("injection", {}).get(kind, [])):
             _check_regex(pattern, f"injection.{kind}[{i}]")

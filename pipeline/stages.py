@@ -95,6 +95,8 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     materialize(con, "action_roles")
     materialize(con, "outputs")
     materialize_per_rule(con, "injection_spans", _rules(con, "policy_injection"))
+    materialize(con, "content_candidates", pattern=con.execute("select pattern from policy_content_any").fetchall()[0][0])
+    materialize_per_rule(con, "content_spans", _rules(con, "policy_content"))
     materialize(con, "edges", min_len=int(policy.setting("min_fragment_length")),
                 max_sources=int(policy.setting("max_fragment_sources")))
     materialize(con, "flows")
