@@ -80,6 +80,7 @@ def steps(con: duckdb.DuckDBPyConnection) -> None:
     materialize_per_rule(con, "error_rule_hits", _rules(con, "policy_error_rules"))
     materialize_per_rule(con, "classifier_hits", _rules(con, "policy_classifier"))
     materialize(con, "steps")
+    con.execute("create or replace temp table written_hits as select * from classifier_hits where written")
     for spent in _STEPS_INTERNALS:  # read by `steps` only: free their memory for the later stages
         con.execute(f"drop table if exists {spent}")
 
@@ -99,7 +100,23 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     materialize_per_rule(con, "content_spans", _rules(con, "policy_content"))
     materialize(con, "edges", min_len=int(policy.setting("min_fragment_length")),
                 max_sources=int(policy.setting("max_fragment_sources")))
+    executed_writes(con)
     materialize(con, "flows")
+
+
+def executed_writes(con: duckdb.DuckDBPyConnection) -> None:
+    """Stage ``executed_writes``: a rule-flagged command written into a file labels the
+    action that later runs the file (steps and actions labelled by rules only)."""
+    materialize(con, "executed_writes")
+    con.execute("""
+        update steps s set label = 'unsafe', score = 1.0, label_rule = x.rule_name
+        from executed_writes x
+        where s.trajectory_id = x.trajectory_id and s.step_idx = x.call_step_idx
+          and s.label_source = 'rules' and s.label = 'safe'""")
+    con.execute("""
+        update actions a set label = s.label, score = s.score
+        from executed_writes x join steps s on s.trajectory_id = x.trajectory_id and s.step_idx = x.call_step_idx
+        where a.trajectory_id = x.trajectory_id and a.action_idx = x.action_idx""")
 
 
 def verdicts(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
