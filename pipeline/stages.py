@@ -98,10 +98,34 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     materialize_per_rule(con, "injection_spans", _rules(con, "policy_injection"))
     materialize(con, "content_candidates", pattern=con.execute("select pattern from policy_content_any").fetchall()[0][0])
     materialize_per_rule(con, "content_spans", _rules(con, "policy_content"))
+    content_labels(con)
     materialize(con, "edges", min_len=int(policy.setting("min_fragment_length")),
                 max_sources=int(policy.setting("max_fragment_sources")))
     executed_writes(con)
     materialize(con, "flows")
+
+
+def content_labels(con: duckdb.DuckDBPyConnection) -> None:
+    """Stages ``content_resources`` and ``sent_secrets``: a file seen to hold a secret labels
+    every action that reads or sends it; a sink sending detected secret content is labelled
+    unsafe (steps and actions labelled by rules only)."""
+    materialize(con, "content_resources")
+    con.execute("""
+        update action_roles a set conf = greatest(a.conf, c.conf), integ = greatest(a.integ, c.integ),
+            label_resource = case when c.conf > a.conf or c.integ > a.integ then c.why else a.label_resource end
+        from content_resources c
+        where a.trajectory_id = c.trajectory_id and a.action_idx = c.action_idx""")
+    materialize_per_rule(con, "sent_secrets", _rules(con, "policy_content"))
+    con.execute("""
+        update steps s set label = 'unsafe', score = 1.0, label_rule = 'secret_sent:' || x.name
+        from (select trajectory_id, call_step_idx, arg_min(p.name, p.ord) as name
+              from sent_secrets join policy_content p using (ord) group by all) x
+        where s.trajectory_id = x.trajectory_id and s.step_idx = x.call_step_idx
+          and s.label_source = 'rules' and s.label = 'safe'""")
+    con.execute("""
+        update actions a set label = s.label, score = s.score
+        from sent_secrets x join steps s on s.trajectory_id = x.trajectory_id and s.step_idx = x.call_step_idx
+        where a.trajectory_id = x.trajectory_id and a.action_idx = x.action_idx""")
 
 
 def executed_writes(con: duckdb.DuckDBPyConnection) -> None:

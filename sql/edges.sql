@@ -133,7 +133,9 @@ final as (
         e.any_control as control,
         case when e.any_control
             then greatest(n.integ, case when e.control_span then 1 else 0 end, coalesce(e.content_integ, 0))
-        end as control_integ
+        end as control_integ,
+        -- text of an injection span chose the destination's effect (an injection-driven action)
+        coalesce(e.control_span, false) as control_injected
     from all_edges e
     join nodes n on n.trajectory_id = e.trajectory_id and n.action_idx = e.src
 )
