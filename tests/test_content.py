@@ -120,8 +120,8 @@ def test_a_file_seen_to_hold_a_secret_is_secret_when_uploaded() -> None:
     con = stage_connection([t])
     assert rows(con, "select distinct conf, label_resource from action_roles where action_idx = 1") == [
         {"conf": 2, "label_resource": "notes/history.txt (url_credentials by content)"}]
-    verdict = rows(con, "select route, verdict from verdicts")[0]
-    assert (verdict["route"], verdict["verdict"]) == ("flow", "unsafe")
+    assert rows(con, "select label_rule from steps where step_idx = 3") == [{"label_rule": "secret_sent:file held a secret"}]
+    assert rows(con, "select verdict from verdicts") == [{"verdict": "unsafe"}]
 
 
 def test_sending_a_card_number_to_everyone_is_unsafe() -> None:
