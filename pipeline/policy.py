@@ -275,6 +275,8 @@ def _validate(data: dict[str, Any]) -> None:
     if settings.get("unknown_tools", "infer") not in ("infer", "reject"):
         raise PolicyError("policy: settings.unknown_tools must be 'infer' or 'reject'")
     _validate_inference(data.get("inference", {}), data.get("sinks", {}))
+    if not isinstance(data.get("injection", {}).get("control_is_violation", True), bool):
+        raise PolicyError("policy: injection.control_is_violation must be true or false")
     for name, entry in data.get("tools", {}).items():
         if not isinstance(entry, dict):
             raise PolicyError(f"policy: tools.{name} must be a table")

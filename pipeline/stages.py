@@ -65,7 +65,8 @@ def _rules(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, object]
     return [dict(zip(names, row)) for row in cur.fetchall()]
 
 
-_STEPS_INTERNALS = ("events", "content_error_hits", "error_texts", "error_rule_hits", "classifier_hits")
+_STEPS_INTERNALS = ("events", "content_error_hits", "error_texts", "error_rule_hits", "classifier_calls",
+                    "classifier_hits")
 
 
 def steps(con: duckdb.DuckDBPyConnection) -> None:
@@ -78,7 +79,10 @@ def steps(con: duckdb.DuckDBPyConnection) -> None:
     materialize_per_rule(con, "content_error_hits", _rules(con, "policy_content_errors"))
     materialize(con, "error_texts")
     materialize_per_rule(con, "error_rule_hits", _rules(con, "policy_error_rules"))
-    materialize_per_rule(con, "classifier_hits", _rules(con, "policy_classifier"))
+    classifier = _rules(con, "policy_classifier")
+    wide = sorted({r["pattern"] for r in classifier if r["argument"] == "*"})
+    materialize(con, "classifier_calls", pattern="|".join(f"(?:{p})" for p in wide) or r"[^\s\S]")
+    materialize_per_rule(con, "classifier_hits", classifier)
     materialize(con, "steps")
     con.execute("create or replace temp table written_hits as select * from classifier_hits where written")
     for spent in _STEPS_INTERNALS:  # read by `steps` only: free their memory for the later stages
@@ -102,7 +106,8 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     materialize(con, "edges", min_len=int(policy.setting("min_fragment_length")),
                 max_sources=int(policy.setting("max_fragment_sources")))
     executed_writes(con)
-    materialize(con, "flows")
+    materialize(con, "flows",
+                injected_control=bool(policy.data.get("injection", {}).get("control_is_violation", True)))
 
 
 def content_labels(con: duckdb.DuckDBPyConnection) -> None:
@@ -115,6 +120,7 @@ def content_labels(con: duckdb.DuckDBPyConnection) -> None:
             label_resource = case when c.conf > a.conf or c.integ > a.integ then c.why else a.label_resource end
         from content_resources c
         where a.trajectory_id = c.trajectory_id and a.action_idx = c.action_idx""")
+    materialize(con, "sink_arguments", pattern=con.execute("select pattern from policy_content_any").fetchall()[0][0])
     materialize_per_rule(con, "sent_secrets", _rules(con, "policy_content"))
     # also a sink sending a file known to hold a secret (content_resources)
     con.execute("""

@@ -1,6 +1,8 @@
 -- flows: (source action, sink action) pairs with the sink reachable from the source
 -- (grain: trajectory_id, source_action_idx, sink_action_idx).
--- Inputs: action_roles, edges. Parameters: none.
+-- Inputs: action_roles, edges. Parameters: $injected_control (policy
+-- injection.control_is_violation: injection-span text reaching a control argument is a
+-- violation at any sink).
 -- Reachability is a recursive CTE over states (source, node, label), the label joined
 -- (max per component) along the path. USING KEY with an anti-join on `recurring`
 -- admits each state once, at its BFS level: the query terminates on cyclic graphs and
@@ -87,7 +89,8 @@ at_sinks as (
         -- a violation: the joined label exceeds what the sink accepts through that hop, or
         -- text inside an injection span chose the sink's effect (whatever it accepts)
         (r.conf > s.accepts_conf or r.integ > s.accepts_integ
-            or (r.ctl and (r.conf > s.control_conf or r.integ > s.control_integ)) or r.inj) as violation
+            or (r.ctl and (r.conf > s.control_conf or r.integ > s.control_integ)) or (r.inj and $injected_control))
+            as violation
     from sink_states r
     join sinks s on s.trajectory_id = r.trajectory_id and s.action_idx = r.node
 ),
