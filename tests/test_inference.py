@@ -58,11 +58,12 @@ def test_tokenise_is_bounded() -> None:
     ("run_ipython", ["code"], {"code": "code"}),
     ("execute_python_file", ["filename"], {"code": "code", "executes": ["filename"]}),
     # sources by nouns; a read verb wins over a noun that could be a verb
-    ("GmailReadEmail", ["email_id"], {"source": {"confidentiality": "internal"}}),
+    ("GmailReadEmail", ["email_id"], {"source": {"confidentiality": "internal", "integrity": "untrusted"}}),
     ("ClinicPortalGetPatientChart", ["patient_id"], {"source": {"confidentiality": "secret"}}),
     ("TwitterManagerReadTweet", ["tweet_id"], {"source": {"confidentiality": "public", "integrity": "untrusted"}}),
     ("GoogleSearch", ["keyword"], {"source": {"confidentiality": "public", "integrity": "untrusted"}}),
-    ("search_emails", ["query"], {"source": {"confidentiality": "internal"}}),  # weak `search` ignored
+    ("search_emails", ["query"], {"source": {"confidentiality": "internal", "integrity": "untrusted"}}),
+    ("search_files", ["query"], {"source": {"confidentiality": "internal"}}),  # weak `search` ignored
     ("TrafficControlSearchLocations", ["location_name"], {"source": {"confidentiality": "internal"}}),
     ("mcp__fs__read_text_file", ["path"], {"reads": ["path"], "source": {"confidentiality": "internal"}}),
     # writes
@@ -127,7 +128,9 @@ def test_roles_reach_actions_and_verdicts() -> None:
     assert acts == [
         {"tool_name": "ClinicPortalGetPatientChart", "role_source": "inferred", "source_label": "secret/trusted",
          "sink_kind": None, "control_args": []},
-        {"tool_name": "SmsGatewaySendText", "role_source": "inferred", "source_label": None, "sink_kind": "send_mail",
+        # a messaging sink keeps the integrity of its name's source match: replies are third-party text
+        {"tool_name": "SmsGatewaySendText", "role_source": "inferred", "source_label": "public/untrusted",
+         "sink_kind": "send_mail",
          "control_args": ["to_phone_numbers"]},
         {"tool_name": "teleport", "role_source": "none", "source_label": None, "sink_kind": None,
          "control_args": []},
