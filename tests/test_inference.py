@@ -68,6 +68,19 @@ def test_tokenise_is_bounded() -> None:
     ("mcp__fs__read_text_file", ["path"], {"reads": ["path"], "source": {"confidentiality": "internal"}}),
     # writes
     ("append_to_file", ["file_id", "content"], {"writes": ["file_id"]}),
+    # agent-harness tool names (Claude Code, MCP servers) that adapters emit as they are
+    ("Bash", ["command", "description"], {"shell": "command"}),
+    ("Read", ["file_path", "limit"], {"reads": ["file_path"], "source": {"confidentiality": "internal"}}),
+    ("Write", ["file_path", "content"], {"writes": ["file_path"]}),
+    ("Edit", ["file_path", "old_string", "new_string"], {"writes": ["file_path"]}),
+    ("NotebookEdit", ["notebook_path", "new_source"], {"writes": ["notebook_path"]}),
+    ("WebFetch", ["url", "prompt"], {"sink": "egress", "sends": ["url"], "source": {"integrity": "untrusted"}}),
+    ("WebSearch", ["query"], {"source": {"confidentiality": "public", "integrity": "untrusted"}}),
+    ("mcp__filesystem__write_file", ["path", "content"], {"writes": ["path"]}),
+    ("mcp__gmail__send_email", ["to", "subject", "body"], {"sink": "send_mail", "control": ["to"]}),
+    ("mcp__stripe__create_payment", ["amount", "customer"], {"sink": "payment", "control": ["amount"]}),
+    ("update_scheduled_transaction", ["id", "recipient", "amount"], {"sink": "payment"}),
+    ("update_user_info", ["city"], {"writes": []}),
 ])
 def test_inference_rules(name: str, args: list[str], expect: dict[str, Any]) -> None:
     entry = infer_entry(name, args, LEX)
