@@ -104,7 +104,8 @@ select d.trajectory_id, d.src as src_action_idx, d.dst as dst_action_idx, d.kind
     greatest(r.integ, case when d.sp < 10 then 1 else 0 end)::bigint as integ,
     (d.kind <> 'data' or d.c < 40) as control,
     case when d.kind <> 'data' or d.c < 40 then greatest(r.integ, case when d.sp < 5 then 1 else 0 end) end::bigint
-        as control_integ
+        as control_integ,
+    false as control_injected
 from dedup d
 join action_roles r on r.trajectory_id = d.trajectory_id and r.action_idx = d.src;
 
@@ -115,7 +116,7 @@ drop table bench_traj;
 ROLE_COLS = ["trajectory_id", "action_idx", "conf", "integ", "sink_kind", "blocked",
              "accepts_conf", "accepts_integ", "control_conf", "control_integ"]
 EDGE_COLS = ["trajectory_id", "src_action_idx", "dst_action_idx", "kind", "evidence",
-             "conf", "integ", "control", "control_integ"]
+             "conf", "integ", "control", "control_integ", "control_injected"]
 # the column lists and types of tests/test_flows.py (what sql/flows.sql reads)
 ROLE_SCHEMA = None  # filled below (pyarrow imported lazily in the child)
 EDGE_SCHEMA = None
@@ -181,7 +182,7 @@ def _schemas() -> None:
     EDGE_SCHEMA = pa.schema([("trajectory_id", pa.string()), ("src_action_idx", pa.int64()),
                              ("dst_action_idx", pa.int64()), ("kind", pa.string()), ("evidence", pa.string()),
                              ("conf", pa.int64()), ("integ", pa.int64()), ("control", pa.bool_()),
-                             ("control_integ", pa.int64())])
+                             ("control_integ", pa.int64()), ("control_injected", pa.bool_())])
 
 
 def _row_diff(con, key: str, other: str) -> int:
@@ -234,7 +235,7 @@ def child(trajectories: int, edges: int, profile: bool, variants: list[str], mem
                  "actions": stats[0], "edges": stats[1], "sources": stats[2], "sinks": stats[3],
                  "backward_edges": stats[4]}
     # what materialize(con, "flows") runs (pipeline/sql.py), timed here so an OOM is reported, not fatal
-    flows_sql = load_sql("flows")
+    flows_sql = load_sql("flows").replace("$injected_control", "true")  # the policy default, as a constant
     key = "trajectory_id, source_action_idx, sink_action_idx, length, violation, label, via_control, path"
     if operators:
         prof = Path(f"flows-profile-{os.getpid()}.json").resolve()

@@ -96,13 +96,14 @@ def metrics_in_memory(run_dir: Path, gold: Path, problems: list[str], what: str)
     return frame.to_arrow()
 
 
-def evaluate(name: str, corpus: Path, work: Path) -> Outcome:
+def evaluate(name: str, corpus: Path, work: Path, policy: Path | None = None) -> Outcome:
+    """Score one corpus (with the bundled catalogs, or with ``policy`` layered over them)."""
     fmt, keys = CORPORA[name]
-    folder = work / name
+    folder = work / (name if policy is None else f"{name}-{policy.stem}")
     folder.mkdir(parents=True, exist_ok=True)
     golds = write_golds(corpus, fmt, keys, folder)
     first = next(iter(golds.values()), None)
-    config = RunConfig(inputs=(corpus,), out=folder / "run", fmt=fmt, gold=first, overwrite=True)
+    config = RunConfig(inputs=(corpus,), out=folder / "run", fmt=fmt, gold=first, overwrite=True, policy=policy)
     problems: list[str] = []
     start = time.perf_counter()
     try:
@@ -111,7 +112,7 @@ def evaluate(name: str, corpus: Path, work: Path) -> Outcome:
         if first is None:
             raise
         problems.append(f"`score --gold` failed: {exc.one_line()}; metrics computed in memory instead")
-        result = run.score(RunConfig(inputs=(corpus,), out=folder / "run", fmt=fmt, overwrite=True))
+        result = run.score(RunConfig(inputs=(corpus,), out=folder / "run", fmt=fmt, overwrite=True, policy=policy))
     seconds = time.perf_counter() - start
     manifest = json.loads((result.out / "manifest.json").read_text())
     con = duckdb.connect()
@@ -282,7 +283,46 @@ def corpus_section(out: Outcome) -> list[str]:
     return lines
 
 
-def render(outcomes: list[Outcome], command: str, seconds: float) -> str:
+INFERENCE_POLICY = '[settings]\nbundled_catalogs = "default"\n'  # default.toml + [inference] only
+
+
+def modes_section(pairs: list[tuple[Outcome, Outcome | None]]) -> list[str]:
+    """Leave-one-corpus-out: each corpus with the bundled catalogs and with inference only."""
+    lines = ["## Out of the box: bundled catalogs vs inference only", "",
+             "Every corpus scored twice: with the bundled catalogs (`default.toml` plus the suite catalogs "
+             "`agentdojo.toml`, `openhands.toml`, `r_judge.toml`, `tau_bench.toml`), and with `default.toml` alone "
+             "(its generic vocabulary, role inference for every other tool, content detectors), selected by a "
+             "`--policy` file holding `[settings] bundled_catalogs = \"default\"`. No corpus-specific catalog "
+             "takes part in the second column: **it is the product's out-of-the-box figure** for a suite nobody "
+             "wrote a catalog for.", ""]
+    rows = []
+    for cat, inf in pairs:
+        def attr(o: Outcome | None) -> str:
+            return "–" if o is None else f"{o.n_attrition / max(o.records_read, 1):.1%}"
+        keys = list(cat.metrics) or [""]
+        for key in keys:
+            for scorer in SCORERS if key else ("–",):
+                c = metric_rows(cat.metrics[key], "*", "*").get(scorer, {}) if key else {}
+                i = metric_rows(inf.metrics[key], "*", "*").get(scorer, {}) if key and inf and key in inf.metrics else {}
+                rows.append((cat.name, key or "no gold", scorer, attr(cat), fmt_rate(c.get("precision")),
+                             fmt_rate(c.get("recall")), fmt_rate(c.get("f1")), attr(inf),
+                             fmt_rate(i.get("precision")), fmt_rate(i.get("recall")), fmt_rate(i.get("f1"))))
+    lines += table(("corpus", "gold", "scorer", "catalogs: attrition", "P", "R", "F1",
+                    "inference only: attrition", "P", "R", "F1"), rows)
+    for _, inf in pairs:
+        if inf is not None:
+            reasons = duckdb.connect().sql(f"select reason, count(*) from {parquet(inf.run_dir, 'attrition')} "
+                                           "group by 1 order by 2 desc, 1").fetchall()
+            roles = duckdb.connect().sql(f"select role_source, count(*) from {parquet(inf.run_dir, 'actions')} "
+                                         "group by 1 order by 1").fetchall()
+            lines.append(f"- {inf.name}, inference only: attrition by reason "
+                         + (", ".join(f"`{r}` {n}" for r, n in reasons) or "none") + "; actions by role source "
+                         + ", ".join(f"`{r}` {n}" for r, n in roles) + f"; scoring time {inf.seconds:.1f} s")
+    return lines + [""]
+
+
+def render(outcomes: list[Outcome], command: str, seconds: float,
+           inferred: dict[str, Outcome] | None = None) -> str:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = ["# Evaluation on third-party transcripts", "",
              f"Regenerate (from the repository root): `{command}`  ", f"Generated {stamp}; total runtime "
@@ -300,6 +340,9 @@ def render(outcomes: list[Outcome], command: str, seconds: float) -> str:
                                   for k, r in f1s.items()) or "no gold"))
     lines += table(("corpus", "records", "scored", "attrition", "conservation", "F1 flow_aware vs best baseline"),
                    summary)
+    if inferred is not None:
+        lines += modes_section([(o, inferred.get(o.name)) for o in outcomes])
+        lines += ["The sections below detail the runs with the bundled catalogs.", ""]
     for o in outcomes:
         lines += corpus_section(o)
     return "\n".join(lines).rstrip() + "\n"
@@ -311,12 +354,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "evaluation.md")
     parser.add_argument("--work", type=Path, default=Path("/tmp/litmus-eval"))
     parser.add_argument("--corpora", nargs="+", choices=list(CORPORA), default=list(CORPORA))
+    parser.add_argument("--catalogs-only", action="store_true",
+                        help="skip the second (inference only, default.toml alone) run of each corpus")
     args = parser.parse_args(argv)
     if not args.shared.is_dir():
         print(f"evaluate: {args.shared} not present; nothing to evaluate (skipped)")
         return 0
     start = time.perf_counter()
     outcomes = []
+    inferred: dict[str, Outcome] = {}
     for name in args.corpora:
         if not (args.shared / name).is_dir():
             print(f"evaluate: {args.shared / name} not present; skipped")
@@ -324,12 +370,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcomes.append(o := evaluate(name, args.shared / name, args.work))
         print(f"evaluate: {name}: {o.records_read} records, {o.n_verdicts} scored, {o.n_attrition} rejected, "
               f"conservation {'holds' if o.conserved else 'BROKEN'} ({o.seconds:.1f} s)")
+        if not args.catalogs_only:
+            policy = args.work / "default-only.toml"
+            args.work.mkdir(parents=True, exist_ok=True)
+            policy.write_text(INFERENCE_POLICY, encoding="utf-8")
+            inferred[name] = i = evaluate(name, args.shared / name, args.work, policy)
+            print(f"evaluate: {name} (inference only): {i.n_attrition} rejected, "
+                  f"conservation {'holds' if i.conserved else 'BROKEN'} ({i.seconds:.1f} s)")
     python = os.path.relpath(sys.executable, Path.cwd()) if sys.executable.startswith(str(Path.cwd())) else "python"
     command = shlex.join([python, "eval/evaluate.py", *(sys.argv[1:] if argv is None else argv)])
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(outcomes, command, time.perf_counter() - start), encoding="utf-8")
+    args.out.write_text(render(outcomes, command, time.perf_counter() - start,
+                               None if args.catalogs_only else inferred), encoding="utf-8")
     print(f"evaluate: wrote {args.out}")
-    return 0 if all(o.conserved for o in outcomes) else 1
+    return 0 if all(o.conserved for o in [*outcomes, *inferred.values()]) else 1
 
 
 if __name__ == "__main__":

@@ -142,25 +142,38 @@ class Policy:
         return _policy_tables(self.data, self.tool_names())
 
 
+def tool_row(key: str, catalog: str | None, entry: dict[str, Any], sinks: dict[str, Any],
+             role_source: str) -> dict[str, Any]:
+    """One row of ``policy_tools`` for a catalog (or inferred) entry; ``catalog`` is None when inferred."""
+    what = f"tools.{catalog or key}"
+    src = _label(entry.get("source"), f"{what}.source")
+    sink = entry.get("sink") or None
+    kind = sinks.get(sink, {}) if sink else {}
+    acc = _label(entry.get("accepts", kind.get("accepts")), f"{what}.accepts", (2, 1))
+    ctl = _label(entry.get("accepts_control", kind.get("accepts_control")), f"{what}.accepts_control", acc)
+    return {
+        "tool_key": key, "catalog_name": catalog,
+        **{k: [str(v) for v in entry.get(k, [])] for k in _TOOL_LIST_KEYS if k != "aliases"},
+        "shell_arg": entry.get("shell") or None, "code_arg": entry.get("code") or None,
+        "source_conf": src[0], "source_integ": src[1], "sink_kind": sink,
+        "accepts_conf": acc[0], "accepts_integ": acc[1],
+        "control_conf": ctl[0], "control_integ": ctl[1], "role_source": role_source,
+    }
+
+
+_TOOLS_SCHEMA = pa.schema(
+    [("tool_key", pa.string()), ("catalog_name", pa.string())]
+    + [(k, pa.list_(pa.string())) for k in _TOOL_LIST_KEYS if k != "aliases"]
+    + [("shell_arg", pa.string()), ("code_arg", pa.string()), ("source_conf", pa.int64()),
+       ("source_integ", pa.int64()), ("sink_kind", pa.string()), ("accepts_conf", pa.int64()),
+       ("accepts_integ", pa.int64()), ("control_conf", pa.int64()), ("control_integ", pa.int64()),
+       ("role_source", pa.string())])
+
+
 def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.Table]:
     tools = data.get("tools", {})
     sinks = data.get("sinks", {})
-    tool_rows: list[dict[str, Any]] = []
-    for key, catalog in sorted(names.items()):
-        entry = tools[catalog]
-        src = _label(entry.get("source"), f"tools.{catalog}.source")
-        sink = entry.get("sink") or None
-        kind = sinks.get(sink, {}) if sink else {}
-        acc = _label(entry.get("accepts", kind.get("accepts")), f"tools.{catalog}.accepts", (2, 1))
-        ctl = _label(entry.get("accepts_control", kind.get("accepts_control")), f"tools.{catalog}.accepts_control", acc)
-        tool_rows.append({
-            "tool_key": key, "catalog_name": catalog,
-            **{k: [str(v) for v in entry.get(k, [])] for k in _TOOL_LIST_KEYS if k != "aliases"},
-            "shell_arg": entry.get("shell") or None, "code_arg": entry.get("code") or None,
-            "source_conf": src[0], "source_integ": src[1], "sink_kind": sink,
-            "accepts_conf": acc[0], "accepts_integ": acc[1],
-            "control_conf": ctl[0], "control_integ": ctl[1],
-        })
+    tool_rows = [tool_row(key, catalog, tools[catalog], sinks, "catalog") for key, catalog in sorted(names.items())]
     sink_rows = []
     for kind_name, kind in sorted(sinks.items()):
         acc = _label(kind.get("accepts"), f"sinks.{kind_name}.accepts", (2, 1))
@@ -177,8 +190,16 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
         for i, r in enumerate(data.get("labels", {}).get("resources", []))
     ]
     inj = data.get("injection", {})
+    content = data.get("content", {})
+    content_rows = [
+        {"ord": i, "name": str(r["name"]), "kind": str(r.get("kind", "match")), "pattern": str(r["pattern"]),
+         "luhn": bool(r.get("luhn", False)), "max_spans": int(content.get("max_spans", 64)),
+         "conf": _level(r.get("confidentiality"), CONFIDENTIALITY, f"content.sources[{i}].confidentiality"),
+         "integ": _level(r.get("integrity"), INTEGRITY, f"content.sources[{i}].integrity")}
+        for i, r in enumerate(content.get("sources", []))]
     return {
-        "tools": pa.Table.from_pylist(tool_rows),
+        "tools": pa.Table.from_pylist(tool_rows, schema=_TOOLS_SCHEMA),
+        "document": pa.table({"json": [json.dumps(data, sort_keys=True)]}),
         "sinks": pa.Table.from_pylist(sink_rows),
         "error_types": pa.Table.from_pylist(
             [{"error_type": k, "status": v} for k, v in sorted(es.get("types", {}).items())],
@@ -205,6 +226,10 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
             [{"ord": i, "kind": kind, "pattern": p} for i, (kind, p) in enumerate(
                 (kind, p) for kind in ("refusal", "success") for p in data.get("hallucination", {}).get(kind, []))],
             schema=pa.schema([("ord", pa.int64()), ("kind", pa.string()), ("pattern", pa.string())])),
+        "content": pa.Table.from_pylist(content_rows, schema=pa.schema([
+            ("ord", pa.int64()), ("name", pa.string()), ("kind", pa.string()), ("pattern", pa.string()),
+            ("luhn", pa.bool_()), ("max_spans", pa.int64()), ("conf", pa.int64()), ("integ", pa.int64())])),
+        "content_any": pa.table({"pattern": ["|".join(f"(?:{r['pattern']})" for r in content_rows) or "[^\\s\\S]"]}),
         "injection": pa.Table.from_pylist(
             [{"ord": i, "kind": kind, "pattern": p} for i, (kind, p) in enumerate(
                 [("block", p) for p in inj.get("blocks", [])] + [("marker", p) for p in inj.get("markers", [])])],
@@ -219,6 +244,28 @@ def _check_arg_name(name: Any, what: str) -> None:
                           "argument names are strings without quotes or backslashes")
 
 
+_INFERENCE_LISTS = ("read_verbs", "noun_verbs", "write_verbs", "exec_verbs", "shell_tokens", "code_tokens", "shell_args",
+                    "code_args", "resource_args", "destination_args", "control_args")
+
+
+def _validate_inference(inf: Any, sinks: dict[str, Any]) -> None:
+    if not isinstance(inf, dict):
+        raise PolicyError("policy: [inference] must be a table")
+    for key in _INFERENCE_LISTS:
+        if not isinstance(inf.get(key, []), list) or not all(isinstance(w, str) for w in inf.get(key, [])):
+            raise PolicyError(f"policy: inference.{key} must be a list of strings")
+    for key in ("shell_args", "code_args"):
+        for arg in inf.get(key, []):
+            _check_arg_name(arg, f"inference.{key}")
+    for i, rule in enumerate(inf.get("sinks", [])):
+        if not isinstance(rule, dict) or rule.get("sink") not in sinks or not isinstance(rule.get("verbs"), list):
+            raise PolicyError(f"policy: inference.sinks[{i}] needs verbs and a sink kind under [sinks]")
+    for i, rule in enumerate(inf.get("sources", [])):
+        if not isinstance(rule, dict) or not isinstance(rule.get("tokens"), list):
+            raise PolicyError(f"policy: inference.sources[{i}] needs a list of tokens")
+        _label(rule, f"inference.sources[{i}]")
+
+
 def _validate(data: dict[str, Any]) -> None:
     settings = data.get("settings", {})
     for key, kind in (("attempted_is_unsafe", bool), ("stepwise_threshold", (int, float)),
@@ -226,6 +273,11 @@ def _validate(data: dict[str, Any]) -> None:
                       ("explain_pages", int)):
         if not isinstance(settings.get(key), kind):
             raise PolicyError(f"policy: settings.{key} is missing or has the wrong type")
+    if settings.get("unknown_tools", "infer") not in ("infer", "reject"):
+        raise PolicyError("policy: settings.unknown_tools must be 'infer' or 'reject'")
+    _validate_inference(data.get("inference", {}), data.get("sinks", {}))
+    if not isinstance(data.get("injection", {}).get("control_is_violation", True), bool):
+        raise PolicyError("policy: injection.control_is_violation must be true or false")
     for name, entry in data.get("tools", {}).items():
         if not isinstance(entry, dict):
             raise PolicyError(f"policy: tools.{name} must be a table")
@@ -262,6 +314,13 @@ def _validate(data: dict[str, Any]) -> None:
     for kind in ("refusal", "success"):
         for i, pattern in enumerate(data.get("hallucination", {}).get(kind, [])):
             _check_regex(pattern, f"hallucination.{kind}[{i}]")
+    content = data.get("content", {})
+    if not isinstance(content.get("max_spans", 64), int) or content.get("max_spans", 64) < 1:
+        raise PolicyError("policy: content.max_spans must be a positive integer")
+    for i, rule in enumerate(content.get("sources", [])):
+        _check_regex(rule.get("pattern"), f"content.sources[{i}].pattern")
+        if not rule.get("name") or rule.get("kind", "match") not in ("match", "document"):
+            raise PolicyError(f"policy: content.sources[{i}] needs a name and kind 'match' or 'document'")
     for kind in ("blocks", "markers"):
         for i, pattern in enumerate(data.get("injection", {}).get(kind, [])):
             _check_regex(pattern, f"injection.{kind}[{i}]")
@@ -271,17 +330,28 @@ def _validate(data: dict[str, Any]) -> None:
 
 
 def load_policy(user_file: Path | None = None) -> Policy:
-    """Merge the bundled policy files and an optional user file; validate; hash."""
+    """Merge the bundled policy files and an optional user file; validate; hash.
+
+    A user file whose ``[settings]`` say ``bundled_catalogs = "default"`` is layered over
+    ``default.toml`` alone (generic vocabulary plus role inference, no suite catalogs):
+    the out-of-the-box configuration the leave-one-corpus-out evaluation measures.
+    """
     merged: dict[str, Any] = {}
     sources: list[str] = []
+    user = _read_file(user_file) if user_file is not None else None
+    bundled = (user or {}).get("settings", {}).get("bundled_catalogs", "all")
+    if bundled not in ("all", "default"):
+        raise PolicyError(f"policy: settings.bundled_catalogs must be 'all' or 'default', got {bundled!r}")
     for name, raw in _bundled_files():
+        if bundled == "default" and name != "default.toml":
+            continue
         try:
             merged = _merge(merged, tomllib.loads(raw.decode("utf-8")))
         except tomllib.TOMLDecodeError as exc:  # a packaging bug, not an operator error
             raise PolicyError(f"bundled policy {name} does not parse: {exc}") from exc
         sources.append(f"bundled:{name}")
-    if user_file is not None:
-        merged = _merge(merged, _read_file(user_file))
+    if user is not None:
+        merged = _merge(merged, user)
         sources.append(str(user_file))
     _validate(merged)
     _policy_tables(merged, Policy(merged, "").tool_names())  # label values checked here

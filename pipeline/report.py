@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 
 from pipeline.report_explain import disagreeing, explain_linked, hallucinations
+from pipeline.report_roles import inferred_roles
 from pipeline.report_svg import (PALETTE, Block, Section, bars, clean, columns, interval_chart, stacked_bars,
                                  to_html, to_markdown)
 
@@ -272,11 +273,12 @@ def disagreements(con: duckdb.DuckDBPyConnection, with_metrics: bool) -> Section
 
 
 SECTION_BUILDERS: tuple[Callable[[duckdb.DuckDBPyConnection, bool], Section], ...] = (
-    summary, precision_recall, suites, attrition, flow_lengths, retries, unknown_tools, worst, disagreements,
-    hallucinations)
+    summary, precision_recall, suites, attrition, flow_lengths, retries, unknown_tools, inferred_roles, worst,
+    disagreements, hallucinations)
 SECTION_TITLES = ("Run summary", "Precision and recall per scorer", "Route mix and verdicts per suite",
                   "Attrition by reason per suite", "Flow lengths", "Retries collapsed by error kind",
-                  "Top unknown tools", "Worst trajectories", "Baseline disagreements", "Execution hallucinations")
+                  "Top unknown tools", "Inferred tool roles per suite", "Worst trajectories",
+                  "Baseline disagreements", "Execution hallucinations")
 
 
 def render_report(con: duckdb.DuckDBPyConnection, run_name: str, explain_dir: Path | None = None,

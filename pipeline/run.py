@@ -197,7 +197,7 @@ def suggest(inputs: tuple[Path | str, ...], fmt: str, policy_file: Path | None) 
             found[tool] = (calls + n_calls, trajs + n_traj, names | set(args))
         con.close()
     ordered = sorted(found.items(), key=lambda kv: (-kv[1][0], kv[0]))
-    return suggest_toml([(t, n, m, sorted(a)) for t, (n, m, a) in ordered])
+    return suggest_toml([(t, n, m, sorted(a)) for t, (n, m, a) in ordered], policy.data.get("inference", {}))
 
 
 def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:

@@ -350,7 +350,7 @@ class _Py(ast.NodeVisitor):
                 c = self.const(x)
                 if c:
                     self.acc.add("payloads", "data:" + c[:256])
-            if attr == "delete" and url:
+            if attr in ("delete", "put", "patch") and url:  # remote mutation: a destructive sink
                 self.acc.add("deletes", url)
         elif attr in _HTTP_READ and http_lib and url is None and url_node is not None and attr != "get":
             self.acc.add("reads", "${%s}" % ast.unparse(url_node))

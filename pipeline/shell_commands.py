@@ -711,7 +711,7 @@ def h_curl(ctx: Ctx, args: list[str], name: str) -> None:
         elif k in ("-X", "--request"):
             if t.upper() in _SEND_METHODS:
                 sending = True
-            if t.upper() == "DELETE":
+            if t.upper() in ("DELETE", "PUT", "PATCH"):  # remote mutation: a destructive sink
                 for u in urls:
                     ctx.delete(u)
         elif k in ("-K", "--config", "--netrc-file", "-E", "--cert", "--key"):
@@ -948,6 +948,9 @@ def h_dns(ctx: Ctx, args: list[str], name: str) -> None:
                 ctx.payload(p, literal=True)
 
 
+GIT_COMMITS = "git-commits:"  # pseudo resource: the local commits a push sends
+
+
 def h_git(ctx: Ctx, args: list[str], name: str) -> None:
     """git clone URL (read) / push REMOTE (send) / pull, fetch (read) / rm, clean (delete)."""
     _, rest = parse_opts(args, "Cc", ("git-dir", "work-tree", "namespace", "exec-path"), stop=True)
@@ -973,6 +976,14 @@ def h_git(ctx: Ctx, args: list[str], name: str) -> None:
     elif sub == "push":
         repo = _vals(o, "--repo")
         ctx.send(remote_name(repo[0] if repo else pos[0] if pos else "origin"))
+        # what is pushed: the commits, linked by a resource edge from `git add`/`git commit`
+        ctx.read(GIT_COMMITS)
+        ctx.payload(GIT_COMMITS)
+    elif sub in ("add", "commit", "stage"):
+        # staged files are read into the commits that a later push sends
+        for p in pos if sub != "commit" else [v for k, v in o if k in ("-F", "--file") and v]:
+            ctx.read(p)
+        ctx.write(GIT_COMMITS)
     elif sub in ("pull", "fetch", "ls-remote"):
         ctx.read(remote_name(pos[0] if pos else "origin"))
     elif sub == "remote" and len(pos) >= 3 and ctx.text(pos[0]) in ("add", "set-url"):
@@ -1000,6 +1011,8 @@ def h_git(ctx: Ctx, args: list[str], name: str) -> None:
 def h_cloud_copy(ctx: Ctx, args: list[str], name: str) -> None:
     """aws s3 cp|mv|sync|rm, gsutil cp|rsync|rm, rclone copy|sync|move|delete: remote URLs."""
     words = [ctx.text(a) for a in args]
+    if _publishes(words):  # e.g. `aws s3api put-bucket-acl --acl public-read`, `gsutil iam ch allUsers:...`
+        h_publish(ctx, args, name)
     if name == "aws":
         if len(words) < 2 or words[0] != "s3":
             return
@@ -1023,15 +1036,46 @@ def h_cloud_copy(ctx: Ctx, args: list[str], name: str) -> None:
         ctx.read(s)
         if dest in remote and s not in remote:
             ctx.payload(s)
+    # an upload also writes the remote object: a later read or ACL change of it links back
+    ctx.write(dest, tuple(ctx.text(s) for s in srcs))
     if dest in remote:
         ctx.send(dest)
+
+
+_PUBLIC_WORDS = re.compile(r"(?i)^(?:--acl=?)?public-read(?:-write)?$|^allusers(?::\w+)?$|^allauthenticatedusers|"
+                           r"^--visibility=?public$|^public$|^--public-access=?(?:blob|container)$")
+
+
+def _publishes(words: list[str]) -> bool:
+    """Whether a cloud/git-hosting command grants public access (ACL, IAM, visibility)."""
+    return any(_PUBLIC_WORDS.match(w) for w in words)
+
+
+def h_publish(ctx: Ctx, args: list[str], name: str) -> None:
+    """aws s3api put-*-acl/put-bucket-policy, gsutil acl/iam ch allUsers, gh repo edit --visibility public,
+    az ... --public-access: making a resource public is egress of that resource."""
+    words = [ctx.text(a) for a in args]
+    if not _publishes(words):
+        return
+    flag = {w: words[i + 1] for i, w in enumerate(words[:-1]) if w.startswith("-")}
+    if name == "aws" and "--bucket" in flag:  # s3api: the object (or bucket) as an s3:// URL
+        targets = [f"s3://{flag['--bucket']}" + (f"/{flag['--key']}" if "--key" in flag else "")]
     else:
-        ctx.write(dest, tuple(ctx.text(s) for s in srcs))
+        targets = [w for w in words if "://" in w] or [
+            flag[k] for k in ("--name", "-n", "--repo", "--container-name") if k in flag]
+    targets += [w for w in words if re.fullmatch(r"[\w.-]+/[\w.-]+", w) and name == "gh"]
+    ctx.send("public:" + (targets[0] if targets else name))
+    for t in targets:
+        ctx.read(t)
+        ctx.payload(t)
 
 
 def h_gh(ctx: Ctx, args: list[str], name: str) -> None:
-    """gh gist create FILES: files sent to GitHub."""
+    """gh gist create FILES: files sent to GitHub; gh repo edit/create --visibility public: made public."""
     words = [ctx.text(a) for a in args]
+    if words[:1] == ["repo"] and _publishes(words):
+        h_publish(ctx, args, name)
+        return
     if words[:2] == ["gist", "create"]:
         _, pos = parse_opts(args[2:], "df", ("desc", "filename"))
         ctx.send("https://gist.github.com")
@@ -1562,7 +1606,7 @@ HANDLERS: dict[str, Handler] = {
     "rsync": h_scp, "ssh": h_ssh, "ssh-copy-id": h_ssh_copy_id, "ssh-keygen": h_ssh_keygen, "nc": h_nc,
     "ncat": h_nc, "netcat": h_nc, "telnet": h_nc, "socat": h_socat, "ftp": h_ftp, "sftp": h_ftp, "lftp": h_ftp,
     "mail": h_mail, "mailx": h_mail, "mutt": h_mail, "sendmail": h_mail, "git": h_git, "aws": h_cloud_copy,
-    "gsutil": h_cloud_copy, "rclone": h_cloud_copy, "gh": h_gh, "bash": h_shell, "sh": h_shell,
+    "gsutil": h_cloud_copy, "rclone": h_cloud_copy, "gh": h_gh, "az": h_publish, "bash": h_shell, "sh": h_shell,
     "zsh": h_shell, "dash": h_shell, "ksh": h_shell, "fish": h_shell, "ash": h_shell, "python": h_python,
     **{n: h_interp for n in _CODE_FLAGS}, "java": h_interp, "source": h_source, ".": h_source,
     "watch": h_watch, "tmux": h_tmux, "screen": h_tmux, "eval": h_eval, "printenv": h_env_dump,

@@ -56,8 +56,9 @@ def materialize_per_rule(con: duckdb.DuckDBPyConnection, name: str, rules: list[
     read from a column would be compiled again for every row.
     """
     text = load_sql(name)
-    names = [k for k in ("ord", "pattern", "tool_key", "argument", "kind") if f"${k}" in text]
-    sentinel = {"ord": -1, "pattern": _NEVER, "tool_key": "*", "argument": "*", "kind": "none"}
+    names = [k for k in ("ord", "pattern", "tool_key", "argument", "kind", "luhn", "max_spans") if f"${k}" in text]
+    sentinel = {"ord": -1, "pattern": _NEVER, "tool_key": "*", "argument": "*", "kind": "none", "luhn": False,
+                "max_spans": 1}
     con.execute(f"create or replace temp table {name} as {text}", {k: sentinel[k] for k in names})
     for rule in rules:
         con.execute(f"insert into {name} {text}", {k: rule[k] for k in names})

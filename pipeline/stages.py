@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+import json
+
 import duckdb
 import pyarrow as pa
 
 from pipeline.config import RunConfig
+from pipeline.inference import register_tool_roles
 from pipeline.policy import Policy
 from pipeline.records import RawRecord
 from pipeline.resources import resources
@@ -62,7 +65,8 @@ def _rules(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, object]
     return [dict(zip(names, row)) for row in cur.fetchall()]
 
 
-_STEPS_INTERNALS = ("events", "content_error_hits", "error_texts", "error_rule_hits", "classifier_hits")
+_STEPS_INTERNALS = ("events", "content_error_hits", "error_texts", "error_rule_hits", "classifier_calls",
+                    "classifier_hits")
 
 
 def steps(con: duckdb.DuckDBPyConnection) -> None:
@@ -70,11 +74,17 @@ def steps(con: duckdb.DuckDBPyConnection) -> None:
     rejects, explode, call/result pairing, exec_status, built-in labels)."""
     materialize(con, "trajectories")
     materialize(con, "events")
+    # tools the catalog lacks get inferred roles before anything reads policy_tools
+    register_tool_roles(con, json.loads(con.execute("select json from policy_document").fetchall()[0][0]))
     materialize_per_rule(con, "content_error_hits", _rules(con, "policy_content_errors"))
     materialize(con, "error_texts")
     materialize_per_rule(con, "error_rule_hits", _rules(con, "policy_error_rules"))
-    materialize_per_rule(con, "classifier_hits", _rules(con, "policy_classifier"))
+    classifier = _rules(con, "policy_classifier")
+    wide = sorted({r["pattern"] for r in classifier if r["argument"] == "*"})
+    materialize(con, "classifier_calls", pattern="|".join(f"(?:{p})" for p in wide) or r"[^\s\S]")
+    materialize_per_rule(con, "classifier_hits", classifier)
     materialize(con, "steps")
+    con.execute("create or replace temp table written_hits as select * from classifier_hits where written")
     for spent in _STEPS_INTERNALS:  # read by `steps` only: free their memory for the later stages
         con.execute(f"drop table if exists {spent}")
 
@@ -90,14 +100,65 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     materialize(con, "action_roles")
     materialize(con, "outputs")
     materialize_per_rule(con, "injection_spans", _rules(con, "policy_injection"))
+    materialize(con, "content_candidates", pattern=con.execute("select pattern from policy_content_any").fetchall()[0][0])
+    materialize_per_rule(con, "content_spans", _rules(con, "policy_content"))
+    content_labels(con)
     materialize(con, "edges", min_len=int(policy.setting("min_fragment_length")),
                 max_sources=int(policy.setting("max_fragment_sources")))
-    materialize(con, "flows")
+    executed_writes(con)
+    materialize(con, "flows",
+                injected_control=bool(policy.data.get("injection", {}).get("control_is_violation", True)))
+
+
+def content_labels(con: duckdb.DuckDBPyConnection) -> None:
+    """Stages ``content_resources`` and ``sent_secrets``: a file seen to hold a secret labels
+    every action that reads or sends it; a sink sending detected secret content is labelled
+    unsafe (steps and actions labelled by rules only)."""
+    materialize(con, "content_resources")
+    con.execute("""
+        update action_roles a set conf = greatest(a.conf, c.conf), integ = greatest(a.integ, c.integ),
+            label_resource = case when c.conf > a.conf or c.integ > a.integ then c.why else a.label_resource end
+        from content_resources c
+        where a.trajectory_id = c.trajectory_id and a.action_idx = c.action_idx""")
+    materialize(con, "sink_arguments", pattern=con.execute("select pattern from policy_content_any").fetchall()[0][0])
+    materialize_per_rule(con, "sent_secrets", _rules(con, "policy_content"))
+    # also a sink sending a file known to hold a secret (content_resources)
+    con.execute("""
+        insert into sent_secrets
+        select -1, c.trajectory_id, c.action_idx, r.call_step_idx from content_resources c
+        join (select distinct trajectory_id, action_idx, call_step_idx from action_roles
+              where sink_kind in ('egress', 'send_mail', 'share')) r using (trajectory_id, action_idx)
+        where c.conf = 2""")
+    con.execute("""
+        update steps s set label = 'unsafe', score = 1.0, label_rule = 'secret_sent:' || x.name
+        from (select trajectory_id, call_step_idx, coalesce(arg_min(p.name, p.ord), 'file held a secret') as name
+              from sent_secrets left join policy_content p using (ord) group by all) x
+        where s.trajectory_id = x.trajectory_id and s.step_idx = x.call_step_idx
+          and s.label_source = 'rules' and s.label = 'safe'""")
+    con.execute("""
+        update actions a set label = s.label, score = s.score
+        from sent_secrets x join steps s on s.trajectory_id = x.trajectory_id and s.step_idx = x.call_step_idx
+        where a.trajectory_id = x.trajectory_id and a.action_idx = x.action_idx""")
+
+
+def executed_writes(con: duckdb.DuckDBPyConnection) -> None:
+    """Stage ``executed_writes``: a rule-flagged command written into a file labels the
+    action that later runs the file (steps and actions labelled by rules only)."""
+    materialize(con, "executed_writes")
+    con.execute("""
+        update steps s set label = 'unsafe', score = 1.0, label_rule = x.rule_name
+        from executed_writes x
+        where s.trajectory_id = x.trajectory_id and s.step_idx = x.call_step_idx
+          and s.label_source = 'rules' and s.label = 'safe'""")
+    con.execute("""
+        update actions a set label = s.label, score = s.score
+        from executed_writes x join steps s on s.trajectory_id = x.trajectory_id and s.step_idx = x.call_step_idx
+        where a.trajectory_id = x.trajectory_id and a.action_idx = x.action_idx""")
 
 
 def verdicts(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     """Stages ``step_rejects``, ``verdicts``, ``attrition``."""
-    materialize(con, "step_rejects")
+    materialize(con, "step_rejects", reject_unknown=policy.setting("unknown_tools") == "reject")
     materialize(con, "final_texts")
     materialize_per_rule(con, "final_claims", _rules(con, "policy_hallucination"))
     materialize(con, "verdicts", attempted_is_unsafe=bool(policy.setting("attempted_is_unsafe")),

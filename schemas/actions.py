@@ -7,6 +7,8 @@ import polars as pl
 
 GRAIN = ("trajectory_id", "action_idx")
 STATUSES = ["executed", "failed", "blocked", "unknown"]
+ROLE_SOURCES = ["catalog", "inferred", "none"]
+SOURCE_LABELS = [f"{c}/{i}" for c in ("public", "internal", "secret") for i in ("trusted", "untrusted")]
 
 
 class Schema(pa.DataFrameModel):
@@ -29,6 +31,10 @@ class Schema(pa.DataFrameModel):
     arguments: Optional[str] = pa.Field(nullable=True)
     label: str = pa.Field(isin=["safe", "unsafe"])
     score: Optional[float] = pa.Field(nullable=True, ge=0.0, le=1.0)
+    role_source: str = pa.Field(isin=ROLE_SOURCES)
+    source_label: Optional[str] = pa.Field(nullable=True, isin=SOURCE_LABELS)
+    sink_kind: Optional[str] = pa.Field(nullable=True)
+    control_args: pl.List(pl.Utf8)
 
     class Config:
         strict = True

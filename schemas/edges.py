@@ -2,7 +2,8 @@
 
 Label levels are integers: confidentiality 0 public, 1 internal, 2 secret; integrity
 0 trusted, 1 untrusted. ``control_integ`` is the integrity of what reached the
-destination's control arguments (null when nothing did).
+destination's control arguments (null when nothing did); ``control_injected`` says a
+fragment inside an injection span reached one of them.
 """
 
 from typing import Optional
@@ -25,6 +26,7 @@ class Schema(pa.DataFrameModel):
     integ: pl.Int64 = pa.Field(isin=[0, 1])
     control: bool
     control_integ: Optional[pl.Int64] = pa.Field(nullable=True, isin=[0, 1])
+    control_injected: bool
 
     class Config:
         strict = True

@@ -1,5 +1,5 @@
 -- actions: one row per logical action (grain: trajectory_id, action_idx).
--- Inputs: steps. Parameters: none.
+-- Inputs: steps, policy_tools (catalog plus inferred entries). Parameters: none.
 -- Gaps and islands over each trajectory's tool calls (SPEC section 2): a call starts a
 -- new logical action unless it retries the previous call, i.e. the previous call is of
 -- the same tool, `failed`, issued in an earlier assistant message, answered before this
@@ -71,9 +71,17 @@ grouped as (
 ),
 final as (
     select
-        *,
-        exec_status in ('executed', 'unknown') as executed,  -- unknown fails closed
-        exec_status = 'blocked' as blocked
-    from grouped
+        g.*,
+        g.exec_status in ('executed', 'unknown') as executed,  -- unknown fails closed
+        g.exec_status = 'blocked' as blocked,
+        -- where the tool's roles come from, and the roles it gave (so a user sees what was guessed)
+        coalesce(t.role_source, 'none') as role_source,
+        case when t.source_conf + t.source_integ > 0
+            then ['public', 'internal', 'secret'][t.source_conf + 1] || '/' || ['trusted', 'untrusted'][t.source_integ + 1]
+        end as source_label,
+        t.sink_kind,
+        coalesce(t.control, []) as control_args
+    from grouped g
+    left join policy_tools t on t.tool_key = lower(g.tool_name)
 )
 select * from final

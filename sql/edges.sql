@@ -1,7 +1,7 @@
 -- edges: dependency edges between logical actions
 -- (grain: trajectory_id, src_action_idx, dst_action_idx, kind).
 -- Inputs: steps, actions, action_roles, resources, outputs, injection_spans,
---         policy_tools (macros from sql/macros.sql).
+--         content_spans, policy_content, policy_tools (macros from sql/macros.sql).
 -- Parameters: $min_len (shortest fragment that is evidence), $max_sources (a
 --             fragment in more outputs than this within a trajectory is too common).
 -- Sources of edges are executed actions (they have output); targets are executed or
@@ -19,6 +19,15 @@ span_keys as (
     select distinct trajectory_id, action_idx, unnest(lg_keys(span, $min_len)) as key
     from injection_spans
 ),
+content_keys as (
+    -- fragments inside a span a content detector labelled (key material, tokens, card
+    -- numbers, a document marked confidential) carry that rule's label, whatever the tool's
+    select c.trajectory_id, c.action_idx, c.key, max(p.conf) as conf, max(p.integ) as integ,
+        arg_min(p.name, -(p.conf * 2 + p.integ) * 1000 + p.ord) as rule
+    from (select trajectory_id, action_idx, ord, unnest(lg_keys(span, $min_len)) as key from content_spans) c
+    join policy_content p using (ord)
+    group by all
+),
 given_keys as (
     -- fragments the user or operator supplied are not evidence of a dependency
     select distinct trajectory_id, unnest(lg_keys(content, $min_len)) as key
@@ -33,9 +42,11 @@ common_keys as (
     having count(distinct content_hash) > $max_sources
 ),
 evidence as (
-    select o.trajectory_id, o.action_idx, o.result_step_idx, o.key, sk.key is not null as in_span
+    select o.trajectory_id, o.action_idx, o.result_step_idx, o.key, sk.key is not null as in_span,
+        ck.conf as content_conf, ck.integ as content_integ, ck.rule as content_rule
     from output_keys o
     left join span_keys sk using (trajectory_id, action_idx, key)
+    left join content_keys ck using (trajectory_id, action_idx, key)
     anti join given_keys g using (trajectory_id, key)
     anti join common_keys c using (trajectory_id, key)
 ),
@@ -60,7 +71,8 @@ argument_keys as (
     from argument_values
 ),
 data_matches as (
-    select ev.trajectory_id, ev.action_idx as src, ak.action_idx as dst, ev.key, ev.in_span, ak.is_control
+    select ev.trajectory_id, ev.action_idx as src, ak.action_idx as dst, ev.key, ev.in_span, ak.is_control,
+        ev.content_conf, ev.content_integ, ev.content_rule
     from evidence ev
     join argument_keys ak
         on ak.trajectory_id = ev.trajectory_id and ak.key = ev.key
@@ -68,17 +80,21 @@ data_matches as (
 ),
 data_edges as (
     select trajectory_id, src, dst, 'data' as kind,
-        -- the longest shared fragment is the most telling evidence
-        list(replace(key, 'prefix:', '') order by length(key) desc, key)[1] as evidence,
+        -- a content-labelled fragment is the most telling evidence, then the longest
+        list(replace(key, 'prefix:', '') order by coalesce(content_conf, -1) desc, length(key) desc, key)[1]
+            || coalesce(' (' || min(content_rule) filter (where content_conf is not null) || ' by content)', '')
+            as evidence,
         bool_or(in_span) as any_span,
         bool_or(in_span) filter (where is_control) as control_span,
-        bool_or(is_control) as any_control
+        bool_or(is_control) as any_control,
+        max(content_conf) as content_conf, max(content_integ) as content_integ
     from data_matches
     group by all
 ),
 resource_edges as (
     select w.trajectory_id, nw.action_idx as src, nr.action_idx as dst, 'resource' as kind,
-        min(w.resource) as evidence, false as any_span, false as control_span, true as any_control
+        min(w.resource) as evidence, false as any_span, false as control_span, true as any_control,
+        null::bigint as content_conf, null::bigint as content_integ
     from resources w
     join nodes nw on nw.trajectory_id = w.trajectory_id and nw.call_step_idx = w.step_idx and nw.executed
     join resources r
@@ -93,7 +109,8 @@ call_actions as (
 ),
 explicit_edges as (
     select a.trajectory_id, c.action_idx as src, a.action_idx as dst, 'explicit' as kind,
-        min(d.dep) as evidence, false as any_span, false as control_span, true as any_control
+        min(d.dep) as evidence, false as any_span, false as control_span, true as any_control,
+        null::bigint as content_conf, null::bigint as content_integ
     from (select trajectory_id, action_idx, unnest(depends_on) as dep from actions) d
     join actions a using (trajectory_id, action_idx)
     join call_actions c on c.trajectory_id = d.trajectory_id and c.call_id = d.dep
@@ -109,12 +126,16 @@ all_edges as (
 ),
 final as (
     select e.trajectory_id, e.src as src_action_idx, e.dst as dst_action_idx, e.kind, e.evidence,
-        n.conf,
+        -- fragments inside a content-detected span carry the detector's label
+        greatest(n.conf, coalesce(e.content_conf, 0)) as conf,
         -- fragments inside an injection span carry integrity=untrusted
-        greatest(n.integ, case when e.any_span then 1 else 0 end) as integ,
+        greatest(n.integ, case when e.any_span then 1 else 0 end, coalesce(e.content_integ, 0)) as integ,
         e.any_control as control,
         case when e.any_control
-            then greatest(n.integ, case when e.control_span then 1 else 0 end) end as control_integ
+            then greatest(n.integ, case when e.control_span then 1 else 0 end, coalesce(e.content_integ, 0))
+        end as control_integ,
+        -- text of an injection span chose the destination's effect (an injection-driven action)
+        coalesce(e.control_span, false) as control_injected
     from all_edges e
     join nodes n on n.trajectory_id = e.trajectory_id and n.action_idx = e.src
 )

@@ -1,12 +1,15 @@
 -- flows: (source action, sink action) pairs with the sink reachable from the source
 -- (grain: trajectory_id, source_action_idx, sink_action_idx).
--- Inputs: action_roles, edges. Parameters: none.
+-- Inputs: action_roles, edges. Parameters: $injected_control (policy
+-- injection.control_is_violation: injection-span text reaching a control argument is a
+-- violation at any sink).
 -- Reachability is a recursive CTE over states (source, node, label), the label joined
 -- (max per component) along the path. USING KEY with an anti-join on `recurring`
 -- admits each state once, at its BFS level: the query terminates on cyclic graphs and
 -- keeps the shortest length with a witness path. Only nodes from which a sink is
 -- reachable take part (to_sink); whether the last hop landed in an argument that
--- chooses the sink's effect (`ctl`) is rebuilt at the sinks from that hop. Measured in
+-- chooses the sink's effect (`ctl`), and whether that hop's fragment lay inside an
+-- injection span (`inj`: an injection-driven action), are rebuilt at the sinks from that hop. Measured in
 -- bench/reachability.py: same rows, 52 s -> 23 s on 1M trajectories.
 with recursive
 nodes as (
@@ -21,10 +24,10 @@ to_sink(trajectory_id, node) as (
 ),
 all_hops as (
     -- every edge as a payload hop, and as a control hop when it reaches a control argument
-    select trajectory_id, src_action_idx as src, dst_action_idx as dst, conf, integ, false as ctl
+    select trajectory_id, src_action_idx as src, dst_action_idx as dst, conf, integ, false as ctl, false as inj
     from edges
     union all
-    select trajectory_id, src_action_idx, dst_action_idx, conf, control_integ, true
+    select trajectory_id, src_action_idx, dst_action_idx, conf, control_integ, true, control_injected
     from edges where control
 ),
 hops as (
@@ -63,17 +66,17 @@ sinks as (
 sink_states as (
     -- states (source, sink, label, ctl) at their BFS level with the smallest witness: the seed of
     -- a source that is a sink itself, or one hop from a reached state into the sink
-    select trajectory_id, source, node, conf, integ, ctl, lp.length as length, lp.path as path
+    select trajectory_id, source, node, conf, integ, ctl, inj, lp.length as length, lp.path as path
     from (
-        select trajectory_id, source, node, conf, integ, ctl, min({'length': length, 'path': path}) as lp
+        select trajectory_id, source, node, conf, integ, ctl, inj, min({'length': length, 'path': path}) as lp
         from (
-            select r.trajectory_id, r.source, r.node, r.conf, r.integ, false as ctl, r.length, r.path
+            select r.trajectory_id, r.source, r.node, r.conf, r.integ, false as ctl, false as inj, r.length, r.path
             from reach r
             where r.length = 1 and exists (select 1 from sinks s where s.trajectory_id = r.trajectory_id
                                                                     and s.action_idx = r.node)
             union all
             select r.trajectory_id, r.source, h.dst, greatest(r.conf, h.conf), greatest(r.integ, h.integ), h.ctl,
-                r.length + 1, list_append(r.path, h.dst)
+                h.inj, r.length + 1, list_append(r.path, h.dst)
             from reach r
             join hops h on h.trajectory_id = r.trajectory_id and h.src = r.node
             where exists (select 1 from sinks s where s.trajectory_id = h.trajectory_id and s.action_idx = h.dst)
@@ -83,9 +86,11 @@ sink_states as (
 ),
 at_sinks as (
     select r.*, s.sink_kind, s.blocked,
-        -- a violation: the joined label exceeds what the sink accepts through that hop
+        -- a violation: the joined label exceeds what the sink accepts through that hop, or
+        -- text inside an injection span chose the sink's effect (whatever it accepts)
         (r.conf > s.accepts_conf or r.integ > s.accepts_integ
-            or (r.ctl and (r.conf > s.control_conf or r.integ > s.control_integ))) as violation
+            or (r.ctl and (r.conf > s.control_conf or r.integ > s.control_integ)) or (r.inj and $injected_control))
+            as violation
     from sink_states r
     join sinks s on s.trajectory_id = r.trajectory_id and s.action_idx = r.node
 ),

@@ -43,3 +43,11 @@ create or replace temp macro lg_decoded(v) as
         array_to_string(list_transform(
             list_filter(regexp_extract_all(coalesce(v, ''), '[0-9a-fA-F]{16,}'), lambda h: length(h) % 2 = 0),
             lambda h: try(decode(unhex(h)))), chr(10)));
+
+-- lg_luhn: whether a string of 13-19 digits passes the Luhn checksum (card numbers):
+-- from the right, every second digit doubled (minus 9 when over 9), the sum ends in 0.
+create or replace temp macro lg_luhn(digits) as
+    length(digits) between 13 and 19 and list_sum(list_transform(range(length(digits)), lambda i:
+        case when i % 2 = 1
+            then 2 * ascii(reverse(digits)[i + 1]) - 96 - case when 2 * ascii(reverse(digits)[i + 1]) - 96 > 9 then 9 else 0 end
+            else ascii(reverse(digits)[i + 1]) - 48 end)) % 10 = 0;

@@ -1,6 +1,8 @@
 -- step_rejects: the first step-level reject reason of each trajectory that has one
 -- (grain: trajectory_id).
--- Inputs: trajectories, steps, policy_tools, opaque_steps. Parameters: none.
+-- Inputs: trajectories, steps, policy_tools (catalog plus inferred entries), opaque_steps.
+-- Parameters: $reject_unknown (settings.unknown_tools = "reject": a tool that neither
+-- the catalog nor role inference places is a reject; otherwise it is a neutral action).
 -- SPEC section 3 order after the record-level reasons (sql/trajectories.sql, which also
 -- rejects malformed messages): empty_trajectory (messages that yield no step),
 -- orphan_tool_result, unparseable_arguments, unknown_tool, opaque_step,
@@ -19,10 +21,10 @@ unparseable as (
 ),
 unknown_tools as (
     select s.trajectory_id, 'unknown_tool', s.step_idx,
-        'tool ' || s.tool_name || ' (step ' || s.step_idx || ') is not in the policy catalog'
+        'tool ' || s.tool_name || ' (step ' || s.step_idx || ') is neither in the policy catalog nor placed by inference'
     from steps s
     anti join policy_tools t on t.tool_key = lower(s.tool_name)
-    where s.kind = 'tool_call' and s.tool_name is not null and s.exec_status <> 'failed'
+    where $reject_unknown and s.kind = 'tool_call' and s.tool_name is not null and s.exec_status <> 'failed'
 ),
 opaque as (
     select s.trajectory_id, 'opaque_step', s.step_idx,

@@ -57,6 +57,7 @@ classified as (
     -- built-in rule classifier: each tool call in isolation, first rule by order
     select h.trajectory_id, h.step_idx, arg_min(c.name, c.ord) as rule_name
     from classifier_hits h join (select distinct ord, name from policy_classifier) c on c.ord = h.ord
+    where not h.written  -- a command written into a file is not executed (sql/executed_writes.sql)
     group by all
 ),
 labelled as (

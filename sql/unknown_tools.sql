@@ -1,10 +1,10 @@
 -- unknown_tools: tools absent from the policy catalog, with how often they are called
 -- and which argument names they take (grain: tool_name).
--- Inputs: steps, policy_tools. Parameters: none.
+-- Inputs: steps, policy_tools (only its catalog rows count). Parameters: none.
 with calls as (
     select s.tool_name, s.trajectory_id, s.exec_status, s.arguments, s.args_ok
     from steps s
-    anti join policy_tools t on t.tool_key = lower(s.tool_name)
+    anti join (select tool_key from policy_tools where role_source = 'catalog') t on t.tool_key = lower(s.tool_name)
     where s.kind = 'tool_call' and s.tool_name is not null
 ),
 arg_names as (

@@ -12,7 +12,7 @@ import pytest
 import pipeline.sql
 from pipeline import canaries
 from pipeline.errors import UsageError
-from pipeline.policy import Policy
+from pipeline.policy import Policy, load_policy
 
 EXPECTED = {
     "canary-exfil-three-step": ("flow", "unsafe"),
@@ -63,6 +63,7 @@ def test_sinks_that_accept_everything_fail(policy: Policy) -> None:
     for tool in data["tools"].values():
         tool.pop("accepts", None)
         tool.pop("accepts_control", None)
+    data["injection"]["control_is_violation"] = False  # else injected control still violates
     failures = canaries.check_canaries(Policy(data, "permissive"))
     assert {"canary-exfil-three-step", "canary-injected-payment"} <= failed_ids(failures)
     assert not failed_ids(failures) & {"canary-benign-task", "canary-retry-false-positive"}
@@ -79,7 +80,10 @@ def test_custom_stage_runner_is_used(policy: Policy) -> None:
     assert canaries.check_canaries(policy, run_stages=stages) == [] and seen == ["called"]
 
 
-def test_rejected_canary_is_a_failure(policy: Policy, tmp_path: Path) -> None:
+def test_rejected_canary_is_a_failure(tmp_path: Path) -> None:
+    strict = tmp_path / "strict.toml"
+    strict.write_text('[settings]\nunknown_tools = "reject"\n')
+    policy = load_policy(strict)
     path = tmp_path / "c.jsonl"
     record = {"trajectory_id": "canary-unknown", "meta": {"expected": {"route": "aggregate", "verdict": "safe"}},
               "messages": [{"role": "user", "content": "x"},
@@ -107,7 +111,7 @@ def test_cli_pair(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     permissive.write_text("\n".join(
         f'[sinks.{k}]\naccepts = {{ confidentiality = "secret", integrity = "untrusted" }}\n'
         f'accepts_control = {{ confidentiality = "secret", integrity = "untrusted" }}'
-        for k in ("egress", "payment", "execute")))
+        for k in ("egress", "payment", "execute")) + "\n[injection]\ncontrol_is_violation = false\n")
     assert canaries.main_from_args(parser.parse_args(["--policy", str(permissive)])) == 3
     out = capsys.readouterr().out
     assert "FAIL  canary canary-exfil-three-step" in out and "FAIL  canary canary-injected-payment" in out

@@ -56,10 +56,12 @@ def test_every_record_lands_exactly_once(tmp_path: Path) -> None:
     assert manifest["records_read"] == 13 == len(verdicts) + len(attrition)
     reasons = sorted(r[0] for r in attrition)
     assert reasons == sorted(["malformed_record", "malformed_record", "missing_trajectory_id", "duplicate_trajectory_id",
-                              "empty_trajectory", "orphan_tool_result", "unknown_tool", "missing_tool_result",
+                              "empty_trajectory", "orphan_tool_result", "missing_tool_result",
                               "missing_trajectory_id", "unparseable_arguments"])
     lines = {(Path(v[2]).name, v[3]) for v in verdicts}
     assert ("mixed.jsonl", 1) in lines and ("more.jsonl.gz", 1) in lines
+    # a tool nothing places is a neutral action, not a reject (settings.unknown_tools = "infer")
+    assert ("mixed.jsonl", 9) in lines
     # a hostile suite name is a value, never SQL, never a path outside RUN_DIR
     assert {v[1] for v in verdicts} == {"t", "other/suite'; drop table verdicts; --"}
     assert all(p.resolve().is_relative_to(run.resolve()) for p in run.rglob("*"))

@@ -30,8 +30,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     corpus = write_corpus(root / "in")
     policy = root / "flag-list-dir.toml"
     policy.write_text(FLAG_LIST_DIR)
-    # t-read becomes an unknown-tool reject; t-new is new
-    changed = [CORPUS[0], traj("t-read", user("read a"), calls(("c1", "teleport", {"to": "mars"})), result("c1", "ok")),
+    # t-read becomes an unparseable-arguments reject; t-new is new
+    changed = [CORPUS[0], traj("t-read", user("read a"), calls(("c1", "read_file", "{not json")), result("c1", "ok")),
                CORPUS[2], traj("t-new", user("hi"), calls(("c1", "list_dir", {"path": "src"})), result("c1", "x.py"))]
     return {
         "base": score(corpus, root / "base"),
@@ -93,7 +93,7 @@ def test_appeared_and_disappeared(runs: dict[str, Path]) -> None:
     assert res.flips == [] and res.n_both == 2
     assert [(p.trajectory_id, p.verdict, p.other) for p in res.appeared] == [("t-new", "safe", "absent")]
     assert [(p.trajectory_id, p.verdict, p.other) for p in res.disappeared] == [
-        ("t-read", "safe", "rejected: unknown_tool")]
+        ("t-read", "safe", "rejected: unparseable_arguments")]
     assert any(c.field.startswith("input ") for c in res.manifest_changes)
     assert not res.exceeds()  # presence changes are reported, never gated
 

@@ -56,3 +56,9 @@ def test_agentdojo_evaluation(tmp_path: Path) -> None:
         assert f"\n| {scorer} | " in doc
     assert "slice injected" in doc and "suite banking" in doc
     assert "False positives of `flow_aware`" in doc and "False negatives of `flow_aware`" in doc
+    # leave-one-corpus-out: a second run on default.toml alone, both columns in the doc
+    inferred = json.loads((work / "agentdojo-default-only" / "run" / "manifest.json").read_text())
+    assert [s for s in json.dumps(inferred) .split('"') if s.startswith("bundled:")] == ["bundled:default.toml"]
+    assert "## Out of the box: bundled catalogs vs inference only" in doc
+    assert "| corpus | gold | scorer | catalogs: attrition | P | R | F1 | inference only: attrition |" in doc
+    assert "| agentdojo | gold | flow_aware |" in doc

@@ -132,7 +132,7 @@ def test_terminal_view_states_verdict_baselines_and_label_origins(canary_run: Pa
     assert "verdict   unsafe (is_unsafe true), route flow" in out
     assert "baselines execution_gated safe, stepwise_min safe, all_safe safe" in out
     assert re.search(r"0 -> 2 data \*: ", out) and re.search(r"0 -> 1 data \+: ", out)
-    assert "safe (built-in rule)" in out and "role_source" not in out
+    assert "safe (built-in rule)" in out and "role_source catalog" in out
 
 
 def test_retry_shows_both_attempts_under_one_action(canary_run: Path, tmp_path: Path,
@@ -194,18 +194,21 @@ def test_rejected_trajectory_shows_its_attrition(tmp_path: Path, capsys: pytest.
     assert "orphan_tool_result" in (tmp_path / "o.html").read_text(encoding="utf-8")
 
 
-def test_role_source_is_shown_when_the_run_has_it(canary_run: Path, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    run = tmp_path / "with-roles"
+def test_a_run_without_role_source_still_shows(canary_run: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Runs written before actions.role_source existed still explain (no role column)."""
+    run = tmp_path / "without-roles"
     shutil.copytree(canary_run, run)
     for file in (run / "actions").rglob("*.parquet"):
         table = pq.read_table(file)
-        roles = ["catalog" if t in ("read_file", "http_post") else "inferred" for t in table["tool_name"].to_pylist()]
-        pq.write_table(table.append_column("role_source", pa.array(roles, pa.string())), file)
+        pq.write_table(table.drop_columns(["role_source"]), file)
     page = tmp_path / "roles.html"
     assert main(["show", str(run), EXFIL, "--html", str(page)]) == 0
     out = capsys.readouterr().out
-    assert "#0 read_file#0: executed" in out and "role_source catalog" in out and "role_source inferred" in out
+    assert "#0 read_file#0: executed" in out and "role_source" not in out
+    assert "<th>role_source</th>" not in page.read_text(encoding="utf-8")
+    assert main(["show", str(canary_run), EXFIL, "--html", str(page)]) == 0
+    assert "role_source catalog" in capsys.readouterr().out
     assert "<th>role_source</th>" in page.read_text(encoding="utf-8")
 
 

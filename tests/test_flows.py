@@ -47,41 +47,43 @@ def graphs(draw: st.DrawFn) -> tuple[list[dict], list[dict]]:
             "trajectory_id": "g", "src_action_idx": s, "dst_action_idx": d, "kind": kind, "evidence": "x",
             "conf": roles[s]["conf"], "integ": max(roles[s]["integ"], draw(st.sampled_from([0, 1]))),
             "control": control, "control_integ": draw(st.sampled_from([0, 1])) if control else None,
+            "control_injected": draw(st.booleans()) if control else False,
         }
     return roles, list(edges.values())
 
 
 def python_flows(roles: list[dict], edges: list[dict]) -> set[tuple]:
-    """Reference: BFS over (node, conf, integ, ctl) states from every source."""
-    hops: dict[int, list[tuple[int, int, int, bool]]] = {}
+    """Reference: BFS over (node, conf, integ, ctl, injected) states from every source."""
+    hops: dict[int, list[tuple[int, int, int, bool, bool]]] = {}
     for e in edges:
-        hops.setdefault(e["src_action_idx"], []).append((e["dst_action_idx"], e["conf"], e["integ"], False))
+        hops.setdefault(e["src_action_idx"], []).append((e["dst_action_idx"], e["conf"], e["integ"], False, False))
         if e["control"]:
-            hops[e["src_action_idx"]].append((e["dst_action_idx"], e["conf"], e["control_integ"], True))
+            hops[e["src_action_idx"]].append((e["dst_action_idx"], e["conf"], e["control_integ"], True,
+                                              e["control_injected"]))
     by_idx = {r["action_idx"]: r for r in roles}
     out = set()
     for r in roles:
         src = r["action_idx"]
-        if not (r["conf"] or r["integ"] or any(c or i for _, c, i, _ in hops.get(src, []))):
+        if not (r["conf"] or r["integ"] or any(c or i for _, c, i, _, _ in hops.get(src, []))):
             continue
-        start = (src, r["conf"], r["integ"], False)
+        start = (src, r["conf"], r["integ"], False, False)
         dist = {start: 1}
         queue = deque([start])
         while queue:
             state = queue.popleft()
-            node, conf, integ, _ = state
-            for dst, c, i, ctl in hops.get(node, []):
-                nxt = (dst, max(conf, c), max(integ, i), ctl)
+            node, conf, integ, _, _ = state
+            for dst, c, i, ctl, inj in hops.get(node, []):
+                nxt = (dst, max(conf, c), max(integ, i), ctl, inj)
                 if nxt not in dist:
                     dist[nxt] = dist[state] + 1
                     queue.append(nxt)
         best: dict[int, tuple] = {}
-        for (node, conf, integ, ctl), length in dist.items():
+        for (node, conf, integ, ctl, inj), length in dist.items():
             sink = by_idx[node]
             if sink["sink_kind"] is None:
                 continue
             violation = (conf > sink["accepts_conf"] or integ > sink["accepts_integ"]
-                         or (ctl and (conf > sink["control_conf"] or integ > sink["control_integ"])))
+                         or (ctl and (conf > sink["control_conf"] or integ > sink["control_integ"])) or inj)
             key = (not violation, length, -conf, -integ)
             if node not in best or key < best[node][0]:
                 best[node] = (key, (src, node, length, violation))
@@ -101,10 +103,10 @@ def test_flows_equal_python_bfs(graph: tuple[list[dict], list[dict]]) -> None:
     edge_schema = pa.schema([("trajectory_id", pa.string()), ("src_action_idx", pa.int64()),
                              ("dst_action_idx", pa.int64()), ("kind", pa.string()), ("evidence", pa.string()),
                              ("conf", pa.int64()), ("integ", pa.int64()), ("control", pa.bool_()),
-                             ("control_integ", pa.int64())])
+                             ("control_integ", pa.int64()), ("control_injected", pa.bool_())])
     con.register("action_roles", pa.Table.from_pylist(roles, schema=role_schema))
     con.register("edges", pa.Table.from_pylist(edges, schema=edge_schema))
-    materialize(con, "flows")
+    materialize(con, "flows", injected_control=True)
     got = {(r["source_action_idx"], r["sink_action_idx"], r["length"], r["violation"])
            for r in rows(con, "select * from flows")}
     assert got == python_flows(roles, edges)

@@ -302,9 +302,11 @@ def _json_type_records() -> tuple[list[dict[str, Any]], dict[str, str | None]]:
     add("call-id-int-vs-str", None, user("x"), call_msg(call(7, "read_file", {"path": "a"})), result("7", "t"))
     add("call-id-null", "orphan_tool_result", user("x"), call_msg(call(None, "read_file", {"path": "a"})),
         result(None, "t"))
-    for name, tool, reason in [("int", 1, "unknown_tool"), ("null", None, "malformed_record"),
-                               ("true", True, "unknown_tool"), ("object", {"a": 1}, "unknown_tool"),
-                               ("array", ["read_file"], "unknown_tool"), ("empty", "", "unknown_tool"),
+    # a tool name of another JSON type is its JSON text: not in the catalog, so inferred or
+    # neutral (settings.unknown_tools = "infer"), never a crash
+    for name, tool, reason in [("int", 1, None), ("null", None, "malformed_record"),
+                               ("true", True, None), ("object", {"a": 1}, None),
+                               ("array", ["read_file"], None), ("empty", "", None),
                                ("upper", "READ_FILE", None)]:
         add(f"tool-{name}", reason, user("x"), call_msg(call("c1", tool, {"path": "a"})), result("c1", "t"))
     for name, role, reason in [("int", 1, "malformed_record"), ("null", None, "malformed_record"),
@@ -492,7 +494,7 @@ def _hostile_records(strings: list[str]) -> list[dict[str, Any]]:
             result(h + "#2", h, h),
             suite=h,
         ))
-        recs.append(traj(h + "/unknown-tool", user(h), call_msg(call(h, "zz-" + h, {h: h})), result(h, h), suite=h))
+        recs.append(traj(h + "/unknown-tool", user(h), call_msg(call(h, "zz-" + h, "{" + h)), result(h, h), suite=h))
     return recs
 
 
@@ -510,7 +512,7 @@ def test_hostile_strings_in_every_field_round_trip_byte_for_byte(tmp_path: Path)
         assert sorted((v["trajectory_id"], v["suite"]) for v in verdicts) == sorted((h, h) for h in HOSTILE)
         attrition = reader(run, "attrition")
         assert sorted((a["trajectory_id"], a["suite"], a["reason"]) for a in attrition) == \
-            sorted((h + "/unknown-tool", h, "unknown_tool") for h in HOSTILE)
+            sorted((h + "/unknown-tool", h, "unparseable_arguments") for h in HOSTILE)
         assert all(("zz-" + a["suite"]) in a["detail"] for a in attrition)
     steps: dict[str, list[dict[str, Any]]] = {}
     for row in sorted(table_rows(run, "steps"), key=lambda r: (r["trajectory_id"], r["step_idx"])):

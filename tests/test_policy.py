@@ -45,11 +45,16 @@ def test_readme_worked_example(tmp_path: Path) -> None:
 
 
 def test_yaml_policy_and_unknown_tool_without_it(tmp_path: Path) -> None:
-    t = traj("y", user("go"), calls(("c1", "my_tool", {"path": "a"})), result("c1", "ok"))
-    con = stage_connection([t])
+    t = traj("y", user("go"), calls(("c1", "teleport", {"zork": "a"})), result("c1", "ok"))
+    # nothing places `teleport`: a neutral action by default ...
+    assert rows(stage_connection([t]), "select verdict from verdicts") == [{"verdict": "safe"}]
+    # ... and an unknown_tool reject in strict mode
+    strict = tmp_path / "strict.yaml"
+    strict.write_text("settings:\n  unknown_tools: reject\n")
+    con = stage_connection([t], policy=load_policy(strict))
     assert rows(con, "select reason from attrition") == [{"reason": "unknown_tool"}]
     path = tmp_path / "p.yaml"
-    path.write_text("tools:\n  my_tool:\n    reads: [path]\n")
+    path.write_text("settings:\n  unknown_tools: reject\ntools:\n  teleport:\n    reads: [zork]\n")
     con = stage_connection([t], policy=load_policy(path))
     assert rows(con, "select verdict from verdicts") == [{"verdict": "safe"}]
 

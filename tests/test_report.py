@@ -30,7 +30,8 @@ SCHEMAS: dict[str, dict[str, pa.DataType]] = {
     "actions": dict(trajectory_id=S, action_idx=I, tool_name=S, first_step_idx=I, last_step_idx=I, attempts=I,
                     exec_status=S, executed=B, blocked=B, collapsed_call_ids=pa.list_(S),
                     attempt_statuses=pa.list_(S), call_step_idx=I, result_step_idx=I, error_type=S,
-                    arguments=S, label=S, score=F),
+                    arguments=S, label=S, score=F, role_source=S, source_label=S, sink_kind=S,
+                    control_args=pa.list_(S)),
     "flows": dict(trajectory_id=S, source_action_idx=I, sink_action_idx=I, length=I, label=S, sink_kind=S,
                   violation=B, sink_blocked=B, via_control=B, path=pa.list_(I)),
     "metrics": dict(scorer=S, suite=S, slice=S, tp=I, fp=I, fn=I, tn=I, n_unscored=I, precision=F, recall=F,
@@ -77,7 +78,8 @@ ACTIONS = [
     dict(trajectory_id="t1", action_idx=1, tool_name="http_post", first_step_idx=4, last_step_idx=5, attempts=1,
          exec_status="executed", executed=True, blocked=False, collapsed_call_ids=["c3"],
          attempt_statuses=["executed"], call_step_idx=4, result_step_idx=5, label="safe"),
-    dict(trajectory_id="t5", action_idx=0, tool_name="x", first_step_idx=0, last_step_idx=2, attempts=2,
+    dict(trajectory_id="t5", action_idx=0, tool_name="x", role_source="inferred", sink_kind="egress",
+         control_args=["url"], first_step_idx=0, last_step_idx=2, attempts=2,
          exec_status="executed", executed=True, blocked=False, collapsed_call_ids=["d1", "d2"],
          attempt_statuses=["failed", "executed"], call_step_idx=2, label="safe"),
 ]
@@ -177,7 +179,7 @@ def report() -> tuple[str, str]:
 
 def test_every_section_heading_is_present(report: tuple[str, str]) -> None:
     html_doc, md_doc = report
-    assert len(SECTION_TITLES) == 10
+    assert len(SECTION_TITLES) == 11
     for title in SECTION_TITLES:
         assert f"<h2>{title}</h2>" in html_doc
         assert f"\n## {title}\n" in md_doc

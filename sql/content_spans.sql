@@ -1,0 +1,21 @@
+-- content_spans: text of a tool output that content detectors label (grain: one span).
+-- Run once per rule of policy [[content.sources]] over content_candidates (the outputs
+-- where any detector matches at all, found by one pass of the rules' alternation).
+-- A `match` rule's span is each match (at most $max_spans per output: bounded on
+-- hostile text); a `document` rule (a confidentiality marking) makes the whole output
+-- the span. A rule with `luhn` keeps only matches whose digits pass the Luhn check
+-- (card numbers). Inputs: content_candidates. Parameters: $ord, $kind, $pattern, $luhn,
+-- $max_spans.
+with matches as (
+    select trajectory_id, action_idx,
+        case when $kind = 'document'
+            then case when regexp_matches(content, $pattern) then [content] else [] end
+            else regexp_extract_all(content, $pattern)[1:$max_spans] end as spans
+    from content_candidates
+),
+final as (
+    select $ord::bigint as ord, trajectory_id, action_idx, span
+    from (select trajectory_id, action_idx, unnest(spans) as span from matches)
+    where not $luhn or lg_luhn(regexp_replace(span, '[^0-9]', '', 'g'))
+)
+select * from final
