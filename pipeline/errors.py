@@ -64,3 +64,13 @@ class CanaryError(LitmusError):
     """Built-in reference trajectories came out wrong: the grader is broken."""
 
     exit_code = 3
+
+
+class Interrupted(LitmusError):
+    """SIGTERM or SIGINT stopped the run: nothing was published, the work folder is
+    kept for ``--resume``. ``exit_code`` is 128 + the signal number (143, 130)."""
+
+    def __init__(self, signum: int, name: str) -> None:
+        super().__init__(f"interrupted by {name}; no run was published",
+                         "the work folder is kept: rerun with --resume to continue")
+        self.exit_code = 128 + signum

@@ -1,6 +1,8 @@
 -- trajectories: one row per input record (grain: record_id).
 -- Inputs: records (record_id, source_file, source_line, text, reject_reason,
 --         reject_detail, fmt) registered from the reader.
+--         prior_copies (trajectory_id, n): scorable copies of an id in earlier shards
+--         (empty for a single shard), so copy numbers count across the whole input.
 -- Parameters: none.
 -- Decides the record-level reject reasons of SPEC section 3, first that applies:
 -- malformed_record (and record_too_large from the reader), missing_trajectory_id,
@@ -107,12 +109,15 @@ record_reason as (
 ),
 numbered as (
     select
-        *,
-        -- the first copy of an id (in input order) is scored; every later copy is attrition
+        r.*,
+        -- the first copy of an id (in input order) is scored; every later copy is attrition;
+        -- copies in earlier shards come first (shards are contiguous in input order)
         case when reason0 is null
-            then row_number() over (partition by trajectory_id, reason0 is null order by record_id)
+            then row_number() over (partition by r.trajectory_id, reason0 is null order by record_id)
+                 + coalesce(p.n, 0)
         end as copy_no
-    from record_reason
+    from record_reason r
+    left join prior_copies p on reason0 is null and p.trajectory_id = r.trajectory_id
 ),
 final as (
     select
