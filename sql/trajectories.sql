@@ -27,17 +27,27 @@ head as (
         -- the scalar fields in one parse of the record (each JSON function parses anew)
         case when doc_type = 'OBJECT'
             then json_extract(text, ['$.trajectory_id', '$.suite', '$.meta']) end as head,
-        case when doc_type = 'OBJECT' then json_type(text, '$.messages') end as messages_type,
-        case when doc_type = 'OBJECT' and json_type(text, '$.messages') = 'ARRAY'
-            then json_array_length(text, '$.messages') else 0 end as n_messages
+        case when doc_type = 'OBJECT' then json_type(text, '$.messages') end as messages_type
     from typed
+),
+shapes as (
+    select
+        *,
+        -- each message's role and tool_calls in one more parse (a message that is not an
+        -- object gives nulls: it fails the role test below)
+        case when messages_type = 'ARRAY' then json_transform(
+            text, '{"messages": [{"role": "JSON", "tool_calls": "JSON"}]}').messages end as shape
+    from head
+),
+counted as (
+    select *, coalesce(len(shape), 0) as n_messages from shapes
 ),
 fields as (
     select
         *,
         json_type(head[1]) as id_type,
         json_type(head[2]) as suite_type
-    from head
+    from counted
 ),
 shaped as (
     select
@@ -60,15 +70,17 @@ shaped as (
         -- the first malformed message (not an object, no role, tool_calls not a list, a
         -- tool call without a name): decided here, before the id checks (SPEC order)
         case when messages_type = 'ARRAY' and not coalesce((
-            -- quick, sound test first: every message has a string role, every tool_calls
-            -- is a list or null, every call has a function.name; only records failing it
-            -- pay for the per-message list below (it copies every message: memory)
-            len(list_filter(json_type(text, '$.messages[*].role'), lambda t: t = 'VARCHAR')) = n_messages
-            and coalesce(list_bool_and(list_transform(json_type(text, '$.messages[*].tool_calls'),
-                                                      lambda t: t in ('ARRAY', 'NULL'))), true)
-            and len(list_filter(json_extract_string(text, '$.messages[*].tool_calls[*].function.name'),
-                                lambda x: x is not null))
-                = len(json_type(text, '$.messages[*].tool_calls[*]'))
+            -- quick, sound test first (on the shapes, no new parse of the record): every
+            -- message has a string role, every tool_calls is a list or null, every call has
+            -- a function.name; only records failing it pay for the per-message list below
+            -- (it copies every message: memory)
+            len(list_filter(shape, lambda m: json_type(m.role) = 'VARCHAR')) = n_messages
+            and len(list_filter(shape, lambda m: m.tool_calls is not null
+                                                 and json_type(m.tool_calls) not in ('ARRAY', 'NULL'))) = 0
+            and coalesce(list_sum(list_transform(shape, lambda m:
+                    case when json_type(m.tool_calls) = 'ARRAY' then json_array_length(m.tool_calls)
+                        - len(list_filter(json_extract_string(m.tool_calls, '$[*].function.name'),
+                                          lambda x: x is not null)) else 0 end)), 0) = 0
         ), false) then list_position(
             list_transform(cast(json_extract(text, '$.messages[*]') as json[]), lambda m:
                 -- also true when m is not an object: a path into a non-object is null
