@@ -21,6 +21,7 @@ import json
 import platform
 import shutil
 import sys
+import threading
 import time
 from dataclasses import dataclass, replace
 from importlib import metadata
@@ -94,6 +95,37 @@ def _shard_count(config: RunConfig, files: list[Location]) -> int:
     return max(1, -(-total // config.shard_bytes))
 
 
+class _Canaries(threading.Thread):
+    """The bundled canaries, scored in a background thread while other processes score
+    the shards (``background``), else when ``failures()`` asks; it waits for them."""
+
+    def __init__(self, background: bool) -> None:
+        super().__init__(name="litmus-gate-canaries", daemon=True)
+        self._found: list[str] | BaseException = []
+        self._policy = load_policy(None)  # here: policy checks share one connection, not thread-safe
+        self._background = background
+        if background:
+            self.start()
+
+    def run(self) -> None:
+        from pipeline.canaries import check_canaries
+
+        try:
+            self._found = check_canaries(self._policy)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the driver's thread
+            self._found = exc
+
+    def failures(self) -> list[str]:
+        """The canaries' failure lines (re-raises what stopped them)."""
+        if self._background:
+            self.join()
+        else:
+            self.run()
+        if isinstance(self._found, BaseException):
+            raise self._found
+        return self._found
+
+
 def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: Any) -> list[dict[str, Any]]:
     """Both passes over the shards; returns each shard's final done marker."""
     finished = sum(1 for t in tasks if workdir.done(t.shard) is not None)
@@ -138,19 +170,19 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
         tasks = [ShardTask(k, tuple(pieces), workdir, config.fmt, int(policy.setting("max_record_bytes")),
                            config.policy, labels, tables, threads, config.memory_limit)
                  for k, pieces in enumerate(shard_pieces(inputs, n_shards))]
+        # canaries check the grader (code, SQL, bundled policy), not a user's judgement calls;
+        # they run in a thread of the driver while worker processes score the shards
+        elsewhere = config.engine == "ray" or (config.workers > 1 and n_shards > 1)
+        canaries = _Canaries(background=elsewhere) if tables != ("steps",) else None
         try:
             markers = _score(config, tasks, workdir, labels)
         except UsageError:
             workdir.remove()
             raise
-        if tables != ("steps",):
-            from pipeline.canaries import check_canaries
-
-            # canaries check the grader (code, SQL, bundled policy), not a user's judgement calls
-            failures = check_canaries(load_policy(None))
-            if failures:
-                raise CanaryError("canaries failed, the grader is broken: " + "; ".join(failures),
-                                  "no run was published")
+        failures = canaries.failures() if canaries is not None else []
+        if failures:
+            raise CanaryError("canaries failed, the grader is broken: " + "; ".join(failures),
+                              "no run was published")
         manifest = _manifest(config, inputs, policy, sum(int(m["records"]) for m in markers))
         result = _publish(config, out, workdir.local, markers, tables, manifest)
     workdir.remove()
