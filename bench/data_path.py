@@ -147,7 +147,7 @@ def markdown(res: dict, old: str, command: str) -> str:
         return (f"| {name} | {m.wall:.1f} | {m.cpu:.1f} | {mb / m.wall:,.0f} | {gib(m.tree_rss)} "
                 f"| {m.disk_peak / MIB:,.0f} MB | {extra} |")
 
-    old, new = res["old"], res["new"]
+    before, new = res["old"], res["new"]
     lines = [
         f"Corpus: {mb:,.0f} MB of canonical NDJSON (`bench/gen_corpus.py`), default settings (64 MB shards, "
         "workers = cores). Machine shared with other jobs: wall seconds are noisy, CPU seconds steadier.", "",
@@ -159,14 +159,14 @@ def markdown(res: dict, old: str, command: str) -> str:
         row("separate id-only pre-pass (DuckDB `read_ndjson_objects`)", res["ids"], "not used: shards write their ids"),
         row("external sort of `steps` by grain (previous combine, one table)", res["sort"],
             f"`steps` is {res['steps_bytes'] / MIB:,.0f} MB; this design moves the files instead"),
-        row(f"`litmus-gate score`, previous design (commit {old})", old),
+        row(f"`litmus-gate score`, previous design (commit {old})", before),
         row("`litmus-gate score`, this design", new),
         "",
-        f"End to end: wall {old.wall:.1f} -> {new.wall:.1f} s ({100 * (new.wall / old.wall - 1):+.0f}%), "
-        f"CPU {old.cpu:.1f} -> {new.cpu:.1f} s ({100 * (new.cpu / old.cpu - 1):+.0f}%), peak temporary disk "
-        f"{old.disk_peak / MIB:,.0f} -> {new.disk_peak / MIB:,.0f} MB "
-        f"({100 * old.disk_peak / res['bytes']:.0f}% -> {100 * new.disk_peak / res['bytes']:.0f}% of the corpus), "
-        f"peak RSS of the process tree {gib(old.tree_rss)} -> {gib(new.tree_rss)}.",
+        f"End to end: wall {before.wall:.1f} -> {new.wall:.1f} s ({100 * (new.wall / before.wall - 1):+.0f}%), "
+        f"CPU {before.cpu:.1f} -> {new.cpu:.1f} s ({100 * (new.cpu / before.cpu - 1):+.0f}%), peak temporary disk "
+        f"{before.disk_peak / MIB:,.0f} -> {new.disk_peak / MIB:,.0f} MB "
+        f"({100 * before.disk_peak / res['bytes']:.0f}% -> {100 * new.disk_peak / res['bytes']:.0f}% of the corpus), "
+        f"peak RSS of the process tree {gib(before.tree_rss)} -> {gib(new.tree_rss)}.",
         "", machine(), f"Command: `{command}`",
     ]
     return "\n".join(lines)

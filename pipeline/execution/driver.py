@@ -126,14 +126,15 @@ class _Canaries(threading.Thread):
         return self._found
 
 
-def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: Any) -> list[dict[str, Any]]:
+def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: Any,
+           n_bytes: int = 0) -> list[dict[str, Any]]:
     """Both passes over the shards; returns each shard's final done marker."""
     finished = sum(1 for t in tasks if workdir.done(t.shard) is not None)
     if finished:
         sys.stderr.write(f"litmus-gate: resuming: {finished} of {len(tasks)} shards already done\n")
     workers = config.workers
     markers = run_tasks(first_pass, tasks, workers, config.engine, config.address,
-                        Progress(len(tasks), 0, config.progress))
+                        Progress(len(tasks), n_bytes, config.progress))
     workdir.fetch_outputs()
     id_files = [str(workdir.local / "out" / m["ids"]) for m in markers]
     unknown = unknown_label_ids(workdir.local, id_files, labels)
@@ -175,7 +176,7 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
         elsewhere = config.engine == "ray" or (config.workers > 1 and n_shards > 1)
         canaries = _Canaries(background=elsewhere) if tables != ("steps",) else None
         try:
-            markers = _score(config, tasks, workdir, labels)
+            markers = _score(config, tasks, workdir, labels, sum(f.bytes for f in inputs))
         except UsageError:
             workdir.remove()
             raise

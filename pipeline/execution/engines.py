@@ -22,19 +22,19 @@ T = TypeVar("T")
 
 
 class Progress:
-    """``shards i/n  R records/s  ETA s`` lines on stderr (a ``\\r`` line on a tty)."""
+    """``shards i/n  R MB/s  ETA s`` lines on stderr (a ``\\r`` line on a tty)."""
 
-    def __init__(self, total: int, records: int, enabled: bool) -> None:
-        self.total, self.records, self.enabled = total, records, enabled and total > 1
+    def __init__(self, total: int, n_bytes: int, enabled: bool) -> None:
+        self.total, self.bytes, self.enabled = total, n_bytes, enabled and total > 1
         self.started = time.monotonic()
 
     def __call__(self, done: int) -> None:
         if not self.enabled:
             return
         elapsed = max(time.monotonic() - self.started, 1e-6)
-        rate = self.records * done / self.total / elapsed if self.total else 0.0
+        rate = self.bytes * done / self.total / elapsed / 2**20 if self.total else 0.0
         eta = elapsed / done * (self.total - done) if done else 0.0
-        line = f"shards {done}/{self.total}  {rate:,.0f} records/s  ETA {eta:,.0f}s"
+        line = f"shards {done}/{self.total}  {rate:,.1f} MB/s  ETA {eta:,.0f}s"
         if sys.stderr.isatty():
             sys.stderr.write("\r" + line + ("\n" if done == self.total else ""))
         else:
