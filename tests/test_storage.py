@@ -90,13 +90,14 @@ def _assert_same_tables(got: Path, want: Path, source_map: tuple[str, str]) -> N
         assert a == b, path
 
 
+@pytest.mark.parametrize("shards", [[], ["--shards", "5"]])  # whole files / byte ranges read from S3
 def test_s3_input_and_out_equal_a_local_run(s3: tuple[pafs.S3FileSystem, str], tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+                                            capsys: pytest.CaptureFixture[str], shards: list[str]) -> None:
     fs, bucket = s3
     _upload(fs, SAMPLE / "corpus", f"{bucket}/corpus")
-    assert main(["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "local"), *SAMPLE_ARGS]) == 0
+    assert main(["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "local"), *SAMPLE_ARGS, *shards]) == 0
     uri = f"s3://{bucket}/runs/nightly"
-    assert main(["score", f"s3://{bucket}/corpus/", "--out", uri, *SAMPLE_ARGS, "--summary"]) == 0
+    assert main(["score", f"s3://{bucket}/corpus/", "--out", uri, *SAMPLE_ARGS, *shards, "--summary"]) == 0
     assert "verdicts by route:" in capsys.readouterr().out
     keys = _keys(fs, f"{bucket}/runs/nightly")
     assert {"manifest.json", "report.html", "report.md", "steps/part-00000.parquet", "metrics/part-0.parquet"} <= set(keys)
