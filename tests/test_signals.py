@@ -53,9 +53,10 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _interrupt(tmp_path: Path, corpus: Path, out: Path, signum: int) -> tuple[subprocess.CompletedProcess[str], set[int]]:
+def _interrupt(tmp_path: Path, corpus: Path, out: Path, signum: int,
+               extra: list[str] | None = None) -> tuple[subprocess.CompletedProcess[str], set[int]]:
     cmd = [sys.executable, "-m", "pipeline.cli", "score", str(corpus), "--out", str(out), "--workers", "2",
-           "--shards", "8", "--quiet"]
+           "--shards", "8", "--quiet", *(extra or [])]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     work = out.parent / f".{out.name}.work" / "out"
     children: set[int] = set()

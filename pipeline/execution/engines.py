@@ -4,7 +4,8 @@ Every engine runs the same picklable function on the same tasks and returns the
 results in task order. Whatever stops a run (an error in a shard, SIGTERM/SIGINT as
 :class:`pipeline.errors.Interrupted`), the engine cleans up before it returns: the
 local pool is terminated and joined (no worker outlives the driver), pending Ray
-tasks are cancelled (``force=True``) and a Ray cluster started here is shut down.
+tasks are cancelled (on a cluster given by address) and a Ray cluster started here is
+shut down.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from pipeline.errors import UsageError
+from pipeline.errors import Interrupted, UsageError
 from pipeline.execution.signals import reassert, worker_init
 
 T = TypeVar("T")
@@ -84,20 +85,26 @@ def _ray(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, address: str 
         results: list[Any] = [None] * len(tasks)
         pending, done = list(refs), 0
         while pending:
-            ready, pending = ray.wait(pending, num_returns=1)
+            try:
+                ready, pending = ray.wait(pending, num_returns=1)
+            except SystemError as exc:  # a signal handler raised inside Ray's C++ wait
+                cause = exc.__cause__ or exc.__context__
+                raise (cause if isinstance(cause, Interrupted) else exc) from None
             results[index[ready[0]]] = ray.get(ready[0])
             done += 1
             on_done(done)
         refs = []
         return results
     finally:
-        for ref in refs:
-            try:
-                ray.cancel(ref, force=True)
-            except Exception:  # noqa: BLE001 - a finished task cannot be cancelled
-                pass
         if started_here:
-            ray.shutdown()
+            ray.shutdown()  # stops the local cluster and its workers with it
+        else:
+            for ref in refs:  # a shared cluster: ask its workers to stop our tasks
+                # (force=True can abort the driver in Ray 2.x: "Tried to complete task that was not pending")
+                try:
+                    ray.cancel(ref, force=False)
+                except Exception:  # noqa: BLE001 - a finished task cannot be cancelled
+                    pass
 
 
 def run_tasks(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, engine: str = "local",

@@ -19,6 +19,7 @@ from types import FrameType
 from pipeline.errors import Interrupted
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_active = threading.Event()  # set inside interruptible()
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
@@ -32,9 +33,11 @@ def interruptible() -> Iterator[None]:
         yield
         return
     previous = {s: signal.signal(s, _raise) for s in _SIGNALS}
+    _active.set()
     try:
         yield
     finally:
+        _active.clear()
         for s, handler in previous.items():
             signal.signal(s, handler)
 
@@ -47,5 +50,6 @@ def worker_init() -> None:
 
 def reassert() -> None:
     """Put our handlers back if a library replaced them (``ray.init`` installs its own)."""
-    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is _raise:
-        signal.signal(signal.SIGTERM, _raise)
+    if threading.current_thread() is threading.main_thread() and _active.is_set():
+        for s in _SIGNALS:
+            signal.signal(s, _raise)
