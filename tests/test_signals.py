@@ -76,19 +76,20 @@ def _ids(run: Path, table: str) -> set[str]:
     return {r[0] for r in duckdb.execute("select trajectory_id from read_parquet(?)", [files]).fetchall()}
 
 
-@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.parametrize("signum, code, workers", [(signal.SIGTERM, 143, "2"), (signal.SIGINT, 130, "2"),
+                                                   (signal.SIGTERM, 143, "1")])  # "1": mid-query in the driver
 def test_a_signal_stops_the_run_cleanly_and_a_fresh_run_never_sees_its_shards(
-        tmp_path: Path, signum: int, code: int) -> None:
+        tmp_path: Path, signum: int, code: int, workers: str) -> None:
     old = tmp_path / "old.jsonl"
     _corpus(old, "old-", 1600)
     out = tmp_path / "run"
-    done, children = _interrupt(tmp_path, old, out, signum)
+    done, children = _interrupt(tmp_path, old, out, signum, ["--workers", workers])
     assert done.returncode == code, done.stderr[-2000:]
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and signal.Signals(signum).name in lines[0] and "--resume" in lines[0], done.stderr
     assert not out.exists()
     assert (tmp_path / ".run.work" / "plan.json").is_file()  # kept for --resume
-    assert children, "the run had worker processes"
+    assert children or workers == "1", "the run had worker processes"
     time.sleep(5)
     assert not [p for p in children if _alive(p)], "a worker outlived the driver"
 
@@ -100,3 +101,21 @@ def test_a_signal_stops_the_run_cleanly_and_a_fresh_run_never_sees_its_shards(
     assert "resuming" not in fresh.stderr
     assert _ids(out, "verdicts") | _ids(out, "attrition") == new_ids
     assert _ids(out, "steps") <= new_ids
+
+
+def test_sigterm_during_a_duckdb_query_in_the_driver_is_interrupted() -> None:
+    # DuckDB catches the handler's exception and raises its own "Query interrupted"
+    import threading
+
+    from pipeline.errors import Interrupted
+    from pipeline.execution.signals import interruptible
+
+    con = duckdb.connect(config={"threads": 1})
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM))
+    with pytest.raises(Interrupted) as caught:
+        with interruptible():
+            timer.start()
+            con.execute("select sum(hash(i)) from range(20000000000) t(i)").fetchall()
+    timer.cancel()
+    assert caught.value.exit_code == 143 and "SIGTERM" in caught.value.one_line()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored

@@ -1,7 +1,9 @@
 """SIGTERM and SIGINT during a run: one line, exit 143 / 130, no worker left behind.
 
 :func:`interruptible` turns both signals into :class:`pipeline.errors.Interrupted`
-in the driver (main thread only; elsewhere it is a no-op), so the run unwinds through
+in the driver (main thread only; elsewhere it is a no-op), also when a library turns
+the handler's exception into its own (DuckDB's "Query interrupted", Ray's SystemError),
+so the run unwinds through
 the engines' ``finally`` blocks: the local pool is terminated and joined, Ray tasks
 are cancelled, nothing is published and the work folder stays for ``--resume``.
 Worker processes ignore SIGINT (a terminal's Ctrl-C reaches the whole process group):
@@ -22,7 +24,11 @@ _SIGNALS = (signal.SIGTERM, signal.SIGINT)
 _active = threading.Event()  # set inside interruptible()
 
 
+_received: list[int] = []  # signals seen inside interruptible(), newest last
+
+
 def _raise(signum: int, frame: FrameType | None) -> None:
+    _received.append(signum)
     raise Interrupted(signum, signal.Signals(signum).name)
 
 
@@ -34,8 +40,15 @@ def interruptible() -> Iterator[None]:
         return
     previous = {s: signal.signal(s, _raise) for s in _SIGNALS}
     _active.set()
+    _received.clear()
     try:
         yield
+    except Interrupted:
+        raise
+    except BaseException as exc:
+        if _received:  # a library caught ours and raised its own (DuckDB: "Query interrupted")
+            raise Interrupted(_received[-1], signal.Signals(_received[-1]).name) from exc
+        raise
     finally:
         _active.clear()
         for s, handler in previous.items():
