@@ -11,15 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.config import RunConfig
-from pipeline.execution.driver import RunResult, execute
-from pipeline.execution.shard import chunks
 from pipeline.policy import load_policy
-from pipeline.query import table_relation
 from pipeline.reader import discover_inputs, iter_records
-from pipeline.report import render_report
 from pipeline.sql import query
 from pipeline.stages import connect, metrics, records_table, register_inputs, steps
+from pipeline.report import render_report
 from pipeline.tables_in import read_labels
+from pipeline.query import table_relation
+from pipeline.execution.driver import RunResult, execute
+from pipeline.execution.shard import chunks
 from pipeline.writer import conform, write_table
 
 __all__ = ["RunResult", "explode", "rebuild_report", "score", "suggest"]
