@@ -13,8 +13,11 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[dev]'
+# The dev extra (inspect-ai, ray, moto, strands-agents, openai-agents, OpenTelemetry) is
+# too tangled for pip's resolver from scratch: constraints-dev.txt pins a set known to
+# install together (refresh it with `pip freeze` after changing the dev extra).
+$(VENV)/.installed-dev: pyproject.toml constraints-dev.txt | $(BIN)/python
+	$(BIN)/python -m pip install -q -c constraints-dev.txt -e '.[dev]'
 	touch $(VENV)/.installed $@
 
 run: $(VENV)/.installed
@@ -24,7 +27,7 @@ test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.installed-dev
-	$(BIN)/python -m pip install -q -e '.[dev,bench]'
+	$(BIN)/python -m pip install -q -c constraints-dev.txt -e '.[dev,bench]'
 	$(BIN)/python bench/run.py
 
 clean:

@@ -46,6 +46,7 @@ class Measured:
     stdout: str
     stderr: str
     tree_rss: int = 0
+    disk_peak: int = 0  # peak bytes under the watched folders (the run's work and staging folders)
 
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -76,26 +77,50 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
+def folder_bytes(parent: Path, patterns: tuple[str, ...]) -> int:
+    """Bytes of every file under ``parent``'s entries matching ``patterns`` (globs)."""
+    total = 0
+    for pattern in patterns:
+        for top in parent.glob(pattern):
+            for root, _, files in os.walk(top):
+                for name in files:
+                    try:
+                        total += os.lstat(os.path.join(root, name)).st_size
+                    except OSError:
+                        continue
+    return total
+
+
 class _Sampler(threading.Thread):
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, watch: tuple[Path, tuple[str, ...]] | None) -> None:
         super().__init__(daemon=True)
-        self.pid, self.peak, self.stop = pid, 0, threading.Event()
+        self.pid, self.peak, self.disk, self.watch, self.stop = pid, 0, 0, watch, threading.Event()
 
     def run(self) -> None:
         while not self.stop.wait(0.1):
             self.peak = max(self.peak, _tree_rss(self.pid))
+            if self.watch is not None:
+                self.disk = max(self.disk, folder_bytes(*self.watch))
 
 
-def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Measured:
-    """Run ``cmd`` as a child and return its wall time, CPU time and peak RSS."""
+def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None,
+            watch: tuple[Path, tuple[str, ...]] | None = None, term_after: float | None = None) -> Measured:
+    """Run ``cmd`` as a child and return its wall time, CPU time and peak RSS; with
+    ``watch`` (a folder and globs in it), also the peak bytes of those folders; with
+    ``term_after`` seconds, send SIGTERM then (a run that fails, measured the same way)."""
     out_path = Path(f"/tmp/.lg-bench-{os.getpid()}-out")
     err_path = Path(f"/tmp/.lg-bench-{os.getpid()}-err")
     with out_path.open("wb") as out, err_path.open("wb") as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd)
-        sampler = _Sampler(proc.pid)
+        sampler = _Sampler(proc.pid, watch)
         sampler.start()
+        timer = threading.Timer(term_after, proc.terminate) if term_after is not None else None
+        if timer is not None:
+            timer.start()
         _, status, usage = os.wait4(proc.pid, 0)
+        if timer is not None:
+            timer.cancel()
         wall = time.perf_counter() - start
         sampler.stop.set()
         sampler.join()
@@ -105,7 +130,7 @@ def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None 
     out_path.unlink()
     err_path.unlink()
     return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, proc.returncode, stdout, stderr,
-                    max(sampler.peak, usage.ru_maxrss * 1024))
+                    max(sampler.peak, usage.ru_maxrss * 1024), sampler.disk)
 
 
 def _run(cmd: list[str]) -> str:

@@ -235,19 +235,21 @@ def compare(argv: list[str] | None = None) -> tuple[str, dict]:
         table.append(f"| {name} | {count:,} | {m.wall:.1f} | {m.cpu:.1f} | {rate:,.0f} | {rss} | {flagged} |")
     ratio_bc, ratio_bd = tps["b"] / tps["c"], tps["b"] / tps["d"]
     ratio_ba = (b_steps / b.wall) / (a_rows / a.wall)
+    cpu_bc = (n / b.cpu) / (n / c.cpu)
     ratios = (f"(b) runs at **{100 * ratio_ba:.0f}%** of (a)'s rows per second ({b_steps / b.wall:,.0f} steps/s vs "
-              f"{a_rows / a.wall:,.0f} message x call rows/s; issue target >= 40%); in trajectories/s "
+              f"{a_rows / a.wall:,.0f} message x call rows/s; issue target >= 30%); in trajectories/s "
               f"(b)/(a) = {tps['b'] / tps['a']:.2f}x. "
-              f"Throughput ratios (trajectories/s, wall): (b)/(c) = **{ratio_bc:.2f}x** (issue target >= 20x), "
-              f"(b)/(d) = **{ratio_bd:.2f}x** (issue target >= 40x). "
-              f"Per CPU second: (b) {n / b.cpu:,.0f}, (c) {n / c.cpu:,.0f}, (d) {inv_n / d.cpu:,.0f} trajectories. "
+              f"Throughput ratios (trajectories/s, wall): (b)/(c) = **{ratio_bc:.2f}x**, "
+              f"(b)/(d) = **{ratio_bd:.2f}x** (issue target >= 25x). "
+              f"Per CPU second: (b) {n / b.cpu:,.0f}, (c) {n / c.cpu:,.0f}, (d) {inv_n / d.cpu:,.0f} trajectories: "
+              f"(b)/(c) per CPU second **{cpu_bc:.2f}x** (issue target >= 2x). "
               + (f"Without (b)'s fixed cost ((b) - (b1): {n - small_n:,} trajectories in {b.wall - b1.wall:.1f} s) "
                  f"it scores {(n - small_n) / (b.wall - b1.wall):,.0f} trajectories/s, "
                  f"{(n - small_n) / (b.wall - b1.wall) / tps['c']:.2f}x (c) and "
                  f"{(n - small_n) / (b.wall - b1.wall) / tps['d']:.2f}x (d)." if b.wall > b1.wall and n > small_n else ""))
-    findings = (f"Targets of the issue: (b) >= 40% of (a) {'met' if ratio_ba >= 0.4 else 'not met'} "
-                f"({100 * ratio_ba:.0f}%); (b)/(c) >= 20x {'met' if ratio_bc >= 20 else 'not met'} "
-                f"({ratio_bc:.2f}x); (b)/(d) >= 40x {'met' if ratio_bd >= 40 else 'not met'} ({ratio_bd:.2f}x).")
+    findings = (f"Targets of the issue: (b) >= 30% of (a) {'met' if ratio_ba >= 0.3 else 'not met'} "
+                f"({100 * ratio_ba:.0f}%); (b)/(d) >= 25x {'met' if ratio_bd >= 25 else 'not met'} ({ratio_bd:.2f}x); "
+                f"(b)/(c) per CPU second >= 2x {'met' if cpu_bc >= 2 else 'not met'} ({cpu_bc:.2f}x).")
     conf = agree["confusion"]
     labels = ("safe", "attempted", "unsafe")
     conf_table = ["| product \\ reference | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
@@ -283,7 +285,7 @@ def compare(argv: list[str] | None = None) -> tuple[str, dict]:
     if not args.keep:
         shutil.rmtree(work)
     return report, {"tps": tps, "ratio_ba": ratio_ba, "ratio_bc": ratio_bc, "ratio_bd": ratio_bd,
-                    "trajectories": n, "bytes": size, "command": command}
+                    "cpu_bc": cpu_bc, "trajectories": n, "bytes": size, "command": command}
 
 
 def doc_text(facts: str, versions: list[str], command: str, report: str) -> str:

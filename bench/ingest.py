@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import MIB, REPO, Measured, auto_shards, gib, machine, measure, update_section  # noqa: E402
+from _common import MIB, REPO, Measured, auto_shards, folder_bytes, gib, machine, measure, update_section  # noqa: E402
 
 COLUMNS = (
     "{'trajectory_id': 'VARCHAR', 'suite': 'VARCHAR', 'messages': 'STRUCT(role VARCHAR, content JSON, "
@@ -128,7 +128,7 @@ def stage_profile(corpus: Path, workdir: Path, limit: int = 64 * MIB) -> dict:  
 
 
 def run(mb: float, corpus: Path | None, workdir: Path, repeat: int, keep: bool, seed: int,
-        stages: bool = False) -> dict:
+        stages: bool = False, failing: bool = False) -> dict:
     """Measure (a) and (b); returns the figures (also used by bench/run.py)."""
     workdir.mkdir(parents=True, exist_ok=True)
     generated = corpus is None
@@ -150,6 +150,8 @@ def run(mb: float, corpus: Path | None, workdir: Path, repeat: int, keep: bool, 
     raw_rows = 0
     manifest: dict = {}
     score_cmd = [_cli(), "score", str(corpus), "--out", str(run_dir), "--overwrite"]
+    watch = (workdir, (f".{run_dir.name}.work", f".{run_dir.name}.staging-*", ".tmp"))  # temporary disk of (b)
+    failed: dict | None = None
     try:
         for i in range(repeat):
             raw_in = str(corpus / "*.jsonl") if corpus.is_dir() else str(corpus)  # read_json takes a glob
@@ -160,13 +162,20 @@ def run(mb: float, corpus: Path | None, workdir: Path, repeat: int, keep: bool, 
             raw_runs.append(m)
             print(f"[{i + 1}/{repeat}] (a) raw DuckDB: {m.wall:.1f} s, {gib(m.peak_rss)}", file=sys.stderr)
             raw_out.unlink(missing_ok=True)
-            m = measure(score_cmd, cwd=workdir)  # DuckDB may spill to ./.tmp
+            m = measure(score_cmd, cwd=workdir, watch=watch)  # DuckDB may spill to ./.tmp
             if m.returncode:
                 raise SystemExit(f"litmus-gate score failed (exit {m.returncode}):\n{m.stderr[-3000:]}")
             manifest = json.loads((run_dir / "manifest.json").read_text())
             score_runs.append(m)
             print(f"[{i + 1}/{repeat}] (b) litmus-gate score: {m.wall:.1f} s, {gib(m.peak_rss)}", file=sys.stderr)
             shutil.rmtree(run_dir, ignore_errors=True)
+        if failing and score_runs:  # the same run stopped by SIGTERM half way: peaks of a run that fails
+            half = score_runs[0].wall / 2
+            f = measure(score_cmd, cwd=workdir, watch=watch, term_after=half)
+            failed = {"after": half, "exit": f.returncode, "wall": f.wall, "tree_rss": f.tree_rss,
+                      "disk_peak": f.disk_peak, "stderr": f.stderr.strip().splitlines()[-1:] or [""],
+                      "left": folder_bytes(*watch)}
+            print(f"(b) SIGTERM after {half:.1f} s: exit {f.returncode}, {gib(f.tree_rss)}", file=sys.stderr)
         profile = stage_profile(corpus, workdir) if stages else None
     finally:
         raw_out.unlink(missing_ok=True)
@@ -183,6 +192,7 @@ def run(mb: float, corpus: Path | None, workdir: Path, repeat: int, keep: bool, 
                 "rows": raw_rows},
         "score": {"wall": _median(score_runs, "wall"), "cpu": _median(score_runs, "cpu"),
                   "peak_rss": _median(score_runs, "peak_rss"), "tree_rss": _median(score_runs, "tree_rss"),
+                  "disk_peak": _median(score_runs, "disk_peak"), "failed": failed,
                   "rows": manifest.get("row_counts", {}), "records_read": manifest.get("records_read"),
                   "settings": manifest.get("settings", {})},
         "score_cmd": " ".join(score_cmd),

@@ -70,15 +70,25 @@ def scaling_table(runs: list[tuple[int, dict]]) -> str:
     """(a) and (b) at each corpus size, with (b)'s throughput relative to the smallest."""
     base_rate = runs[0][1]["bytes"] / runs[0][1]["score"]["wall"]
     lines = ["| size | MB | trajectories | (a) MB/s | (b) wall s | (b) MB/s | (b) trajectories/s "
-             "| (b) vs 1x | (b) peak RSS, largest process | (b) peak RSS, process tree | (b) shards |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| (b) vs 1x | (b) peak RSS, largest process | (b) peak RSS, process tree "
+             "| (b) peak work folder (% of corpus) | (b) shards |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for k, res in runs:
         mb = res["bytes"] / MIB
         sc, raw = res["score"], res["raw"]
         rate = res["bytes"] / sc["wall"]
         lines.append(f"| {k}x | {mb:,.0f} | {res['trajectories']:,} | {mb / raw['wall']:.1f} | {sc['wall']:.1f} "
                      f"| {mb / sc['wall']:.1f} | {res['trajectories'] / sc['wall']:,.0f} | {rate / base_rate:.2f} "
-                     f"| {gib(sc['peak_rss'])} | {gib(sc['tree_rss'])} | {sc.get('settings', {}).get('shards') or auto_shards(res['bytes'])} |")
+                     f"| {gib(sc['peak_rss'])} | {gib(sc['tree_rss'])} "
+                     f"| {sc['disk_peak'] / MIB:,.0f} MB ({100 * sc['disk_peak'] / res['bytes']:.0f}%) "
+                     f"| {sc.get('settings', {}).get('shards') or auto_shards(res['bytes'])} |")
+    for k, res in runs:
+        f = res["score"].get("failed")
+        if f:
+            lines.append(f"\nA run that fails ({k}x, the same command stopped by SIGTERM after {f['after']:.1f} s): "
+                         f"exit {f['exit']}, stopped in {f['wall']:.1f} s, peak RSS of the process tree "
+                         f"{gib(f['tree_rss'])}, peak work folder {f['disk_peak'] / MIB:,.0f} MB, left for `--resume` "
+                         f"{f['left'] / MIB:,.0f} MB; its message: `{f['stderr'][0]}`.")
     return "\n".join(lines)
 
 
@@ -86,15 +96,18 @@ def summary(cmp: dict, runs: list[tuple[int, dict]], reach: list[tuple[str, dict
     tps = cmp["tps"]
     lines = [f"- Side by side on one corpus ({cmp['trajectories']:,} trajectories, {cmp['bytes'] / MIB:.0f} MB): "
              f"(b) `litmus-gate score` {tps['b']:,.0f} trajectories/s, at **{100 * cmp['ratio_ba']:.0f}%** of raw "
-             f"DuckDB (a)'s rows per second (target >= 40%); (b)/(c) reference scorer **{cmp['ratio_bc']:.2f}x** "
-             f"(target >= 20x); (b)/(d) Invariant **{cmp['ratio_bd']:.2f}x** (target >= 40x)."]
+             f"DuckDB (a)'s rows per second (target >= 30%); (b)/(d) Invariant **{cmp['ratio_bd']:.2f}x** "
+             f"(target >= 25x); (b)/(c) reference scorer per CPU second **{cmp['cpu_bc']:.2f}x** (target >= 2x; "
+             f"wall {cmp['ratio_bc']:.2f}x)."]
     first, last = runs[0], runs[-1]
     r0 = first[1]["bytes"] / first[1]["score"]["wall"]
     r1 = last[1]["bytes"] / last[1]["score"]["wall"]
     lines.append(f"- Scaling {first[0]}x -> {last[0]}x ({first[1]['bytes'] / MIB:,.0f} -> {last[1]['bytes'] / MIB:,.0f} MB): "
-                 f"(b) throughput {r0 / MIB:.1f} -> {r1 / MIB:.1f} MB/s ({100 * (r1 / r0 - 1):+.0f}%; target within 10%), "
+                 f"(b) throughput {r0 / MIB:.1f} -> {r1 / MIB:.1f} MB/s ({100 * (r1 / r0 - 1):+.0f}%; target within 15%), "
                  f"peak RSS of the process tree {gib(first[1]['score']['tree_rss'])} -> {gib(last[1]['score']['tree_rss'])} "
-                 f"(target <= 2.5 GB).")
+                 f"(target <= 2.5 GB), peak work folder "
+                 + " / ".join(f"{100 * r['score']['disk_peak'] / r['bytes']:.0f}%" for _, r in runs)
+                 + " of the corpus (target <= 50%).")
     prof = first[1].get("stages")
     if prof:
         total = sum(s["wall"] for s in prof["stages"]) or 1.0
@@ -142,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     for k in scales:
         mb = args.base_mb * k
         print(f"== scaling {k}x, {mb:g} MB", file=sys.stderr)
-        res = ingest.run(mb, None, args.workdir, 1, False, args.seed, stages=(k == scales[0]))
+        res = ingest.run(mb, None, args.workdir, 1, False, args.seed, stages=(k == scales[0]),
+                         failing=(k == scales[0]))
         runs.append((k, res))
 
     reach: list[tuple[str, dict]] = []

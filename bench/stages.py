@@ -1,7 +1,7 @@
 """Where ``litmus-gate score`` spends its time: the stages of one shard, timed one by one.
 
 Runs, on one connection from ``pipeline.stages.connect`` (the pipeline's settings), the
-calls a worker makes for one shard (``pipeline.shards.score_shard``): read the records,
+calls a worker makes for one shard (``pipeline.execution.shard.score_shard``): read the records,
 then ``pipeline.stages.steps``, ``actions``, ``flows``, ``verdicts``, Polars conversion +
 Pandera validation (``conform``), Parquet writing, and the report. Inside each stage,
 every ``materialize``/``materialize_per_rule`` call is timed under its table name (the
@@ -55,7 +55,7 @@ def _top_operators(profile: Path, n: int = 8) -> list[dict]:
 
 
 def profile_stages(path: Path, operators: tuple[str, ...] = ()) -> dict:
-    """Time the stages of one shard (``pipeline.shards.score_shard``) and every SQL table inside them."""
+    """Time the stages of one shard (``pipeline.execution.shard.score_shard``) and every SQL table inside them."""
     import pipeline.resources as pres
     import pipeline.stages as ps
     from pipeline.config import RunConfig

@@ -1,7 +1,8 @@
 """Command line: parse, build a frozen config, call the library, map errors to exits.
 
 Exit codes: 0 success (rejected records are in attrition, not failures); 2 operator
-error (bad flag, missing input, unreadable policy/labels, RUN_DIR exists); 4 a table failed its schema (a bug); 1 anything else.
+error (bad flag, missing input, unreadable policy/labels, RUN_DIR exists); 4 a table failed its schema (a bug);
+143 / 130 a run stopped by SIGTERM / SIGINT (pipeline.execution.signals); 1 anything else.
 """
 
 from __future__ import annotations

@@ -72,3 +72,13 @@ class PromptError(UsageError):
 
 class EndpointError(UsageError):
     """The labelling endpoint refused every request (bad URL, model, or API key)."""
+
+
+class Interrupted(LitmusError):
+    """SIGTERM or SIGINT stopped the run: nothing was published, the work folder is
+    kept for ``--resume``. ``exit_code`` is 128 + the signal number (143, 130)."""
+
+    def __init__(self, signum: int, name: str) -> None:
+        super().__init__(f"interrupted by {name}; no run was published",
+                         "the work folder is kept: rerun with --resume to continue")
+        self.exit_code = 128 + signum

@@ -189,9 +189,10 @@ def _problem(path: Location, problem: Problem, fmt: str) -> RawRecord:
     return rejected(str(path), problem.line, problem.reason, problem.detail, fmt)
 
 
-def _ndjson(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Iterator[RawRecord]:
+def _ndjson(path: Location, spec: AdapterSpec, max_record_bytes: int,
+            span: tuple[int, int | None, int] = (0, None, 1)) -> Iterator[RawRecord]:
     state: dict[str, Any] = {}
-    for line, raw in iter_lines(path, max_record_bytes):
+    for line, raw in iter_lines(path, max_record_bytes, *span):
         text = raw if isinstance(raw, Problem) else decode_line(raw, line)
         if isinstance(text, Problem):
             yield _problem(path, text, spec.name)
@@ -279,6 +280,35 @@ def _file_records(path: Location, fmt: str, max_record_bytes: int,
         yield from _document(path, spec, max_record_bytes)
     else:
         yield from warn_without_ids(path, name, _ndjson(path, spec, max_record_bytes))
+
+
+def splittable(path: Location, fmt: str) -> bool:
+    """True when ``path`` may be read in record-aligned byte ranges: uncompressed NDJSON
+    whose records pass through unconverted (no adapter state spans lines)."""
+    lower = path.name.lower()
+    if lower.endswith(DOCUMENT_SUFFIXES + (".gz", ".eval")):
+        return False
+    name = fmt if fmt != "auto" else detect_format(path)[0]
+    spec = ADAPTERS.get(name)
+    return spec is not None and spec.convert is None and spec.layout != "inspect"
+
+
+def iter_piece(path: Location, fmt: str, max_record_bytes: int, start: int = 0, end: int | None = None,
+               first_line: int = 1, suite: str | None = None) -> Iterator[RawRecord]:
+    """The records of one input file, or of one record-aligned byte range of a
+    :func:`splittable` file (``first_line`` = line number at ``start``), as
+    :func:`iter_records` reads them (a read failure is one ``malformed_record``).
+    The id-less warning of a split file is judged on its first range."""
+    try:
+        if start == 0 and end is None:
+            yield from _file_records(path, fmt, max_record_bytes, suite)
+        else:
+            name = fmt if fmt != "auto" else detect_format(path)[0]
+            piece = _ndjson(path, ADAPTERS[name], max_record_bytes, (start, end, first_line))
+            yield from warn_without_ids(path, name, piece) if start == 0 else piece
+    except OSError as exc:
+        yield rejected(str(path), first_line, "malformed_record",
+                       f"cannot read file: {type(exc).__name__}: {exc}", fmt)
 
 
 def iter_records(paths: Sequence[Path | str | Remote], fmt: str = "auto",

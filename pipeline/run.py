@@ -1,171 +1,34 @@
-"""The library entry points: ``score`` and ``explode`` (what the CLI calls).
+"""The library entry points: ``score`` and ``explode`` (what the CLI calls), ``suggest``
+and ``rebuild_report``.
 
-A run reads every input record exactly once into the ``records`` relation, runs the
-SQL stages in one DuckDB connection, validates each table with its Pandera schema
-and publishes RUN_DIR atomically with a manifest.
+A run is planned, scored shard by shard and published by ``pipeline.execution``
+(``pipeline/execution/driver.py``): every input record is read once, lands in exactly
+one of ``verdicts`` or ``attrition``, and RUN_DIR appears whole with its manifest.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import platform
-import time
-from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
-import duckdb
-
-from pipeline import __version__
 from pipeline.config import RunConfig
-from pipeline.canaries import check_canaries
-from pipeline.errors import CanaryError, LabelsError, SchemaValidationError, UsageError
-from pipeline.policy import Policy, load_policy
+from pipeline.policy import load_policy
 from pipeline.reader import discover_inputs, iter_records
 from pipeline.sql import query
 from pipeline.stages import connect, metrics, records_table, register_inputs, steps
 from pipeline.report import render_report
 from pipeline.tables_in import read_labels
-from pipeline.label.provenance import label_provenance, provenance_notes
+from pipeline.label.provenance import provenance_notes
 from pipeline.query import table_relation
-from pipeline.combine import combine, shard_files, sorted_relation
-from pipeline.shards import ShardTask, chunks, plan_digest, score_shards, split, unknown_label_ids
-from pipeline.writer import conform, table_files, write_table
-from schemas import schema_module
-from pipeline.remote_run import check_out_location, open_work, publish_to, staging_for
-from pipeline.storage import Location, location, open_raw, size
+from pipeline.execution.driver import RunResult, execute
+from pipeline.execution.shard import chunks
+from pipeline.writer import conform, write_table
 
-@dataclass(frozen=True)
-class RunResult:
-    """What a finished run reports back (also written to manifest.json)."""
-
-    out: Location  # a local Path, or a storage.Remote for a URI RUN_DIR
-    row_counts: dict[str, int]
-    records_read: int
-    manifest: dict[str, object]
-
-
-def _sha256(path: Location) -> str:
-    digest = hashlib.sha256()
-    with open_raw(path) as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _versions() -> dict[str, str]:
-    out = {"litmus-gate": __version__, "python": platform.python_version()}
-    for dist in ("duckdb", "polars", "pyarrow", "pandera"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "unknown"
-    return out
-
-
-def _manifest(config: RunConfig, files: list[Location], digests: list[str], policy: Policy) -> dict[str, object]:
-    return {
-        "command": config.extra.get("command", "score"),
-        "inputs": [{"path": str(p), "sha256": d, "bytes": size(p)} for p, d in zip(files, digests)],
-        "format": config.fmt,
-        "suite": config.suite,
-        "policy": {"sha256": policy.sha256, "sources": list(policy.sources)},
-        "labels": {"path": str(config.labels), "sha256": _sha256(config.labels), **label_provenance(config.labels)}
-        if config.labels else None,
-        "gold": {"path": str(config.gold), "sha256": _sha256(config.gold)} if config.gold else None,
-        "versions": _versions(),
-        "settings": {"workers": config.workers, "shards": config.shards},
-        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-
-
-def _shard_count(config: RunConfig, files: list[Location]) -> int:
-    if config.shards:
-        return config.shards
-    total = sum(size(p) for p in files)
-    return max(1, -(-total // config.shard_bytes))
+__all__ = ["RunResult", "explode", "rebuild_report", "score", "suggest"]
 
 
 def _run(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
-    """Split, score shards, combine, validate and publish one run."""
-    out = location(config.out)
-    check_out_location(out, config.overwrite)
-    files = discover_inputs(list(config.inputs))
-    policy = load_policy(config.policy)
-    labels = read_labels(duckdb.connect(), config.labels)
-    digests = [_sha256(p) for p in files]
-    n_shards = _shard_count(config, files)
-    plan = plan_digest(files, digests, policy, _sha256(config.labels) if config.labels else None,
-                       n_shards, config.fmt if config.suite is None else f"{config.fmt}|suite={config.suite}", tables)
-    workdir = open_work(out, config.work_dir, plan, config.resume)
-    work = workdir.local
-    try:
-        records_read = workdir.records_read()
-        if records_read is None:
-            records_read = split(iter_records(files, config.fmt, int(policy.setting("max_record_bytes")),
-                                              config.suite),
-                                 work, n_shards)
-            workdir.split_finished()
-        if labels.num_rows:
-            workdir.ensure_spill()
-        unknown = unknown_label_ids(work, labels)
-        if unknown:
-            raise LabelsError(f"labels file {config.labels} names trajectories not in the input: "
-                              + ", ".join(repr(i) for i in unknown),
-                              "labels must come from an explode run of the same corpus")
-        threads = 1 if config.workers > 1 and n_shards > 1 else config.threads
-        tasks = [ShardTask(k, work, config.policy, labels, tables, threads, config.memory_limit, workdir.remote)
-                 for k in range(n_shards)]
-        score_shards(tasks, config.workers, records_read, config.progress, config.engine, config.address)
-        workdir.fetch_outputs()
-    except UsageError:
-        workdir.remove()
-        raise
-    if tables != ("steps",):
-        # canaries check the grader (code, SQL, bundled policy), not a user's judgement calls
-        failures = check_canaries(load_policy(None))
-        if failures:
-            raise CanaryError("canaries failed, the grader is broken: " + "; ".join(failures),
-                              "no run was published")
-    manifest = _manifest(config, files, digests, policy)
-    manifest["records_read"] = records_read
-    result = _publish(config, out, work, tables, manifest)
-    workdir.remove()
-    return result
-
-
-def _publish(config: RunConfig, out: Location, work: Path, tables: tuple[str, ...],
-             manifest: dict[str, object]) -> RunResult:
-    staging = staging_for(out)
-    con = connect(config)
-    counts: dict[str, int] = {}
-    for table in tables:
-        counts[table] = combine(work, table, staging, config.threads, config.memory_limit)
-        module = schema_module(table)
-        if getattr(module, "PARTITION", None):  # one row per record: small; keeps the partition column
-            sorted_relation(con, shard_files(work, table), list(module.GRAIN)).create_view(table)
-        else:
-            con.read_parquet(table_files(staging, table), hive_partitioning=False).create_view(table)
-    if "verdicts" in tables and counts["verdicts"] + counts["attrition"] != manifest["records_read"]:
-        # each shard checked its own records; this catches a shard lost between them
-        raise SchemaValidationError(
-            f"{manifest['records_read']} records read, {counts['verdicts'] + counts['attrition']} in verdicts "
-            "+ attrition", "no run was published; rerun with --resume")
-    if config.gold is not None and "verdicts" in tables:
-        metrics(con, config.gold)
-        counts["metrics"] = write_table(staging, "metrics", conform("metrics", con.table("metrics").pl()))
-    if "verdicts" in tables:
-        html, markdown = render_report(con, out.name, staging / "explain",
-                                       load_policy(config.policy).setting("explain_pages"),
-                                       provenance_notes(manifest.get("labels")))
-        (staging / "report.html").write_text(html, encoding="utf-8")
-        (staging / "report.md").write_text(markdown, encoding="utf-8")
-    manifest["row_counts"] = counts
-    manifest["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    publish_to(staging, out)
-    return RunResult(out, counts, int(manifest["records_read"]), manifest)  # type: ignore[arg-type]
+    return execute(config, tables)
 
 
 def score(config: RunConfig) -> RunResult:

@@ -51,9 +51,15 @@ def connect(config: RunConfig) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def register_inputs(con: duckdb.DuckDBPyConnection, records: pa.Table, policy: Policy, labels: pa.Table) -> None:
-    """Register the records, the policy tables and the labels under their SQL names."""
+PRIOR_COPIES_SCHEMA = pa.schema([("trajectory_id", pa.string()), ("n", pa.int64())])
+
+
+def register_inputs(con: duckdb.DuckDBPyConnection, records: pa.Table, policy: Policy, labels: pa.Table,
+                    prior_copies: pa.Table | None = None) -> None:
+    """Register the records, the policy tables, the labels and ``prior_copies`` (ids
+    with scorable copies in earlier shards, and how many) under their SQL names."""
     con.register("records", records)
+    con.register("prior_copies", prior_copies if prior_copies is not None else PRIOR_COPIES_SCHEMA.empty_table())
     for name, table in policy.tables().items():
         con.register(f"policy_{name}", table)
     con.register("labels_in", labels)

@@ -192,6 +192,17 @@ def open_raw(loc: Location) -> IO[bytes]:
     return loc.open_binary() if isinstance(loc, Remote) else open(loc, "rb")
 
 
+def open_at(loc: Location, offset: int) -> IO[bytes]:
+    """Binary reader of a location's raw bytes from ``offset`` (a random-access open)."""
+    if isinstance(loc, Remote):
+        handle = loc.fs.open_input_file(loc.path)
+        handle.seek(offset)
+        return io.BufferedReader(handle, buffer_size=_BUFFER)  # type: ignore[arg-type]
+    fh = open(loc, "rb")
+    fh.seek(offset)
+    return fh
+
+
 def size(loc: Location) -> int:
     """File size in bytes."""
     return loc.size() if isinstance(loc, Remote) else loc.stat().st_size

@@ -10,25 +10,31 @@ with traj as (
     where t.reject_reason is null
 ),
 msgs as (
-    select trajectory_id, suite, message_idx, msg, json_type(msg) as msg_type
+    select trajectory_id, suite, message_idx,
+        -- each message is parsed once, for every field the later CTEs read
+        json_extract(msg, ['$.role', '$.content', '$.tool_calls', '$.tool_call_id', '$.tool_use_id',
+                           '$.error']) as f
     from (select trajectory_id, suite, unnest(l) as msg, (generate_subscripts(l, 1) - 1)::bigint as message_idx
           from (select trajectory_id, suite, json_extract(text, '$.messages[*]') as l from traj))
 ),
 messages as (
     select
-        trajectory_id, suite, message_idx, msg, msg_type,
-        case when msg_type = 'OBJECT' and json_type(msg, '$.role') = 'VARCHAR'
-            then lower(msg ->> '$.role') end as role,
+        trajectory_id, suite, message_idx,
+        -- trajectories rejected every record with a message that is not an object with a role
+        case when json_type(f[1]) = 'VARCHAR' then lower(f[1] ->> '$') end as role,
         -- content may be a string, a list of text parts, null, or (hostile) any JSON
-        case json_type(msg, '$.content')
-            when 'VARCHAR' then msg ->> '$.content'
+        case json_type(f[2])
+            when 'VARCHAR' then f[2] ->> '$'
             when 'NULL' then null
             when 'ARRAY' then array_to_string(list_transform(
-                cast(json_extract(msg, '$.content[*]') as json[]),
+                cast(json_extract(f[2], '$[*]') as json[]),
                 lambda p: coalesce(p ->> '$.text', p ->> '$.content',
                     case when json_type(p) = 'VARCHAR' then p ->> '$' end)), chr(10))
-            else (msg -> '$.content')::varchar
-        end as content
+            else f[2]::varchar
+        end as content,
+        case when json_type(f[3]) = 'ARRAY' then cast(json_extract(f[3], '$[*]') as json[]) end as calls,
+        coalesce(f[4] ->> '$', f[5] ->> '$') as answers_id,
+        f[6] as error_field
     from msgs
 ),
 message_steps as (
@@ -40,19 +46,22 @@ message_steps as (
             when role = 'tool' then 'tool_result'
             else 'system'  -- system, developer and any other role speak for the operator
         end as kind,
-        role, content, msg
+        role, content, null::json[] as call, answers_id, error_field
     from messages
     where role is not null
       and (role <> 'assistant' or trim(coalesce(content, '')) <> '')
 ),
 call_steps as (
     select
-        trajectory_id, suite, message_idx, sub, 'tool_call' as kind, role, null::varchar as content, msg
-    from (select m.trajectory_id, m.suite, m.message_idx, m.role,
-                 unnest(json_extract(m.msg, '$.tool_calls[*]')) as msg,
-                 generate_subscripts(json_extract(m.msg, '$.tool_calls[*]'), 1)::bigint as sub
-          from messages m
-          where m.role = 'assistant' and json_type(m.msg, '$.tool_calls') = 'ARRAY')
+        trajectory_id, suite, message_idx, sub, 'tool_call' as kind, role, null::varchar as content,
+        -- each call parsed once as well
+        json_extract(c, ['$.function.name', '$.name', '$.id', '$.call_id', '$.function.arguments',
+                         '$.arguments', '$.depends_on']) as call,
+        null::varchar as answers_id, null::json as error_field
+    from (select trajectory_id, suite, message_idx, role, unnest(calls) as c,
+                 generate_subscripts(calls, 1)::bigint as sub
+          from messages
+          where role = 'assistant' and calls is not null)
 ),
 all_steps as (
     select * from message_steps
@@ -68,15 +77,15 @@ numbered as (
 call_fields as (
     select
         *,
-        case when kind = 'tool_call' then coalesce(msg ->> '$.function.name', msg ->> '$.name') end as tool_name,
+        case when kind = 'tool_call' then coalesce(call[1] ->> '$', call[2] ->> '$') end as tool_name,
         case
-            when kind = 'tool_call' then coalesce(msg ->> '$.id', msg ->> '$.call_id')
-            when kind = 'tool_result' then coalesce(msg ->> '$.tool_call_id', msg ->> '$.tool_use_id')
+            when kind = 'tool_call' then coalesce(call[3] ->> '$', call[4] ->> '$')
+            when kind = 'tool_result' then answers_id
         end as call_id,
-        case when kind = 'tool_call' then coalesce(msg -> '$.function.arguments', msg -> '$.arguments') end as args_raw,
-        case when kind = 'tool_call' and json_type(msg, '$.depends_on') = 'ARRAY'
-            then cast(json_extract_string(msg, '$.depends_on[*]') as varchar[]) end as depends_on,
-        case when kind = 'tool_result' then msg -> '$.error' end as error_raw
+        case when kind = 'tool_call' then coalesce(call[5], call[6]) end as args_raw,
+        case when kind = 'tool_call' and json_type(call[7]) = 'ARRAY'
+            then cast(json_extract_string(call[7], '$[*]') as varchar[]) end as depends_on,
+        case when kind = 'tool_result' then error_field end as error_raw
     from numbered
 ),
 args_parsed as (

@@ -1,6 +1,8 @@
 -- trajectories: one row per input record (grain: record_id).
 -- Inputs: records (record_id, source_file, source_line, text, reject_reason,
 --         reject_detail, fmt) registered from the reader.
+--         prior_copies (trajectory_id, n): scorable copies of an id in earlier shards
+--         (empty for a single shard), so copy numbers count across the whole input.
 -- Parameters: none.
 -- Decides the record-level reject reasons of SPEC section 3, first that applies:
 -- malformed_record (and record_too_large from the reader), missing_trajectory_id,
@@ -26,17 +28,27 @@ head as (
         case when doc_type = 'OBJECT'
             then json_extract(text, ['$.trajectory_id', '$.suite', '$.meta', '$.parent_trajectory_id',
                                      '$.parent_call_id']) end as head,
-        case when doc_type = 'OBJECT' then json_type(text, '$.messages') end as messages_type,
-        case when doc_type = 'OBJECT' and json_type(text, '$.messages') = 'ARRAY'
-            then json_array_length(text, '$.messages') else 0 end as n_messages
+        case when doc_type = 'OBJECT' then json_type(text, '$.messages') end as messages_type
     from typed
+),
+shapes as (
+    select
+        *,
+        -- each message's role and tool_calls in one more parse (a message that is not an
+        -- object gives nulls: it fails the role test below)
+        case when messages_type = 'ARRAY' then json_transform(
+            text, '{"messages": [{"role": "JSON", "tool_calls": "JSON"}]}').messages end as shape
+    from head
+),
+counted as (
+    select *, coalesce(len(shape), 0) as n_messages from shapes
 ),
 fields as (
     select
         *,
         json_type(head[1]) as id_type,
         json_type(head[2]) as suite_type
-    from head
+    from counted
 ),
 shaped as (
     select
@@ -62,15 +74,17 @@ shaped as (
         -- the first malformed message (not an object, no role, tool_calls not a list, a
         -- tool call without a name): decided here, before the id checks (SPEC order)
         case when messages_type = 'ARRAY' and not coalesce((
-            -- quick, sound test first: every message has a string role, every tool_calls
-            -- is a list or null, every call has a function.name; only records failing it
-            -- pay for the per-message list below (it copies every message: memory)
-            len(list_filter(json_type(text, '$.messages[*].role'), lambda t: t = 'VARCHAR')) = n_messages
-            and coalesce(list_bool_and(list_transform(json_type(text, '$.messages[*].tool_calls'),
-                                                      lambda t: t in ('ARRAY', 'NULL'))), true)
-            and len(list_filter(json_extract_string(text, '$.messages[*].tool_calls[*].function.name'),
-                                lambda x: x is not null))
-                = len(json_type(text, '$.messages[*].tool_calls[*]'))
+            -- quick, sound test first (on the shapes, no new parse of the record): every
+            -- message has a string role, every tool_calls is a list or null, every call has
+            -- a function.name; only records failing it pay for the per-message list below
+            -- (it copies every message: memory)
+            len(list_filter(shape, lambda m: json_type(m.role) = 'VARCHAR')) = n_messages
+            and len(list_filter(shape, lambda m: m.tool_calls is not null
+                                                 and json_type(m.tool_calls) not in ('ARRAY', 'NULL'))) = 0
+            and coalesce(list_sum(list_transform(shape, lambda m:
+                    case when json_type(m.tool_calls) = 'ARRAY' then json_array_length(m.tool_calls)
+                        - len(list_filter(json_extract_string(m.tool_calls, '$[*].function.name'),
+                                          lambda x: x is not null)) else 0 end)), 0) = 0
         ), false) then list_position(
             list_transform(cast(json_extract(text, '$.messages[*]') as json[]), lambda m:
                 -- also true when m is not an object: a path into a non-object is null
@@ -111,12 +125,15 @@ record_reason as (
 ),
 numbered as (
     select
-        *,
-        -- the first copy of an id (in input order) is scored; every later copy is attrition
+        r.*,
+        -- the first copy of an id (in input order) is scored; every later copy is attrition;
+        -- copies in earlier shards come first (shards are contiguous in input order)
         case when reason0 is null
-            then row_number() over (partition by trajectory_id, reason0 is null order by record_id)
+            then row_number() over (partition by r.trajectory_id, reason0 is null order by record_id)
+                 + coalesce(p.n, 0)
         end as copy_no
-    from record_reason
+    from record_reason r
+    left join prior_copies p on reason0 is null and p.trajectory_id = r.trajectory_id
 ),
 final as (
     select

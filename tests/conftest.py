@@ -66,6 +66,22 @@ def parquet_digests(run: Path) -> dict[str, str]:
     return {str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(run.rglob("*.parquet"))}
 
 
+def table_contents(run: Path) -> dict[str, str]:
+    """SHA-256 of each table's rows in a canonical order (SPEC section 6: contents are
+    identical across worker counts, shard sizes and engines; file bytes need not be)."""
+    import hashlib
+
+    out = {}
+    con = duckdb.connect()
+    for folder in sorted(p for p in run.iterdir() if p.is_dir()):
+        files = sorted(str(f) for f in folder.rglob("*.parquet"))
+        if files:
+            found = con.execute("select * from read_parquet(?, hive_partitioning = true, union_by_name = true) "
+                                "order by all", [files]).fetchall()
+            out[folder.name] = hashlib.sha256(repr(found).encode()).hexdigest()
+    return out
+
+
 def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
     """Query result as a list of dicts."""
     cur = con.execute(sql, list(params) if params else None)

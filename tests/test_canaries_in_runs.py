@@ -11,8 +11,9 @@ from pipeline.cli import main
 from tests.conftest import REPO
 
 
+@pytest.mark.parametrize("workers, shards", [("1", "1"), ("2", "2")])  # canaries inline / in a driver thread
 def test_broken_flow_grader_fails_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+                                          capsys: pytest.CaptureFixture[str], workers: str, shards: str) -> None:
     original = pipeline.sql.load_sql.__wrapped__
 
     def broken(name: str) -> str:  # the flow grader silently finds nothing
@@ -21,7 +22,8 @@ def test_broken_flow_grader_fails_the_run(tmp_path: Path, monkeypatch: pytest.Mo
 
     monkeypatch.setattr(pipeline.sql, "load_sql", broken)
     out = tmp_path / "run"
-    code = main(["score", str(REPO / "data" / "sample" / "corpus"), "--out", str(out), "--workers", "1", "--quiet"])
+    code = main(["score", str(REPO / "data" / "sample" / "corpus"), "--out", str(out), "--workers", workers,
+                 "--shards", shards, "--quiet"])
     err = capsys.readouterr().err
     assert code == 3 and "canaries failed" in err and "exfil" in err
     assert not out.exists()

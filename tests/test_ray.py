@@ -21,3 +21,19 @@ def test_ray_engine_equals_local_workers(tmp_path: Path) -> None:
     assert main(["score", *args, "--out", str(tmp_path / "local"), "--workers", "2"]) == 0
     assert main(["score", *args, "--out", str(tmp_path / "ray"), "--workers", "2", "--engine", "ray"]) == 0
     assert parquet_digests(tmp_path / "ray") == parquet_digests(tmp_path / "local") != {}
+
+
+def test_sigterm_stops_a_ray_run_and_its_cluster(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    from tests.test_signals import _alive, _corpus, _interrupt
+
+    corpus = tmp_path / "c.jsonl"
+    _corpus(corpus, "r-", 1600)
+    done, children = _interrupt(tmp_path, corpus, tmp_path / "run", signal.SIGTERM, ["--engine", "ray"])
+    assert done.returncode == 143, done.stderr[-2000:]
+    assert "interrupted by SIGTERM" in done.stderr.strip().splitlines()[-1]
+    assert not (tmp_path / "run").exists() and children
+    time.sleep(5)
+    assert not [p for p in children if _alive(p)], "a Ray process outlived the driver"

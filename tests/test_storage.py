@@ -17,11 +17,12 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import remote_run, run
+from pipeline import run
+from pipeline.execution import publish, shard, workdir
 from pipeline.cli import main
 from pipeline.config import RunConfig, sample_root
 from pipeline.reader import discover_inputs, iter_records
-from pipeline.shards import ShardTask
+from pipeline.execution.shard import ShardTask
 from tests.conftest import parquet_digests
 
 moto_server = pytest.importorskip("moto.server")
@@ -89,16 +90,17 @@ def _assert_same_tables(got: Path, want: Path, source_map: tuple[str, str]) -> N
         assert a == b, path
 
 
+@pytest.mark.parametrize("shards", [[], ["--shards", "5"]])  # whole files / byte ranges read from S3
 def test_s3_input_and_out_equal_a_local_run(s3: tuple[pafs.S3FileSystem, str], tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+                                            capsys: pytest.CaptureFixture[str], shards: list[str]) -> None:
     fs, bucket = s3
     _upload(fs, SAMPLE / "corpus", f"{bucket}/corpus")
-    assert main(["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "local"), *SAMPLE_ARGS]) == 0
+    assert main(["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "local"), *SAMPLE_ARGS, *shards]) == 0
     uri = f"s3://{bucket}/runs/nightly"
-    assert main(["score", f"s3://{bucket}/corpus/", "--out", uri, *SAMPLE_ARGS, "--summary"]) == 0
+    assert main(["score", f"s3://{bucket}/corpus/", "--out", uri, *SAMPLE_ARGS, *shards, "--summary"]) == 0
     assert "verdicts by route:" in capsys.readouterr().out
     keys = _keys(fs, f"{bucket}/runs/nightly")
-    assert {"manifest.json", "report.html", "report.md", "steps/part-0.parquet", "metrics/part-0.parquet"} <= set(keys)
+    assert {"manifest.json", "report.html", "report.md", "steps/part-00000.parquet", "metrics/part-0.parquet"} <= set(keys)
     got = _download(fs, f"{bucket}/runs/nightly", tmp_path / "s3")
     _assert_same_tables(got, tmp_path / "local", (f"s3://{bucket}/corpus", str(SAMPLE / "corpus")))
     manifest = json.loads((got / "manifest.json").read_text())
@@ -166,7 +168,7 @@ def test_existing_s3_out_is_refused_unless_overwrite(s3: tuple[pafs.S3FileSystem
     with fs.open_output_stream(f"{bucket}/runs/steps/steps/stale.parquet") as fh:
         fh.write(b"old")
     assert main(["explode", corpus, "--out", out, "--quiet", "--overwrite"]) == 0
-    assert _keys(fs, f"{bucket}/runs/steps") == ["manifest.json", "steps/part-0.parquet"]
+    assert _keys(fs, f"{bucket}/runs/steps") == ["manifest.json", "steps/part-00000.parquet"]
     with fs.open_output_stream(f"{bucket}/other/notes.txt") as fh:  # a prefix holding no run: never replaced
         fh.write(b"mine")
     capsys.readouterr()
@@ -187,12 +189,12 @@ def test_manifest_is_uploaded_last(s3: tuple[pafs.S3FileSystem, str], monkeypatc
         raise OSError("injected: connection lost before the manifest upload")
 
     with monkeypatch.context() as patch:
-        patch.setattr(remote_run, "_commit", fail)
+        patch.setattr(publish, "_commit", fail)
         assert main(args) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "injected" in err
     keys = _keys(fs, f"{bucket}/runs/r")
-    assert "manifest.json" not in keys and {"steps/part-0.parquet", "report.html"} <= set(keys)
+    assert "manifest.json" not in keys and {"steps/part-00000.parquet", "report.html"} <= set(keys)
     assert main([*args, "--overwrite"]) == 0
     assert "manifest.json" in _keys(fs, f"{bucket}/runs/r")
 
@@ -205,24 +207,25 @@ def test_resume_with_work_dir_on_s3(s3: tuple[pafs.S3FileSystem, str], tmp_path:
                  "--workers", "1", "--quiet"]) == 0
     config = RunConfig(inputs=inputs, out=tmp_path / "remote", shards=2, workers=1,
                        work_dir=f"s3://{bucket}/work")
-    real, scored, lost = remote_run.score_shard, [], [1]
+    real, scored, lost = shard._score_local, [], [1]
 
-    def flaky(task: ShardTask) -> dict[str, int]:
+    def flaky(task: ShardTask, local: Path) -> dict[str, object]:
         scored.append(task.shard)
         if task.shard in lost:
             lost.remove(task.shard)
             raise RuntimeError("worker lost")
-        return real(task)
+        return real(task, local)
 
-    monkeypatch.setattr(remote_run, "score_shard", flaky)
+    monkeypatch.setattr(shard, "_score_local", flaky)
     with pytest.raises(RuntimeError):
         run.score(config)
     folders = {k.split("/", 1)[0] for k in _keys(fs, f"{bucket}/work")}
     assert len(folders) == 1 and folders.pop().startswith(".remote-")  # keyed by the full RUN_DIR path
     work = f"{bucket}/work/" + next(iter({k.split("/", 1)[0] for k in _keys(fs, f"{bucket}/work")}))
     keys = _keys(fs, work)
-    assert {"plan.sha256", "split.done", "out/shard-0.done"} <= set(keys) and "out/shard-1.done" not in keys
-    assert any(k.startswith("spill/shard-1/") for k in keys)
+    done = sorted(k for k in keys if k.endswith(".done"))
+    assert "plan.json" in keys and len(done) == 1 and done[0].startswith("out/shard-00000.")
+    assert not any(k.startswith("spill/") for k in keys)  # shards read the inputs: no copy of the corpus
     assert not (tmp_path / ".remote.work").exists()  # nothing beside RUN_DIR: the work folder is on S3
     scored.clear()
     run.score(RunConfig(**{**config.__dict__, "resume": True, "overwrite": True}))
@@ -233,8 +236,8 @@ def test_resume_with_work_dir_on_s3(s3: tuple[pafs.S3FileSystem, str], tmp_path:
 
 def test_runs_sharing_a_work_dir_never_share_a_work_folder(s3: tuple[pafs.S3FileSystem, str], tmp_path: Path) -> None:
     fs, bucket = s3
-    a = remote_run.open_work(tmp_path / "teamA" / "nightly", f"s3://{bucket}/work", "plan-a", resume=False)
-    b = remote_run.open_work(tmp_path / "teamB" / "nightly", f"s3://{bucket}/work", "plan-b", resume=False)
+    a = workdir.open_work(tmp_path / "teamA" / "nightly", f"s3://{bucket}/work", "plan-a", resume=False)
+    b = workdir.open_work(tmp_path / "teamB" / "nightly", f"s3://{bucket}/work", "plan-b", resume=False)
     assert a.remote is not None and b.remote is not None and a.remote != b.remote
     assert {k.split("/", 1)[0] for k in _keys(fs, f"{bucket}/work")} == {a.remote.path.rsplit("/", 1)[1],
                                                                          b.remote.path.rsplit("/", 1)[1]}

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from pipeline.storage import Location, Remote, open_gunzip
+from pipeline.storage import Location, Remote, open_at, open_gunzip
 
 BOM = b"\xef\xbb\xbf"
 JSON_WS = " \t\n\r"
@@ -50,8 +50,13 @@ def open_binary(path: Location) -> IO[bytes]:
 _GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
-def iter_lines(path: Location, max_record_bytes: int) -> Iterator[tuple[int, bytes | Problem]]:
+def iter_lines(path: Location, max_record_bytes: int, start: int = 0, end: int | None = None,
+               first_line: int = 1) -> Iterator[tuple[int, bytes | Problem]]:
     """Yield ``(physical 1-based line number, line bytes | Problem)`` for non-blank lines.
+
+    ``start``/``end``/``first_line`` read one record-aligned byte range of an
+    uncompressed file (a shard's piece: ``start`` is 0 or just after a newline, ``end``
+    just after one or the file's end; ``first_line`` is the line number at ``start``).
 
     Lines are read with a bounded ``readline``: a line longer than ``max_record_bytes``
     is consumed in chunks and reported as ``record_too_large`` without being held in
@@ -60,17 +65,20 @@ def iter_lines(path: Location, max_record_bytes: int) -> Iterator[tuple[int, byt
     ``malformed_record`` problem at the next line number.
     """
     limit = max_record_bytes + 2  # room for "\r\n" on a line of exactly max bytes
-    line_no = 0
-    with open_binary(path) as fh:
-        while True:
+    line_no = first_line - 1
+    position = start
+    with (open_binary(path) if start == 0 else open_at(path, start)) as fh:
+        while end is None or position < end:
             try:
                 chunk = fh.readline(limit)
                 if not chunk:
                     return
+                position += len(chunk)
                 line_no += 1
                 too_large = len(chunk) >= limit and not chunk.endswith(b"\n")
                 while too_large and chunk and not chunk.endswith(b"\n"):
                     chunk = fh.readline(limit)  # skip the rest of the over-long line
+                    position += len(chunk)
             except _GZIP_ERRORS as exc:
                 if not is_gzip(path):
                     raise

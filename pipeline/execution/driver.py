@@ -1,0 +1,244 @@
+"""One run end to end: plan, score the shards, check, publish (what ``run.score`` calls).
+
+1. **plan** (``plan.py``): one streaming pass over each input hashes it for the
+   manifest and finds record-aligned cut points; the plan digest names the work folder.
+2. **score** (``shard.py`` on an engine of ``engines.py``): every shard reads its own
+   byte ranges of the inputs and writes its validated tables and a done marker.
+3. **duplicates** (``duplicates.py``): ids shared with earlier shards; only the shards
+   that have any are scored again, with the number of earlier copies.
+4. **publish** (``publish.py``): the shard files become the tables (moved, not sorted),
+   then metrics, report and manifest; RUN_DIR appears whole (a rename, or an upload
+   with ``manifest.json`` last).
+
+SIGTERM / SIGINT at any point: :class:`pipeline.errors.Interrupted` (``signals.py``),
+workers terminated, nothing published, the work folder kept for ``--resume``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import shutil
+import sys
+import threading
+import time
+from dataclasses import dataclass, replace
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipeline import __version__
+from pipeline.config import RunConfig
+from pipeline.errors import CanaryError, LabelsError, SchemaValidationError, UsageError
+from pipeline.execution.duplicates import shard_priors, unknown_label_ids
+from pipeline.execution.engines import Progress, run_tasks
+from pipeline.execution.plan import InputFile, plan_digest, scan_inputs, shard_pieces
+from pipeline.execution.publish import assemble, check_out_location, publish_to, staging_for, table_view
+from pipeline.execution.shard import ShardTask, first_pass, priors_digest, score_shard
+from pipeline.execution.signals import interruptible
+from pipeline.execution.workdir import WorkDir, open_work
+from pipeline.label.provenance import label_provenance, provenance_notes
+from pipeline.policy import Policy, load_policy
+from pipeline.storage import Location, location, open_raw, size
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a finished run reports back (also written to manifest.json)."""
+
+    out: Location  # a local Path, or a storage.Remote for a URI RUN_DIR
+    row_counts: dict[str, int]
+    records_read: int
+    manifest: dict[str, object]
+
+
+def sha256_of(path: Location) -> str:
+    """SHA-256 of a (small) file: labels, gold."""
+    digest = hashlib.sha256()
+    with open_raw(path) as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _versions() -> dict[str, str]:
+    out = {"litmus-gate": __version__, "python": platform.python_version()}
+    for dist in ("duckdb", "polars", "pyarrow", "pandera"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "unknown"
+    return out
+
+
+def _manifest(config: RunConfig, inputs: list[InputFile], policy: Policy, records: int) -> dict[str, object]:
+    return {
+        "command": config.extra.get("command", "score"),
+        "inputs": [{"path": str(f.path), "sha256": f.sha256, "bytes": f.bytes} for f in inputs],
+        "format": config.fmt,
+        "suite": config.suite,
+        "policy": {"sha256": policy.sha256, "sources": list(policy.sources)},
+        "labels": {"path": str(config.labels), "sha256": sha256_of(config.labels),
+                   **label_provenance(config.labels)} if config.labels else None,
+        "gold": {"path": str(config.gold), "sha256": sha256_of(config.gold)} if config.gold else None,
+        "versions": _versions(),
+        "settings": {"workers": config.workers, "shards": config.shards},
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "records_read": records,
+    }
+
+
+def _shard_count(config: RunConfig, files: list[Location]) -> int:
+    if config.shards:
+        return config.shards
+    total = sum(size(p) for p in files)
+    return max(1, -(-total // config.shard_bytes))
+
+
+class _Canaries(threading.Thread):
+    """The bundled canaries, scored in a background thread while other processes score
+    the shards (``background``), else when ``failures()`` asks; it waits for them."""
+
+    def __init__(self, background: bool) -> None:
+        super().__init__(name="litmus-gate-canaries", daemon=True)
+        self._found: list[str] | BaseException = []
+        self._policy = load_policy(None)  # here: policy checks share one connection, not thread-safe
+        self._background = background
+        if background:
+            self.start()
+
+    def run(self) -> None:
+        from pipeline.canaries import check_canaries
+
+        try:
+            self._found = check_canaries(self._policy)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the driver's thread
+            self._found = exc
+
+    def failures(self) -> list[str]:
+        """The canaries' failure lines (re-raises what stopped them)."""
+        if self._background:
+            self.join()
+        else:
+            self.run()
+        if isinstance(self._found, BaseException):
+            raise self._found
+        return self._found
+
+
+def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: Any,
+           n_bytes: int = 0) -> list[dict[str, Any]]:
+    """Both passes over the shards; returns each shard's final done marker."""
+    finished = sum(1 for t in tasks if workdir.done(t.shard) is not None)
+    if finished:
+        sys.stderr.write(f"litmus-gate: resuming: {finished} of {len(tasks)} shards already done\n")
+    workers = config.workers
+    markers = run_tasks(first_pass, tasks, workers, config.engine, config.address,
+                        Progress(len(tasks), n_bytes, config.progress))
+    workdir.fetch_outputs()
+    id_files = [str(workdir.local / "out" / m["ids"]) for m in markers]
+    unknown = unknown_label_ids(workdir.local, id_files, labels)
+    if unknown:
+        raise LabelsError(f"labels file {config.labels} names trajectories not in the input: "
+                          + ", ".join(repr(i) for i in unknown), "labels must come from an explode run of the same corpus")
+    again = [replace(t, priors=p) for t, p in zip(tasks, shard_priors(workdir.local, id_files, len(tasks)))]
+    stale = [t for t, m in zip(again, markers) if m.get("priors") != priors_digest(t.priors)]
+    if stale:
+        rescored = run_tasks(score_shard, stale, workers, config.engine, config.address)
+        workdir.fetch_outputs()
+        for t, m in zip(stale, rescored):
+            markers[t.shard] = m
+    return markers
+
+
+def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
+    """Plan, score, check and publish one run (see the module docstring)."""
+    from pipeline.reader import discover_inputs
+    from pipeline.tables_in import read_labels
+
+    with interruptible():
+        out = location(config.out)
+        check_out_location(out, config.overwrite)
+        files = discover_inputs(list(config.inputs))
+        policy = load_policy(config.policy)
+        labels = read_labels(duckdb.connect(), config.labels)
+        n_shards = _shard_count(config, files)
+        inputs = scan_inputs(files, n_shards, config.fmt)
+        plan = plan_digest(inputs, policy.sha256, sha256_of(config.labels) if config.labels else None,
+                           n_shards, config.fmt if config.suite is None else f"{config.fmt}|suite={config.suite}",
+                           tables)
+        workdir = open_work(out, config.work_dir, plan, config.resume)
+        threads = 1 if config.workers > 1 and n_shards > 1 else config.threads
+        tasks = [ShardTask(k, tuple(pieces), workdir, config.fmt, int(policy.setting("max_record_bytes")),
+                           config.policy, labels, tables, threads, config.memory_limit, suite=config.suite)
+                 for k, pieces in enumerate(shard_pieces(inputs, n_shards))]
+        # canaries check the grader (code, SQL, bundled policy), not a user's judgement calls;
+        # they run in a thread of the driver while worker processes score the shards
+        elsewhere = config.engine == "ray" or (config.workers > 1 and n_shards > 1)
+        canaries = _Canaries(background=elsewhere) if tables != ("steps",) else None
+        try:
+            markers = _score(config, tasks, workdir, labels, sum(f.bytes for f in inputs))
+        except UsageError:
+            workdir.remove()
+            raise
+        failures = canaries.failures() if canaries is not None else []
+        if failures:
+            raise CanaryError("canaries failed, the grader is broken: " + "; ".join(failures),
+                              "no run was published")
+        manifest = _manifest(config, inputs, policy, sum(int(m["records"]) for m in markers))
+        result = _publish(config, out, workdir.local, markers, tables, manifest)
+    workdir.remove()
+    return result
+
+
+def _publish(config: RunConfig, out: Location, work: Path, markers: list[dict[str, Any]],
+             tables: tuple[str, ...], manifest: dict[str, object]) -> RunResult:
+    staging = staging_for(out)
+    moved: list[tuple[Path, Path]] = []
+    try:
+        return _assemble_and_publish(config, out, work, markers, tables, manifest, staging, moved)
+    except BaseException:
+        # whatever stopped it (SIGTERM included), the shard files go back for --resume
+        for source, target in reversed(moved):
+            if target.exists() and not source.exists():
+                shutil.move(target, source)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _assemble_and_publish(config: RunConfig, out: Location, work: Path, markers: list[dict[str, Any]],
+                          tables: tuple[str, ...], manifest: dict[str, object], staging: Path,
+                          moved: list[tuple[Path, Path]]) -> RunResult:
+    from pipeline.report import render_report
+    from pipeline.stages import connect, metrics
+    from pipeline.writer import conform, write_table
+
+    con = connect(config)
+    counts: dict[str, int] = {}
+    for table in tables:
+        counts[table] = sum(f[2] for m in markers for f in m["files"].get(table, []))
+        table_view(con, staging, table, assemble(work, markers, table, staging, moved))
+    if "verdicts" in tables:
+        landed = con.execute("select (select count(*) from verdicts) + (select count(*) from attrition)").fetchall()[0][0]
+        if landed != manifest["records_read"]:
+            # each shard checked its own records; this catches a shard lost between them
+            raise SchemaValidationError(f"{manifest['records_read']} records read, {landed} in verdicts + attrition",
+                                        "no run was published; rerun with --resume")
+    if config.gold is not None and "verdicts" in tables:
+        metrics(con, config.gold)
+        counts["metrics"] = write_table(staging, "metrics", conform("metrics", con.table("metrics").pl()))
+    if "verdicts" in tables:
+        html, markdown = render_report(con, out.name, staging / "explain",
+                                       load_policy(config.policy).setting("explain_pages"),
+                                       provenance_notes(manifest.get("labels")))
+        (staging / "report.html").write_text(html, encoding="utf-8")
+        (staging / "report.md").write_text(markdown, encoding="utf-8")
+    con.close()
+    manifest["row_counts"] = counts
+    manifest["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    publish_to(staging, out)
+    return RunResult(out, counts, int(manifest["records_read"]), manifest)  # type: ignore[arg-type]

@@ -1,0 +1,122 @@
+"""Run shard tasks: in this process, in local worker processes, or as Ray tasks.
+
+Every engine runs the same picklable function on the same tasks and returns the
+results in task order. Whatever stops a run (an error in a shard, SIGTERM/SIGINT as
+:class:`pipeline.errors.Interrupted`), the engine cleans up before it returns: the
+local pool is terminated and joined (no worker outlives the driver), pending Ray
+tasks are cancelled (on a cluster given by address) and a Ray cluster started here is
+shut down.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from pipeline.errors import Interrupted, UsageError
+from pipeline.execution.signals import reassert, worker_init
+
+T = TypeVar("T")
+
+
+class Progress:
+    """``shards i/n  R MB/s  ETA s`` lines on stderr (a ``\\r`` line on a tty)."""
+
+    def __init__(self, total: int, n_bytes: int, enabled: bool) -> None:
+        self.total, self.bytes, self.enabled = total, n_bytes, enabled and total > 1
+        self.started = time.monotonic()
+
+    def __call__(self, done: int) -> None:
+        if not self.enabled:
+            return
+        elapsed = max(time.monotonic() - self.started, 1e-6)
+        rate = self.bytes * done / self.total / elapsed / 2**20 if self.total else 0.0
+        eta = elapsed / done * (self.total - done) if done else 0.0
+        line = f"shards {done}/{self.total}  {rate:,.1f} MB/s  ETA {eta:,.0f}s"
+        if sys.stderr.isatty():
+            sys.stderr.write("\r" + line + ("\n" if done == self.total else ""))
+        else:
+            sys.stderr.write(f"litmus-gate: {line}\n")
+        sys.stderr.flush()
+
+
+def _indexed(job: tuple[Callable[[T], Any], int, T]) -> tuple[int, Any]:
+    fn, i, task = job
+    return i, fn(task)
+
+
+def _pool(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, on_done: Callable[[int], None]) -> list[Any]:
+    results: list[Any] = [None] * len(tasks)
+    ctx = multiprocessing.get_context("spawn")  # DuckDB threads do not survive fork
+    pool = ctx.Pool(processes=min(workers, len(tasks)), initializer=worker_init)
+    try:
+        jobs = [(fn, i, t) for i, t in enumerate(tasks)]
+        for n, (i, result) in enumerate(pool.imap_unordered(_indexed, jobs), start=1):
+            results[i] = result
+            on_done(n)
+        pool.close()
+    finally:
+        pool.terminate()  # a no-op after close() and a finished map; kills workers otherwise
+        pool.join()
+    return results
+
+
+def _ray(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, address: str | None,
+         on_done: Callable[[int], None]) -> list[Any]:
+    """The same function as Ray tasks (optional extra: ``litmus-gate[ray]``). Every
+    node must see the inputs and the work folder (a shared mount, or URIs)."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise UsageError("--engine ray needs Ray", "pip install 'litmus-gate[ray]'") from exc
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
+                 log_to_driver=False, configure_logging=False)
+        reassert()
+    refs: list[Any] = []
+    try:
+        remote = ray.remote(fn)
+        refs = [remote.remote(t) for t in tasks]
+        index = {ref: i for i, ref in enumerate(refs)}
+        results: list[Any] = [None] * len(tasks)
+        pending, done = list(refs), 0
+        while pending:
+            try:
+                ready, pending = ray.wait(pending, num_returns=1)
+            except SystemError as exc:  # a signal handler raised inside Ray's C++ wait
+                cause = exc.__cause__ or exc.__context__
+                raise (cause if isinstance(cause, Interrupted) else exc) from None
+            results[index[ready[0]]] = ray.get(ready[0])
+            done += 1
+            on_done(done)
+        refs = []
+        return results
+    finally:
+        if started_here:
+            ray.shutdown()  # stops the local cluster and its workers with it
+        else:
+            for ref in refs:  # a shared cluster: ask its workers to stop our tasks
+                # (force=True can abort the driver in Ray 2.x: "Tried to complete task that was not pending")
+                try:
+                    ray.cancel(ref, force=False)
+                except Exception:  # noqa: BLE001 - a finished task cannot be cancelled
+                    pass
+
+
+def run_tasks(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, engine: str = "local",
+              address: str | None = None, on_done: Callable[[int], None] = lambda n: None) -> list[Any]:
+    """``[fn(t) for t in tasks]``: serially with one worker (or one task), else in a
+    spawn pool of ``workers`` processes, or as Ray tasks with ``engine="ray"``."""
+    if engine == "ray":
+        return _ray(fn, tasks, workers, address, on_done)
+    if workers <= 1 or len(tasks) <= 1:
+        results = []
+        for n, task in enumerate(tasks, start=1):
+            results.append(fn(task))
+            on_done(n)
+        return results
+    return _pool(fn, tasks, workers, on_done)

@@ -1,0 +1,142 @@
+"""The shard work folder: where shards write their tables and done markers.
+
+``.<RUN name>.work`` beside a local RUN_DIR by default; ``.<RUN name>-<hash of
+RUN_DIR>.work`` under ``--work-dir`` (runs sharing one work dir never meet); for a URI
+RUN_DIR without ``--work-dir``, under the system temp folder (keyed by the URI, so
+``--resume`` finds it again). ``plan.json`` holds the run's plan digest and a run
+token drawn when the folder is made: ``--resume`` reuses a folder whose plan matches
+(keeping its token), any other run replaces it with a new token. Every shard output
+and done marker carries the token in its name and the plan and token in the marker,
+so a writer left over from another run can never count in this one.
+
+A work folder given as a URI (``--work-dir s3://bucket/tmp``) is shared by every node:
+each shard scores into a local temporary folder and uploads its tables, then its
+marker; the driver downloads the finished outputs (``fetch_outputs``) to publish.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import tempfile
+from contextlib import AbstractContextManager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import LitmusError, StorageError, UsageError
+from pipeline.storage import Location, Remote, download_tree, guard, location
+
+PLAN_FILE = "plan.json"
+
+
+@dataclass(frozen=True)
+class WorkDir:
+    """``local`` is where the driver works (the folder itself, or a mirror of
+    ``remote``); ``remote`` is the shared folder (None when local). Picklable."""
+
+    local: Path
+    plan: str
+    token: str
+    remote: Remote | None = None
+
+    def name(self, shard: int) -> str:
+        """The stem of shard ``shard``'s files in this run: ``shard-00003.<token>``."""
+        return f"shard-{shard:05d}.{self.token}"
+
+    def marker(self, shard: int) -> Location:
+        """Where shard ``shard``'s done marker is (in the shared folder when remote)."""
+        return (self.remote if self.remote is not None else self.local) / "out" / f"{self.name(shard)}.done"
+
+    def done(self, shard: int) -> dict[str, Any] | None:
+        """Shard ``shard``'s done marker when it was written by this run, else None."""
+        where = self.marker(shard)
+        with self.guard():
+            if not where.is_file():
+                return None
+            try:
+                found = json.loads(where.read_text())
+            except ValueError:
+                return None
+        return found if found.get("plan") == self.plan and found.get("token") == self.token else None
+
+    def fetch_outputs(self) -> None:
+        """Bring every shard's tables into the local folder (remote only)."""
+        if self.remote is not None:
+            with self.guard():
+                download_tree(self.remote / "out", self.local / "out")
+
+    def remove(self) -> None:
+        """Delete the work folder (and its local mirror); best effort, never raises."""
+        shutil.rmtree(self.local, ignore_errors=True)
+        if self.remote is not None:
+            with suppress(LitmusError), self.guard():
+                self.remote.delete()
+
+    def guard(self, error: type[LitmusError] = StorageError) -> AbstractContextManager[None]:
+        """Storage failures of the work folder -> ``error`` (see :func:`work_guard`)."""
+        return work_guard(self.remote or self.local, error)
+
+
+def work_guard(where: Location, error: type[LitmusError] = StorageError) -> AbstractContextManager[None]:
+    """Storage failures -> ``error``: StorageError mid-run (the work folder is kept for
+    --resume), UsageError when opening it (the run has not started)."""
+    hint = "check --work-dir, credentials and endpoint"
+    return guard(f"cannot use the work folder {where}", error,
+                 hint + ("; --resume continues the run" if error is StorageError else ""))
+
+
+def _claim(plan_file: Location, digest: str, resume: bool, clear: Any) -> str:
+    """The run token: the folder's own on a matching --resume, else a new one
+    (after ``clear()`` empties the folder)."""
+    if resume and plan_file.is_file():
+        try:
+            found = json.loads(plan_file.read_text())
+        except ValueError:
+            found = {}
+        if found.get("plan") == digest and isinstance(found.get("token"), str):
+            return found["token"]
+    clear()
+    token = secrets.token_hex(8)
+    plan_file.write_text(json.dumps({"plan": digest, "token": token}))
+    return token
+
+
+def _local(work: Path, digest: str, resume: bool) -> WorkDir:
+    def clear() -> None:
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+
+    work.parent.mkdir(parents=True, exist_ok=True)
+    token = _claim(work / PLAN_FILE, digest, resume, clear)
+    return WorkDir(work, digest, token)
+
+
+def _remote(remote: Remote, digest: str, resume: bool) -> WorkDir:
+    with work_guard(remote, UsageError):
+        token = _claim(remote / PLAN_FILE, digest, resume, remote.delete_contents)
+    return WorkDir(Path(tempfile.mkdtemp(prefix="litmus-gate-work-")), digest, token, remote)
+
+
+def open_work(out: Location, work_dir: Path | str | None, digest: str, resume: bool) -> WorkDir:
+    """The run's work folder (see the module docstring for where it goes)."""
+    base = location(work_dir) if work_dir is not None else None
+    key = hashlib.sha256(str(out.resolve() if isinstance(out, Path) else out).encode()).hexdigest()[:16]
+    if isinstance(base, Remote):
+        return _remote(base / f".{out.name}-{key}.work", digest, resume)
+    if base is None and isinstance(out, Path):
+        return _local(out.resolve().parent / f".{out.name}.work", digest, resume)
+    if base is None:
+        base = Path(tempfile.gettempdir()) / "litmus-gate" / key
+        return _local(base / f".{out.name}.work", digest, resume)
+    return _local(base.resolve() / f".{out.name}-{key}.work", digest, resume)
+
+
+def write_marker(path: Path, content: dict[str, Any]) -> None:
+    """Write a done marker whole (temp file, then rename)."""
+    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(content, sort_keys=True))
+    os.replace(tmp, path)

@@ -1,0 +1,121 @@
+"""SIGTERM / SIGINT mid-run: one line, exit 143 / 130, no worker outlives the driver,
+nothing published, the work folder kept; a fresh run into the same --out then never
+sees the killed run's shards."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.conftest import REPO, calls, result, traj, user
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+
+
+def _corpus(path: Path, prefix: str, n: int) -> set[str]:
+    with path.open("w") as fh:
+        for i in range(n):
+            fh.write(json.dumps(traj(f"{prefix}{i}", user(f"task {i}"), calls((f"c{i}", "read_file", {"path": "x"})),
+                                     result(f"c{i}", "y" * 2000), suite=f"s{i % 3}")) + "\n")
+    return {f"{prefix}{i}" for i in range(n)}
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process under ``pid`` (children of children included), from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {p for p, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _interrupt(tmp_path: Path, corpus: Path, out: Path, signum: int,
+               extra: list[str] | None = None) -> tuple[subprocess.CompletedProcess[str], set[int]]:
+    cmd = [sys.executable, "-m", "pipeline.cli", "score", str(corpus), "--out", str(out), "--workers", "2",
+           "--shards", "8", "--quiet", *(extra or [])]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    work = out.parent / f".{out.name}.work" / "out"
+    children: set[int] = set()
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not list(work.glob("shard-*.done")):
+        children |= _descendants(proc.pid)
+        time.sleep(0.05)
+    children |= _descendants(proc.pid)
+    assert proc.poll() is None, "the run finished before it could be interrupted"
+    os.kill(proc.pid, signum)
+    stdout, stderr = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr), children
+
+
+def _ids(run: Path, table: str) -> set[str]:
+    files = sorted(str(p) for p in (run / table).rglob("*.parquet"))
+    return {r[0] for r in duckdb.execute("select trajectory_id from read_parquet(?)", [files]).fetchall()}
+
+
+@pytest.mark.parametrize("signum, code, workers", [(signal.SIGTERM, 143, "2"), (signal.SIGINT, 130, "2"),
+                                                   (signal.SIGTERM, 143, "1")])  # "1": mid-query in the driver
+def test_a_signal_stops_the_run_cleanly_and_a_fresh_run_never_sees_its_shards(
+        tmp_path: Path, signum: int, code: int, workers: str) -> None:
+    old = tmp_path / "old.jsonl"
+    _corpus(old, "old-", 1600)
+    out = tmp_path / "run"
+    done, children = _interrupt(tmp_path, old, out, signum, ["--workers", workers])
+    assert done.returncode == code, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and signal.Signals(signum).name in lines[0] and "--resume" in lines[0], done.stderr
+    assert not out.exists()
+    assert (tmp_path / ".run.work" / "plan.json").is_file()  # kept for --resume
+    assert children or workers == "1", "the run had worker processes"
+    time.sleep(5)
+    assert not [p for p in children if _alive(p)], "a worker outlived the driver"
+
+    new = tmp_path / "new.jsonl"
+    new_ids = _corpus(new, "new-", 40)
+    fresh = subprocess.run([sys.executable, "-m", "pipeline.cli", "score", str(new), "--out", str(out),
+                            "--workers", "2", "--shards", "8", "--quiet"], cwd=REPO, capture_output=True, text=True)
+    assert fresh.returncode == 0, fresh.stderr
+    assert "resuming" not in fresh.stderr
+    assert _ids(out, "verdicts") | _ids(out, "attrition") == new_ids
+    assert _ids(out, "steps") <= new_ids
+
+
+def test_sigterm_during_a_duckdb_query_in_the_driver_is_interrupted() -> None:
+    # DuckDB catches the handler's exception and raises its own "Query interrupted"
+    import threading
+
+    from pipeline.errors import Interrupted
+    from pipeline.execution.signals import interruptible
+
+    con = duckdb.connect(config={"threads": 1})
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM))
+    with pytest.raises(Interrupted) as caught:
+        with interruptible():
+            timer.start()
+            con.execute("select sum(hash(i)) from range(20000000000) t(i)").fetchall()
+    timer.cancel()
+    assert caught.value.exit_code == 143 and "SIGTERM" in caught.value.one_line()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored
