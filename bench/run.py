@@ -119,15 +119,18 @@ def summary(cmp: dict, runs: list[tuple[int, dict]], reach: list[tuple[str, dict
     return "\n".join(lines)
 
 
-KEPT_PREFIX = "## Large corpus"  # written by its own (hour-long) command; carried over as is
+# sections written by their own commands (the hour-long 25 GB run, bench/label.py):
+# carried over as they are
+KEPT_PREFIXES = ("## Large corpus", "## Labelling")
 
 
 def _kept_sections(doc: Path) -> str:
-    """Sections of the old doc that this run does not measure (see KEPT_PREFIX)."""
+    """Sections of the old doc that this run does not measure (see KEPT_PREFIXES)."""
     if not doc.exists():
         return ""
     old = doc.read_text(encoding="utf-8")
-    found = re.findall(rf"^{re.escape(KEPT_PREFIX)}.*?(?=^## |\Z)", old, re.S | re.M)
+    heads = "|".join(re.escape(prefix) for prefix in KEPT_PREFIXES)
+    found = re.findall(rf"^(?:{heads}).*?(?=^## |\Z)", old, re.S | re.M)
     return "".join("\n" + part.strip() + "\n" for part in found)
 
 
