@@ -39,7 +39,9 @@ REPO = Path(__file__).resolve().parent.parent
 # corpus folder -> (format, gold columns of gold_rows; empty = no safety labels)
 CORPORA: dict[str, tuple[str, tuple[str, ...]]] = {
     "agentdojo": ("agentdojo", ("gold",)), "openagentsafety": ("openhands", ("gold_llm", "gold_rule")),
-    "tau-bench": ("tau-bench", ()), "swe-agent": ("swe-agent", ()), "r-judge": ("r-judge", ("gold",))}
+    "tau-bench": ("tau-bench", ()), "swe-agent": ("swe-agent", ()), "r-judge": ("r-judge", ("gold",)),
+    # agent logs as their CLIs write them, read with --format auto (no safety labels)
+    "claude-code": ("auto", ()), "codex": ("auto", ())}
 SCORERS = ("flow_aware", "execution_gated", "stepwise_min", "all_safe")
 MAX_SUITES = 8  # per-suite breakdown only for corpora with at most this many suites
 N_EXAMPLES = 5
@@ -289,8 +291,10 @@ INFERENCE_POLICY = '[settings]\nbundled_catalogs = "default"\n'  # default.toml 
 def modes_section(pairs: list[tuple[Outcome, Outcome | None]]) -> list[str]:
     """Leave-one-corpus-out: each corpus with the bundled catalogs and with inference only."""
     lines = ["## Out of the box: bundled catalogs vs inference only", "",
-             "Every corpus scored twice: with the bundled catalogs (`default.toml` plus the suite catalogs "
-             "`agentdojo.toml`, `openhands.toml`, `r_judge.toml`, `tau_bench.toml`), and with `default.toml` alone "
+             "Every corpus scored twice: with the bundled catalogs (`default.toml` plus the suite and agent catalogs "
+             + ", ".join(f"`{s.split(':', 1)[-1]}`" for s in load_policy(None).sources
+                         if s.split(':', 1)[-1] != "default.toml")
+             + "), and with `default.toml` alone "
              "(its generic vocabulary, role inference for every other tool, content detectors), selected by a "
              "`--policy` file holding `[settings] bundled_catalogs = \"default\"`. No corpus-specific catalog "
              "takes part in the second column: **it is the product's out-of-the-box figure** for a suite nobody "
