@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from pipeline.config import RunConfig
 from pipeline.reader import iter_records
 from pipeline.run import score
-from tests.conftest import parquet_digests, stage_connection
+from tests.conftest import parquet_digests, stage_connection, table_contents
 from tests.session_fixtures import Claude, Codex, exec_output, use
 from tests.test_adapters_sessions import claude_session, codex_rollout
 
@@ -76,7 +76,11 @@ def test_conservation_and_determinism(tmp_path: Path) -> None:
     assert a.records_read == b.records_read == sum(len(v) for v in outcomes.values()) == 8
     assert {name: sorted(set(v)) for name, v in outcomes.items()} == {n: [e] for n, e in expected.items()}
     assert len(outcomes["export.jsonl"]) == 2  # two traces in one export
-    assert parquet_digests(tmp_path / "a") == parquet_digests(tmp_path / "b")
+    # SPEC section 6: the same contents whatever the workers and shards; the same bytes
+    # for the same settings
+    assert table_contents(tmp_path / "a") == table_contents(tmp_path / "b")
+    score(RunConfig(inputs=(tmp_path / "in",), out=tmp_path / "c", workers=2, shards=3))
+    assert parquet_digests(tmp_path / "b") == parquet_digests(tmp_path / "c")
 
 
 def test_truncated_last_line_is_dropped_and_noted(tmp_path: Path) -> None:
