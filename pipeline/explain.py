@@ -24,6 +24,10 @@ import duckdb
 STEP_LIMIT = 1000  # steps (and actions) listed per trajectory; the rest are counted, not shown
 TEXT_LIMIT = 2000  # characters kept of an argument, content or error text
 ATTRITION_LIMIT = 20
+# edges and flows grow with the square of the actions: a page lists this many of each (the
+# deciding flow and its witness edges first) and counts the rest
+EDGE_LIMIT, FLOW_LIMIT = 1000, 200
+_DECIDING_ORDER = "not violation, sink_blocked, length, source_action_idx, sink_action_idx"  # = deciding_flow
 YES_NO = {True: "unsafe", False: "safe", None: "n/a"}
 LABEL_SOURCES = {"input": "external labels file", "rules": "built-in rule"}
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -101,6 +105,8 @@ class Explanation:
     edges: list[dict[str, Any]] = field(default_factory=list)
     flows: list[dict[str, Any]] = field(default_factory=list)
     has_role_source: bool = False
+    n_edges: int = 0
+    n_flows: int = 0
 
 
 def _columns(con: duckdb.DuckDBPyConnection, relation: str) -> list[str]:
@@ -192,22 +198,53 @@ def load(con: duckdb.DuckDBPyConnection, ids: Sequence[str]) -> dict[str, Explan
         action.attempts.append(Attempt(
             row["step_idx"], row["call_id"], row["exec_status"], row["error_type"], _text(row, "error_text"),
             _text(row, "arguments"), row["result_step_idx"], row["label"], row["label_source"], row["label_rule"]))
-    if _columns(con, "edges"):
-        for row in _rows(con, f"""select trajectory_id, src_action_idx, dst_action_idx, kind,
-                                      left(evidence, $cut) as evidence, length(evidence) as evidence_len,
-                                      conf, integ, control
-                                  from edges where {_IDS}
-                                  order by trajectory_id, src_action_idx, dst_action_idx, kind""",
-                              {"ids": wanted, "cut": TEXT_LIMIT}):
-            row["evidence"] = _text(row, "evidence")
-            out[row.pop("trajectory_id")].edges.append(row)
-    if _columns(con, "flows"):
+    has_flows = bool(_columns(con, "flows"))
+    if has_flows:
         for row in _rows(con, f"""select trajectory_id, source_action_idx, sink_action_idx, length, label, sink_kind,
-                                      violation, sink_blocked, via_control, path
+                                      violation, sink_blocked, via_control, path,
+                                      count(*) over (partition by trajectory_id) as n_total
                                   from flows where {_IDS}
-                                  order by trajectory_id, source_action_idx, sink_action_idx""", params):
-            out[row.pop("trajectory_id")].flows.append(row)
+                                  qualify row_number() over (partition by trajectory_id
+                                                             order by {_DECIDING_ORDER}) <= $limit
+                                  order by trajectory_id, source_action_idx, sink_action_idx""",
+                              {"ids": wanted, "limit": FLOW_LIMIT}):
+            ex = out[row.pop("trajectory_id")]
+            ex.n_flows = int(row.pop("n_total"))
+            ex.flows.append(row)
+    if _columns(con, "edges"):
+        # the witness edges (consecutive pairs of the path of each trajectory's first flow in
+        # the deciding order) are listed before the others, so a cut never hides them
+        witness = f"""
+            first_flow as (select trajectory_id, path from flows where {_IDS}
+                           qualify row_number() over (partition by trajectory_id order by {_DECIDING_ORDER}) = 1),
+            positions as (select trajectory_id, path, unnest(range(1, len(path))) as i from first_flow),
+            witness as (select distinct trajectory_id, path[i] as src, path[i + 1] as dst from positions)""" \
+            if has_flows else """
+            witness as (select null::varchar as trajectory_id, null::bigint as src, null::bigint as dst)"""
+        for row in _rows(con, f"""with {witness},
+                                  listed as (
+                                      select e.trajectory_id, e.src_action_idx, e.dst_action_idx, e.kind,
+                                          left(e.evidence, $cut) as evidence, length(e.evidence) as evidence_len,
+                                          e.conf, e.integ, e.control,
+                                          count(*) over (partition by e.trajectory_id) as n_total
+                                      from (select * from edges where {_IDS}) e
+                                      left join witness w on w.trajectory_id = e.trajectory_id
+                                          and w.src = e.src_action_idx and w.dst = e.dst_action_idx
+                                      qualify row_number() over (partition by e.trajectory_id order by w.src is null,
+                                          e.src_action_idx, e.dst_action_idx, e.kind) <= $limit)
+                                  select * from listed
+                                  order by trajectory_id, src_action_idx, dst_action_idx, kind""",
+                              {"ids": wanted, "cut": TEXT_LIMIT, "limit": EDGE_LIMIT}):
+            row["evidence"] = _text(row, "evidence")
+            ex = out[row.pop("trajectory_id")]
+            ex.n_edges = int(row.pop("n_total"))
+            ex.edges.append(row)
     return {tid: ex for tid, ex in out.items() if ex.verdict or ex.attrition or ex.steps}
+
+
+def listed_of(listed: int, total: int) -> str:
+    """``"N of M shown"`` when rows were left out, else ``"N"``."""
+    return f"{listed} of {total} shown" if total > listed else f"{listed}"
 
 
 def deciding_flow(ex: Explanation) -> dict[str, Any] | None:

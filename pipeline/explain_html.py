@@ -19,8 +19,8 @@ from typing import Any
 
 import duckdb
 
-from pipeline.explain import (Explanation, Text, baselines, deciding_flow, flow_subgraph, label_origin, load, roles,
-                              witness_edges)
+from pipeline.explain import (Explanation, Text, baselines, deciding_flow, flow_subgraph, label_origin, listed_of, load,
+                              roles, witness_edges)
 from pipeline.explain_svg import esc, graph_svg
 
 _SLUG = re.compile(r"[^A-Za-z0-9_-]+")
@@ -149,11 +149,11 @@ def _edges_flows(ex: Explanation) -> str:
                   esc(str(e["control"]).lower())] for e, p in zip(ex.edges, pairs)]
     flow_rows = [[esc(" -> ".join(_name(ex, i) for i in f["path"]), 600), esc(f["label"]), esc(f["sink_kind"]),
                   esc(str(f["violation"]).lower()), esc(str(f["sink_blocked"]).lower())] for f in ex.flows]
-    out = f"<h2>Edges ({len(ex.edges)})</h2>"
+    out = f"<h2>Edges ({esc(listed_of(len(ex.edges), ex.n_edges))})</h2>"
     out += _table(("edge", "kind", "evidence", "label carried", "reaches a control argument"), edge_rows,
                   [p in hot for p in pairs]) \
         if edge_rows else '<p class="note">no dependency edges</p>'
-    out += f"<h2>Flows ({len(ex.flows)})</h2>"
+    out += f"<h2>Flows ({esc(listed_of(len(ex.flows), ex.n_flows))})</h2>"
     decided = deciding_flow(ex)
     out += _table(("path", "label", "sink", "violation", "sink blocked"), flow_rows,
                   [f is decided for f in ex.flows]) if flow_rows else '<p class="note">no flows</p>'

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from pipeline.errors import UsageError
-from pipeline.explain import (Explanation, Text, baselines, deciding_flow, flow_subgraph, label_origin, load,
-                              neutral, roles, witness_edges)
+from pipeline.explain import (Explanation, Text, baselines, deciding_flow, flow_subgraph, label_origin, listed_of,
+                              load, neutral, roles, witness_edges)
 
 LINE = 160  # characters of a text shown per line
 _SPACE = re.compile(r"\s+")
@@ -86,12 +86,12 @@ def render_text(ex: Explanation) -> str:
                        f"label {t.label} ({label_origin(t.label_source, t.label_rule)})")
     witness = witness_edges(deciding_flow(ex))
     _, hot = flow_subgraph(ex, deciding_flow(ex))
-    out += ["", f"edges ({len(ex.edges)})"]
+    out += ["", f"edges ({listed_of(len(ex.edges), ex.n_edges)})"]
     for e in ex.edges:
         pair = (int(e["src_action_idx"]), int(e["dst_action_idx"]))
         star = " *" if pair in witness else " +" if pair in hot else ""
         out.append(f"  {e['src_action_idx']} -> {e['dst_action_idx']} {e['kind']}{star}: {shown(e['evidence'], 80)}")
-    out += ["", f"flows ({len(ex.flows)})"]
+    out += ["", f"flows ({listed_of(len(ex.flows), ex.n_flows)})"]
     for f in ex.flows:
         out.append(f"  {' -> '.join(str(i) for i in f['path'])}: {f['label']} to {f['sink_kind']}"
                    + (" VIOLATION" if f["violation"] else "") + (" (sink blocked)" if f["sink_blocked"] else ""))

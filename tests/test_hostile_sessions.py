@@ -131,3 +131,23 @@ def test_write_stdin_without_a_running_session_is_harmless(tmp_path: Path) -> No
     c.call("w1", "write_stdin", {"session_id": 9, "chars": ""}).output("w1", exec_output(0, "done"))
     [rec] = iter_records([c.write(tmp_path / "r.jsonl")])
     assert rec.text is not None and json.loads(rec.text)["messages"][-1]["error"] is None
+
+
+def test_otel_spans_without_a_trace_id_are_not_lost(tmp_path: Path) -> None:
+    """A span whose traceId is missing or invalid, and an export with no span at all
+    (an empty export, a file cut before its first span), each land in attrition."""
+    line = json.loads(_otel_line("aa" * 16, "01" * 8, 1, "c1"))
+    line["resourceSpans"][0]["scopeSpans"][0]["spans"].append(
+        {**json.loads(_otel_line("", "02" * 8, 2, "c2"))["resourceSpans"][0]["scopeSpans"][0]["spans"][0],
+         "traceId": "not-an-id"})
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(json.dumps(line) + "\n")
+    recs = list(iter_records([mixed], "otel"))
+    assert [r.reject_reason for r in recs] == [None, "missing_trajectory_id"]
+    assert "1 span" in (recs[1].reject_detail or "")
+    empty, cut = tmp_path / "empty.json", tmp_path / "cut.jsonl"
+    empty.write_text('{"resourceSpans": []}')
+    cut.write_text(_otel_line("aa" * 16, "01" * 8, 1, "c1")[:40])
+    for path in (empty, cut):
+        [rec] = iter_records([path], "otel")
+        assert rec.text is None and rec.reject_reason == "empty_trajectory"

@@ -6,7 +6,9 @@ collector's file exporter, NDJSON). Ids may be hex (OTLP/JSON) or base64 (protob
 mapping); ``trajectory_id`` is the trace id in lower-case hex. Spans of one trace are
 gathered across the lines of ONE file (a trace split over several files gives one
 trajectory per file, with the same id: later copies are ``duplicate_trajectory_id``).
-source_line = the line of the trace's first span.
+source_line = the line of the trace's first span. Spans without a valid trace id are one
+``missing_trajectory_id`` reject per line; an export with no span at all (empty, or cut
+before its first span) is one ``empty_trajectory`` reject.
 
 Per trace, spans are ordered by start time (then span id) and read by their operation
 (``gen_ai.operation.name``, else the span name's first word):
@@ -261,9 +263,11 @@ class _Trace:
         self._result(call_id, _text(result), span.error())
 
 
-def _spans(items: Iterable[tuple[int, Any]]) -> tuple[dict[str, list[_Span]], list[int]]:
+def _spans(items: Iterable[tuple[int, Any]]) -> tuple[dict[str, list[_Span]], list[int], dict[int, int]]:
+    """(spans by trace id, dropped lines, line -> count of spans without a valid traceId)."""
     traces: dict[str, list[_Span]] = {}
     dropped: list[int] = []
+    idless: dict[int, int] = {}
     for line, doc in items:
         if doc is DROPPED:
             dropped.append(line)
@@ -281,13 +285,15 @@ def _spans(items: Iterable[tuple[int, Any]]) -> tuple[dict[str, list[_Span]], li
                     trace_id = hex_id(raw.get("traceId"), 16)
                     if trace_id is not None:
                         traces.setdefault(trace_id, []).append(_Span(raw, line, resource))
-    return traces, dropped
+                    else:  # no trajectory to put it in: counted, never silently dropped
+                        idless[line] = idless.get(line, 0) + 1
+    return traces, dropped, idless
 
 
 def convert_session(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, dict[str, Any] | Problem]]:
     """Convert one OTLP export file: one record per trace, in order of first appearance."""
     max_bytes = int(ctx.state.get("max_record_bytes", 32 * 2**20))
-    traces, dropped = _spans(items)
+    traces, dropped, idless = _spans(items)
     for trace_id, spans in traces.items():
         first_line = min(s.line for s in spans)
         try:
@@ -313,3 +319,10 @@ def convert_session(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tupl
             meta["dropped_lines"] = dropped
         suite = ctx.state.get("suite") or (service if isinstance(service, str) and service else FORMAT)
         yield first_line, {"trajectory_id": trace_id, "suite": suite, "meta": meta, "messages": trace.messages}
+    if not traces and not idless:  # an empty export, or one cut before its first span
+        line = dropped[0] if dropped else 1
+        yield line, Problem(line, "empty_trajectory", "no span in the OTLP export"
+                            + (f" (line {line} is not JSON: truncated)" if dropped else ""))
+    for line, n in idless.items():
+        yield line, Problem(line, "missing_trajectory_id", f"{n} span(s) on line {line} without a valid traceId "
+                                                           "(16 bytes, hex or base64)")
