@@ -109,8 +109,10 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     materialize(con, "content_candidates", pattern=con.execute("select pattern from policy_content_any").fetchall()[0][0])
     materialize_per_rule(con, "content_spans", _rules(con, "policy_content"))
     content_labels(con)
+    lexicon = policy.data.get("inference", {})
     materialize(con, "edges", min_len=int(policy.setting("min_fragment_length")),
-                max_sources=int(policy.setting("max_fragment_sources")))
+                max_sources=int(policy.setting("max_fragment_sources")),
+                program_args=[str(a) for a in [*lexicon.get("shell_args", []), *lexicon.get("code_args", [])]])
     executed_writes(con)
     materialize(con, "flows",
                 injected_control=bool(policy.data.get("injection", {}).get("control_is_violation", True)))
