@@ -177,6 +177,8 @@ def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon) -> dict[str, 
     resources = [a for a in args if _has(tokenise(a), lex.resource_args)]
     sink = _sink(verb, tokens, lex)
     source = _source(tokens, lex)
+    if sink is not None and verb in lex.read_verbs and (source or {}).get("confidentiality") == "secret":
+        sink = None  # reading a key or a secret record brings it in: a source, not egress (`get_api_key`)
     if sink is not None:
         entry["sink"] = sink
         entry["control"] = [a for a in args if _has(tokenise(a), lex.control_args)]
