@@ -150,3 +150,18 @@ def test_resume_after_a_kill_during_publish_rescores_the_moved_shards(tmp_path: 
             main(args)
     assert main([*args, "--resume"]) == 0
     assert table_contents(tmp_path / "run") == table_contents(tmp_path / "clean")
+
+
+def test_a_shard_file_never_shares_its_temp_name_with_another_writer(tmp_path: Path) -> None:
+    # a Ray task of a killed run can still be writing the same shard when --resume
+    # (same run token) scores it again: their temp files must not be one path
+    import polars as pl
+
+    from pipeline.execution.shard import _write
+
+    target = tmp_path / "verdicts" / "shard-00000.tok.parquet"
+    target.parent.mkdir()
+    (target.parent / (target.name + ".tmp")).mkdir()  # the other writer's temp path, in use
+    _write(pl.DataFrame({"a": [1, 2]}), target)
+    assert pl.read_parquet(target)["a"].to_list() == [1, 2]
+    assert sorted(p.name for p in target.parent.iterdir()) == [target.name, target.name + ".tmp"]
