@@ -247,7 +247,7 @@ def register_tool_roles(con: duckdb.DuckDBPyConnection, data: dict[str, Any]) ->
     catalog = con.table("policy_tools").to_arrow_table()
     found = con.execute(_UNCATALOGUED).fetchall()
     entries = inferred_entries(((name, args) for _, name, args in found), data)
-    rows = [tool_row(key, None, *entries[key][:1], data.get("sinks", {}), entries[key][1])
+    rows = [tool_row(key, None, entries[key][0], data.get("sinks", {}), entries[key][1])
             for key, _, _ in sorted(found) if key in entries]
     if rows:
         inferred = pa.Table.from_pylist(rows, schema=catalog.schema)
