@@ -13,7 +13,12 @@ recognises gets no entry: a neutral action, through which data edges still pass.
 
 Inference depends on the tool name and on the argument names seen with it; each
 argument name is classified on its own, so a call's roles do not depend on which
-other calls share its shard.
+other calls share its shard. Two choices would depend on the shard, so the run makes
+them per call instead: a shell/code step's program argument is the first of
+``shell_args`` / ``code_args`` present in that call's arguments (``resources.py``),
+and a tool placed only by a resource argument (no verb, no source token) is placed
+for the calls that pass one (``role_source = 'by_arguments'`` in ``policy_tools``,
+``inferred`` or ``none`` per call in ``actions`` and ``step_rejects``).
 """
 
 from __future__ import annotations
@@ -172,6 +177,8 @@ def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon) -> dict[str, 
     resources = [a for a in args if _has(tokenise(a), lex.resource_args)]
     sink = _sink(verb, tokens, lex)
     source = _source(tokens, lex)
+    if sink is not None and verb in lex.read_verbs and (source or {}).get("confidentiality") == "secret":
+        sink = None  # reading a key or a secret record brings it in: a source, not egress (`get_api_key`)
     if sink is not None:
         entry["sink"] = sink
         entry["control"] = [a for a in args if _has(tokenise(a), lex.control_args)]
@@ -194,14 +201,25 @@ def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon) -> dict[str, 
     return entry
 
 
-def inferred_entries(names_args: Iterable[tuple[str, list[str]]], data: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Inferred entries for (tool name, argument names) pairs, keyed by lower-cased name."""
+def inferred_entries(names_args: Iterable[tuple[str, list[str]]],
+                     data: dict[str, Any]) -> dict[str, tuple[dict[str, Any], str]]:
+    """Inferred entries and their ``role_source`` for (tool name, argument names seen in
+    the shard) pairs, keyed by lower-cased name, with no choice that depends on which
+    calls the shard holds (module docstring): a program argument is left to each call
+    (the first of the lexicon's list stands for it), and an entry placed only by a
+    resource argument is ``by_arguments``."""
     lex = lexicon(data.get("inference", {}))
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, tuple[dict[str, Any], str]] = {}
     for name, args in names_args:
         entry = infer_entry(name, args, lex)
-        if entry is not None:
-            out[name.lower()] = entry
+        if entry is None:
+            continue
+        if "shell" in entry:
+            entry["shell"] = _pick((), lex.shell_args)
+        if "code" in entry:
+            entry["code"] = _pick((), lex.code_args)
+        by_name = infer_entry(name, (), lex) is not None
+        out[name.lower()] = (entry, "inferred" if by_name else "by_arguments")
     return out
 
 
@@ -221,14 +239,15 @@ def register_tool_roles(con: duckdb.DuckDBPyConnection, data: dict[str, Any]) ->
     """Replace ``policy_tools`` by the catalog plus inferred entries for the shard's other tools.
 
     One inference per distinct tool name of the shard (argument names seen with it),
-    never per row. Inferred rows carry ``role_source = 'inferred'``.
+    never per row. Inferred rows carry ``role_source = 'inferred'``, or ``'by_arguments'``
+    for a tool placed only by a resource argument (decided per call by the SQL stages).
     """
     from pipeline.policy import tool_row
 
     catalog = con.table("policy_tools").to_arrow_table()
     found = con.execute(_UNCATALOGUED).fetchall()
     entries = inferred_entries(((name, args) for _, name, args in found), data)
-    rows = [tool_row(key, None, entries[key], data.get("sinks", {}), "inferred")
+    rows = [tool_row(key, None, entries[key][0], data.get("sinks", {}), entries[key][1])
             for key, _, _ in sorted(found) if key in entries]
     if rows:
         inferred = pa.Table.from_pylist(rows, schema=catalog.schema)

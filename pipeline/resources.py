@@ -25,9 +25,9 @@ _PROGRAM_OPAQUE_SCHEMA = pa.schema([("program_id", pa.int64()), ("opaque_reason"
 # repeat the same commands (ls, git status, pytest) across thousands of calls.
 _PROGRAMS = """
 create or replace temp table shell_programs as
-select row_number() over (order by arguments, shell_arg, code_arg) - 1 as program_id, *
+select row_number() over (order by arguments, shell_arg, code_arg, inferred) - 1 as program_id, *
 from (
-    select distinct s.arguments, t.shell_arg, t.code_arg
+    select distinct s.arguments, t.shell_arg, t.code_arg, t.role_source <> 'catalog' as inferred
     from steps s join policy_tools t on t.tool_key = lower(s.tool_name)
     where s.kind = 'tool_call' and s.args_ok and (t.shell_arg is not null or t.code_arg is not null)
 )
@@ -37,6 +37,7 @@ select s.trajectory_id, s.step_idx, p.program_id
 from steps s join policy_tools t on t.tool_key = lower(s.tool_name)
 join shell_programs p on p.arguments = s.arguments
     and p.shell_arg is not distinct from t.shell_arg and p.code_arg is not distinct from t.code_arg
+    and p.inferred = (t.role_source <> 'catalog')
 where s.kind = 'tool_call' and s.args_ok
 """
 
@@ -50,7 +51,25 @@ def _program_text(arguments: str, arg: str | None) -> str | None:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _analyse(arguments: str, shell_arg: str | None, code_arg: str | None) -> ShellAnalysis | None:
+def _per_call(arguments: str, arg: str | None, candidates: tuple[str, ...]) -> str | None:
+    """An inferred tool's program argument in this call: the first of the lexicon's
+    ``candidates`` the call passes (chosen per call, so it does not depend on which
+    other calls share the shard: ``pipeline.inference``)."""
+    if arg is None or not candidates:
+        return arg
+    try:
+        present = json.loads(arguments)
+    except ValueError:
+        return arg
+    if not isinstance(present, dict):
+        return arg
+    return next((c for c in candidates if c in present), arg)
+
+
+def _analyse(arguments: str, shell_arg: str | None, code_arg: str | None,
+             candidates: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> ShellAnalysis | None:
+    shell_arg = _per_call(arguments, shell_arg, candidates[0])
+    code_arg = _per_call(arguments, code_arg, candidates[1])
     command = _program_text(arguments, shell_arg)
     if command is not None:
         return analyse_command(command)
@@ -69,10 +88,14 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     con.execute(_PROGRAMS)
     program_rows: list[tuple[int, str, str]] = []
     opaque_rows: list[tuple[int, str]] = []
-    cursor = con.execute("select program_id, arguments, shell_arg, code_arg from shell_programs order by program_id")
+    inference = json.loads(con.execute("select json from policy_document").fetchall()[0][0]).get("inference", {})
+    lexicon = (tuple(str(a) for a in inference.get("shell_args", [])),
+               tuple(str(a) for a in inference.get("code_args", [])))
+    cursor = con.execute(
+        "select program_id, arguments, shell_arg, code_arg, inferred from shell_programs order by program_id")
     while batch := cursor.fetchmany(batch_rows):
-        for program_id, arguments, shell_arg, code_arg in batch:
-            analysis = _analyse(arguments, shell_arg, code_arg)
+        for program_id, arguments, shell_arg, code_arg, inferred in batch:
+            analysis = _analyse(arguments, shell_arg, code_arg, lexicon if inferred else ((), ()))
             if analysis is None:
                 continue
             if analysis.opaque:

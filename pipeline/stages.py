@@ -87,7 +87,10 @@ def steps(con: duckdb.DuckDBPyConnection) -> None:
     materialize_per_rule(con, "error_rule_hits", _rules(con, "policy_error_rules"))
     classifier = _rules(con, "policy_classifier")
     wide = sorted({r["pattern"] for r in classifier if r["argument"] == "*"})
-    materialize(con, "classifier_calls", pattern="|".join(f"(?:{p})" for p in wide) or r"[^\s\S]")
+    runs_later = json.loads(con.execute("select json from policy_document").fetchall()[0][0]).get(
+        "classifier", {}).get("runs_later") or r"[^\s\S]"
+    materialize(con, "classifier_calls", pattern="|".join(f"(?:{p})" for p in wide) or r"[^\s\S]",
+                runs_later=runs_later)
     materialize_per_rule(con, "classifier_hits", classifier)
     materialize(con, "steps")
     con.execute("create or replace temp table written_hits as select * from classifier_hits where written")
@@ -109,8 +112,10 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     materialize(con, "content_candidates", pattern=con.execute("select pattern from policy_content_any").fetchall()[0][0])
     materialize_per_rule(con, "content_spans", _rules(con, "policy_content"))
     content_labels(con)
+    lexicon = policy.data.get("inference", {})
     materialize(con, "edges", min_len=int(policy.setting("min_fragment_length")),
-                max_sources=int(policy.setting("max_fragment_sources")))
+                max_sources=int(policy.setting("max_fragment_sources")),
+                program_args=[str(a) for a in [*lexicon.get("shell_args", []), *lexicon.get("code_args", [])]])
     executed_writes(con)
     materialize(con, "flows",
                 injected_control=bool(policy.data.get("injection", {}).get("control_is_violation", True)))

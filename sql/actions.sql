@@ -75,7 +75,15 @@ final as (
         g.exec_status in ('executed', 'unknown') as executed,  -- unknown fails closed
         g.exec_status = 'blocked' as blocked,
         -- where the tool's roles come from, and the roles it gave (so a user sees what was guessed)
-        coalesce(t.role_source, 'none') as role_source,
+        -- a tool inference placed only by a resource argument (`by_arguments`) is placed for
+        -- the calls that pass one: decided per call, never by what else shares the shard
+        case
+            when t.role_source = 'by_arguments' then case
+                when g.args_ok and json_type(g.arguments) = 'OBJECT' and list_has_any(
+                    list_concat(t.reads, t.writes, t.executes, t.deletes, t.sends), json_keys(g.arguments))
+                then 'inferred' else 'none' end
+            else coalesce(t.role_source, 'none')
+        end as role_source,
         case when t.source_conf + t.source_integ > 0
             then ['public', 'internal', 'secret'][t.source_conf + 1] || '/' || ['trusted', 'untrusted'][t.source_integ + 1]
         end as source_label,

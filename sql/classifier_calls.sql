@@ -1,6 +1,7 @@
 -- classifier_calls: every tool call with the text the built-in classifier's rules read
 -- (grain: trajectory_id, step_idx). Inputs: events, policy_tools.
--- Parameters: $pattern (the alternation of every `argument = "*"` rule's pattern).
+-- Parameters: $pattern (the alternation of every `argument = "*"` rule's pattern),
+-- $runs_later (classifier.runs_later: written paths that run by themselves later).
 -- Running is not writing: for a tool that writes files (catalog `writes`, not a shell or
 -- code step) the `*` rules read only its resource arguments (`command_text`); a match only
 -- inside the content it writes is `written` (sql/classifier_hits.sql). `candidate`: some
@@ -8,16 +9,24 @@
 with calls as (
     select e.trajectory_id, e.step_idx, e.arguments, e.args_ok, lower(e.tool_name) as tool_key,
         lower(t.catalog_name) as catalog_key,
-        coalesce(len(t.writes) > 0 and t.shell_arg is null and t.code_arg is null, false) as writer,
-        list_concat(t.reads, t.writes, t.executes, t.deletes, t.sends, t.control) as resource_args
+        coalesce(len(t.writes) > 0 and t.shell_arg is null and t.code_arg is null, false) as writes_files,
+        list_concat(t.reads, t.writes, t.executes, t.deletes, t.sends, t.control) as resource_args,
+        t.writes as write_args
     from events e left join policy_tools t on t.tool_key = lower(e.tool_name)
     where e.kind = 'tool_call'
+),
+writers as (
+    select *,
+        -- a file that runs by itself later (start-up file, cron, hook): its content is run
+        writes_files and not coalesce(args_ok and len(list_filter(write_args, lambda k:
+            regexp_matches(coalesce(arguments ->> ('$."' || k || '"'), ''), $runs_later))) > 0, false) as writer
+    from calls
 ),
 final as (
     select trajectory_id, step_idx, arguments, args_ok, tool_key, catalog_key, writer,
         case when writer and args_ok then array_to_string(list_transform(resource_args,
             lambda k: coalesce(arguments ->> ('$."' || k || '"'), '')), chr(10)) else arguments end as command_text,
         coalesce(regexp_matches(arguments, $pattern), false) as candidate
-    from calls
+    from writers
 )
 select * from final

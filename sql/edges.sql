@@ -3,7 +3,8 @@
 -- Inputs: steps, actions, action_roles, resources, outputs, injection_spans,
 --         content_spans, policy_content, policy_tools (macros from sql/macros.sql).
 -- Parameters: $min_len (shortest fragment that is evidence), $max_sources (a
---             fragment in more outputs than this within a trajectory is too common).
+--             fragment in more outputs than this within a trajectory is too common),
+--             $program_args (the [inference] shell_args and code_args).
 -- Sources of edges are executed actions (they have output); targets are executed or
 -- blocked actions (a blocked sink still shows what was attempted).
 with nodes as (
@@ -51,7 +52,11 @@ evidence as (
     anti join common_keys c using (trajectory_id, key)
 ),
 arguments as (
-    select n.trajectory_id, n.action_idx, n.call_step_idx, a.arguments, t.control, t.shell_arg, t.code_arg
+    select n.trajectory_id, n.action_idx, n.call_step_idx, a.arguments, t.control, t.shell_arg, t.code_arg,
+        -- an inferred shell/code step takes its program from whichever lexicon argument the
+        -- call passes (pipeline/resources.py), so each of them chooses the effect
+        coalesce(t.role_source <> 'catalog' and (t.shell_arg is not null or t.code_arg is not null), false)
+            as inferred_program
     from nodes n
     join actions a using (trajectory_id, action_idx)
     left join policy_tools t on t.tool_key = lower(n.tool_name)
@@ -61,7 +66,8 @@ argument_values as (
     select a.trajectory_id, a.action_idx, a.call_step_idx, e.key as arg,
         case when json_type(e.value) = 'VARCHAR' then e.value ->> '$' else e.value::varchar end as value,
         -- an argument that chooses the effect (recipient, url, the command itself)
-        coalesce(list_contains(a.control, e.key) or e.key = a.shell_arg or e.key = a.code_arg, false)
+        coalesce(list_contains(a.control, e.key) or e.key = a.shell_arg or e.key = a.code_arg
+                 or (a.inferred_program and list_contains($program_args::varchar[], e.key)), false)
             as is_control
     from arguments a, json_each(a.arguments) e
 ),

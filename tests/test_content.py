@@ -60,6 +60,10 @@ NEGATIVE = {
     "masked_password": ("password: ******** (hidden)\nbuild 20240501 ok", "20240501"),
     "lowercase_confidential": ("our confidentiality policy is at docs/privacy-v2.html", "docs/privacy-v2.html"),
     "invalid_ssn": ("ticket 000-12-3456 closed", "000-12-3456"),
+    # Luhn passes one number in ten: ids and epoch-millisecond timestamps outside the card
+    # issuers' ranges (cards start with 2-6) are not card numbers
+    "epoch_millis": ('{"created_at": 1714564800006, "status": "ok"}', "1714564800006"),
+    "snowflake_id": ("message id 1234567890123456785 posted", "1234567890123456785"),
 }
 
 

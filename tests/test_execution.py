@@ -129,3 +129,39 @@ def test_resume_after_a_failed_publish_equals_a_clean_run(tmp_path: Path, monkey
     assert not (tmp_path / "run").exists()
     assert main([*args, "--resume"]) == 0
     assert parquet_digests(tmp_path / "run") == parquet_digests(tmp_path / "clean")
+
+
+def test_resume_after_a_kill_during_publish_rescores_the_moved_shards(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # SIGKILL while publishing: some shard files were already moved into a staging folder
+    # that no rollback ever puts back (the next run removes the dead run's staging folder)
+    corpus = tmp_path / "dups.jsonl"
+    _dup_corpus(corpus)
+    assert main(["score", str(corpus), "--out", str(tmp_path / "clean"), "--shards", "3", "--quiet"]) == 0
+    args = ["score", str(corpus), "--out", str(tmp_path / "run"), "--shards", "3", "--quiet"]
+    with monkeypatch.context() as patch:
+        def killed(config: object, out: object, work: Path, *rest: object) -> None:
+            for f in sorted((work / "out").rglob("shard-00001.*.parquet")):
+                f.unlink()  # moved away, never moved back
+            raise SystemExit(137)
+
+        patch.setattr("pipeline.execution.driver._publish", killed)
+        with pytest.raises(SystemExit):
+            main(args)
+    assert main([*args, "--resume"]) == 0
+    assert table_contents(tmp_path / "run") == table_contents(tmp_path / "clean")
+
+
+def test_a_shard_file_never_shares_its_temp_name_with_another_writer(tmp_path: Path) -> None:
+    # a Ray task of a killed run can still be writing the same shard when --resume
+    # (same run token) scores it again: their temp files must not be one path
+    import polars as pl
+
+    from pipeline.execution.shard import _write
+
+    target = tmp_path / "verdicts" / "shard-00000.tok.parquet"
+    target.parent.mkdir()
+    (target.parent / (target.name + ".tmp")).mkdir()  # the other writer's temp path, in use
+    _write(pl.DataFrame({"a": [1, 2]}), target)
+    assert pl.read_parquet(target)["a"].to_list() == [1, 2]
+    assert sorted(p.name for p in target.parent.iterdir()) == [target.name, target.name + ".tmp"]

@@ -66,6 +66,9 @@ def test_tokenise_is_bounded() -> None:
     ("search_files", ["query"], {"source": {"confidentiality": "internal"}}),  # weak `search` ignored
     ("TrafficControlSearchLocations", ["location_name"], {"source": {"confidentiality": "internal"}}),
     ("mcp__fs__read_text_file", ["path"], {"reads": ["path"], "source": {"confidentiality": "internal"}}),
+    # reading a credential is a secret source, not egress (every tool is some API)
+    ("get_api_key", ["service"], {"source": {"confidentiality": "secret"}}),
+    ("fetch_api_credentials", ["name"], {"source": {"confidentiality": "secret"}}),
     # writes
     ("append_to_file", ["file_id", "content"], {"writes": ["file_id"]}),
     # agent-harness tool names (Claude Code, MCP servers) that adapters emit as they are

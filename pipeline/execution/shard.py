@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -104,9 +105,13 @@ def _records(task: ShardTask) -> pa.Table:
 
 def _write(frame: pl.DataFrame, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    frame.write_parquet(tmp, compression="zstd", statistics=True)
-    os.replace(tmp, target)
+    # a temp name of this writer alone: a task of a killed run may still write this shard
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        frame.write_parquet(tmp, compression="zstd", statistics=True)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _write_table(table: str, frame: pl.DataFrame, out: Path, stem: str) -> list[list[Any]]:

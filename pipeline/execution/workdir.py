@@ -61,7 +61,17 @@ class WorkDir:
                 found = json.loads(where.read_text())
             except ValueError:
                 return None
-        return found if found.get("plan") == self.plan and found.get("token") == self.token else None
+        if found.get("plan") != self.plan or found.get("token") != self.token:
+            return None
+        if self.remote is None and not self._outputs_present(found):
+            return None  # a publish killed mid-way moved some away (SIGKILL: no rollback): score again
+        return found
+
+    def _outputs_present(self, marker: dict[str, Any]) -> bool:
+        """Whether every file a local marker lists is still in the work folder."""
+        out = self.local / "out"
+        listed = [marker.get("ids")] + [f[0] for files in marker.get("files", {}).values() for f in files]
+        return all(isinstance(rel, str) and (out / rel).is_file() for rel in listed)
 
     def fetch_outputs(self) -> None:
         """Bring every shard's tables into the local folder (remote only)."""
