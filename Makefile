@@ -26,9 +26,13 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest
 
-bench: $(VENV)/.installed-dev
-	$(BIN)/python -m pip install -q -c constraints-dev.txt -e '.[dev,bench]'
-	$(BIN)/python bench/run.py
+# Invariant's analyzer needs openai<2 and the dev extra's openai-agents openai>=3: the
+# bench has a venv of its own with the package and the bench extra only.
+BENCH_VENV := .venv-bench
+bench:
+	test -x $(BENCH_VENV)/bin/python || $(PY) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install -q -e '.[bench]'
+	$(BENCH_VENV)/bin/python bench/run.py
 
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) $(BENCH_VENV) runs
