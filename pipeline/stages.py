@@ -140,31 +140,36 @@ def content_labels(con: duckdb.DuckDBPyConnection) -> None:
         join (select distinct trajectory_id, action_idx, call_step_idx from action_roles
               where sink_kind in ('egress', 'send_mail', 'share')) r using (trajectory_id, action_idx)
         where c.conf = 2""")
-    con.execute("""
-        update steps s set label = 'unsafe', score = 1.0, label_rule = 'secret_sent:' || x.name
-        from (select trajectory_id, call_step_idx, coalesce(arg_min(p.name, p.ord), 'file held a secret') as name
-              from sent_secrets left join policy_content p using (ord) group by all) x
-        where s.trajectory_id = x.trajectory_id and s.step_idx = x.call_step_idx
-          and s.label_source = 'rules' and s.label = 'safe'""")
-    con.execute("""
-        update actions a set label = s.label, score = s.score
-        from sent_secrets x join steps s on s.trajectory_id = x.trajectory_id and s.step_idx = x.call_step_idx
-        where a.trajectory_id = x.trajectory_id and a.action_idx = x.action_idx""")
+    _label_unsafe(con, """
+        select trajectory_id, action_idx, call_step_idx,
+            'secret_sent:' || coalesce(arg_min(p.name, p.ord), 'file held a secret') as rule_name
+        from sent_secrets left join policy_content p using (ord) group by all""")
 
 
 def executed_writes(con: duckdb.DuckDBPyConnection) -> None:
     """Stage ``executed_writes``: a rule-flagged command written into a file labels the
     action that later runs the file (steps and actions labelled by rules only)."""
     materialize(con, "executed_writes")
+    # one rule per step, the same whatever the row order (several written commands may run)
+    _label_unsafe(con, "select trajectory_id, action_idx, call_step_idx, min(rule_name) as rule_name "
+                       "from executed_writes group by all")
+
+
+def _label_unsafe(con: duckdb.DuckDBPyConnection, labelled: str) -> None:
+    """Each row of ``labelled`` (a constant query of this module: trajectory_id, action_idx,
+    call_step_idx, rule_name) makes its tool-call step unsafe by that rule, when only the
+    rule classifier had labelled it (safe), and its action takes the step's label."""
+    con.execute(f"create or replace temp view relabelled as {labelled}")
     con.execute("""
         update steps s set label = 'unsafe', score = 1.0, label_rule = x.rule_name
-        from executed_writes x
+        from relabelled x
         where s.trajectory_id = x.trajectory_id and s.step_idx = x.call_step_idx
           and s.label_source = 'rules' and s.label = 'safe'""")
     con.execute("""
         update actions a set label = s.label, score = s.score
-        from executed_writes x join steps s on s.trajectory_id = x.trajectory_id and s.step_idx = x.call_step_idx
+        from relabelled x join steps s on s.trajectory_id = x.trajectory_id and s.step_idx = x.call_step_idx
         where a.trajectory_id = x.trajectory_id and a.action_idx = x.action_idx""")
+    con.execute("drop view relabelled")
 
 
 def verdicts(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
