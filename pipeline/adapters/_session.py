@@ -21,10 +21,10 @@ the whole record):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from pipeline.adapters._common import Ctx
+from pipeline.adapters._common import AdapterError, Ctx
 from pipeline.adapters._io import Problem, decode_line, iter_lines, parse_json, read_document
 from pipeline.records import RawRecord, rejected
 from pipeline.storage import Location
@@ -81,6 +81,20 @@ def session_items(path: Location, max_record_bytes: int, document: bool = False)
         yield line, value
     if pending is not None:
         yield pending.line, DROPPED
+
+
+def feed_lines(items: Iterable[tuple[int, Any]], line: Callable[[dict[str, Any]], None]) -> list[int]:
+    """Pass each object line of a session file to ``line``; returns the line numbers of
+    dropped (truncated) lines. A line that is JSON but not an object rejects the file."""
+    dropped: list[int] = []
+    for number, obj in items:
+        if obj is DROPPED:
+            dropped.append(number)
+        elif isinstance(obj, dict):
+            line(obj)
+        else:
+            raise AdapterError(f"line {number} is {type(obj).__name__}, expected an object")
+    return dropped
 
 
 def text_size(value: Any) -> int:

@@ -43,7 +43,7 @@ from typing import Any
 
 from pipeline.adapters._common import AdapterError, Ctx, text_of, tool_call, tool_result
 from pipeline.adapters._io import iter_lines
-from pipeline.adapters._session import DROPPED, SizeGuard
+from pipeline.adapters._session import SizeGuard, feed_lines
 from pipeline.records import canonical_message
 
 FORMAT = "claude-code"
@@ -239,14 +239,7 @@ def convert_session(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tupl
     """Convert one Claude Code session file (the reader's ``session`` layout)."""
     max_bytes = int(ctx.state.get("max_record_bytes", 32 * 2**20))
     builder = _Builder(SizeGuard(max_bytes))
-    dropped: list[int] = []
-    for line, obj in items:
-        if obj is DROPPED:
-            dropped.append(line)
-        elif isinstance(obj, dict):
-            builder.line(obj)
-        else:
-            raise AdapterError(f"line {line} is {type(obj).__name__}, expected an object")
+    dropped = feed_lines(items, builder.line)
     if not builder.session_ids:
         if not builder.known_lines:
             raise AdapterError("no user/assistant line with a sessionId: not a Claude Code session")

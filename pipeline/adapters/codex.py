@@ -42,7 +42,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pipeline.adapters._common import AdapterError, Ctx, text_of, tool_call, tool_result
-from pipeline.adapters._session import DROPPED, SizeGuard
+from pipeline.adapters._session import SizeGuard, feed_lines
 from pipeline.records import canonical_message
 
 FORMAT = "codex"
@@ -266,14 +266,7 @@ class _Rollout:
 def convert_session(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, dict[str, Any]]]:
     """Convert one Codex rollout file (the reader's ``session`` layout)."""
     rollout = _Rollout(SizeGuard(int(ctx.state.get("max_record_bytes", 32 * 2**20))))
-    dropped: list[int] = []
-    for line, obj in items:
-        if obj is DROPPED:
-            dropped.append(line)
-        elif isinstance(obj, dict):
-            rollout.line(obj)
-        else:
-            raise AdapterError(f"line {line} is {type(obj).__name__}, expected an object")
+    dropped = feed_lines(items, rollout.line)
     if rollout.session_id is None:
         raise AdapterError("no session_meta line with an id: not a Codex rollout")
     rollout.finish()
