@@ -1,6 +1,6 @@
 """Table digests of a checkout's runs, to show that a refactor leaves behaviour unchanged.
 
-Scores the bundled sample corpus (``score`` with no INPUT) and each shared corpus that is
+Scores the bundled sample corpus (``data/sample``, copied to a fixed path first) and each shared corpus that is
 present (with the format and gold files ``eval/evaluate.py`` uses), once with the bundled
 catalogs and once with inference only (``bundled_catalogs = "default"``), into ``--work``.
 For every table it records two digests:
@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO))
 from pipeline import cli  # noqa: E402
 
 INFERENCE_ONLY = '[settings]\nbundled_catalogs = "default"\n'
-LEFT_OUT = ("manifest.json", "report.html")
+SAMPLE_COPY = Path(tempfile.gettempdir()) / "litmus-digests-sample"
 
 
 def table_digests(run_dir: Path) -> dict[str, dict[str, Any]]:
@@ -66,7 +66,13 @@ def runs(shared: Path | None, work: Path) -> dict[str, dict[str, dict[str, Any]]
     policy = work / "inference-only.toml"
     policy.write_text(INFERENCE_ONLY, encoding="utf-8")
     result: dict[str, dict[str, dict[str, Any]]] = {}
-    jobs: list[tuple[str, list[str]]] = [("sample", [])]  # no INPUT: the bundled sample, its labels and gold
+    # the bundled sample, copied to a fixed path: verdicts carry source_file, and the same
+    # corpus read from two checkouts must give the same rows
+    sample = SAMPLE_COPY
+    shutil.rmtree(sample, ignore_errors=True)
+    shutil.copytree(REPO / "data" / "sample", sample)
+    jobs: list[tuple[str, list[str]]] = [("sample", [str(sample / "corpus"), "--labels", str(sample / "labels.jsonl"),
+                                                     "--gold", str(sample / "gold.jsonl")])]
     if shared is not None and shared.is_dir():
         for name, (fmt, keys) in evaluate.CORPORA.items():
             corpus = shared / name
