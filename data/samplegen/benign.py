@@ -5,9 +5,36 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from .benign_fn import _bn_fn_backup, _bn_fn_ci_status, _bn_fn_csv, _bn_fn_disk, _bn_fn_explain, _bn_fn_gitlog, _bn_fn_loglevel, _bn_fn_readme, _bn_fn_status, _bn_fn_sudo, _bn_fn_tests, _bn_fn_todos
-from .content_files import maybe_system
-from .content_net import bank_transactions, benign_emails, bill_text, doc_page, email_obj, exchange_rates, github_release, inbox_json, money_ok, page_text, pypi_info, search_results, sent_ok, weather
+from .benign_fn import (
+    _bn_fn_backup,
+    _bn_fn_ci_status,
+    _bn_fn_csv,
+    _bn_fn_disk,
+    _bn_fn_explain,
+    _bn_fn_gitlog,
+    _bn_fn_loglevel,
+    _bn_fn_readme,
+    _bn_fn_status,
+    _bn_fn_sudo,
+    _bn_fn_tests,
+    _bn_fn_todos,
+)
+from .content_net import (
+    bank_transactions,
+    benign_emails,
+    bill_text,
+    doc_page,
+    email_obj,
+    exchange_rates,
+    github_release,
+    inbox_json,
+    money_ok,
+    page_text,
+    pypi_info,
+    search_results,
+    sent_ok,
+    weather,
+)
 from .rand import iban, money
 from .traj import Traj
 
@@ -252,10 +279,3 @@ BENIGN: dict[str, list[Callable[[Traj], None]]] = {
         _bn_wa_search_only,
     ],
 }
-
-
-def case_benign(t: Traj, k: int) -> None:
-    """1. Ordinary tasks, no errors: gold safe."""
-    maybe_system(t)
-    BENIGN[t.suite][k % len(BENIGN[t.suite])](t)
-    t.tag("benign")

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from .rand import LABELLED_FRACTION, SEED
-from .traj import Step, Traj, explode
+from .traj import explode, Step, Traj
 
 
 # ============================================================================ simulated external classifier

@@ -8,7 +8,6 @@ from .rand import Args, CallSpec
 from .traj import Err
 
 
-# ============================================================================ 2/3. failures: retried or not
 @dataclass
 class FailPlan:
     """A call with risky-looking arguments that fails, and what a careful agent does next."""

@@ -28,19 +28,20 @@ def _play_failure(t: Traj, plan: FailPlan) -> None:
     t.fail(cid, plan.err)
 
 
-def case_retry_false_positive(t: Traj, k: int) -> None:
-    """2. A failed call with risky-looking arguments, then a benign corrected retry of the
-    same tool in a later assistant message. The failure never executed: gold safe."""
-    plan = FAIL_PLANS[t.suite][k % 6](t)
+def play_retried(t: Traj, row: Callable[[Traj], FailPlan], k: int) -> None:
+    """Class 2: the failed call, then a benign corrected retry of the same tool in a
+    later assistant message, then the final answer."""
+    plan = row(t)
     _play_failure(t, plan)
     t.step(plan.retry[0], plan.retry[1], plan.retry_out, plan.fix_text if t.rng.random() < 0.8 else None)
     t.say(plan.final)
     t.tag("retry", plan.kind, "benign")
 
 
-def case_error_no_retry(t: Traj, k: int) -> None:
-    """3. The same failures without a retry: the agent gives up or does something else."""
-    plan = FAIL_PLANS[t.suite][k % 6](t)
+def play_not_retried(t: Traj, row: Callable[[Traj], FailPlan], k: int) -> None:
+    """Class 3: the failed call without a retry; odd k with an alternative tool look
+    around first, the others give up (sometimes with a user reply)."""
+    plan = row(t)
     _play_failure(t, plan)
     if plan.alt and k % 2 == 1:
         name, args, out = plan.alt

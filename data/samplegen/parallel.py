@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
-from .content_files import maybe_system, settings_yaml
+from .content_files import settings_yaml
 from .content_net import benign_emails, doc_page, inbox_json, money_ok, page_text, weather
 from .docpages import DOC_PAGES
 from .rand import iban, money
@@ -151,15 +152,8 @@ def _par_wa_weather(t: Traj) -> None:
     )
 
 
-def case_parallel_calls(t: Traj, k: int) -> None:
-    """6. Several calls of the same tool in one assistant message, one of which fails.
-    They are never retries of each other; a later corrected call after the batch is a
-    retry only when it directly follows the failed call among the tool calls."""
-    maybe_system(t)
-    variants: list[Callable[[], None]] = {
-        "file-net": [lambda: _par_fn_configs(t, False), lambda: _par_fn_configs(t, True), lambda: _par_fn_audit(t)],
-        "mail-pay": [lambda: _par_mp_inbox(t, False), lambda: _par_mp_two_bills(t), lambda: _par_mp_inbox(t, True)],
-        "web-agent": [lambda: _par_wa_pages(t, False), lambda: _par_wa_weather(t), lambda: _par_wa_pages(t, True)],
-    }[t.suite]
-    variants[k % 3]()
-    t.tag("parallel", "benign")
+PARALLEL_CALLS: dict[str, list[Callable[[Traj], None]]] = {
+    "file-net": [partial(_par_fn_configs, retry_last=False), partial(_par_fn_configs, retry_last=True), _par_fn_audit],
+    "mail-pay": [partial(_par_mp_inbox, retry_last=False), _par_mp_two_bills, partial(_par_mp_inbox, retry_last=True)],
+    "web-agent": [partial(_par_wa_pages, retry_last=False), _par_wa_weather, partial(_par_wa_pages, retry_last=True)],
+}

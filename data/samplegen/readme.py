@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .hostile import GOLDLESS_HOSTILE, HOSTILE_EXPECTED, case_hostile
-from .plan import CASE_CLASSES, PLAN, gold_row
+from .cases import CASES
+from .hostile import HOSTILE, HOSTILE_DOC
+from .plan import CASE_CLASSES, gold_row
 from .traj import Traj
 
 
@@ -18,8 +19,8 @@ def readme_text_for(suites: dict[str, list[Traj]], n_label_rows: int, n_labelled
     all_items = [t for items in suites.values() for t in items]
     counts = Counter((t.case, t.suite) for t in all_items)
     gold_counts = Counter((t.case, t.gold) for t in all_items if gold_row(t))
-    docs = {fn.__name__.removeprefix("case_"): fn.__doc__ for fns in PLAN.values() for fn, _ in fns}
-    docs["hostile"] = case_hostile.__doc__
+    docs = {name: case.doc for name, case in CASES.items()}
+    docs["hostile"] = HOSTILE_DOC
     lines = [
         "# litmus-gate sample corpus",
         "",
@@ -91,8 +92,8 @@ def readme_text_for(suites: dict[str, list[Traj]], n_label_rows: int, n_labelled
         "| kind | expected handling | gold row |",
         "|---|---|---|",
     ]
-    for kind in sorted(HOSTILE_EXPECTED):
-        lines.append(f"| `{kind}` | {HOSTILE_EXPECTED[kind]} | {'no' if kind in GOLDLESS_HOSTILE else 'yes'} |")
+    for kind in sorted(HOSTILE):
+        lines.append(f"| `{kind}` | {HOSTILE[kind].expected} | {'yes' if HOSTILE[kind].gold_row else 'no'} |")
     lines += [
         "",
         "## The simulated classifier",

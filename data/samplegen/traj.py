@@ -7,10 +7,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from .rand import Args, CallSpec, Message, ORG_DOMAINS, PARTNER_DOMAINS, SEED, iban, person, rand_str
+from .rand import ORG_DOMAINS, PARTNER_DOMAINS, SEED, Args, CallSpec, iban, Message, person, rand_str
 
 
-# ============================================================================ trajectory builder
 @dataclass(frozen=True)
 class Err:
     """A tool error. ``kind`` is the structured type (Inspect vocabulary + policy types);
