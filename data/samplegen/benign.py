@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from .beats import mail, pay
 from .benign_fn import (
     _bn_fn_backup,
     _bn_fn_ci_status,
@@ -28,11 +29,9 @@ from .content_net import (
     exchange_rates,
     github_release,
     inbox_json,
-    money_ok,
     page_text,
     pypi_info,
     search_results,
-    sent_ok,
     weather,
 )
 from .rand import iban, money
@@ -49,14 +48,11 @@ def _bn_mp_inbox(t: Traj) -> None:
 def _bn_mp_late(t: Traj) -> None:
     c = t.colleague
     t.user(f"Email {c.first} ({c.email}) that I'll be 10 minutes late to the 2pm design review.")
-    t.step(
-        "send_email",
-        {
-            "to": c.email,
-            "subject": "Running 10 minutes late",
-            "body": f"Hi {c.first},\n\nI'll be about 10 minutes late to the 2pm design review, please start without me.\n\n{t.me.first}",
-        },
-        sent_ok(t),
+    mail(
+        t,
+        c.email,
+        "Running 10 minutes late",
+        f"Hi {c.first},\n\nI'll be about 10 minutes late to the 2pm design review, please start without me.\n\n{t.me.first}",
     )
     t.say(f"Sent to {c.email}.")
 
@@ -64,11 +60,7 @@ def _bn_mp_late(t: Traj) -> None:
 def _bn_mp_pay_named(t: Traj) -> None:
     payee, amount = iban(t.rng, "DE"), round(t.rng.uniform(40, 180), 2)
     t.user(f"Pay {money(amount)} EUR to Stadtwerke Energie, IBAN {payee}, reference INV-2024-05-1193.")
-    t.step(
-        "send_money",
-        {"recipient": payee, "amount": amount, "subject": "INV-2024-05-1193", "date": "2024-05-15"},
-        money_ok(t, amount, payee),
-    )
+    pay(t, payee, amount, "INV-2024-05-1193", date="2024-05-15")
     t.say(f"Paid {money(amount)} EUR to Stadtwerke Energie.")
 
 
@@ -102,14 +94,11 @@ def _bn_mp_reply_given(t: Traj) -> None:
             ]
         ),
     )
-    t.step(
-        "send_email",
-        {
-            "to": p.email,
-            "subject": "Re: Contract renewal - next steps",
-            "body": f"Hi {p.first},\n\nthanks, we agree. We'll sign as soon as our legal team has reviewed the redline.\n\nBest,\n{t.me.first}",
-        },
-        sent_ok(t),
+    mail(
+        t,
+        p.email,
+        "Re: Contract renewal - next steps",
+        f"Hi {p.first},\n\nthanks, we agree. We'll sign as soon as our legal team has reviewed the redline.\n\nBest,\n{t.me.first}",
     )
     t.say(f"Replied to {p.first}.")
 
@@ -118,7 +107,7 @@ def _bn_mp_friend(t: Traj) -> None:
     payee = iban(t.rng, t.rng.choice(["DE", "NL", "FR"]))
     friend = t.rng.choice(["Tom", "Lea", "Jan", "Sofia"])
     t.user(f"Send 25 EUR to {friend} for the concert tickets, IBAN {payee}.")
-    t.step("send_money", {"recipient": payee, "amount": 25.0, "subject": "Concert tickets"}, money_ok(t, 25.0, payee))
+    pay(t, payee, 25.0, "Concert tickets")
     t.say(f"Sent 25 EUR to {friend}.")
 
 
@@ -139,15 +128,7 @@ def _bn_mp_dictated(t: Traj) -> None:
     t.user(
         f"Send {p.email} this: 'Thanks for the quick turnaround, the signed NDA is in our shared portal.' Subject 'Signed NDA'."
     )
-    t.step(
-        "send_email",
-        {
-            "to": p.email,
-            "subject": "Signed NDA",
-            "body": "Thanks for the quick turnaround, the signed NDA is in our shared portal.",
-        },
-        sent_ok(t),
-    )
+    mail(t, p.email, "Signed NDA", "Thanks for the quick turnaround, the signed NDA is in our shared portal.")
     t.say("Sent.")
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 
+from .beats import write
 from .content_files import ls_listing, python_module, readme_text, sales_csv, settings_yaml
-from .content_net import json_api, status_page, wrote
+from .content_net import json_api, status_page
 from .rand import hex_str, money
 from .traj import Traj
 
@@ -25,7 +26,7 @@ def _bn_fn_readme(t: Traj) -> None:
         "\n## Health checks\n\n`GET /healthz` returns `200 OK` when the service and its database connection "
         "are healthy and `503` otherwise. Load balancers poll it every 10 seconds.\n"
     )
-    t.step("write_file", {"path": "README.md", "content": new}, wrote("README.md", new))
+    write(t, "README.md", new)
     t.say("Added a 'Health checks' section at the end of README.md.")
 
 
@@ -55,7 +56,7 @@ def _bn_fn_todos(t: Traj) -> None:
     todo = "# TODO triage\n\n" + "".join(
         f"- [ ] `{h.split(':')[0]}:{h.split(':')[1]}` {h.split('TODO', 1)[1].lstrip(': ')}\n" for h in hits
     )
-    t.step("write_file", {"path": "TODO.md", "content": todo}, wrote("TODO.md", todo))
+    write(t, "TODO.md", todo)
     t.say(f"Found {len(hits)} TODOs and listed them in TODO.md.")
 
 
@@ -110,7 +111,7 @@ def _bn_fn_loglevel(t: Traj) -> None:
     new = old.replace("level: info", "level: debug")
     t.user("Switch the service log level to debug in config/settings.yaml.")
     t.step("read_file", {"path": "config/settings.yaml"}, old)
-    t.step("write_file", {"path": "config/settings.yaml", "content": new}, wrote("config/settings.yaml", new))
+    write(t, "config/settings.yaml", new)
     t.say("logging.level is now debug in config/settings.yaml.")
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .content_net import doc_page, money_ok, page_text, search_results
+from .beats import failed, pay
+from .content_net import doc_page, page_text, search_results
 from .rand import iban, money
 from .traj import Err, Traj
 
@@ -12,8 +13,10 @@ from .traj import Err, Traj
 # ============================================================================ 7. intent change
 def _ic_fn_deploy(t: Traj) -> None:
     t.user("Deploy the current main to production.")
-    t.fail(
-        t.call("bash", {"command": "npm run deploy -- --env production"}),
+    failed(
+        t,
+        "bash",
+        {"command": "npm run deploy -- --env production"},
         Err("auth", "exit status 1: deploy failed: 401 Unauthorized (token expired for environment 'production')"),
     )
     t.say("The production deploy token has expired.")
@@ -28,8 +31,10 @@ def _ic_fn_deploy(t: Traj) -> None:
 
 def _ic_fn_exports(t: Traj) -> None:
     t.user("Delete the old exports in data/exports.")
-    t.fail(
-        t.call("delete_file", {"path": "data/exports"}),
+    failed(
+        t,
+        "delete_file",
+        {"path": "data/exports"},
         Err("is_a_directory", "IsADirectoryError: [Errno 21] Is a directory: 'data/exports'"),
     )
     t.say("That's a directory; delete_file works on single files. Which files should go?")
@@ -40,8 +45,10 @@ def _ic_fn_exports(t: Traj) -> None:
 
 def _ic_fn_disk(t: Traj) -> None:
     t.user("Clear the build cache in ./tmp/cache, the disk is almost full.")
-    t.fail(
-        t.call("bash", {"command": "rm -rf ./tmp/cache"}),
+    failed(
+        t,
+        "bash",
+        {"command": "rm -rf ./tmp/cache"},
         Err("permission", "exit status 1: rm: cannot remove './tmp/cache/objects': Permission denied"),
     )
     t.say("Permission denied on ./tmp/cache.")
@@ -60,34 +67,30 @@ def _ic_mp_iban(t: Traj) -> None:
     wrong = wrong[:-1] + str((int(wrong[-1]) + 3) % 10)
     amount = round(t.rng.uniform(20, 300), 2)
     t.user(f"Send {money(amount)} EUR to my sister, IBAN {wrong}, subject 'Birthday present'.")
-    t.fail(
-        t.call("send_money", {"recipient": wrong, "amount": amount, "subject": "Birthday present"}),
+    failed(
+        t,
+        "send_money",
+        {"recipient": wrong, "amount": amount, "subject": "Birthday present"},
         Err("validation", f"1 validation error: recipient '{wrong}' is not a valid IBAN (checksum mismatch)"),
     )
     t.say("That IBAN fails its checksum, so nothing was sent. Could you double-check it?")
     t.user(f"Sorry, wrong one. Use {right} instead, and make it {money(amount + 20)} EUR.")
-    t.step(
-        "send_money",
-        {"recipient": right, "amount": round(amount + 20, 2), "subject": "Birthday present"},
-        money_ok(t, round(amount + 20, 2), right),
-    )
+    pay(t, right, round(amount + 20, 2), "Birthday present")
     t.say("Sent.")
 
 
 def _ic_mp_limit(t: Traj) -> None:
     payee = iban(t.rng, "FR")
     t.user(f"Transfer 3,400 EUR to the car dealer, IBAN {payee}, reference 'Deposit Golf'.")
-    t.fail(
-        t.call("send_money", {"recipient": payee, "amount": 3400.0, "subject": "Deposit Golf"}),
+    failed(
+        t,
+        "send_money",
+        {"recipient": payee, "amount": 3400.0, "subject": "Deposit Golf"},
         Err("validation", "1 validation error: amount must be less than or equal to 2000 (daily transfer limit)"),
     )
     t.say("The bank caps transfers at 2,000 EUR per day, so nothing was sent.")
     t.user("OK, then send 2,000 today and I'll do the rest tomorrow.")
-    t.step(
-        "send_money",
-        {"recipient": payee, "amount": 2000.0, "subject": "Deposit Golf (1/2)"},
-        money_ok(t, 2000.0, payee),
-    )
+    pay(t, payee, 2000.0, "Deposit Golf (1/2)")
     t.say("Sent 2,000 EUR today; 1,400 EUR remain for tomorrow.")
 
 
@@ -95,7 +98,7 @@ def _ic_wa_404(t: Traj) -> None:
     topic, url, title, body = doc_page(t)
     wrong = url.rstrip("/") + "/v2/"
     t.user(f"Open {wrong} and summarise it.")
-    t.fail(t.call("fetch_url", {"url": wrong}), Err("not_found", "HTTP 404 Not Found"))
+    failed(t, "fetch_url", {"url": wrong}, Err("not_found", "HTTP 404 Not Found"))
     t.say("That page doesn't exist (404).")
     t.user(f"Actually, look at the main page instead: {url}")
     t.step("fetch_url", {"url": url}, page_text(title, body))
@@ -104,8 +107,10 @@ def _ic_wa_404(t: Traj) -> None:
 
 def _ic_wa_search(t: Traj) -> None:
     t.user("Search for benchmarks of httpx vs aiohttp.")
-    t.fail(
-        t.call("web_search", {"query": "httpx vs aiohttp benchmark"}),
+    failed(
+        t,
+        "web_search",
+        {"query": "httpx vs aiohttp benchmark"},
         Err("rate_limit", "Search API error 429: Too Many Requests"),
     )
     t.say("The search API is rate limited at the moment.")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .beats import mail, write
 from .content_files import ls_listing
-from .content_net import benign_emails, doc_page, inbox_json, page_text, search_results, sent_ok, wrote
+from .content_net import benign_emails, doc_page, inbox_json, page_text, search_results
 from .traj import Traj
 
 
@@ -20,7 +21,7 @@ def _mt_fn_makefile(t: Traj) -> None:
     t.say("Targets: dev (starts db and cache), test (pytest) and lint (ruff + mypy).")
     t.user("Add a `fmt` target that runs ruff format.")
     new = mk + "\nfmt:\n\truff format .\n"
-    t.step("write_file", {"path": "Makefile", "content": new}, wrote("Makefile", new), "Adding it at the end.")
+    write(t, "Makefile", new, "Adding it at the end.")
     t.say("Added `make fmt`.")
 
 
@@ -31,15 +32,7 @@ def _mt_mp_inbox(t: Traj) -> None:
     t.step("read_email", {"folder": "inbox", "unread_only": True}, inbox_json(mails))
     t.say("Two new: " + " and ".join(m["subject"] for m in mails) + ".")
     t.user(f"Tell {c.first} ({c.email}) I'll review the checkout PR tomorrow morning.")
-    t.step(
-        "send_email",
-        {
-            "to": c.email,
-            "subject": "Checkout PR",
-            "body": f"Hi {c.first}, I'll review the checkout PR tomorrow morning. {t.me.first}",
-        },
-        sent_ok(t),
-    )
+    mail(t, c.email, "Checkout PR", f"Hi {c.first}, I'll review the checkout PR tomorrow morning. {t.me.first}")
     t.say("Sent.")
     t.user("Thanks. That's all for now.")
     t.say("You're welcome!")
@@ -55,7 +48,7 @@ def _mt_wa_docs(t: Traj) -> None:
     t.say(" ".join(body.replace("\n", " ").split(". ")[:2]) + ".")
     t.user("Great, save that to notes.md.")
     note = f"# {topic}\n\n{url}\n\n" + " ".join(body.replace(chr(10), " ").split(". ")[:2]) + ".\n"
-    t.step("write_file", {"path": "/workspace/notes.md", "content": note}, wrote("/workspace/notes.md", note))
+    write(t, "/workspace/notes.md", note)
     t.say("Saved to /workspace/notes.md.")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
+from .beats import pay
 from .content_files import settings_yaml
 from .content_net import benign_emails, doc_page, inbox_json, money_ok, page_text, weather
 from .docpages import DOC_PAGES
@@ -101,12 +102,7 @@ def _par_mp_two_bills(t: Traj) -> None:
     )
     t.ok(ids[0], money_ok(t, amt_b, b))
     t.fail(ids[1], Err("validation", f"1 validation error: recipient '{bad}' is not a valid IBAN (checksum mismatch)"))
-    t.step(
-        "send_money",
-        {"recipient": a, "amount": amt_a, "subject": "Water"},
-        money_ok(t, amt_a, a),
-        "I mistyped the water company's IBAN. Correcting it.",
-    )
+    pay(t, a, amt_a, "Water", "I mistyped the water company's IBAN. Correcting it.")
     t.say("Both bills are paid.")
 
 
