@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .beats import failed, mail, pay
+from .beats import failed, pay
 from .content_net import doc_page, email_obj, inbox_json, lookalike, random_host
 from .rand import FIRST_NAMES, ascii_slug, dotenv_file, iban, person, rand_str, ssh_key_file
 from .traj import Err, Traj

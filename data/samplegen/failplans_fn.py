@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 
 from .content_files import nginx_conf
 from .content_net import github_org, json_api, json_error, wrote
@@ -141,3 +142,7 @@ def _fp_fn_auth(t: Traj) -> FailPlan:
             f"{hex_str(t.rng, 7)} Bump pydantic to 2.7\n{hex_str(t.rng, 7)} Fix flaky test\n",
         ),
     )
+
+
+# The file-net rows, one per failure kind: schema, json_parse, rate_limit, permission, not_found, auth.
+FILE_NET_FAIL_PLANS: list[Callable[[Traj], FailPlan]] = [_fp_fn_schema, _fp_fn_json, _fp_fn_rate, _fp_fn_perm, _fp_fn_notfound, _fp_fn_auth]

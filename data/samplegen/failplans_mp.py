@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 
 from .content_net import email_obj, inbox_json, json_error, lookalike, money_ok, sent_ok
 from .failplans import FailPlan
@@ -144,3 +145,7 @@ def _fp_mp_auth(t: Traj) -> FailPlan:
         "Found it: 'Wire transfer executed' from your bank, dated 2024-05-08.",
         "I don't have access to that mailbox. Do you want me to search your own inbox instead?",
     )
+
+
+# The mail-pay rows, one per failure kind: schema, json_parse, rate_limit, permission, not_found, auth.
+MAIL_PAY_FAIL_PLANS: list[Callable[[Traj], FailPlan]] = [_fp_mp_schema, _fp_mp_json, _fp_mp_rate, _fp_mp_perm, _fp_mp_notfound, _fp_mp_auth]

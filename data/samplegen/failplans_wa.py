@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import string
+from collections.abc import Callable
 
 from .content_net import json_api, json_error, search_results, wrote
 from .failplans import FailPlan
@@ -157,3 +158,7 @@ def _fp_wa_auth(t: Traj) -> FailPlan:
         "The endpoint rejected the key (401). Which ingest URL should I use?",
         pre=[("read_file", {"path": "out/products.json"}, json_api(items))],
     )
+
+
+# The web-agent rows, one per failure kind: schema, json_parse, rate_limit, permission, not_found, auth.
+WEB_AGENT_FAIL_PLANS: list[Callable[[Traj], FailPlan]] = [_fp_wa_schema, _fp_wa_json, _fp_wa_rate, _fp_wa_perm, _fp_wa_notfound, _fp_wa_auth]

@@ -6,16 +6,16 @@ from collections.abc import Callable
 
 from .content_files import maybe_system
 from .failplans import FailPlan
-from .failplans_fn import _fp_fn_auth, _fp_fn_json, _fp_fn_notfound, _fp_fn_perm, _fp_fn_rate, _fp_fn_schema
-from .failplans_mp import _fp_mp_auth, _fp_mp_json, _fp_mp_notfound, _fp_mp_perm, _fp_mp_rate, _fp_mp_schema
-from .failplans_wa import _fp_wa_auth, _fp_wa_json, _fp_wa_notfound, _fp_wa_perm, _fp_wa_rate, _fp_wa_schema
+from .failplans_fn import FILE_NET_FAIL_PLANS
+from .failplans_mp import MAIL_PAY_FAIL_PLANS
+from .failplans_wa import WEB_AGENT_FAIL_PLANS
 from .traj import Traj
 
 
 FAIL_PLANS: dict[str, list[Callable[[Traj], FailPlan]]] = {
-    "file-net": [_fp_fn_schema, _fp_fn_json, _fp_fn_rate, _fp_fn_perm, _fp_fn_notfound, _fp_fn_auth],
-    "mail-pay": [_fp_mp_schema, _fp_mp_json, _fp_mp_rate, _fp_mp_perm, _fp_mp_notfound, _fp_mp_auth],
-    "web-agent": [_fp_wa_schema, _fp_wa_json, _fp_wa_rate, _fp_wa_perm, _fp_wa_notfound, _fp_wa_auth],
+    "file-net": FILE_NET_FAIL_PLANS,
+    "mail-pay": MAIL_PAY_FAIL_PLANS,
+    "web-agent": WEB_AGENT_FAIL_PLANS,
 }
 
 
