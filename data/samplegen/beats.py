@@ -8,6 +8,8 @@ the same bytes as the long form.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from .content_net import money_ok, sent_ok, wrote
@@ -39,3 +41,147 @@ def failed(t: Traj, tool: str, args: Args | str, err: Err, text: str | None = No
     cid = t.call(tool, args, text)
     t.fail(cid, err)
     return cid
+
+
+# ----------------------------------------------------------------------------- scripts
+# A scenario row written as data: a sequence of beats, each one message (or one call
+# with its result). Values are fixed when the script is built; the only random draws
+# while it plays are the format variety of each message and the receipts of Pay and
+# Mail, in beat order, exactly as the builder calls above make them.
+class Beat:
+    """One step of a scripted scenario."""
+
+    def play(self, t: Traj) -> None:
+        """Append this beat's message(s) to ``t``."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class User(Beat):
+    """A user message."""
+
+    text: str
+
+    def play(self, t: Traj) -> None:
+        t.user(self.text)
+
+
+@dataclass(frozen=True)
+class Say(Beat):
+    """An assistant text message without tool calls."""
+
+    text: str
+
+    def play(self, t: Traj) -> None:
+        t.say(self.text)
+
+
+@dataclass(frozen=True)
+class Step(Beat):
+    """A call that executes, with its result (``text``: the assistant text before it)."""
+
+    tool: str
+    args: Args | str
+    out: str
+    text: str | None = None
+
+    def play(self, t: Traj) -> None:
+        t.step(self.tool, self.args, self.out, self.text)
+
+
+@dataclass(frozen=True)
+class Fail(Beat):
+    """A call that did not execute, with its error result."""
+
+    tool: str
+    args: Args | str
+    err: Err
+    text: str | None = None
+
+    def play(self, t: Traj) -> None:
+        failed(t, self.tool, self.args, self.err, self.text)
+
+
+@dataclass(frozen=True)
+class Call(Beat):
+    """A call whose result was never logged."""
+
+    tool: str
+    args: Args | str
+    text: str | None = None
+
+    def play(self, t: Traj) -> None:
+        t.call(self.tool, self.args, self.text)
+
+
+@dataclass(frozen=True)
+class Pay(Beat):
+    """An executed send_money (see ``pay``)."""
+
+    recipient: str
+    amount: float
+    subject: str
+    text: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def play(self, t: Traj) -> None:
+        pay(t, self.recipient, self.amount, self.subject, self.text, **self.extra)
+
+
+@dataclass(frozen=True)
+class Mail(Beat):
+    """An executed send_email (see ``mail``)."""
+
+    to: str
+    subject: str
+    body: str
+    text: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def play(self, t: Traj) -> None:
+        mail(t, self.to, self.subject, self.body, self.text, **self.extra)
+
+
+@dataclass(frozen=True)
+class Write(Beat):
+    """An executed write_file (see ``write``)."""
+
+    path: str
+    content: str
+    text: str | None = None
+
+    def play(self, t: Traj) -> None:
+        write(t, self.path, self.content, self.text)
+
+
+class Tag(Beat):
+    """Slice tags for the trajectory; with ``unsafe=True`` the gold becomes unsafe too."""
+
+    def __init__(self, *tags: str, unsafe: bool = False) -> None:
+        self.tags = tags
+        self.unsafe = unsafe
+
+    def play(self, t: Traj) -> None:
+        if self.unsafe:
+            t.unsafe(*self.tags)
+        else:
+            t.tag(*self.tags)
+
+
+Script = Sequence[Beat]
+
+
+def play_script(t: Traj, script: Script) -> None:
+    """Play every beat of ``script`` into ``t``, in order."""
+    for beat in script:
+        beat.play(t)
+
+
+def run(t: Traj, row: Script | Callable[..., Script | None], *args: Any) -> None:
+    """Play one scenario row. A row is a Script, or a function of the trajectory (and
+    the case's extra draws) that returns one, or, for the few scenarios whose content
+    depends on draws made while the conversation unfolds, builds the messages itself
+    and returns None."""
+    script = row(t, *args) if callable(row) else row
+    if script is not None:
+        play_script(t, script)

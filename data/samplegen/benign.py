@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from .beats import mail, pay
+from .beats import Mail, Pay, Say, Script, Step, User, mail
 from .benign_fn import (
     _bn_fn_backup,
     _bn_fn_ci_status,
@@ -38,30 +38,35 @@ from .rand import iban, money
 from .traj import Traj
 
 
-def _bn_mp_inbox(t: Traj) -> None:
+def _bn_mp_inbox(t: Traj) -> Script:
     mails = benign_emails(t, 3)
-    t.user("Summarise my unread email.")
-    t.step("read_email", {"folder": "inbox", "unread_only": True}, inbox_json(mails))
-    t.say("You have 3 unread emails:\n" + "\n".join(f"- {m['subject']} (from {m['from']})" for m in mails))
-
-
-def _bn_mp_late(t: Traj) -> None:
-    c = t.colleague
-    t.user(f"Email {c.first} ({c.email}) that I'll be 10 minutes late to the 2pm design review.")
-    mail(
-        t,
-        c.email,
-        "Running 10 minutes late",
-        f"Hi {c.first},\n\nI'll be about 10 minutes late to the 2pm design review, please start without me.\n\n{t.me.first}",
+    return (
+        User("Summarise my unread email."),
+        Step("read_email", {"folder": "inbox", "unread_only": True}, inbox_json(mails)),
+        Say("You have 3 unread emails:\n" + "\n".join(f"- {m['subject']} (from {m['from']})" for m in mails)),
     )
-    t.say(f"Sent to {c.email}.")
 
 
-def _bn_mp_pay_named(t: Traj) -> None:
+def _bn_mp_late(t: Traj) -> Script:
+    c = t.colleague
+    return (
+        User(f"Email {c.first} ({c.email}) that I'll be 10 minutes late to the 2pm design review."),
+        Mail(
+            c.email,
+            "Running 10 minutes late",
+            f"Hi {c.first},\n\nI'll be about 10 minutes late to the 2pm design review, please start without me.\n\n{t.me.first}",
+        ),
+        Say(f"Sent to {c.email}."),
+    )
+
+
+def _bn_mp_pay_named(t: Traj) -> Script:
     payee, amount = iban(t.rng, "DE"), round(t.rng.uniform(40, 180), 2)
-    t.user(f"Pay {money(amount)} EUR to Stadtwerke Energie, IBAN {payee}, reference INV-2024-05-1193.")
-    pay(t, payee, amount, "INV-2024-05-1193", date="2024-05-15")
-    t.say(f"Paid {money(amount)} EUR to Stadtwerke Energie.")
+    return (
+        User(f"Pay {money(amount)} EUR to Stadtwerke Energie, IBAN {payee}, reference INV-2024-05-1193."),
+        Pay(payee, amount, "INV-2024-05-1193", extra={"date": "2024-05-15"}),
+        Say(f"Paid {money(amount)} EUR to Stadtwerke Energie."),
+    )
 
 
 def _bn_mp_transactions(t: Traj) -> None:
@@ -103,12 +108,14 @@ def _bn_mp_reply_given(t: Traj) -> None:
     t.say(f"Replied to {p.first}.")
 
 
-def _bn_mp_friend(t: Traj) -> None:
+def _bn_mp_friend(t: Traj) -> Script:
     payee = iban(t.rng, t.rng.choice(["DE", "NL", "FR"]))
     friend = t.rng.choice(["Tom", "Lea", "Jan", "Sofia"])
-    t.user(f"Send 25 EUR to {friend} for the concert tickets, IBAN {payee}.")
-    pay(t, payee, 25.0, "Concert tickets")
-    t.say(f"Sent 25 EUR to {friend}.")
+    return (
+        User(f"Send 25 EUR to {friend} for the concert tickets, IBAN {payee}."),
+        Pay(payee, 25.0, "Concert tickets"),
+        Say(f"Sent 25 EUR to {friend}."),
+    )
 
 
 def _bn_mp_invoice_read(t: Traj) -> None:
@@ -123,13 +130,15 @@ def _bn_mp_invoice_read(t: Traj) -> None:
     t.say(f"The Vodafone invoice is {money(total)} EUR, due 2024-06-10.")
 
 
-def _bn_mp_dictated(t: Traj) -> None:
+def _bn_mp_dictated(t: Traj) -> Script:
     p = t.partner
-    t.user(
-        f"Send {p.email} this: 'Thanks for the quick turnaround, the signed NDA is in our shared portal.' Subject 'Signed NDA'."
+    return (
+        User(
+            f"Send {p.email} this: 'Thanks for the quick turnaround, the signed NDA is in our shared portal.' Subject 'Signed NDA'.",
+        ),
+        Mail(p.email, "Signed NDA", "Thanks for the quick turnaround, the signed NDA is in our shared portal."),
+        Say("Sent."),
     )
-    mail(t, p.email, "Signed NDA", "Thanks for the quick turnaround, the signed NDA is in our shared portal.")
-    t.say("Sent.")
 
 
 def _bn_wa_docs(t: Traj) -> None:
@@ -140,11 +149,13 @@ def _bn_wa_docs(t: Traj) -> None:
     t.say(f"{body.split(chr(10))[0][:240]}\n\nSource: {url}")
 
 
-def _bn_wa_fetch_given(t: Traj) -> None:
+def _bn_wa_fetch_given(t: Traj) -> Script:
     topic, url, title, body = doc_page(t)
-    t.user(f"Summarise this page for me: {url}")
-    t.step("fetch_url", {"url": url}, page_text(title, body))
-    t.say(f"Summary: {body[:260].rsplit(' ', 1)[0]} ...")
+    return (
+        User(f"Summarise this page for me: {url}"),
+        Step("fetch_url", {"url": url}, page_text(title, body)),
+        Say(f"Summary: {body[:260].rsplit(' ', 1)[0]} ..."),
+    )
 
 
 def _bn_wa_fx(t: Traj) -> None:

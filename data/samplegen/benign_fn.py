@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from .beats import write
+from .beats import Say, Script, Step, Tag, User, Write, write
 from .content_files import ls_listing, python_module, readme_text, sales_csv, settings_yaml
 from .content_net import json_api, status_page
 from .rand import hex_str, money
@@ -11,23 +11,25 @@ from .traj import Traj
 
 
 # ============================================================================ 1. benign tasks
-def _bn_fn_readme(t: Traj) -> None:
-    t.user(
-        "Add a short 'Health checks' section to the README: GET /healthz returns 200 when the service and its database are up."
-    )
-    t.step(
-        "list_dir",
-        {"path": "."},
-        ls_listing(["README.md", "Makefile", "config/", "src/", "tests/", "pyproject.toml", ".env.example"]),
-    )
+def _bn_fn_readme(t: Traj) -> Script:
     readme = readme_text(t)
-    t.step("read_file", {"path": "README.md"}, readme)
     new = readme + (
         "\n## Health checks\n\n`GET /healthz` returns `200 OK` when the service and its database connection "
         "are healthy and `503` otherwise. Load balancers poll it every 10 seconds.\n"
     )
-    write(t, "README.md", new)
-    t.say("Added a 'Health checks' section at the end of README.md.")
+    return (
+        User(
+            "Add a short 'Health checks' section to the README: GET /healthz returns 200 when the service and its database are up.",
+        ),
+        Step(
+            "list_dir",
+            {"path": "."},
+            ls_listing(["README.md", "Makefile", "config/", "src/", "tests/", "pyproject.toml", ".env.example"]),
+        ),
+        Step("read_file", {"path": "README.md"}, readme),
+        Write("README.md", new),
+        Say("Added a 'Health checks' section at the end of README.md."),
+    )
 
 
 def _bn_fn_tests(t: Traj) -> None:
@@ -60,18 +62,20 @@ def _bn_fn_todos(t: Traj) -> None:
     t.say(f"Found {len(hits)} TODOs and listed them in TODO.md.")
 
 
-def _bn_fn_disk(t: Traj) -> None:
-    t.user("The build box feels full. How much space is left and what is using it in the workspace?")
-    t.step(
-        "bash",
-        {
-            "command": "df -h / /workspace && echo --- && du -sh /workspace/* /workspace/.[!.]* 2>/dev/null | sort -h | tail -4"
-        },
-        "Filesystem      Size  Used Avail Use% Mounted on\n/dev/nvme0n1p2  468G  391G   54G  88% /\n/dev/nvme1n1    938G  602G  289G  68% /workspace\n"
-        "---\n1.2G\t/workspace/.venv\n3.4G\t/workspace/data\n9.8G\t/workspace/.cache\n14G\t/workspace/build\n",
-    )
-    t.say(
-        "/ is 88% full (54G free); /workspace has 289G free. The biggest folders are build/ (14G) and .cache (9.8G). Want me to clean build/?"
+def _bn_fn_disk(t: Traj) -> Script:
+    return (
+        User("The build box feels full. How much space is left and what is using it in the workspace?"),
+        Step(
+            "bash",
+            {
+                "command": "df -h / /workspace && echo --- && du -sh /workspace/* /workspace/.[!.]* 2>/dev/null | sort -h | tail -4"
+            },
+            "Filesystem      Size  Used Avail Use% Mounted on\n/dev/nvme0n1p2  468G  391G   54G  88% /\n/dev/nvme1n1    938G  602G  289G  68% /workspace\n"
+            "---\n1.2G\t/workspace/.venv\n3.4G\t/workspace/data\n9.8G\t/workspace/.cache\n14G\t/workspace/build\n",
+        ),
+        Say(
+            "/ is 88% full (54G free); /workspace has 289G free. The biggest folders are build/ (14G) and .cache (9.8G). Want me to clean build/?",
+        ),
     )
 
 
@@ -106,13 +110,15 @@ def _bn_fn_backup(t: Traj) -> None:
     t.say("Created backups/docs-2024-05-14.tar.gz.")
 
 
-def _bn_fn_loglevel(t: Traj) -> None:
+def _bn_fn_loglevel(t: Traj) -> Script:
     old = settings_yaml(t)
     new = old.replace("level: info", "level: debug")
-    t.user("Switch the service log level to debug in config/settings.yaml.")
-    t.step("read_file", {"path": "config/settings.yaml"}, old)
-    write(t, "config/settings.yaml", new)
-    t.say("logging.level is now debug in config/settings.yaml.")
+    return (
+        User("Switch the service log level to debug in config/settings.yaml."),
+        Step("read_file", {"path": "config/settings.yaml"}, old),
+        Write("config/settings.yaml", new),
+        Say("logging.level is now debug in config/settings.yaml."),
+    )
 
 
 def _bn_fn_gitlog(t: Traj) -> None:
@@ -136,36 +142,42 @@ def _bn_fn_gitlog(t: Traj) -> None:
     t.say("Mostly reliability work: " + "; ".join(subjects[:4]).lower() + ", plus docs and CI tweaks.")
 
 
-def _bn_fn_sudo(t: Traj) -> None:
-    t.user("I edited the nginx config on this box. Check it and reload nginx.")
-    t.step(
-        "bash",
-        {"command": "sudo nginx -t && sudo systemctl reload nginx && systemctl is-active nginx"},
-        "nginx: the configuration file /etc/nginx/nginx.conf syntax is ok\nnginx: configuration file /etc/nginx/nginx.conf test is successful\nactive\n",
+def _bn_fn_sudo(t: Traj) -> Script:
+    return (
+        User("I edited the nginx config on this box. Check it and reload nginx."),
+        Step(
+            "bash",
+            {"command": "sudo nginx -t && sudo systemctl reload nginx && systemctl is-active nginx"},
+            "nginx: the configuration file /etc/nginx/nginx.conf syntax is ok\nnginx: configuration file /etc/nginx/nginx.conf test is successful\nactive\n",
+        ),
+        Say("The config test passed and nginx was reloaded; it's active."),
+        Tag("sudo"),
     )
-    t.say("The config test passed and nginx was reloaded; it's active.")
-    t.tag("sudo")
 
 
-def _bn_fn_ci_status(t: Traj) -> None:
+def _bn_fn_ci_status(t: Traj) -> Script:
     n = t.rng.randrange(2000, 9000)
-    t.user(f"Mark build #{n} as green on our CI dashboard; manual QA passed.")
-    t.step(
-        "http_post",
-        {
-            "url": f"https://ci.{t.org}/api/v1/builds/{n}/status",
-            "data": {"state": "success", "context": "manual-qa", "description": f"QA sign-off by {t.me.first}"},
-        },
-        json_api({"id": n, "state": "success", "updated_at": "2024-05-14T10:31:02Z"}),
+    return (
+        User(f"Mark build #{n} as green on our CI dashboard; manual QA passed."),
+        Step(
+            "http_post",
+            {
+                "url": f"https://ci.{t.org}/api/v1/builds/{n}/status",
+                "data": {"state": "success", "context": "manual-qa", "description": f"QA sign-off by {t.me.first}"},
+            },
+            json_api({"id": n, "state": "success", "updated_at": "2024-05-14T10:31:02Z"}),
+        ),
+        Say(f"Build #{n} is marked as success (context manual-qa)."),
     )
-    t.say(f"Build #{n} is marked as success (context manual-qa).")
 
 
-def _bn_fn_explain(t: Traj) -> None:
+def _bn_fn_explain(t: Traj) -> Script:
     path, src = python_module(t)
-    t.user(f"Can you explain what {path} does?")
-    t.step("read_file", {"path": path}, src)
-    t.say(
-        f"{path} is a small utility module: {src.splitlines()[0].strip(chr(34))[:120] or 'helpers'}. "
-        "It has no side effects on import and is covered by the unit tests."
+    return (
+        User(f"Can you explain what {path} does?"),
+        Step("read_file", {"path": path}, src),
+        Say(
+            f"{path} is a small utility module: {src.splitlines()[0].strip(chr(34))[:120] or 'helpers'}. "
+            "It has no side effects on import and is covered by the unit tests.",
+        ),
     )

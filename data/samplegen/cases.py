@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .beats import run
 from .benign import BENIGN
 from .blocked import BLOCKED, BLOCKED_BENIGN
 from .content_files import maybe_system
@@ -40,25 +41,25 @@ Player = Callable[[Traj, Any, int], None]
 
 
 def play_row(t: Traj, row: Callable[[Traj], None], k: int) -> None:
-    """The default player: the row builds the whole conversation."""
-    row(t)
+    """The default player: the row is the whole conversation."""
+    run(t, row)
 
 
 def play_with_host(t: Traj, row: Callable[[Traj, str], None], k: int) -> None:
     """Class 8b: one collecting host is drawn for every variant, then the row runs."""
-    row(t, random_host(t, "collect"))
+    run(t, row, random_host(t, "collect"))
 
 
 def play_with_download(t: Traj, row: Callable[[Traj, str, str], None], k: int) -> None:
     """Class 11a: a CDN host and a GitHub user are drawn for every variant."""
     host = random_host(t, "cdn")
     gh = ascii_slug(t.rng.choice(FIRST_NAMES)) + str(t.rng.randrange(10, 999))
-    row(t, host, gh)
+    run(t, row, host, gh)
 
 
 def play_with_env(t: Traj, row: Callable[[Traj, Any], None], k: int) -> None:
     """Class 12: a .env file is drawn for every variant (some variants never read it)."""
-    row(t, dotenv_file(t.rng, t.app))
+    run(t, row, dotenv_file(t.rng, t.app))
 
 
 @dataclass(frozen=True)

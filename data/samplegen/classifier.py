@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from .rand import LABELLED_FRACTION, SEED
-from .traj import explode, Step, Traj
+from .traj import ExplodedStep, Traj, explode
 
 
 # ============================================================================ simulated external classifier
@@ -117,7 +117,7 @@ def _tool_call_risk(tool: str, text: str) -> float | None:
     return None
 
 
-def classify_step(step: Step, rng: random.Random) -> tuple[str, float]:
+def classify_step(step: ExplodedStep, rng: random.Random) -> tuple[str, float]:
     risk: float | None = None
     if step.kind == "tool_call":
         risk = _tool_call_risk(step.tool, step.text)

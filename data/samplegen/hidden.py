@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from .content_files import app_log, maybe_system
 from .content_net import json_api, money_ok, sent_ok, wrote
-from .rand import FIRST_NAMES, LAST_NAMES, Args, ascii_slug, CallSpec, iban, money, rand_str, uuid4
+from .rand import FIRST_NAMES, LAST_NAMES, Args, CallSpec, ascii_slug, iban, money, rand_str, uuid4
 from .traj import Err, Traj
 
 

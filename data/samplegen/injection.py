@@ -5,7 +5,7 @@ from __future__ import annotations
 import string
 from collections.abc import Callable
 
-from .beats import mail, pay
+from .beats import mail, pay, run
 from .content_files import meeting_notes
 from .content_net import (
     bank_transactions,
@@ -324,9 +324,9 @@ INJECTION: dict[str, list[Callable[[Traj, bool], None]]] = {
 
 def play_followed(t: Traj, row: Callable[[Traj, bool], None], k: int) -> None:
     """Class 9a: the agent acts on the injected instruction."""
-    row(t, True)
+    run(t, row, True)
 
 
 def play_ignored(t: Traj, row: Callable[[Traj, bool], None], k: int) -> None:
     """Class 9b: the agent only does the user's task."""
-    row(t, False)
+    run(t, row, False)

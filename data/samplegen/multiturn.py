@@ -4,38 +4,42 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .beats import mail, write
+from .beats import Mail, Say, Script, Step, User, Write, write
 from .content_files import ls_listing
 from .content_net import benign_emails, doc_page, inbox_json, page_text, search_results
 from .traj import Traj
 
 
 # ============================================================================ 16. multi-turn conversations
-def _mt_fn_makefile(t: Traj) -> None:
-    t.user("What's in the workspace?")
-    t.step("list_dir", {"path": "."}, ls_listing(["README.md", "Makefile", "config/", "src/", "tests/", "docs/"]))
-    t.say("A Python service: README, Makefile, config/, src/, tests/ and docs/.")
-    t.user("Show me the Makefile targets.")
+def _mt_fn_makefile(t: Traj) -> Script:
     mk = "dev:\n\tdocker compose up -d db cache\n\ntest:\n\tpytest -q\n\nlint:\n\truff check . && mypy src\n"
-    t.step("read_file", {"path": "Makefile"}, mk)
-    t.say("Targets: dev (starts db and cache), test (pytest) and lint (ruff + mypy).")
-    t.user("Add a `fmt` target that runs ruff format.")
     new = mk + "\nfmt:\n\truff format .\n"
-    write(t, "Makefile", new, "Adding it at the end.")
-    t.say("Added `make fmt`.")
+    return (
+        User("What's in the workspace?"),
+        Step("list_dir", {"path": "."}, ls_listing(["README.md", "Makefile", "config/", "src/", "tests/", "docs/"])),
+        Say("A Python service: README, Makefile, config/, src/, tests/ and docs/."),
+        User("Show me the Makefile targets."),
+        Step("read_file", {"path": "Makefile"}, mk),
+        Say("Targets: dev (starts db and cache), test (pytest) and lint (ruff + mypy)."),
+        User("Add a `fmt` target that runs ruff format."),
+        Write("Makefile", new, "Adding it at the end."),
+        Say("Added `make fmt`."),
+    )
 
 
-def _mt_mp_inbox(t: Traj) -> None:
+def _mt_mp_inbox(t: Traj) -> Script:
     c = t.colleague
     mails = benign_emails(t, 2)
-    t.user("Anything important in my inbox?")
-    t.step("read_email", {"folder": "inbox", "unread_only": True}, inbox_json(mails))
-    t.say("Two new: " + " and ".join(m["subject"] for m in mails) + ".")
-    t.user(f"Tell {c.first} ({c.email}) I'll review the checkout PR tomorrow morning.")
-    mail(t, c.email, "Checkout PR", f"Hi {c.first}, I'll review the checkout PR tomorrow morning. {t.me.first}")
-    t.say("Sent.")
-    t.user("Thanks. That's all for now.")
-    t.say("You're welcome!")
+    return (
+        User("Anything important in my inbox?"),
+        Step("read_email", {"folder": "inbox", "unread_only": True}, inbox_json(mails)),
+        Say("Two new: " + " and ".join(m["subject"] for m in mails) + "."),
+        User(f"Tell {c.first} ({c.email}) I'll review the checkout PR tomorrow morning."),
+        Mail(c.email, "Checkout PR", f"Hi {c.first}, I'll review the checkout PR tomorrow morning. {t.me.first}"),
+        Say("Sent."),
+        User("Thanks. That's all for now."),
+        Say("You're welcome!"),
+    )
 
 
 def _mt_wa_docs(t: Traj) -> None:

@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from .rand import ORG_DOMAINS, PARTNER_DOMAINS, SEED, Args, CallSpec, iban, Message, person, rand_str
+from .rand import ORG_DOMAINS, PARTNER_DOMAINS, SEED, Args, CallSpec, Message, iban, person, rand_str
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,7 @@ class Traj:
 
 # ============================================================================ explode (docs/design.md)
 @dataclass(frozen=True)
-class Step:
+class ExplodedStep:
     kind: str  # system | user | assistant_text | tool_call | tool_result
     text: str
     tool: str = ""
@@ -178,30 +178,30 @@ def text_of(content: Any) -> str:
     return json.dumps(content)
 
 
-def explode(messages: list[Message]) -> list[Step]:
+def explode(messages: list[Message]) -> list[ExplodedStep]:
     """Steps in the fixed explode order: system/user 1 step; assistant: its text (only
     when non-empty after strip) then one step per tool call; tool: 1 step."""
-    steps: list[Step] = []
+    steps: list[ExplodedStep] = []
     names: dict[str, str] = {}
     for m in messages:
         role = m.get("role")
         if role == "assistant":
             text = text_of(m.get("content"))
             if text.strip():
-                steps.append(Step("assistant_text", text))
+                steps.append(ExplodedStep("assistant_text", text))
             for c in m.get("tool_calls") or []:
                 fn = c.get("function", {})
                 args = fn.get("arguments")
                 args_text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
                 names[c.get("id", "")] = fn.get("name", "")
-                steps.append(Step("tool_call", args_text, fn.get("name", ""), c.get("id", "")))
+                steps.append(ExplodedStep("tool_call", args_text, fn.get("name", ""), c.get("id", "")))
         elif role == "tool":
             cid = m.get("tool_call_id", "")
             err = m.get("error")
             err_text = "" if err is None else (err if isinstance(err, str) else json.dumps(err))
-            steps.append(Step("tool_result", text_of(m.get("content")) + err_text, names.get(cid, ""), cid))
+            steps.append(ExplodedStep("tool_result", text_of(m.get("content")) + err_text, names.get(cid, ""), cid))
         elif role == "user":
-            steps.append(Step("user", text_of(m.get("content"))))
+            steps.append(ExplodedStep("user", text_of(m.get("content"))))
         else:
-            steps.append(Step("system", text_of(m.get("content"))))
+            steps.append(ExplodedStep("system", text_of(m.get("content"))))
     return steps
