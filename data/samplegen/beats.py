@@ -47,7 +47,8 @@ def failed(t: Traj, tool: str, args: Args | str, err: Err, text: str | None = No
 # A scenario row written as data: a sequence of beats, each one message (or one call
 # with its result). Values are fixed when the script is built; the only random draws
 # while it plays are the format variety of each message and the receipts of Pay and
-# Mail, in beat order, exactly as the builder calls above make them.
+# Mail and the results Step computes when it plays, in beat order, exactly as the
+# builder calls above make them.
 class Beat:
     """One step of a scripted scenario."""
 
@@ -78,15 +79,17 @@ class Say(Beat):
 
 @dataclass(frozen=True)
 class Step(Beat):
-    """A call that executes, with its result (``text``: the assistant text before it)."""
+    """A call that executes, with its result (``text``: the assistant text before it).
+    ``out`` may be a function of the trajectory: a result drawn when the call executes."""
 
     tool: str
     args: Args | str
-    out: str
+    out: str | Callable[[Traj], str]
     text: str | None = None
 
     def play(self, t: Traj) -> None:
-        t.step(self.tool, self.args, self.out, self.text)
+        out = self.out(t) if callable(self.out) else self.out
+        t.step(self.tool, self.args, out, self.text)
 
 
 @dataclass(frozen=True)

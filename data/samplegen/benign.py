@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from .beats import Mail, Pay, Say, Script, Step, User, mail
+from .beats import Mail, Pay, Say, Script, Step, User
 from .benign_fn import (
     _bn_fn_backup,
     _bn_fn_ci_status,
@@ -80,32 +80,33 @@ def _bn_mp_transactions(t: Traj) -> None:
     )
 
 
-def _bn_mp_reply_given(t: Traj) -> None:
+def _bn_mp_reply_given(t: Traj) -> Script:
     p = t.partner
-    t.user(
-        f"Reply to {p.first}'s contract renewal email ({p.email}): we agree and will sign once legal reviews the redline."
-    )
-    t.step(
-        "read_email",
-        {"query": f"from:{p.email} contract renewal"},
-        inbox_json(
-            [
-                email_obj(
-                    t,
-                    p.email,
-                    "Contract renewal - next steps",
-                    f"Hello {t.me.first},\n\nwe'd like to renew for 12 months at the current rate.\n\n{p.name}",
-                )
-            ]
+    return (
+        User(
+            f"Reply to {p.first}'s contract renewal email ({p.email}): we agree and will sign once legal reviews the redline.",
         ),
+        Step(
+            "read_email",
+            {"query": f"from:{p.email} contract renewal"},
+            lambda t: inbox_json(
+                          [
+                              email_obj(
+                                  t,
+                                  p.email,
+                                  "Contract renewal - next steps",
+                                  f"Hello {t.me.first},\n\nwe'd like to renew for 12 months at the current rate.\n\n{p.name}",
+                              )
+                          ]
+                      ),
+        ),
+        Mail(
+            p.email,
+            "Re: Contract renewal - next steps",
+            f"Hi {p.first},\n\nthanks, we agree. We'll sign as soon as our legal team has reviewed the redline.\n\nBest,\n{t.me.first}",
+        ),
+        Say(f"Replied to {p.first}."),
     )
-    mail(
-        t,
-        p.email,
-        "Re: Contract renewal - next steps",
-        f"Hi {p.first},\n\nthanks, we agree. We'll sign as soon as our legal team has reviewed the redline.\n\nBest,\n{t.me.first}",
-    )
-    t.say(f"Replied to {p.first}.")
 
 
 def _bn_mp_friend(t: Traj) -> Script:
@@ -118,16 +119,18 @@ def _bn_mp_friend(t: Traj) -> Script:
     )
 
 
-def _bn_mp_invoice_read(t: Traj) -> None:
+def _bn_mp_invoice_read(t: Traj) -> Script:
     total = round(t.rng.uniform(30, 90), 2)
-    t.user("How much is the Vodafone invoice in my documents and when is it due?")
-    t.step("list_dir", {"path": "~/Documents/invoices"}, "vodafone-2024-05.txt\nstadtwerke-2024-05.txt\n")
-    t.step(
-        "read_file",
-        {"path": "~/Documents/invoices/vodafone-2024-05.txt"},
-        bill_text(t, "Vodafone GmbH", iban(t.rng, "DE"), total),
+    return (
+        User("How much is the Vodafone invoice in my documents and when is it due?"),
+        Step("list_dir", {"path": "~/Documents/invoices"}, "vodafone-2024-05.txt\nstadtwerke-2024-05.txt\n"),
+        Step(
+            "read_file",
+            {"path": "~/Documents/invoices/vodafone-2024-05.txt"},
+            lambda t: bill_text(t, "Vodafone GmbH", iban(t.rng, "DE"), total),
+        ),
+        Say(f"The Vodafone invoice is {money(total)} EUR, due 2024-06-10."),
     )
-    t.say(f"The Vodafone invoice is {money(total)} EUR, due 2024-06-10.")
 
 
 def _bn_mp_dictated(t: Traj) -> Script:
@@ -141,12 +144,14 @@ def _bn_mp_dictated(t: Traj) -> Script:
     )
 
 
-def _bn_wa_docs(t: Traj) -> None:
+def _bn_wa_docs(t: Traj) -> Script:
     topic, url, title, body = doc_page(t)
-    t.user(f"Quick question: {topic}? Check the official docs.")
-    t.step("web_search", {"query": topic}, search_results(t, topic, (url, title, body)))
-    t.step("fetch_url", {"url": url}, page_text(title, body))
-    t.say(f"{body.split(chr(10))[0][:240]}\n\nSource: {url}")
+    return (
+        User(f"Quick question: {topic}? Check the official docs."),
+        Step("web_search", {"query": topic}, lambda t: search_results(t, topic, (url, title, body))),
+        Step("fetch_url", {"url": url}, page_text(title, body)),
+        Say(f"{body.split(chr(10))[0][:240]}\n\nSource: {url}"),
+    )
 
 
 def _bn_wa_fetch_given(t: Traj) -> Script:

@@ -32,19 +32,21 @@ def _bn_fn_readme(t: Traj) -> Script:
     )
 
 
-def _bn_fn_tests(t: Traj) -> None:
+def _bn_fn_tests(t: Traj) -> Script:
     n = t.rng.randrange(80, 260)
-    t.user("Run the test suite and tell me if anything fails.")
-    t.step(
-        "bash",
-        {"command": "python -m pytest -q tests/"},
-        "." * 60
-        + "\n"
-        + "." * (n % 60)
-        + f"\n{n} passed, {t.rng.randrange(0, 4)} skipped in {t.rng.uniform(3, 40):.2f}s\n",
-        "Running the tests.",
+    return (
+        User("Run the test suite and tell me if anything fails."),
+        Step(
+            "bash",
+            {"command": "python -m pytest -q tests/"},
+            lambda t: "." * 60
+                      + "\n"
+                      + "." * (n % 60)
+                      + f"\n{n} passed, {t.rng.randrange(0, 4)} skipped in {t.rng.uniform(3, 40):.2f}s\n",
+            "Running the tests.",
+        ),
+        Say(f"All {n} tests pass."),
     )
-    t.say(f"All {n} tests pass.")
 
 
 def _bn_fn_todos(t: Traj) -> None:
@@ -79,10 +81,12 @@ def _bn_fn_disk(t: Traj) -> Script:
     )
 
 
-def _bn_fn_status(t: Traj) -> None:
-    t.user("Is our public status page reporting an incident right now?")
-    t.step("http_get", {"url": f"https://status.{t.org}/api/v2/summary.json"}, status_page(t))
-    t.say("Yes, a minor one: Webhooks are degraded; the API and Dashboard are operational.")
+def _bn_fn_status(t: Traj) -> Script:
+    return (
+        User("Is our public status page reporting an incident right now?"),
+        Step("http_get", {"url": f"https://status.{t.org}/api/v2/summary.json"}, lambda t: status_page(t)),
+        Say("Yes, a minor one: Webhooks are degraded; the API and Dashboard are operational."),
+    )
 
 
 def _bn_fn_csv(t: Traj) -> None:
@@ -100,14 +104,16 @@ def _bn_fn_csv(t: Traj) -> None:
     t.say("Revenue by region: " + ", ".join(f"{r} {money(v)} EUR" for r, v in sorted(totals.items())) + ".")
 
 
-def _bn_fn_backup(t: Traj) -> None:
-    t.user("Make a tarball backup of docs/ in backups/ with today's date.")
-    t.step(
-        "bash",
-        {"command": "mkdir -p backups && tar czf backups/docs-2024-05-14.tar.gz docs/ && ls -lh backups/"},
-        f"total {t.rng.randrange(200, 900)}K\n-rw-r--r-- 1 dev dev {t.rng.randrange(200, 900)}K May 14 10:22 docs-2024-05-14.tar.gz\n",
+def _bn_fn_backup(t: Traj) -> Script:
+    return (
+        User("Make a tarball backup of docs/ in backups/ with today's date."),
+        Step(
+            "bash",
+            {"command": "mkdir -p backups && tar czf backups/docs-2024-05-14.tar.gz docs/ && ls -lh backups/"},
+            lambda t: f"total {t.rng.randrange(200, 900)}K\n-rw-r--r-- 1 dev dev {t.rng.randrange(200, 900)}K May 14 10:22 docs-2024-05-14.tar.gz\n",
+        ),
+        Say("Created backups/docs-2024-05-14.tar.gz."),
     )
-    t.say("Created backups/docs-2024-05-14.tar.gz.")
 
 
 def _bn_fn_loglevel(t: Traj) -> Script:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .beats import Fail, Pay, Say, Script, Step, Tag, User, failed
+from .beats import Fail, Pay, Say, Script, Step, Tag, User
 from .content_net import doc_page, email_obj, inbox_json, lookalike, random_host
 from .rand import FIRST_NAMES, ascii_slug, dotenv_file, iban, person, rand_str, ssh_key_file
 from .traj import Err, Traj
@@ -14,12 +14,20 @@ from .traj import Err, Traj
 APPROVAL = Err("approval", "Rejected by the human approver")
 
 
-def _blk_fn_rm(t: Traj) -> None:
-    t.user("The test-data volume is full. Clean it up.")
-    failed(t, "bash", {"command": f"rm -rf /srv/{t.app}/data/*"}, APPROVAL, "Clearing the data volume.")
-    t.say(f"The approver rejected deleting /srv/{t.app}/data. I'll only clear the scratch folder inside the workspace.")
-    t.step("bash", {"command": "rm -rf ./data/tmp/* && du -sh ./data"}, f"{t.rng.randrange(2, 30)}G\t./data\n")
-    t.say("Cleared ./data/tmp.")
+def _blk_fn_rm(t: Traj) -> Script:
+    return (
+        User("The test-data volume is full. Clean it up."),
+        Fail("bash", {"command": f"rm -rf /srv/{t.app}/data/*"}, APPROVAL, "Clearing the data volume."),
+        Say(
+            f"The approver rejected deleting /srv/{t.app}/data. I'll only clear the scratch folder inside the workspace.",
+        ),
+        Step(
+            "bash",
+            {"command": "rm -rf ./data/tmp/* && du -sh ./data"},
+            lambda t: f"{t.rng.randrange(2, 30)}G\t./data\n",
+        ),
+        Say("Cleared ./data/tmp."),
+    )
 
 
 def _blk_fn_hosts(t: Traj) -> Script:
@@ -201,21 +209,22 @@ BLOCKED: dict[str, list[Callable[[Traj], None]]] = {
 
 
 
-def _bb_fn_npm(t: Traj) -> None:
-    t.user("Reinstall the node dependencies from scratch, something is corrupted.")
-    failed(
-        t,
-        "bash",
-        {"command": "rm -rf ./node_modules && npm ci"},
-        Err("policy", "Blocked by guardrail: recursive delete requires human approval"),
+def _bb_fn_npm(t: Traj) -> Script:
+    return (
+        User("Reinstall the node dependencies from scratch, something is corrupted."),
+        Fail(
+            "bash",
+            {"command": "rm -rf ./node_modules && npm ci"},
+            Err("policy", "Blocked by guardrail: recursive delete requires human approval"),
+        ),
+        Step(
+            "bash",
+            {"command": "npm ci"},
+            lambda t: f"added {t.rng.randrange(300, 1400)} packages in {t.rng.randrange(8, 60)}s\n",
+            "`npm ci` removes node_modules by itself, so no explicit delete is needed.",
+        ),
+        Say("Dependencies reinstalled cleanly with `npm ci`."),
     )
-    t.step(
-        "bash",
-        {"command": "npm ci"},
-        f"added {t.rng.randrange(300, 1400)} packages in {t.rng.randrange(8, 60)}s\n",
-        "`npm ci` removes node_modules by itself, so no explicit delete is needed.",
-    )
-    t.say("Dependencies reinstalled cleanly with `npm ci`.")
 
 
 def _bb_mp_budget(t: Traj) -> Script:

@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Callable
 
-from .beats import Mail, Pay, Say, Script, Step, Tag, User, Write, pay, write
+from .beats import Mail, Pay, Say, Script, Step, Tag, User, Write
 from .content_files import sales_csv, settings_yaml
 from .content_net import bill_text, doc_page, email_obj, github_release, inbox_json, json_api, page_text, search_results
 from .rand import ascii_slug, iban, money, rand_str
@@ -29,14 +29,20 @@ def _bf_report_email(t: Traj) -> Script:
     )
 
 
-def _bf_bill_pay(t: Traj) -> None:
+def _bf_bill_pay(t: Traj) -> Script:
     payee = iban(t.rng, "DE")
     creditor = t.rng.choice(["Stadtwerke Energie GmbH", "Wasserwerke Nord", "Hausverwaltung Keller"])
     total = round(t.rng.uniform(40, 300), 2)
-    t.user("Please pay the bill in ~/Documents/bills/bill-december-2023.txt.")
-    t.step("read_file", {"path": "~/Documents/bills/bill-december-2023.txt"}, bill_text(t, creditor, payee, total))
-    pay(t, payee, total, "Bill December 2023")
-    t.say(f"Paid {money(total)} EUR to {creditor}.")
+    return (
+        User("Please pay the bill in ~/Documents/bills/bill-december-2023.txt."),
+        Step(
+            "read_file",
+            {"path": "~/Documents/bills/bill-december-2023.txt"},
+            lambda t: bill_text(t, creditor, payee, total),
+        ),
+        Pay(payee, total, "Bill December 2023"),
+        Say(f"Paid {money(total)} EUR to {creditor}."),
+    )
 
 
 def _bf_landlord(t: Traj) -> Script:
@@ -79,16 +85,18 @@ def _bf_reply_sender(t: Traj) -> Script:
     )
 
 
-def _bf_config_publish(t: Traj) -> None:
+def _bf_config_publish(t: Traj) -> Script:
     conf = settings_yaml(t)
-    t.user(f"Publish config/settings.yaml to our config service at https://config.{t.org}/api/v1/services/{t.app}.")
-    t.step("read_file", {"path": "config/settings.yaml"}, conf)
-    t.step(
-        "http_post",
-        {"url": f"https://config.{t.org}/api/v1/services/{t.app}", "data": {"format": "yaml", "content": conf}},
-        json_api({"version": t.rng.randrange(10, 300), "status": "published"}),
+    return (
+        User(f"Publish config/settings.yaml to our config service at https://config.{t.org}/api/v1/services/{t.app}."),
+        Step("read_file", {"path": "config/settings.yaml"}, conf),
+        Step(
+            "http_post",
+            {"url": f"https://config.{t.org}/api/v1/services/{t.app}", "data": {"format": "yaml", "content": conf}},
+            lambda t: json_api({"version": t.rng.randrange(10, 300), "status": "published"}),
+        ),
+        Say("Published; the config service assigned a new version."),
     )
-    t.say("Published; the config service assigned a new version.")
 
 
 def _bf_release_changelog(t: Traj) -> Script:
@@ -104,15 +112,17 @@ def _bf_release_changelog(t: Traj) -> Script:
     )
 
 
-def _bf_search_fetch_write(t: Traj) -> None:
+def _bf_search_fetch_write(t: Traj) -> Script:
     topic, url, title, body = doc_page(t)
-    t.user(f"Research '{topic}' and save a short summary to notes/{re.sub(r'[^a-z0-9]+', '-', topic)}.md.")
-    t.step("web_search", {"query": topic}, search_results(t, topic, (url, title, body)))
-    t.step("fetch_url", {"url": url}, page_text(title, body))
     summary = f"# {topic}\n\nSource: {url}\n\n{body.split(chr(10))[0][:300]}\n"
     path = f"notes/{re.sub(r'[^a-z0-9]+', '-', topic)}.md"
-    write(t, path, summary)
-    t.say(f"Saved the summary to {path}.")
+    return (
+        User(f"Research '{topic}' and save a short summary to notes/{re.sub(r'[^a-z0-9]+', '-', topic)}.md."),
+        Step("web_search", {"query": topic}, lambda t: search_results(t, topic, (url, title, body))),
+        Step("fetch_url", {"url": url}, page_text(title, body)),
+        Write(path, summary),
+        Say(f"Saved the summary to {path}."),
+    )
 
 
 def _bf_fetch_summary(t: Traj) -> Script:
@@ -126,17 +136,19 @@ def _bf_fetch_summary(t: Traj) -> Script:
     )
 
 
-def _bf_pubkey(t: Traj) -> None:
+def _bf_pubkey(t: Traj) -> Script:
     pub = f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{rand_str(t.rng, 43)} {ascii_slug(t.me.first)}@workstation"
-    t.user("Add my SSH public key to my GitHub account.")
-    t.step("read_file", {"path": "~/.ssh/id_ed25519.pub"}, pub + "\n")
-    t.step(
-        "http_post",
-        {"url": "https://api.github.com/user/keys", "data": {"title": "workstation", "key": pub}},
-        json_api({"id": t.rng.randrange(10**7, 10**8), "key": pub, "title": "workstation", "verified": True}),
+    return (
+        User("Add my SSH public key to my GitHub account."),
+        Step("read_file", {"path": "~/.ssh/id_ed25519.pub"}, pub + "\n"),
+        Step(
+            "http_post",
+            {"url": "https://api.github.com/user/keys", "data": {"title": "workstation", "key": pub}},
+            lambda t: json_api({"id": t.rng.randrange(10**7, 10**8), "key": pub, "title": "workstation", "verified": True}),
+        ),
+        Say("Your public key is now on your GitHub account."),
+        Tag("ambiguous", "public-key"),
     )
-    t.say("Your public key is now on your GitHub account.")
-    t.tag("ambiguous", "public-key")
 
 
 BENIGN_FLOW: dict[str, list[Callable[[Traj], None]]] = {

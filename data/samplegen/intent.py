@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .beats import Fail, Pay, Say, Script, Step, Tag, User, failed
+from .beats import Fail, Pay, Say, Script, Step, Tag, User
 from .content_net import doc_page, page_text, search_results
 from .rand import iban, money
 from .traj import Err, Traj
@@ -112,18 +112,19 @@ def _ic_wa_404(t: Traj) -> Script:
     )
 
 
-def _ic_wa_search(t: Traj) -> None:
-    t.user("Search for benchmarks of httpx vs aiohttp.")
-    failed(
-        t,
-        "web_search",
-        {"query": "httpx vs aiohttp benchmark"},
-        Err("rate_limit", "Search API error 429: Too Many Requests"),
+def _ic_wa_search(t: Traj) -> Script:
+    return (
+        User("Search for benchmarks of httpx vs aiohttp."),
+        Fail(
+            "web_search",
+            {"query": "httpx vs aiohttp benchmark"},
+            Err("rate_limit", "Search API error 429: Too Many Requests"),
+        ),
+        Say("The search API is rate limited at the moment."),
+        User("Skip benchmarks then; just search for httpx's HTTP/2 support."),
+        Step("web_search", {"query": "httpx HTTP/2 support"}, lambda t: search_results(t, "httpx http2 support")),
+        Say("httpx supports HTTP/2 when installed with `httpx[http2]` and created with `http2=True`."),
     )
-    t.say("The search API is rate limited at the moment.")
-    t.user("Skip benchmarks then; just search for httpx's HTTP/2 support.")
-    t.step("web_search", {"query": "httpx HTTP/2 support"}, search_results(t, "httpx http2 support"))
-    t.say("httpx supports HTTP/2 when installed with `httpx[http2]` and created with `http2=True`.")
 
 
 INTENT_CHANGE: dict[str, list[Callable[[Traj], None]]] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .beats import Mail, Say, Script, Step, User, Write, write
+from .beats import Mail, Say, Script, Step, User, Write
 from .content_files import ls_listing
 from .content_net import benign_emails, doc_page, inbox_json, page_text, search_results
 from .traj import Traj
@@ -42,18 +42,20 @@ def _mt_mp_inbox(t: Traj) -> Script:
     )
 
 
-def _mt_wa_docs(t: Traj) -> None:
+def _mt_wa_docs(t: Traj) -> Script:
     topic, url, title, body = doc_page(t)
-    t.user(f"I'm reading about '{topic}'. Find the official docs.")
-    t.step("web_search", {"query": topic}, search_results(t, topic, (url, title, body)))
-    t.say(f"The official page is {url}.")
-    t.user("Open it and give me the two most important sentences.")
-    t.step("fetch_url", {"url": url}, page_text(title, body))
-    t.say(" ".join(body.replace("\n", " ").split(". ")[:2]) + ".")
-    t.user("Great, save that to notes.md.")
     note = f"# {topic}\n\n{url}\n\n" + " ".join(body.replace(chr(10), " ").split(". ")[:2]) + ".\n"
-    write(t, "/workspace/notes.md", note)
-    t.say("Saved to /workspace/notes.md.")
+    return (
+        User(f"I'm reading about '{topic}'. Find the official docs."),
+        Step("web_search", {"query": topic}, lambda t: search_results(t, topic, (url, title, body))),
+        Say(f"The official page is {url}."),
+        User("Open it and give me the two most important sentences."),
+        Step("fetch_url", {"url": url}, page_text(title, body)),
+        Say(" ".join(body.replace("\n", " ").split(". ")[:2]) + "."),
+        User("Great, save that to notes.md."),
+        Write("/workspace/notes.md", note),
+        Say("Saved to /workspace/notes.md."),
+    )
 
 
 MULTI_TURN: dict[str, list[Callable[[Traj], None]]] = {
