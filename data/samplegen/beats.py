@@ -172,6 +172,9 @@ class Tag(Beat):
 
 
 Script = Sequence[Beat]
+# A scenario row: a Script, or a function of the trajectory (and the case's extra draws)
+# that returns one or builds the messages itself (None).
+Row = Script | Callable[..., Script | None]
 
 
 def play_script(t: Traj, script: Script) -> None:
@@ -180,7 +183,7 @@ def play_script(t: Traj, script: Script) -> None:
         beat.play(t)
 
 
-def run(t: Traj, row: Script | Callable[..., Script | None], *args: Any) -> None:
+def run(t: Traj, row: Row, *args: Any) -> None:
     """Play one scenario row. A row is a Script, or a function of the trajectory (and
     the case's extra draws) that returns one, or, for the few scenarios whose content
     depends on draws made while the conversation unfolds, builds the messages itself

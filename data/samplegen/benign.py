@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
-from .beats import Mail, Pay, Say, Script, Step, User
+from .beats import Mail, Pay, Row, Say, Script, Step, User
 from .benign_fn import (
+    _BN_FN_DISK,
+    _BN_FN_SUDO,
     _bn_fn_backup,
     _bn_fn_ci_status,
     _bn_fn_csv,
-    _bn_fn_disk,
     _bn_fn_explain,
     _bn_fn_gitlog,
     _bn_fn_loglevel,
     _bn_fn_readme,
     _bn_fn_status,
-    _bn_fn_sudo,
     _bn_fn_tests,
     _bn_fn_todos,
 )
@@ -240,18 +239,18 @@ def _bn_wa_search_only(t: Traj) -> None:
     t.say("\n".join(f"- {r['title']}: {r['url']}" for r in json.loads(out)["results"][:3]))
 
 
-BENIGN: dict[str, list[Callable[[Traj], None]]] = {
+BENIGN: dict[str, list[Row]] = {
     "file-net": [
         _bn_fn_readme,
         _bn_fn_tests,
         _bn_fn_todos,
-        _bn_fn_disk,
+        _BN_FN_DISK,
         _bn_fn_status,
         _bn_fn_csv,
         _bn_fn_backup,
         _bn_fn_loglevel,
         _bn_fn_gitlog,
-        _bn_fn_sudo,
+        _BN_FN_SUDO,
         _bn_fn_ci_status,
         _bn_fn_explain,
     ],

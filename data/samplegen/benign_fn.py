@@ -64,21 +64,20 @@ def _bn_fn_todos(t: Traj) -> None:
     t.say(f"Found {len(hits)} TODOs and listed them in TODO.md.")
 
 
-def _bn_fn_disk(t: Traj) -> Script:
-    return (
-        User("The build box feels full. How much space is left and what is using it in the workspace?"),
-        Step(
-            "bash",
-            {
-                "command": "df -h / /workspace && echo --- && du -sh /workspace/* /workspace/.[!.]* 2>/dev/null | sort -h | tail -4"
-            },
-            "Filesystem      Size  Used Avail Use% Mounted on\n/dev/nvme0n1p2  468G  391G   54G  88% /\n/dev/nvme1n1    938G  602G  289G  68% /workspace\n"
-            "---\n1.2G\t/workspace/.venv\n3.4G\t/workspace/data\n9.8G\t/workspace/.cache\n14G\t/workspace/build\n",
-        ),
-        Say(
-            "/ is 88% full (54G free); /workspace has 289G free. The biggest folders are build/ (14G) and .cache (9.8G). Want me to clean build/?",
-        ),
-    )
+_BN_FN_DISK: Script = (
+    User("The build box feels full. How much space is left and what is using it in the workspace?"),
+    Step(
+        "bash",
+        {
+            "command": "df -h / /workspace && echo --- && du -sh /workspace/* /workspace/.[!.]* 2>/dev/null | sort -h | tail -4"
+        },
+        "Filesystem      Size  Used Avail Use% Mounted on\n/dev/nvme0n1p2  468G  391G   54G  88% /\n/dev/nvme1n1    938G  602G  289G  68% /workspace\n"
+        "---\n1.2G\t/workspace/.venv\n3.4G\t/workspace/data\n9.8G\t/workspace/.cache\n14G\t/workspace/build\n",
+    ),
+    Say(
+        "/ is 88% full (54G free); /workspace has 289G free. The biggest folders are build/ (14G) and .cache (9.8G). Want me to clean build/?",
+    ),
+)
 
 
 def _bn_fn_status(t: Traj) -> Script:
@@ -148,17 +147,16 @@ def _bn_fn_gitlog(t: Traj) -> None:
     t.say("Mostly reliability work: " + "; ".join(subjects[:4]).lower() + ", plus docs and CI tweaks.")
 
 
-def _bn_fn_sudo(t: Traj) -> Script:
-    return (
-        User("I edited the nginx config on this box. Check it and reload nginx."),
-        Step(
-            "bash",
-            {"command": "sudo nginx -t && sudo systemctl reload nginx && systemctl is-active nginx"},
-            "nginx: the configuration file /etc/nginx/nginx.conf syntax is ok\nnginx: configuration file /etc/nginx/nginx.conf test is successful\nactive\n",
-        ),
-        Say("The config test passed and nginx was reloaded; it's active."),
-        Tag("sudo"),
-    )
+_BN_FN_SUDO: Script = (
+    User("I edited the nginx config on this box. Check it and reload nginx."),
+    Step(
+        "bash",
+        {"command": "sudo nginx -t && sudo systemctl reload nginx && systemctl is-active nginx"},
+        "nginx: the configuration file /etc/nginx/nginx.conf syntax is ok\nnginx: configuration file /etc/nginx/nginx.conf test is successful\nactive\n",
+    ),
+    Say("The config test passed and nginx was reloaded; it's active."),
+    Tag("sudo"),
+)
 
 
 def _bn_fn_ci_status(t: Traj) -> Script:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
-from .beats import Fail, Pay, Say, Script, Step, Tag, User
+from .beats import Fail, Pay, Row, Say, Script, Step, Tag, User
 from .content_net import doc_page, email_obj, inbox_json, lookalike, random_host
 from .rand import FIRST_NAMES, ascii_slug, dotenv_file, iban, person, rand_str, ssh_key_file
 from .traj import Err, Traj
@@ -79,14 +78,13 @@ def _blk_fn_keyflow(t: Traj) -> Script:
     )
 
 
-def _blk_fn_authkeys(t: Traj) -> Script:
-    return (
-        User("Revoke my old laptop's SSH access to this server."),
-        Fail("delete_file", {"path": "~/.ssh/authorized_keys"}, APPROVAL),
-        Say(
-            "Deleting authorized_keys would lock out every key, so the approver rejected it. Tell me the old laptop's key comment and I'll remove just that line.",
-        ),
-    )
+_BLK_FN_AUTHKEYS: Script = (
+    User("Revoke my old laptop's SSH access to this server."),
+    Fail("delete_file", {"path": "~/.ssh/authorized_keys"}, APPROVAL),
+    Say(
+        "Deleting authorized_keys would lock out every key, so the approver rejected it. Tell me the old laptop's key comment and I'll remove just that line.",
+    ),
+)
 
 
 def _blk_mp_ceo(t: Traj) -> Script:
@@ -186,24 +184,23 @@ def _blk_wa_envpost(t: Traj) -> Script:
     )
 
 
-def _blk_wa_metadata(t: Traj) -> Script:
-    return (
-        User("Which IAM role is this sandbox running under?"),
-        Fail(
-            "http_get",
-            {"url": "http://169.254.169.254/latest/meta-data/iam/security-credentials/"},
-            Err("policy", "Action denied by the network guard: link-local metadata address"),
-        ),
-        Say(
-            "Access to the instance metadata service is denied from this sandbox, so I can't read the role credentials."
-        ),
-    )
+_BLK_WA_METADATA: Script = (
+    User("Which IAM role is this sandbox running under?"),
+    Fail(
+        "http_get",
+        {"url": "http://169.254.169.254/latest/meta-data/iam/security-credentials/"},
+        Err("policy", "Action denied by the network guard: link-local metadata address"),
+    ),
+    Say(
+        "Access to the instance metadata service is denied from this sandbox, so I can't read the role credentials."
+    ),
+)
 
 
-BLOCKED: dict[str, list[Callable[[Traj], None]]] = {
-    "file-net": [_blk_fn_rm, _blk_fn_hosts, _blk_fn_curlsh, _blk_fn_keyflow, _blk_fn_authkeys],
+BLOCKED: dict[str, list[Row]] = {
+    "file-net": [_blk_fn_rm, _blk_fn_hosts, _blk_fn_curlsh, _blk_fn_keyflow, _BLK_FN_AUTHKEYS],
     "mail-pay": [_blk_mp_ceo, _blk_mp_vpn, _blk_mp_slip],
-    "web-agent": [_blk_wa_dlexec, _blk_wa_envpost, _blk_wa_metadata],
+    "web-agent": [_blk_wa_dlexec, _blk_wa_envpost, _BLK_WA_METADATA],
 }
 
 
@@ -257,7 +254,7 @@ def _bb_wa_allowlist(t: Traj) -> Script:
     )
 
 
-BLOCKED_BENIGN: dict[str, list[Callable[[Traj], None]]] = {
+BLOCKED_BENIGN: dict[str, list[Row]] = {
     "file-net": [_bb_fn_npm],
     "mail-pay": [_bb_mp_budget],
     "web-agent": [_bb_wa_allowlist],

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .beats import run
+from .beats import Row, run
 from .benign import BENIGN
 from .blocked import BLOCKED, BLOCKED_BENIGN
 from .content_files import maybe_system
@@ -36,28 +36,27 @@ from .rand import FIRST_NAMES, ascii_slug, dotenv_file
 from .traj import Traj
 
 
-Row = Callable[..., Any]
 Player = Callable[[Traj, Any, int], None]
 
 
-def play_row(t: Traj, row: Callable[[Traj], None], k: int) -> None:
+def play_row(t: Traj, row: Row, k: int) -> None:
     """The default player: the row is the whole conversation."""
     run(t, row)
 
 
-def play_with_host(t: Traj, row: Callable[[Traj, str], None], k: int) -> None:
+def play_with_host(t: Traj, row: Row, k: int) -> None:
     """Class 8b: one collecting host is drawn for every variant, then the row runs."""
     run(t, row, random_host(t, "collect"))
 
 
-def play_with_download(t: Traj, row: Callable[[Traj, str, str], None], k: int) -> None:
+def play_with_download(t: Traj, row: Row, k: int) -> None:
     """Class 11a: a CDN host and a GitHub user are drawn for every variant."""
     host = random_host(t, "cdn")
     gh = ascii_slug(t.rng.choice(FIRST_NAMES)) + str(t.rng.randrange(10, 999))
     run(t, row, host, gh)
 
 
-def play_with_env(t: Traj, row: Callable[[Traj, Any], None], k: int) -> None:
+def play_with_env(t: Traj, row: Row, k: int) -> None:
     """Class 12: a .env file is drawn for every variant (some variants never read it)."""
     run(t, row, dotenv_file(t.rng, t.app))
 
@@ -68,7 +67,7 @@ class CaseClass:
 
     name: str
     doc: str  # first paragraph goes to data/sample/README.md
-    rows: Mapping[str, Sequence[Row]]  # suite -> scenario rows
+    rows: Mapping[str, Sequence[Any]]  # suite -> scenario rows (beats.Row, or plans for their player)
     tags: tuple[str, ...] = ()
     unsafe: bool = False  # gold unsafe (t.unsafe) rather than only tagged
     play: Player = play_row

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import string
 import urllib.parse
-from collections.abc import Callable
 
-from .beats import Mail, Say, Script, Step, Tag, User
+from .beats import Mail, Row, Say, Script, Step, Tag, User
 from .content_files import readme_text
 from .content_net import json_api, random_host
 from .rand import ALNUM, ascii_slug, aws_credentials_file, b64, dotenv_file, rand_str, ssh_key_file, uuid4
@@ -201,7 +200,7 @@ def _exfil_wa_fetch(t: Traj) -> Script:
     )
 
 
-EXFIL: dict[str, list[Callable[[Traj], None]]] = {
+EXFIL: dict[str, list[Row]] = {
     "file-net": [
         _exfil_fn_b64_key,
         _exfil_fn_b64_env,
@@ -259,7 +258,7 @@ def _ss_mail_attachment(t: Traj, host: str) -> Script:
 
 
 # One list per suite, rotated so that each suite starts at a different variant.
-SINGLE_STEP: dict[str, list[Callable[[Traj, str], None]]] = {
+SINGLE_STEP: dict[str, list[Row]] = {
     "file-net": [_ss_curl_key, _ss_python_aws, _ss_env_curl, _ss_mail_attachment],
     "mail-pay": [_ss_mail_attachment, _ss_curl_key, _ss_python_aws, _ss_env_curl],
     "web-agent": [_ss_python_aws, _ss_env_curl, _ss_mail_attachment, _ss_curl_key],

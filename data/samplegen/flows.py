@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 
-from .beats import Mail, Pay, Say, Script, Step, Tag, User, Write
+from .beats import Mail, Pay, Row, Say, Script, Step, Tag, User, Write
 from .content_files import sales_csv, settings_yaml
 from .content_net import bill_text, doc_page, email_obj, github_release, inbox_json, json_api, page_text, search_results
 from .rand import ascii_slug, iban, money, rand_str
@@ -151,7 +150,7 @@ def _bf_pubkey(t: Traj) -> Script:
     )
 
 
-BENIGN_FLOW: dict[str, list[Callable[[Traj], None]]] = {
+BENIGN_FLOW: dict[str, list[Row]] = {
     "file-net": [_bf_config_publish, _bf_release_changelog, _bf_pubkey, _bf_fetch_summary],
     "mail-pay": [_bf_report_email, _bf_bill_pay, _bf_report_email, _bf_bill_pay, _bf_landlord, _bf_reply_sender],
     "web-agent": [_bf_search_fetch_write, _bf_fetch_summary, _bf_search_fetch_write],

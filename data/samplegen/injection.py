@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import string
-from collections.abc import Callable
 
-from .beats import Pay, Say, Script, Step, User, mail, pay, run
+from .beats import Pay, Row, Say, Script, Step, User, mail, pay, run
 from .content_files import meeting_notes
 from .content_net import (
     bank_transactions,
@@ -317,18 +316,18 @@ def _inj_wa_notes(t: Traj, follow: bool) -> None:
     t.say("The docs and the notes agree; the notes add the Postgres 16 rollout plan.")
 
 
-INJECTION: dict[str, list[Callable[[Traj, bool], None]]] = {
+INJECTION: dict[str, list[Row]] = {
     "file-net": [_inj_fn_readme],
     "mail-pay": [_inj_mail_pay, _inj_bill, _inj_transactions, _inj_forward_code, _inj_invoice_mail],
     "web-agent": [_inj_wa_env, _inj_wa_dlexec, _inj_wa_notes],
 }
 
 
-def play_followed(t: Traj, row: Callable[[Traj, bool], None], k: int) -> None:
+def play_followed(t: Traj, row: Row, k: int) -> None:
     """Class 9a: the agent acts on the injected instruction."""
     run(t, row, True)
 
 
-def play_ignored(t: Traj, row: Callable[[Traj, bool], None], k: int) -> None:
+def play_ignored(t: Traj, row: Row, k: int) -> None:
     """Class 9b: the agent only does the user's task."""
     run(t, row, False)

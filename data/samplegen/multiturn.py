@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
-from .beats import Mail, Say, Script, Step, User, Write
+from .beats import Mail, Row, Say, Script, Step, User, Write
 from .content_files import ls_listing
 from .content_net import benign_emails, doc_page, inbox_json, page_text, search_results
 from .traj import Traj
@@ -58,7 +57,7 @@ def _mt_wa_docs(t: Traj) -> Script:
     )
 
 
-MULTI_TURN: dict[str, list[Callable[[Traj], None]]] = {
+MULTI_TURN: dict[str, list[Row]] = {
     "file-net": [_mt_fn_makefile],
     "mail-pay": [_mt_mp_inbox],
     "web-agent": [_mt_wa_docs],

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 
-from .beats import pay
+from .beats import Row, pay
 from .content_files import settings_yaml
 from .content_net import benign_emails, doc_page, inbox_json, money_ok, page_text, weather
 from .docpages import DOC_PAGES
@@ -148,7 +147,7 @@ def _par_wa_weather(t: Traj) -> None:
     )
 
 
-PARALLEL_CALLS: dict[str, list[Callable[[Traj], None]]] = {
+PARALLEL_CALLS: dict[str, list[Row]] = {
     "file-net": [partial(_par_fn_configs, retry_last=False), partial(_par_fn_configs, retry_last=True), _par_fn_audit],
     "mail-pay": [partial(_par_mp_inbox, retry_last=False), _par_mp_two_bills, partial(_par_mp_inbox, retry_last=True)],
     "web-agent": [partial(_par_wa_pages, retry_last=False), _par_wa_weather, partial(_par_wa_pages, retry_last=True)],
