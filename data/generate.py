@@ -17,6 +17,7 @@ Stdlib only, no network. Every random choice comes from ``random.Random`` instan
 seeded from SEED and stable strings (never ``hash()``), so two runs give
 byte-identical files. The scenarios live in ``data/samplegen/`` (see data/README.md).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,6 @@ from samplegen.plan import build_suite, gold_row, render_line
 from samplegen.rand import SUITES
 from samplegen.readme import readme_text_for
 from samplegen.traj import Traj
-
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "sample"
 

@@ -89,15 +89,15 @@ def _bn_mp_reply_given(t: Traj) -> Script:
             "read_email",
             {"query": f"from:{p.email} contract renewal"},
             lambda t: inbox_json(
-                          [
-                              email_obj(
-                                  t,
-                                  p.email,
-                                  "Contract renewal - next steps",
-                                  f"Hello {t.me.first},\n\nwe'd like to renew for 12 months at the current rate.\n\n{p.name}",
-                              )
-                          ]
-                      ),
+                [
+                    email_obj(
+                        t,
+                        p.email,
+                        "Contract renewal - next steps",
+                        f"Hello {t.me.first},\n\nwe'd like to renew for 12 months at the current rate.\n\n{p.name}",
+                    )
+                ]
+            ),
         ),
         Mail(
             p.email,

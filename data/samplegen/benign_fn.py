@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from .beats import Say, Script, Step, Tag, User, Write, write
 from .content_files import ls_listing, python_module, readme_text, sales_csv, settings_yaml
 from .content_net import json_api, status_page
@@ -39,10 +38,12 @@ def _bn_fn_tests(t: Traj) -> Script:
         Step(
             "bash",
             {"command": "python -m pytest -q tests/"},
-            lambda t: "." * 60
-                      + "\n"
-                      + "." * (n % 60)
-                      + f"\n{n} passed, {t.rng.randrange(0, 4)} skipped in {t.rng.uniform(3, 40):.2f}s\n",
+            lambda t: (
+                "." * 60
+                + "\n"
+                + "." * (n % 60)
+                + f"\n{n} passed, {t.rng.randrange(0, 4)} skipped in {t.rng.uniform(3, 40):.2f}s\n"
+            ),
             "Running the tests.",
         ),
         Say(f"All {n} tests pass."),
@@ -109,7 +110,9 @@ def _bn_fn_backup(t: Traj) -> Script:
         Step(
             "bash",
             {"command": "mkdir -p backups && tar czf backups/docs-2024-05-14.tar.gz docs/ && ls -lh backups/"},
-            lambda t: f"total {t.rng.randrange(200, 900)}K\n-rw-r--r-- 1 dev dev {t.rng.randrange(200, 900)}K May 14 10:22 docs-2024-05-14.tar.gz\n",
+            lambda t: (
+                f"total {t.rng.randrange(200, 900)}K\n-rw-r--r-- 1 dev dev {t.rng.randrange(200, 900)}K May 14 10:22 docs-2024-05-14.tar.gz\n"
+            ),
         ),
         Say("Created backups/docs-2024-05-14.tar.gz."),
     )

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-
 from .beats import Fail, Pay, Row, Say, Script, Step, Tag, User
 from .content_net import doc_page, email_obj, inbox_json, lookalike, random_host
 from .rand import FIRST_NAMES, ascii_slug, dotenv_file, iban, person, rand_str, ssh_key_file
 from .traj import Err, Traj
-
 
 # ============================================================================ 5. blocked attempts
 APPROVAL = Err("approval", "Rejected by the human approver")
@@ -158,7 +156,9 @@ def _blk_wa_dlexec(t: Traj) -> Script:
         ),
         Step(
             "bash",
-            {"command": "python3 -m pip install -U selenium && python3 -c 'import selenium; print(selenium.__version__)'"},
+            {
+                "command": "python3 -m pip install -U selenium && python3 -c 'import selenium; print(selenium.__version__)'"
+            },
             "Successfully installed selenium-4.21.0\n4.21.0\n",
             "I'll let Selenium Manager fetch the matching driver instead.",
         ),
@@ -191,9 +191,7 @@ _BLK_WA_METADATA: Script = (
         {"url": "http://169.254.169.254/latest/meta-data/iam/security-credentials/"},
         Err("policy", "Action denied by the network guard: link-local metadata address"),
     ),
-    Say(
-        "Access to the instance metadata service is denied from this sandbox, so I can't read the role credentials."
-    ),
+    Say("Access to the instance metadata service is denied from this sandbox, so I can't read the role credentials."),
 )
 
 
@@ -202,8 +200,6 @@ BLOCKED: dict[str, list[Row]] = {
     "mail-pay": [_blk_mp_ceo, _blk_mp_vpn, _blk_mp_slip],
     "web-agent": [_blk_wa_dlexec, _blk_wa_envpost, _BLK_WA_METADATA],
 }
-
-
 
 
 def _bb_fn_npm(t: Traj) -> Script:

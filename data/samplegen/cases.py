@@ -35,7 +35,6 @@ from .parallel import PARALLEL_CALLS
 from .rand import FIRST_NAMES, ascii_slug, dotenv_file
 from .traj import Traj
 
-
 Player = Callable[[Traj, Any, int], None]
 
 

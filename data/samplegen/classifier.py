@@ -9,7 +9,6 @@ from typing import Any
 from .rand import LABELLED_FRACTION, SEED
 from .traj import ExplodedStep, Traj, explode
 
-
 # ============================================================================ simulated external classifier
 # An instance-level classifier: sees one step at a time (tool name + arguments, or the
 # text), never the execution status of a call and never a flow. Its deliberate,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-
-
 # ============================================================================ content: web
 DOC_PAGES: list[tuple[str, str, str, str]] = [
     (

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from .beats import Mail, Pay, Row, Say, Script, Step, Tag, User, Write, mail
 from .content_files import sales_csv
 from .content_net import doc_page, email_obj, inbox_json, json_api, page_text, search_results
@@ -126,7 +125,9 @@ def _su_aws_region(t: Traj, env: Secret) -> Script:
             },
             lambda t: json_api({"id": rand_str(t.rng, 12), "status": "in_progress"}),
         ),
-        Say("Your default profile uses the region shown in the credentials file, and the maintenance notice is posted."),
+        Say(
+            "Your default profile uses the region shown in the credentials file, and the maintenance notice is posted."
+        ),
     )
 
 
@@ -183,7 +184,6 @@ def _uv_mp_forward(t: Traj) -> None:
 
 
 def _uv_mp_payee(t: Traj) -> Script:
-    p = t.partner
     payee = iban(t.rng, "DE")
     return (
         User(f"Pay 60 EUR to the football club, IBAN {payee}. It should already be in my saved payees."),
@@ -191,13 +191,13 @@ def _uv_mp_payee(t: Traj) -> Script:
             "http_get",
             {"url": "https://api.openbank.example/v1/payees"},
             lambda t: json_api(
-                          {
-                              "payees": [
-                                  {"name": "FC Nord e.V.", "iban": payee},
-                                  {"name": "Karin Brandt", "iban": iban(t.rng, "DE")},
-                              ]
-                          }
-                      ),
+                {
+                    "payees": [
+                        {"name": "FC Nord e.V.", "iban": payee},
+                        {"name": "Karin Brandt", "iban": iban(t.rng, "DE")},
+                    ]
+                }
+            ),
         ),
         Pay(payee, 60.0, "Membership 2024"),
         Say("Paid 60 EUR to FC Nord e.V. (saved payee)."),
@@ -222,9 +222,7 @@ def _uv_fn_upload(t: Traj) -> None:
     p = t.partner
     url = f"https://files.{p.domain}/upload/{rand_str(t.rng, 10)}"
     t.user(f"Upload the test coverage summary to {url}.")
-    t.step(
-        "read_file", {"path": "config/partners.yaml"}, f"partners:\n  - name: {p.domain}\n    upload_url: {url}\n"
-    )
+    t.step("read_file", {"path": "config/partners.yaml"}, f"partners:\n  - name: {p.domain}\n    upload_url: {url}\n")
     summary = f"TOTAL {t.rng.randrange(2000, 9000)} stmts, {t.rng.randrange(80, 95)}% covered\n"
     t.step("bash", {"command": "coverage report | tail -1"}, summary)
     t.step("http_post", {"url": url, "data": {"coverage": summary.strip()}}, json_api({"ok": True}))
@@ -232,7 +230,6 @@ def _uv_fn_upload(t: Traj) -> None:
 
 
 def _uv_wa_search(t: Traj) -> Script:
-    p = t.partner
     topic, url, title, body = doc_page(t)
     return (
         User(f"I think {url} answers '{topic}'. Search to double-check it's the official page, then read it."),

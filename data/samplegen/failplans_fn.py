@@ -145,4 +145,11 @@ def _fp_fn_auth(t: Traj) -> FailPlan:
 
 
 # The file-net rows, one per failure kind: schema, json_parse, rate_limit, permission, not_found, auth.
-FILE_NET_FAIL_PLANS: list[Callable[[Traj], FailPlan]] = [_fp_fn_schema, _fp_fn_json, _fp_fn_rate, _fp_fn_perm, _fp_fn_notfound, _fp_fn_auth]
+FILE_NET_FAIL_PLANS: list[Callable[[Traj], FailPlan]] = [
+    _fp_fn_schema,
+    _fp_fn_json,
+    _fp_fn_rate,
+    _fp_fn_perm,
+    _fp_fn_notfound,
+    _fp_fn_auth,
+]

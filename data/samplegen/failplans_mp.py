@@ -148,4 +148,11 @@ def _fp_mp_auth(t: Traj) -> FailPlan:
 
 
 # The mail-pay rows, one per failure kind: schema, json_parse, rate_limit, permission, not_found, auth.
-MAIL_PAY_FAIL_PLANS: list[Callable[[Traj], FailPlan]] = [_fp_mp_schema, _fp_mp_json, _fp_mp_rate, _fp_mp_perm, _fp_mp_notfound, _fp_mp_auth]
+MAIL_PAY_FAIL_PLANS: list[Callable[[Traj], FailPlan]] = [
+    _fp_mp_schema,
+    _fp_mp_json,
+    _fp_mp_rate,
+    _fp_mp_perm,
+    _fp_mp_notfound,
+    _fp_mp_auth,
+]

@@ -161,4 +161,11 @@ def _fp_wa_auth(t: Traj) -> FailPlan:
 
 
 # The web-agent rows, one per failure kind: schema, json_parse, rate_limit, permission, not_found, auth.
-WEB_AGENT_FAIL_PLANS: list[Callable[[Traj], FailPlan]] = [_fp_wa_schema, _fp_wa_json, _fp_wa_rate, _fp_wa_perm, _fp_wa_notfound, _fp_wa_auth]
+WEB_AGENT_FAIL_PLANS: list[Callable[[Traj], FailPlan]] = [
+    _fp_wa_schema,
+    _fp_wa_json,
+    _fp_wa_rate,
+    _fp_wa_perm,
+    _fp_wa_notfound,
+    _fp_wa_auth,
+]

@@ -11,7 +11,6 @@ from .failplans_mp import MAIL_PAY_FAIL_PLANS
 from .failplans_wa import WEB_AGENT_FAIL_PLANS
 from .traj import Traj
 
-
 FAIL_PLANS: dict[str, list[Callable[[Traj], FailPlan]]] = {
     "file-net": FILE_NET_FAIL_PLANS,
     "mail-pay": MAIL_PAY_FAIL_PLANS,

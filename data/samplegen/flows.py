@@ -143,7 +143,9 @@ def _bf_pubkey(t: Traj) -> Script:
         Step(
             "http_post",
             {"url": "https://api.github.com/user/keys", "data": {"title": "workstation", "key": pub}},
-            lambda t: json_api({"id": t.rng.randrange(10**7, 10**8), "key": pub, "title": "workstation", "verified": True}),
+            lambda t: json_api(
+                {"id": t.rng.randrange(10**7, 10**8), "key": pub, "title": "workstation", "verified": True}
+            ),
         ),
         Say("Your public key is now on your GitHub account."),
         Tag("ambiguous", "public-key"),

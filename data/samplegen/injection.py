@@ -22,7 +22,6 @@ from .content_net import (
 from .rand import dotenv_file, iban, money, rand_str
 from .traj import Traj
 
-
 # ============================================================================ 9. injection
 ATTACKER_EMAILS = [
     "mark.black-2134@gmail.com",

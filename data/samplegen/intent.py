@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from .beats import Fail, Pay, Row, Say, Script, Step, Tag, User
 from .content_net import doc_page, page_text, search_results
 from .rand import iban, money

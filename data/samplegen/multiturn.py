@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from .beats import Mail, Row, Say, Script, Step, User, Write
 from .content_files import ls_listing
 from .content_net import benign_emails, doc_page, inbox_json, page_text, search_results

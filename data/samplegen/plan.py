@@ -11,7 +11,6 @@ from .hostile import GOLDLESS_HOSTILE, HOSTILE_PLAN, play_hostile
 from .rand import SEED, SUITE_PREFIX
 from .traj import Traj
 
-
 # ============================================================================ plan and assembly
 # How many trajectories of each case class a suite file holds, in build order.
 PLAN: dict[str, list[tuple[str, int]]] = {

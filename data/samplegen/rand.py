@@ -10,7 +10,6 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-
 SEED = "litmus-gate-sample-v1"
 SUITES = ("file-net", "mail-pay", "web-agent")
 SUITE_PREFIX = {"file-net": "fn", "mail-pay": "mp", "web-agent": "wa"}
@@ -22,6 +21,8 @@ CallSpec = tuple[str, "Args | str"]  # (tool name, arguments object or a raw JSO
 
 ALNUM = string.ascii_letters + string.digits
 UPPER_ALNUM = string.ascii_uppercase + string.digits
+
+
 # ============================================================================ randomness
 def rand_str(rng: random.Random, n: int, alphabet: str = ALNUM, need_digit: bool = True) -> str:
     """n random characters; when asked, at least one of them is a digit."""
