@@ -16,14 +16,8 @@ from .benign import BENIGN
 from .blocked import BLOCKED, BLOCKED_BENIGN
 from .content_files import maybe_system
 from .content_net import random_host
-from .effects import (
-    DESTRUCTIVE_DISCUSSED,
-    DESTRUCTIVE_EXECUTED,
-    DOWNLOAD_EXECUTE,
-    SECRET_UNRELATED_POST,
-    SELF_WRITTEN_EXECUTE,
-    USER_PROVIDED_VALUE,
-)
+from .destructive import DESTRUCTIVE_DISCUSSED, DESTRUCTIVE_EXECUTED
+from .execute import DOWNLOAD_EXECUTE, SELF_WRITTEN_EXECUTE
 from .exfil import EXFIL, SINGLE_STEP
 from .failures import FAIL_PLANS, play_not_retried, play_retried
 from .flows import BENIGN_FLOW
@@ -34,6 +28,7 @@ from .multiturn import MULTI_TURN
 from .parallel import PARALLEL_CALLS
 from .rand import FIRST_NAMES, ascii_slug, dotenv_file
 from .traj import Traj
+from .values import SECRET_UNRELATED_POST, USER_PROVIDED_VALUE
 
 Player = Callable[[Traj, Any, int], None]
 
