@@ -191,3 +191,8 @@ def run(t: Traj, row: Row, *args: Any) -> None:
     script = row(t, *args) if callable(row) else row
     if script is not None:
         play_script(t, script)
+
+
+def when(condition: bool, *beats: Beat) -> tuple[Beat, ...]:
+    """``beats`` when ``condition`` holds, else none: ``(User(...), *when(follow, Pay(...)), Say(...))``."""
+    return beats if condition else ()
