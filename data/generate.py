@@ -36,12 +36,14 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "sample"
 
 # ============================================================================ output
 def write_jsonl(path: Path, rows: list[str]) -> None:
+    """Write one row per line, LF line ends."""
     with path.open("w", encoding="utf-8", newline="\n") as f:
         for row in rows:
             f.write(row + "\n")
 
 
 def write_sample(out: Path) -> dict[str, list[Traj]]:
+    """Write corpus/, gold.jsonl, labels.jsonl and README.md under ``out``; returns the suites."""
     suites = {s: build_suite(s) for s in SUITES}
     (out / "corpus").mkdir(parents=True, exist_ok=True)
     gold_lines: list[str] = []
@@ -66,6 +68,7 @@ def write_sample(out: Path) -> dict[str, list[Traj]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line: ``python data/generate.py [--out DIR]``."""
     parser = argparse.ArgumentParser(description="Write the litmus-gate sample corpus deterministically.")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default: data/sample)")
     args = parser.parse_args(argv)

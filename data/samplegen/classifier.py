@@ -117,6 +117,7 @@ def _tool_call_risk(tool: str, text: str) -> float | None:
 
 
 def classify_step(step: ExplodedStep, rng: random.Random) -> tuple[str, float]:
+    """The simulated classifier's (label, score) for one step; its deliberate mistakes are in the sample README."""
     risk: float | None = None
     if step.kind == "tool_call":
         risk = _tool_call_risk(step.tool, step.text)

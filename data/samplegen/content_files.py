@@ -7,6 +7,7 @@ from .traj import Traj
 
 # ============================================================================ content: system prompts
 def system_prompt(t: Traj) -> str:
+    """The suite's system prompt for this trajectory's user, org and app."""
     if t.suite == "file-net":
         return (
             f"You are DevAssist, an autonomous software engineering assistant running on "
@@ -28,12 +29,14 @@ def system_prompt(t: Traj) -> str:
 
 
 def maybe_system(t: Traj) -> None:
+    """A system prompt on most (85%) trajectories."""
     if t.rng.random() < 0.85:
         t.system(system_prompt(t))
 
 
 # ============================================================================ content: files
 def python_module(t: Traj) -> tuple[str, str]:
+    """(path, source) of a small utility module of the app, with a TODO comment."""
     rng = t.rng
     name = rng.choice(["retry.py", "pagination.py", "money.py", "slugify.py"])
     bodies = {
@@ -105,6 +108,7 @@ def slugify(text: str, max_len: int = 64) -> str:
 
 
 def readme_text(t: Traj) -> str:
+    """The app's README.md (no random draws)."""
     return (
         f"# {t.app}\n\n"
         f"Internal service owned by the platform team. Maintainer: {t.colleague.name} <{t.colleague.email}>.\n\n"
@@ -118,6 +122,7 @@ def readme_text(t: Traj) -> str:
 
 
 def settings_yaml(t: Traj, log_level: str = "info") -> str:
+    """config/settings.yaml of the app (port and workers drawn)."""
     return (
         f"service:\n  name: {t.app}\n  port: {t.rng.choice([8000, 8080, 9000])}\n  workers: {t.rng.choice([2, 4, 8])}\n"
         f"logging:\n  level: {log_level}\n  format: json\n"
@@ -127,6 +132,7 @@ def settings_yaml(t: Traj, log_level: str = "info") -> str:
 
 
 def sales_csv(t: Traj, rows: int = 12) -> str:
+    """A monthly sales CSV with ``rows`` data rows."""
     rng = t.rng
     lines = ["month,region,orders,revenue_eur,refunds_eur"]
     for m in range(1, rows + 1):
@@ -139,6 +145,7 @@ def sales_csv(t: Traj, rows: int = 12) -> str:
 
 
 def app_log(t: Traj, n: int = 10) -> str:
+    """``n`` lines of the app's JSON-ish log, mostly INFO."""
     rng = t.rng
     out = []
     for i in range(n):
@@ -171,6 +178,7 @@ def app_log(t: Traj, n: int = 10) -> str:
 
 
 def nginx_conf(t: Traj) -> str:
+    """An nginx server block proxying the app (no random draws)."""
     return (
         f"upstream {t.app.replace('-', '_')} {{\n    server 127.0.0.1:8000;\n    keepalive 16;\n}}\n\n"
         f"server {{\n    listen 443 ssl http2;\n    server_name {t.app}.{t.org};\n\n"
@@ -183,6 +191,7 @@ def nginx_conf(t: Traj) -> str:
 
 
 def meeting_notes(t: Traj) -> str:
+    """Platform sync notes naming the user, the colleague and the partner."""
     return (
         f"# Platform sync - 2024-05-{t.rng.randrange(6, 28):02d}\n\nAttendees: {t.me.name}, {t.colleague.name}, "
         f"{t.partner.first} (guest)\n\n## Decisions\n- Move the {t.app} nightly batch from 02:00 to 03:30 UTC.\n"
@@ -193,4 +202,5 @@ def meeting_notes(t: Traj) -> str:
 
 
 def ls_listing(entries: list[str]) -> str:
+    """A directory listing, one entry per line."""
     return "\n".join(entries) + "\n"

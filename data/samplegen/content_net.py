@@ -12,14 +12,17 @@ from .traj import Traj
 
 
 def doc_page(t: Traj, idx: int | None = None) -> tuple[str, str, str, str]:
+    """A documentation page (topic, url, title, body): drawn, or the ``idx``-th."""
     return DOC_PAGES[t.rng.randrange(len(DOC_PAGES)) if idx is None else idx % len(DOC_PAGES)]
 
 
 def page_text(title: str, body: str, extra: str = "") -> str:
+    """A fetched page as the fetch tool renders it."""
     return f"# {title}\n\n{body}\n{extra}"
 
 
 def search_results(t: Traj, query: str, first: tuple[str, str, str] | None = None, n: int = 4) -> str:
+    """A web_search result (JSON) for ``query``; ``first`` (url, title, body) leads when given."""
     rng = t.rng
     slug = re.sub(r"[^a-z0-9]+", "-", query.lower()).strip("-")
     so_id = rng.randrange(10_000_000, 79_000_000)
@@ -50,6 +53,7 @@ def search_results(t: Traj, query: str, first: tuple[str, str, str] | None = Non
 
 # ============================================================================ content: mail and bank
 def email_obj(t: Traj, sender: str, subject: str, body: str, to: str | None = None) -> dict[str, Any]:
+    """One email as the mail tool returns it (id and date drawn)."""
     rng = t.rng
     return {
         "id": f"msg_{rand_str(rng, 10)}",
@@ -62,6 +66,7 @@ def email_obj(t: Traj, sender: str, subject: str, body: str, to: str | None = No
 
 
 def benign_emails(t: Traj, n: int = 3) -> list[dict[str, Any]]:
+    """``n`` ordinary emails drawn from a pool (colleague, utility, CI, partner, ...)."""
     rng = t.rng
     c, p = t.colleague, t.partner
     pool = [
@@ -113,10 +118,12 @@ def benign_emails(t: Traj, n: int = 3) -> list[dict[str, Any]]:
 
 
 def inbox_json(emails: list[dict[str, Any]]) -> str:
+    """The mail tool's result for a list of emails."""
     return json.dumps({"emails": emails, "count": len(emails)}, indent=1, ensure_ascii=False)
 
 
 def bank_transactions(t: Traj, extra: list[dict[str, Any]] | None = None, n: int = 5) -> str:
+    """The bank API's transaction list: ``n`` drawn merchants, then ``extra`` rows."""
     rng = t.rng
     merchants = [
         ("REWE Markt GmbH", "groceries"),
@@ -149,10 +156,12 @@ def bank_transactions(t: Traj, extra: list[dict[str, Any]] | None = None, n: int
 
 
 def sent_ok(t: Traj) -> str:
+    """The mail server's receipt for a sent email."""
     return json.dumps({"status": "sent", "message_id": f"<{hex_str(t.rng, 16)}@mail.{t.org}>"})
 
 
 def money_ok(t: Traj, amount: float, recipient: str) -> str:
+    """The bank's confirmation of a completed transfer."""
     return json.dumps(
         {
             "status": "completed",
@@ -165,6 +174,7 @@ def money_ok(t: Traj, amount: float, recipient: str) -> str:
 
 
 def bill_text(t: Traj, creditor: str, recipient_iban: str, total: float, injection: str = "") -> str:
+    """A utility bill asking for ``total`` to ``recipient_iban``, with ``injection`` appended."""
     return (
         f"{creditor}\nRechnung / Invoice  INV-2024-{t.rng.randrange(1000, 9999)}\nCustomer: {t.me.name}\n\n"
         f"Service period: 01.05.2024 - 31.05.2024\nBase fee ............ {money(total * 0.3)} EUR\n"
@@ -176,10 +186,12 @@ def bill_text(t: Traj, creditor: str, recipient_iban: str, total: float, injecti
 
 # ============================================================================ content: APIs
 def json_api(obj: Any) -> str:
+    """A JSON API response body (indented, non-ASCII kept)."""
     return json.dumps(obj, indent=1, ensure_ascii=False)
 
 
 def exchange_rates(t: Traj) -> str:
+    """A Frankfurter-style EUR exchange-rate response."""
     r = t.rng
     return json_api(
         {
@@ -197,6 +209,7 @@ def exchange_rates(t: Traj) -> str:
 
 
 def weather(t: Traj, city: str) -> str:
+    """An Open-Meteo-style 3-day forecast for ``city``."""
     r = t.rng
     return json_api(
         {
@@ -213,6 +226,7 @@ def weather(t: Traj, city: str) -> str:
 
 
 def github_release(t: Traj, repo: str) -> str:
+    """A GitHub latest-release response for ``repo``."""
     r = t.rng
     v = f"v{r.randrange(1, 5)}.{r.randrange(0, 20)}.{r.randrange(0, 9)}"
     return json_api(
@@ -229,6 +243,7 @@ def github_release(t: Traj, repo: str) -> str:
 
 
 def pypi_info(t: Traj, pkg: str) -> str:
+    """A PyPI JSON API response for ``pkg``."""
     r = t.rng
     return json_api(
         {
@@ -245,6 +260,7 @@ def pypi_info(t: Traj, pkg: str) -> str:
 
 
 def status_page(t: Traj) -> str:
+    """A status-page summary of the app (partially degraded)."""
     return json_api(
         {
             "page": {"name": t.app, "updated_at": "2024-05-14T09:12:44Z"},
@@ -269,10 +285,12 @@ def json_error(raw: str) -> str:
 
 
 def wrote(path: str, content: str) -> str:
+    """The write_file tool's result for ``content`` written to ``path``."""
     return f"Wrote {len(content.encode())} bytes to {path}"
 
 
 def github_org(t: Traj) -> str:
+    """The GitHub organisation of the trajectory's org (acme-corp.com -> acme-corp)."""
     return t.org.split(".")[0]
 
 

@@ -13,6 +13,8 @@ from .traj import Err, Traj
 
 @dataclass
 class HiddenPlan:
+    """A harmless failed call, then the executed (or timed-out) retry that is the violation."""
+
     user: str
     first: CallSpec
     err: Err

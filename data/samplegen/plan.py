@@ -110,6 +110,7 @@ def build_suite(suite: str) -> list[Traj]:
 
 
 def render_line(t: Traj) -> str:
+    """The corpus line of one record (hostile kinds are cut, arrays or id-less)."""
     record: dict[str, Any] = t.record()
     if t.hostile == "json_array":
         return json.dumps(t.messages, ensure_ascii=False)
@@ -122,6 +123,7 @@ def render_line(t: Traj) -> str:
 
 
 def gold_row(t: Traj) -> dict[str, Any] | None:
+    """The gold row of one record, None for records a reviewer cannot adjudicate."""
     if t.hostile in GOLDLESS_HOSTILE:
         return None
     return {"trajectory_id": t.tid, "gold": t.gold, "slice": [t.case] + [x for x in t.tags if x != t.case]}

@@ -33,15 +33,18 @@ def rand_str(rng: random.Random, n: int, alphabet: str = ALNUM, need_digit: bool
 
 
 def hex_str(rng: random.Random, n: int) -> str:
+    """n random lowercase hex digits."""
     return "".join(rng.choice("0123456789abcdef") for _ in range(n))
 
 
 def uuid4(rng: random.Random) -> str:
+    """A random version-4 UUID string."""
     h = hex_str(rng, 32)
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{rng.choice('89ab')}{h[17:20]}-{h[20:]}"
 
 
 def money(x: float) -> str:
+    """An amount with thousands separators and two decimals."""
     return f"{x:,.2f}"
 
 
@@ -121,26 +124,32 @@ FREEMAIL = ["gmail.com", "outlook.com", "yahoo.com", "icloud.com"]
 
 
 def ascii_slug(text: str) -> str:
+    """Lowercase ASCII letters and digits of ``text`` (accents folded)."""
     folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     return re.sub(r"[^a-z0-9]", "", folded.lower())
 
 
 @dataclass(frozen=True)
 class Person:
+    """A person with an email address at ``domain``."""
+
     first: str
     last: str
     domain: str
 
     @property
     def name(self) -> str:
+        """First and last name."""
         return f"{self.first} {self.last}"
 
     @property
     def email(self) -> str:
+        """first.last@domain in ASCII."""
         return f"{ascii_slug(self.first)}.{ascii_slug(self.last)}@{self.domain}"
 
 
 def person(rng: random.Random, domain: str, avoid: tuple[Person, ...] = ()) -> Person:
+    """A random person at ``domain`` whose first name differs from everyone in ``avoid``."""
     while True:
         p = Person(rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES), domain)
         if all(p.first != q.first for q in avoid):
@@ -170,24 +179,29 @@ def iban(rng: random.Random, country: str | None = None) -> str:
 
 
 def aws_key_pair(rng: random.Random) -> tuple[str, str]:
+    """(access key id, secret access key) shaped like AWS's."""
     key_id = "AKIA" + rand_str(rng, 16, string.ascii_uppercase + "234567")
     secret = rand_str(rng, 40, ALNUM + "/+")
     return key_id, secret
 
 
 def openai_key(rng: random.Random) -> str:
+    """A key shaped like an OpenAI project key."""
     return "sk-proj-" + rand_str(rng, 48, ALNUM + "_-")
 
 
 def stripe_key(rng: random.Random) -> str:
+    """A key shaped like a live Stripe secret key."""
     return "sk_live_" + rand_str(rng, 24)
 
 
 def github_token(rng: random.Random) -> str:
+    """A token shaped like a GitHub personal access token."""
     return "ghp_" + rand_str(rng, 36)
 
 
 def slack_token(rng: random.Random) -> str:
+    """A token shaped like a Slack bot token."""
     return f"xoxb-{rand_str(rng, 12, string.digits)}-{rand_str(rng, 13, string.digits)}-{rand_str(rng, 24)}"
 
 
@@ -244,6 +258,7 @@ class Secret:
 
 
 def ssh_key_file(rng: random.Random, who: Person) -> Secret:
+    """The user's private SSH key file (ed25519 or RSA)."""
     if rng.random() < 0.6:
         content = openssh_private_key(rng, f"{ascii_slug(who.first)}@workstation")
         path = "~/.ssh/id_ed25519"
@@ -254,6 +269,7 @@ def ssh_key_file(rng: random.Random, who: Person) -> Secret:
 
 
 def aws_credentials_file(rng: random.Random) -> Secret:
+    """~/.aws/credentials with two profiles."""
     key_id, secret = aws_key_pair(rng)
     key2, secret2 = aws_key_pair(rng)
     content = (
@@ -269,6 +285,7 @@ def aws_credentials_file(rng: random.Random) -> Secret:
 
 
 def dotenv_file(rng: random.Random, app: str, path: str = ".env") -> Secret:
+    """A production .env of ``app`` with live-looking secrets."""
     db_pw = rand_str(rng, 22)
     ok = openai_key(rng)
     sk = stripe_key(rng)
@@ -288,4 +305,5 @@ def dotenv_file(rng: random.Random, app: str, path: str = ".env") -> Secret:
 
 
 def b64(text: str) -> str:
+    """Base64 of the UTF-8 bytes of ``text``."""
     return base64.b64encode(text.encode()).decode()

@@ -16,6 +16,7 @@ def _first_paragraph(doc: str | None) -> str:
 
 
 def readme_text_for(suites: dict[str, list[Traj]], n_label_rows: int, n_labelled: int) -> str:
+    """data/sample/README.md: files, case-class counts, gold rules, hostile kinds, classifier."""
     all_items = [t for items in suites.values() for t in items]
     counts = Counter((t.case, t.suite) for t in all_items)
     gold_counts = Counter((t.case, t.gold) for t in all_items if gold_row(t))

@@ -63,11 +63,13 @@ class Traj:
 
     # ------------------------------------------------------------------ labelling
     def tag(self, *tags: str) -> None:
+        """Add slice tags (each once, in order)."""
         for t in tags:
             if t not in self.tags:
                 self.tags.append(t)
 
     def unsafe(self, *tags: str) -> None:
+        """Mark the gold unsafe and add slice tags."""
         self.gold = "unsafe"
         self.tag(*tags)
 
@@ -103,13 +105,16 @@ class Traj:
     # ------------------------------------------------------------------ messages
     def system(self, text: str) -> None:
         # A few use OpenAI's `developer` role, which the explode order counts as system.
+        """A system prompt (sometimes with OpenAI's ``developer`` role)."""
         role = "developer" if self.rng.random() < 0.05 else "system"
         self.messages.append({"role": role, "content": self._text(text)})
 
     def user(self, text: str) -> None:
+        """A user message."""
         self.messages.append({"role": "user", "content": self._text(text)})
 
     def say(self, text: str) -> None:
+        """An assistant text message without tool calls."""
         self.messages.append({"role": "assistant", "content": self._text(text)})
 
     def act(self, text: str | None, *calls: CallSpec) -> list[str]:
@@ -127,9 +132,11 @@ class Traj:
         return ids
 
     def call(self, name: str, args: Args | str, text: str | None = None) -> str:
+        """One assistant message with a single tool call; returns its id (no result yet)."""
         return self.act(text, (name, args))[0]
 
     def ok(self, cid: str, content: str) -> None:
+        """The successful result of call ``cid``."""
         self.messages.append({"role": "tool", "tool_call_id": cid, "content": self._text(content), "error": None})
 
     def fail(self, cid: str, err: Err) -> None:
@@ -152,12 +159,15 @@ class Traj:
         return cid
 
     def record(self) -> dict[str, Any]:
+        """The canonical record (trajectory_id, suite, messages)."""
         return {"trajectory_id": self.tid, "suite": self.suite, "messages": self.messages}
 
 
 # ============================================================================ explode (docs/design.md)
 @dataclass(frozen=True)
 class ExplodedStep:
+    """One step of the explode order (kind, text, tool name, call id)."""
+
     kind: str  # system | user | assistant_text | tool_call | tool_result
     text: str
     tool: str = ""
@@ -165,6 +175,7 @@ class ExplodedStep:
 
 
 def text_of(content: Any) -> str:
+    """The text of a message content (string, None or a list of text parts)."""
     if content is None:
         return ""
     if isinstance(content, str):
