@@ -1,0 +1,1 @@
+"""The sample-corpus generator behind data/generate.py (stdlib only, deterministic)."""
