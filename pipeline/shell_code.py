@@ -18,7 +18,13 @@ import ast
 import re
 import warnings
 
-from pipeline.shell import Acc, ShellAnalysis, analyse_command
+from pipeline.shell_engine import analyse
+from pipeline.shell_model import Acc, ShellAnalysis
+
+
+def analyse_command(text: str) -> ShellAnalysis:
+    """A command string found in code, analysed as a shell command of its own."""
+    return analyse(text, analyse_code_text)
 
 _MAX_DEPTH = 4
 _URL_RE = re.compile(r"""(?:https?|ftp|wss?)://[^\s'"<>\\)`]+""")

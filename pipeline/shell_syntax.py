@@ -1,0 +1,466 @@
+"""Shell syntax for the analyser: tree-sitter-bash parses, this module flattens.
+
+The tree-sitter-bash grammar (a maintained, error-tolerant parser) builds the syntax tree;
+:func:`parse` turns it into what the analyser walks: pipelines of simple commands
+(:class:`Stage`: words and redirections), the ``$(...)``/backtick/process substitutions
+(analysed on their own, each replaced in its word by a placeholder) and the here-document
+bodies. Words come back with quotes removed; a metacharacter that was quoted or escaped
+travels as a private code point (so a quoted ``'$x'`` is not a variable and a quoted
+``';'`` is not an operator) and :func:`restore` maps it back.
+
+Compound commands are flattened in source order, the way the analyser reads them: the
+words of ``for VAR in WORDS`` become one stage (the analyser binds VAR), conditions and
+bodies of ``if``/``while``/``case``/functions become their own pipelines, and a group
+piped into a command (``( a; b ) | c``) feeds ``c`` from its last pipeline.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import tree_sitter
+import tree_sitter_bash
+
+__all__ = ["Stage", "Parsed", "parse", "parse_failed", "restore_private", "SUB_RE", "HD_RE", "PRIV"]
+
+_PUNCT = "();<>|&\n"
+# Quoted/escaped metacharacters travel as private-use code points.
+PRIV = {c: chr(0xE000 + i) for i, c in enumerate(_PUNCT + "$`")}
+_UNPRIV = str.maketrans({v: k for k, v in PRIV.items()})
+SUB_L, SUB_R = "\ue020", "\ue021"  # substitution placeholder: SUB_L + index + SUB_R
+HD_L, HD_R = "\ue022", "\ue023"  # here-document body placeholder
+SUB_RE = re.compile(f"{SUB_L}(\\d+){SUB_R}")
+HD_RE = re.compile(f"^{HD_L}(\\d+){HD_R}$")
+_REDIR_OPS = {"&>>", ">>", "<>", ">&", "<&", "&>", ">|", "<", ">", ">&-", "<&-"}
+_PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+_GROUPS = {"program", "compound_statement", "subshell", "do_group", "else_clause", "elif_clause",
+           "case_item", "if_statement", "while_statement", "case_statement", "function_definition",
+           "negated_command"}
+
+
+@dataclass
+class Stage:
+    """One simple command: raw words and redirections (operator, raw target)."""
+
+    words: list[str] = field(default_factory=list)
+    redirs: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class Parsed:
+    """A command text flattened: pipelines, substitutions as (kind, inner), here-doc bodies.
+
+    Substitution kinds: ``$`` command, ``<``/``>`` process, ``=`` arithmetic."""
+
+    pipelines: list[list[Stage]]
+    subs: list[tuple[str, str]]
+    docs: list[str]
+
+
+def restore_private(text: str) -> str:
+    """Private code points back to the metacharacters they stand for."""
+    return text.translate(_UNPRIV)
+
+
+def _error_reason(root: tree_sitter.Node, src: bytes) -> str | None:
+    """Why a tree with errors cannot be analysed, or None.
+
+    Opaque: text whose words cannot be known, i.e. an unclosed quote, backtick or
+    substitution (worded as before the port). Other syntax errors (a stray ``&&`` at the
+    start of a line, ``for x do``, code pasted into a shell step) are recovered by the
+    parser: the commands it recognised around the error are analysed, as the hand-written
+    tokenizer did before."""
+    if not root.has_error:
+        return None
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_missing:
+            if node.type == "`":
+                return "unbalanced backtick"
+            if node.type in ("'", '"'):
+                return "cannot tokenize: no closing quotation"
+            if node.type in (")", "))") and node.parent is not None and node.parent.type in (
+                    "command_substitution", "process_substitution", "arithmetic_expansion"):
+                return "unbalanced substitution"
+        elif node.type == "ERROR":
+            reason = _error_text_reason(src[node.start_byte:node.end_byte].decode("utf-8", "replace").strip())
+            if reason is not None:
+                return reason
+        if node.has_error:
+            stack.extend(reversed(node.children))
+    return None
+
+
+def _error_text_reason(text: str) -> str | None:
+    """The reason an ERROR node's text makes the command opaque (None: recoverable)."""
+    if text.count("`") % 2:
+        return "unbalanced backtick"
+    if text[:1] in ("'", '"') and text.find(text[0], 1) < 0:
+        return "cannot tokenize: no closing quotation"
+    if any(o in text for o in ("$(", "<(", ">(")) and text.count("(") > text.count(")"):
+        return "unbalanced substitution"
+    return None
+
+
+def parse_failed(text: str) -> bool:
+    """True when tree-sitter-bash finds a syntax error in ``text`` (bench figure)."""
+    return _PARSER.parse(text.encode("utf-8", "surrogatepass")).root_node.has_error
+
+
+def parse(text: str) -> Parsed | str:
+    """Flatten ``text`` for the analyser, or return why it cannot be parsed."""
+    src = text.encode("utf-8", "surrogatepass")
+    root = _PARSER.parse(src).root_node
+    reason = _error_reason(root, src)
+    if reason is not None:
+        return reason
+    return _Flattener(src).run(root)
+
+
+class _Flattener:
+    """Walks one syntax tree into pipelines, substitutions and here-doc bodies."""
+
+    def __init__(self, src: bytes) -> None:
+        self.src = src
+        self.subs: list[tuple[str, str]] = []
+        self.docs: list[str] = []
+        self.pipelines: list[list[Stage]] = []
+        self.deferred: list[tuple[str, tree_sitter.Node]] = []
+
+    def run(self, root: tree_sitter.Node) -> Parsed:
+        self.statements(root)
+        pipelines = [[st for st in p if st.words or st.redirs] for p in self.pipelines]
+        return Parsed([p for p in pipelines if p], self.subs, self.docs)
+
+    def raw(self, node: tree_sitter.Node) -> str:
+        return self.src[node.start_byte:node.end_byte].decode("utf-8", "surrogatepass")
+
+    # -- statements
+    def statements(self, node: tree_sitter.Node) -> None:
+        """Each statement child of a group as its own pipeline(s)."""
+        for child in node.named_children:
+            self.statement(child)
+
+    def statement(self, node: tree_sitter.Node) -> None:
+        kind = node.type
+        if kind == "comment":
+            return
+        if kind == "list":
+            for child in node.named_children:
+                self.statement(child)
+        elif kind == "pipeline":
+            self.pipeline(node)
+        else:
+            self.pipelines.append([])
+            self.piped_part(node, first=True)
+
+    def pipeline(self, node: tree_sitter.Node) -> None:
+        self.pipelines.append([])
+        first = True
+        for child in node.named_children:
+            if child.type != "comment":
+                self.piped_part(child, first)
+                first = False
+
+    def piped_part(self, node: tree_sitter.Node, first: bool) -> None:
+        """One element of a pipeline: appended to the open pipeline (the last one)."""
+        kind = node.type
+        if kind == "redirected_statement":
+            self.redirected(node, first)
+        elif kind in ("command", "declaration_command", "unset_command", "test_command"):
+            self.pipelines[-1].append(self.stage(node))
+            self.flush()
+        elif kind == "for_statement":
+            self.for_statement(node, first)
+        elif kind == "c_style_for_statement":
+            self.group_body(node, first)
+        elif kind == "subshell":  # its statements start pipelines; `( a; b ) | c`: b feeds c
+            self.statements(node)
+        elif kind in ("list", "pipeline"):
+            self.inline(node, first)
+        elif kind in _GROUPS:
+            self.group_body(node, first)
+        elif kind == "variable_assignment" or kind == "variable_assignments":
+            self.pipelines[-1].append(self.stage(node))
+        elif kind == "compound_statement" or kind == "arithmetic_expansion":
+            self.group_body(node, first)
+        else:  # anything else that holds commands: walk it
+            self.group_body(node, first)
+
+    def inline(self, node: tree_sitter.Node, first: bool) -> None:
+        """A list/pipeline nested in a pipeline (grammar precedence): the open pipeline
+        takes its first command and the last one continues into the next ``|``."""
+        parts = [c for c in node.named_children if c.type != "comment"]
+        joined = node.type == "pipeline"
+        for k, child in enumerate(parts):
+            if k and not joined:
+                self.pipelines.append([])
+            if child.type in ("list", "pipeline"):
+                self.inline(child, first and k == 0)
+            else:
+                self.piped_part(child, first and k == 0)
+
+    def group_body(self, node: tree_sitter.Node, first: bool) -> None:
+        """A compound command: its statements in order; the first joins the open pipeline."""
+        parts = [c for c in node.named_children if c.type != "comment"]
+        for k, child in enumerate(parts):
+            if child.type in ("heredoc_body",):
+                continue
+            if k == 0 and child.type not in _GROUPS | {"list", "pipeline", "redirected_statement"} \
+                    and not child.type.endswith("statement") and child.type not in (
+                    "command", "declaration_command", "unset_command", "test_command", "subshell"):
+                self.words_only(child)
+                continue
+            if k:
+                self.pipelines.append([])
+            self.piped_part(child, first and k == 0)
+
+    def words_only(self, node: tree_sitter.Node) -> None:
+        """A non-command part of a compound (case subject, pattern, function name,
+        arithmetic): only its substitutions count."""
+        self.word(node)
+
+    def for_statement(self, node: tree_sitter.Node, first: bool) -> None:
+        words = ["for"]
+        body: list[tree_sitter.Node] = []
+        for child in node.children:
+            if child.type == "do_group":
+                body.append(child)
+            elif child.type == "in":
+                words.append("in")
+            elif child.is_named and child.type != "comment":
+                words.append(self.word(child))
+        self.pipelines[-1].append(Stage(words))
+        for group in body:
+            self.pipelines.append([])
+            self.statements(group)
+
+    def redirected(self, node: tree_sitter.Node, first: bool) -> None:
+        body = node.child_by_field_name("body")
+        redirs: list[tuple[str, str]] = []
+        for child in node.named_children:
+            if child is not None and body is not None and child.id == body.id:
+                continue
+            self.redirect(child, redirs)
+        if body is None:
+            self.pipelines[-1].append(Stage([], redirs))
+            self.flush()
+            return
+        if body.type in ("command", "declaration_command", "unset_command", "test_command"):
+            stage = self.stage(body)
+            stage.redirs.extend(redirs)
+            self.pipelines[-1].append(stage)
+            self.flush()
+            return
+        if body.type in ("list", "pipeline"):  # `a && b 2>f | c`: the redirection is b's
+            self.inline(body, first)
+            last = self.pipelines[-1][-1] if self.pipelines[-1] else None
+            if last is not None:
+                last.redirs.extend(redirs)
+            else:
+                self.pipelines[-1].append(Stage([], redirs))
+            return
+        self.piped_part(body, first)  # `{ ...; } > f`, `while ...; done < f`: the group's own
+        self.pipelines.append([Stage([], redirs)])
+        self.flush()
+
+    def redirect(self, node: tree_sitter.Node, redirs: list[tuple[str, str]]) -> None:
+        kind = node.type
+        if kind == "heredoc_redirect":
+            body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
+            text = self.raw(body) if body is not None else ""
+            self.docs.append(text[:-1] if text.endswith("\n") else text)
+            redirs.append(("<<", f"{HD_L}{len(self.docs) - 1}{HD_R}"))
+            op = ""
+            for child in node.children:  # `cat <<EOF > f | sh && x`: the rest of the line
+                if not child.is_named:
+                    op = child.type
+                elif child.type in ("file_redirect", "herestring_redirect"):
+                    self.redirect(child, redirs)
+                elif child.type not in ("heredoc_start", "heredoc_body", "heredoc_end", "comment"):
+                    self.deferred.append((op, child))
+            return
+        if kind == "herestring_redirect":
+            target = [c for c in node.named_children if c.type not in ("file_descriptor",)]
+            redirs.append(("<<<", "".join(self.word(c) for c in target)))
+            return
+        if kind != "file_redirect":
+            self.word(node)
+            return
+        op = next((c.type for c in node.children if not c.is_named), ">")
+        dest = node.child_by_field_name("destination")
+        targets = [c for c in node.named_children if c.type != "file_descriptor"]
+        if dest is None and targets:
+            dest = targets[-1]
+        redirs.append((op, self.word(dest) if dest is not None else ""))
+
+    def flush(self) -> None:
+        """What followed a here-doc start on its line, once its command is in place:
+        ``| sh`` continues the open pipeline, ``&& x``/``; x`` start new ones."""
+        deferred, self.deferred = self.deferred, []
+        for op, node in deferred:
+            if node.type == "pipeline" and node.children and node.children[0].type in ("|", "|&"):
+                for child in node.named_children:
+                    if child.type != "comment":
+                        self.piped_part(child, False)
+            elif op in ("|", "|&"):
+                self.piped_part(node, False)
+            else:
+                self.statement(node)
+
+    def stage(self, node: tree_sitter.Node) -> Stage:
+        """A simple command (or assignment, declaration, test) as a Stage."""
+        stage = Stage()
+        self.command_words(node, stage)
+        return stage
+
+    def command_words(self, node: tree_sitter.Node, stage: Stage) -> None:
+        words = stage.words
+        if node.type in ("variable_assignment",):
+            words.append(self.word(node))
+            return
+        for child in node.children:
+            if child.type in ("comment",):
+                continue
+            if not child.is_named:
+                text = self.raw(child)
+                if text in ("export", "declare", "typeset", "local", "readonly", "unset", "unsetenv", "[", "[["):
+                    words.append(text)
+                continue
+            if child.type == "command_name":
+                words.append(self.word(child))
+            elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                self.redirect(child, stage.redirs)
+            elif node.type == "test_command":
+                words.extend(self.test_words(child))
+            else:
+                words.append(self.word(child))
+
+    def test_words(self, node: tree_sitter.Node) -> list[str]:
+        """``[ ... ]``/``[[ ... ]]``: the expression's operands and operators as words."""
+        if node.type in ("binary_expression", "unary_expression", "parenthesized_expression",
+                         "negated_expression", "ternary_expression", "postfix_expression"):
+            out: list[str] = []
+            for child in node.children:
+                out.extend(self.test_words(child) if child.is_named else [self.raw(child)])
+            return out
+        return [self.word(node)]
+
+    # -- words
+    def word(self, node: tree_sitter.Node) -> str:
+        """The word with quotes removed, quoted metacharacters private, substitutions
+        replaced by placeholders."""
+        kind = node.type
+        if kind in ("word", "command_name", "number", "variable_name", "test_operator", "regex",
+                    "extglob_pattern", "special_variable_name", "file_descriptor"):
+            if kind == "command_name" and node.named_children:
+                return "".join(self.word(c) for c in node.named_children)
+            return _unquoted(self.raw(node))
+        if kind == "raw_string":
+            return _private(self.raw(node)[1:-1])
+        if kind == "ansi_c_string":
+            return "$" + _private(self.raw(node)[2:-1])
+        if kind in ("string", "translated_string"):
+            return self.string(node)
+        if kind in ("simple_expansion", "expansion"):
+            return self.raw(node)
+        if kind == "command_substitution":
+            return self.substitution(node)
+        if kind == "process_substitution":
+            inner = self.raw(node)
+            return self.placeholder(inner[0], inner[2:-1])
+        if kind == "arithmetic_expansion":
+            return self.placeholder("=", "")
+        return self.spans(node, self.word)
+
+    def spans(self, node: tree_sitter.Node, each: object) -> str:
+        """Source text of ``node`` with each named child replaced by ``each(child)``."""
+        out, pos = [], node.start_byte
+        for child in node.children:
+            if child.start_byte > pos:
+                out.append(_unquoted(self.src[pos:child.start_byte].decode("utf-8", "surrogatepass")))
+            out.append(each(child) if child.is_named else _unquoted(self.raw(child)))  # type: ignore[operator]
+            pos = child.end_byte
+        if node.end_byte > pos:
+            out.append(_unquoted(self.src[pos:node.end_byte].decode("utf-8", "surrogatepass")))
+        return "".join(out)
+
+    def string(self, node: tree_sitter.Node) -> str:
+        """A double-quoted string: expansions stay, backslashes as bash reads them."""
+        out, pos = [], node.start_byte + (2 if node.type == "translated_string" else 1)
+        end = node.end_byte - 1
+        for child in node.named_children:
+            if child.start_byte > pos:
+                out.append(_in_quotes(self.src[pos:child.start_byte].decode("utf-8", "surrogatepass")))
+            if child.type == "string_content":
+                out.append(_in_quotes(self.raw(child)))
+            elif child.type in ("simple_expansion", "expansion"):
+                out.append(self.raw(child))
+            elif child.type == "command_substitution":
+                out.append(self.substitution(child))
+            elif child.type == "arithmetic_expansion":
+                out.append(self.placeholder("=", ""))
+            else:
+                out.append(_in_quotes(self.raw(child)))
+            pos = child.end_byte
+        if end > pos:
+            out.append(_in_quotes(self.src[pos:end].decode("utf-8", "surrogatepass")))
+        return "".join(out)
+
+    def substitution(self, node: tree_sitter.Node) -> str:
+        text = self.raw(node)
+        if text.startswith("`"):
+            return self.placeholder("$", re.sub(r"\\([`\\$])", r"\1", text[1:-1]))
+        return self.placeholder("$", text[2:-1])
+
+    def placeholder(self, kind: str, inner: str) -> str:
+        self.subs.append((kind, inner))
+        return f"{SUB_L}{len(self.subs) - 1}{SUB_R}"
+
+
+def _private(text: str) -> str:
+    """Quoted text: every metacharacter private."""
+    return "".join(PRIV.get(c, c) for c in text)
+
+
+def _in_quotes(text: str) -> str:
+    """Double-quoted text: ``\\$ \\` \\" \\\\`` are escapes, other backslashes literal."""
+    out, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            if nxt in "$`":
+                out.append(PRIV[nxt])
+                i += 2
+                continue
+            if nxt in '"\\':
+                out.append(nxt)
+                i += 2
+                continue
+            if nxt == "\n":
+                i += 2
+                continue
+        out.append(c if c == "$" else PRIV.get(c, c))
+        i += 1
+    return "".join(out)
+
+
+def _unquoted(text: str) -> str:
+    """Unquoted text: a backslash quotes the next character (and joins lines)."""
+    if "\\" not in text:
+        return text
+    out, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            nxt = text[i + 1: i + 2]
+            if nxt and nxt != "\n":
+                out.append(PRIV.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
