@@ -33,10 +33,20 @@ HD_L, HD_R = "\ue022", "\ue023"  # here-document body placeholder
 SUB_RE = re.compile(f"{SUB_L}(\\d+){SUB_R}")
 HD_RE = re.compile(f"^{HD_L}(\\d+){HD_R}$")
 _REDIR_OPS = {"&>>", ">>", "<>", ">&", "<&", "&>", ">|", "<", ">", ">&-", "<&-"}
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 _GROUPS = {"program", "compound_statement", "subshell", "do_group", "else_clause", "elif_clause",
            "case_item", "if_statement", "while_statement", "case_statement", "function_definition",
            "negated_command"}
+
+
+_SIMPLE = {"command", "declaration_command", "unset_command", "test_command", "variable_assignment",
+           "variable_assignments", "redirected_statement", "list", "pipeline", "subshell", "ERROR"}
+
+
+def _is_statement(node: tree_sitter.Node) -> bool:
+    """True for a node that holds commands (rather than words of a compound)."""
+    return node.type in _SIMPLE or node.type in _GROUPS or node.type.endswith("_statement")
 
 
 @dataclass
@@ -63,7 +73,7 @@ def restore_private(text: str) -> str:
     return text.translate(_UNPRIV)
 
 
-def _error_reason(root: tree_sitter.Node, src: bytes) -> str | None:
+def _error_reason(root: tree_sitter.Node, src: str) -> str | None:
     """Why a tree with errors cannot be analysed, or None.
 
     Opaque: text whose words cannot be known, i.e. an unclosed quote, backtick or
@@ -85,7 +95,7 @@ def _error_reason(root: tree_sitter.Node, src: bytes) -> str | None:
                     "command_substitution", "process_substitution", "arithmetic_expansion"):
                 return "unbalanced substitution"
         elif node.type == "ERROR":
-            reason = _error_text_reason(src[node.start_byte:node.end_byte].decode("utf-8", "replace").strip())
+            reason = _error_text_reason(src[node.start_byte:node.end_byte].strip())
             if reason is not None:
                 return reason
         if node.has_error:
@@ -104,30 +114,40 @@ def _error_text_reason(text: str) -> str | None:
     return None
 
 
+def _tree(text: str) -> tree_sitter.Tree:
+    """Parse ``text`` with every non-ASCII character shown to the parser as ``x``.
+
+    Bash's metacharacters are all ASCII, so a non-ASCII character is always part of a
+    word and the tree is the same; node offsets are then character offsets into ``text``
+    (no UTF-8 slicing, lone surrogates are fine), and tree-sitter-bash 0.25.1's scanner,
+    which crashes the process on some astral-plane text (``'4\\U000ad654d{\\U000e5b06J'``),
+    never sees any."""
+    return _PARSER.parse(_NON_ASCII.sub("x", text).encode("ascii"))
+
+
 def parse_failed(text: str) -> bool:
     """True when tree-sitter-bash finds a syntax error in ``text`` (bench figure)."""
-    return _PARSER.parse(text.encode("utf-8", "surrogatepass")).root_node.has_error
+    return _tree(text).root_node.has_error
 
 
 def parse(text: str) -> Parsed | str:
     """Flatten ``text`` for the analyser, or return why it cannot be parsed."""
-    src = text.encode("utf-8", "surrogatepass")
-    root = _PARSER.parse(src).root_node
-    reason = _error_reason(root, src)
+    root = _tree(text).root_node
+    reason = _error_reason(root, text)
     if reason is not None:
         return reason
-    return _Flattener(src).run(root)
+    return _Flattener(text).run(root)
 
 
 class _Flattener:
     """Walks one syntax tree into pipelines, substitutions and here-doc bodies."""
 
-    def __init__(self, src: bytes) -> None:
-        self.src = src
+    def __init__(self, src: str) -> None:
+        self.src = src  # node byte offsets are character offsets: the parser saw ASCII
         self.subs: list[tuple[str, str]] = []
         self.docs: list[str] = []
         self.pipelines: list[list[Stage]] = []
-        self.deferred: list[tuple[str, tree_sitter.Node]] = []
+        self.deferred: list[tuple[str, tree_sitter.Node | Stage]] = []
 
     def run(self, root: tree_sitter.Node) -> Parsed:
         self.statements(root)
@@ -135,7 +155,7 @@ class _Flattener:
         return Parsed([p for p in pipelines if p], self.subs, self.docs)
 
     def raw(self, node: tree_sitter.Node) -> str:
-        return self.src[node.start_byte:node.end_byte].decode("utf-8", "surrogatepass")
+        return self.src[node.start_byte:node.end_byte]
 
     # -- statements
     def statements(self, node: tree_sitter.Node) -> None:
@@ -148,7 +168,7 @@ class _Flattener:
         if kind == "comment":
             return
         if kind == "list":
-            for child in node.named_children:
+            for child in _list_items(node):
                 self.statement(child)
         elif kind == "pipeline":
             self.pipeline(node)
@@ -203,19 +223,20 @@ class _Flattener:
                 self.piped_part(child, first and k == 0)
 
     def group_body(self, node: tree_sitter.Node, first: bool) -> None:
-        """A compound command: its statements in order; the first joins the open pipeline."""
-        parts = [c for c in node.named_children if c.type != "comment"]
-        for k, child in enumerate(parts):
-            if child.type in ("heredoc_body",):
+        """A compound command: its statements in order, the first joining the open
+        pipeline; its other parts (case subject and patterns, function name, loop
+        condition words) count only for their substitutions."""
+        k = 0
+        for child in node.named_children:
+            if child.type in ("comment", "heredoc_body"):
                 continue
-            if k == 0 and child.type not in _GROUPS | {"list", "pipeline", "redirected_statement"} \
-                    and not child.type.endswith("statement") and child.type not in (
-                    "command", "declaration_command", "unset_command", "test_command", "subshell"):
+            if not _is_statement(child):
                 self.words_only(child)
                 continue
             if k:
                 self.pipelines.append([])
             self.piped_part(child, first and k == 0)
+            k += 1
 
     def words_only(self, node: tree_sitter.Node) -> None:
         """A non-command part of a compound (case subject, pattern, function name,
@@ -240,16 +261,18 @@ class _Flattener:
     def redirected(self, node: tree_sitter.Node, first: bool) -> None:
         body = node.child_by_field_name("body")
         redirs: list[tuple[str, str]] = []
+        extra: list[str] = []
         for child in node.named_children:
             if child is not None and body is not None and child.id == body.id:
                 continue
-            self.redirect(child, redirs)
+            self.redirect(child, redirs, extra)
         if body is None:
             self.pipelines[-1].append(Stage([], redirs))
             self.flush()
             return
         if body.type in ("command", "declaration_command", "unset_command", "test_command"):
             stage = self.stage(body)
+            stage.words.extend(extra)
             stage.redirs.extend(redirs)
             self.pipelines[-1].append(stage)
             self.flush()
@@ -266,7 +289,8 @@ class _Flattener:
         self.pipelines.append([Stage([], redirs)])
         self.flush()
 
-    def redirect(self, node: tree_sitter.Node, redirs: list[tuple[str, str]]) -> None:
+    def redirect(self, node: tree_sitter.Node, redirs: list[tuple[str, str]], extra: list[str]) -> None:
+        """One redirection into ``redirs``; stray words after its target into ``extra``."""
         kind = node.type
         if kind == "heredoc_redirect":
             body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
@@ -278,7 +302,7 @@ class _Flattener:
                 if not child.is_named:
                     op = child.type
                 elif child.type in ("file_redirect", "herestring_redirect"):
-                    self.redirect(child, redirs)
+                    self.redirect(child, redirs, extra)
                 elif child.type not in ("heredoc_start", "heredoc_body", "heredoc_end", "comment"):
                     self.deferred.append((op, child))
             return
@@ -290,18 +314,39 @@ class _Flattener:
             self.word(node)
             return
         op = next((c.type for c in node.children if not c.is_named), ">")
-        dest = node.child_by_field_name("destination")
         targets = [c for c in node.named_children if c.type != "file_descriptor"]
-        if dest is None and targets:
-            dest = targets[-1]
-        redirs.append((op, self.word(dest) if dest is not None else ""))
+        redirs.append((op, self.word(targets[0]) if targets else ""))
+        self.after_target(targets[1:], extra)
+
+    def after_target(self, nodes: list[tree_sitter.Node], extra: list[str]) -> None:
+        """Words the grammar puts after a redirection's target: arguments of the command
+        (``echo > f a b`` is ``echo a b > f``) until an operator it failed to see inside
+        a here-doc line (``cat <<EOF 2>/dev/null | bash -s x``), after which they form
+        the next command, piped or listed."""
+        words, op = extra, ""
+        for child in nodes:
+            if child.type == "number" and self.src[child.end_byte:child.end_byte + 1] in ("<", ">"):
+                continue  # `>& f 0>&1`: the grammar gives the next redirection's fd to this one
+            if child.type == "ERROR":
+                if op:
+                    self.deferred.append((op, Stage(words)))
+                words, op = [], self.raw(child).split()[0] if self.raw(child).split() else ";"
+            else:
+                words.append(self.word(child))
+        if op:
+            self.deferred.append((op, Stage(words)))
 
     def flush(self) -> None:
         """What followed a here-doc start on its line, once its command is in place:
         ``| sh`` continues the open pipeline, ``&& x``/``; x`` start new ones."""
         deferred, self.deferred = self.deferred, []
         for op, node in deferred:
-            if node.type == "pipeline" and node.children and node.children[0].type in ("|", "|&"):
+            if isinstance(node, Stage):
+                if op in ("|", "|&"):
+                    self.pipelines[-1].append(node)
+                else:
+                    self.pipelines.append([node])
+            elif node.type == "pipeline" and node.children and node.children[0].type in ("|", "|&"):
                 for child in node.named_children:
                     if child.type != "comment":
                         self.piped_part(child, False)
@@ -332,7 +377,7 @@ class _Flattener:
             if child.type == "command_name":
                 words.append(self.word(child))
             elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
-                self.redirect(child, stage.redirs)
+                self.redirect(child, stage.redirs, stage.words)
             elif node.type == "test_command":
                 words.extend(self.test_words(child))
             else:
@@ -380,11 +425,11 @@ class _Flattener:
         out, pos = [], node.start_byte
         for child in node.children:
             if child.start_byte > pos:
-                out.append(_unquoted(self.src[pos:child.start_byte].decode("utf-8", "surrogatepass")))
+                out.append(_unquoted(self.src[pos:child.start_byte]))
             out.append(each(child) if child.is_named else _unquoted(self.raw(child)))  # type: ignore[operator]
             pos = child.end_byte
         if node.end_byte > pos:
-            out.append(_unquoted(self.src[pos:node.end_byte].decode("utf-8", "surrogatepass")))
+            out.append(_unquoted(self.src[pos:node.end_byte]))
         return "".join(out)
 
     def string(self, node: tree_sitter.Node) -> str:
@@ -393,7 +438,7 @@ class _Flattener:
         end = node.end_byte - 1
         for child in node.named_children:
             if child.start_byte > pos:
-                out.append(_in_quotes(self.src[pos:child.start_byte].decode("utf-8", "surrogatepass")))
+                out.append(_in_quotes(self.src[pos:child.start_byte]))
             if child.type == "string_content":
                 out.append(_in_quotes(self.raw(child)))
             elif child.type in ("simple_expansion", "expansion"):
@@ -406,7 +451,7 @@ class _Flattener:
                 out.append(_in_quotes(self.raw(child)))
             pos = child.end_byte
         if end > pos:
-            out.append(_in_quotes(self.src[pos:end].decode("utf-8", "surrogatepass")))
+            out.append(_in_quotes(self.src[pos:end]))
         return "".join(out)
 
     def substitution(self, node: tree_sitter.Node) -> str:
@@ -418,6 +463,20 @@ class _Flattener:
     def placeholder(self, kind: str, inner: str) -> str:
         self.subs.append((kind, inner))
         return f"{SUB_L}{len(self.subs) - 1}{SUB_R}"
+
+
+def _list_items(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """The commands of an ``a && b || c ; d`` list in order. The grammar nests lists to
+    the left; they are unrolled without recursion, so a long chain costs no stack."""
+    out: list[tree_sitter.Node] = []
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if cur.type == "list":
+            stack.extend(reversed([c for c in cur.named_children if c.type != "comment"]))
+        else:
+            out.append(cur)
+    return out
 
 
 def _private(text: str) -> str:
