@@ -4,27 +4,45 @@ One :class:`Ctx` per simple command: helpers that record reads, writes, executio
 payloads and deletes (normalised, with provenance for downloaded files), what arrives on
 stdin and what the command writes to stdout (for the next pipeline stage), and recursion
 into nested command or program text. The analyser behind it (``Ctx.an``) is
-:class:`pipeline.shell_engine.Analyser`; code is analysed by the function the entry point
-passed it (``Analyser.code``), so this module imports neither.
+:class:`pipeline.shell_engine.Analyser`, seen through :class:`AnalyserView`; code is
+analysed by the function the entry point passed it (``Analyser.code``), so this module
+imports neither the engine nor the code analyser.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol
 
-from pipeline.shell_model import VAR_RE, Flow, normalise
-from pipeline.shell_syntax import SUB_RE
+from pipeline.shell_model import VAR_RE, Acc, Flow, ShellAnalysis, normalise
+from pipeline.shell_words import SUB_RE
 
-if TYPE_CHECKING:
-    from pipeline.shell_engine import Analyser
+__all__ = ["Ctx", "AnalyserView"]
 
-__all__ = ["Ctx"]
+
+class AnalyserView(Protocol):
+    """What a :class:`Ctx` uses of the analyser (:class:`pipeline.shell_engine.Analyser`)."""
+
+    acc: Acc
+    depth: int
+    piped: bool
+    subs: list[tuple[str, str]]
+    sub_flows: dict[int, tuple[str, ...]]
+    provenance: dict[str, tuple[str, ...]]
+    code: Callable[[str, bool, int], ShellAnalysis]
+
+    def sub(self, text: str) -> ShellAnalysis: ...
+    def restore(self, word: str) -> str: ...
+    def redir_text(self, op: str, target: str) -> str: ...
+    def sources(self, word: str) -> tuple[str, ...]: ...
+    def assign(self, name: str, raw: str | None) -> None: ...
+    def dispatch(self, words: list[str], ctx: "Ctx") -> None: ...
 
 
 class Ctx:
     """What a per-command handler sees: recording helpers, stdin, stdout, recursion."""
 
-    def __init__(self, an: "Analyser", stdin: Flow, redirs: list[tuple[str, str]]) -> None:
+    def __init__(self, an: AnalyserView, stdin: Flow, redirs: list[tuple[str, str]]) -> None:
         self.an, self.acc, self.stdin, self.redirs = an, an.acc, stdin, redirs
         self.stdout: Flow | None = None
         self.stage_reads: list[str] = []

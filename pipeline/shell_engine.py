@@ -30,7 +30,8 @@ from pipeline.shell_model import (
     Flow,
     ShellAnalysis,
 )
-from pipeline.shell_syntax import HD_RE, SUB_RE, Stage, parse, restore_private
+from pipeline.shell_syntax import Stage, parse
+from pipeline.shell_words import HD_RE, SUB_RE, restore_private
 
 __all__ = ["Analyser", "CodeAnalyser", "analyse"]
 

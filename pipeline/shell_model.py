@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.shell_syntax import restore_private
+from pipeline.shell_words import restore_private
 
 __all__ = ["ShellAnalysis", "FIELDS", "Acc", "Flow", "normalise", "MAX_COMMAND_CHARS", "MAX_DEPTH",
            "MAX_PRODUCT", "VAR_RE", "ASSIGN_RE", "FIXED_VARS", "DEV_TCP"]

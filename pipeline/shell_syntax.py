@@ -4,9 +4,8 @@ The tree-sitter-bash grammar (a maintained, error-tolerant parser) builds the sy
 :func:`parse` turns it into what the analyser walks: pipelines of simple commands
 (:class:`Stage`: words and redirections), the ``$(...)``/backtick/process substitutions
 (analysed on their own, each replaced in its word by a placeholder) and the here-document
-bodies. Words come back with quotes removed; a metacharacter that was quoted or escaped
-travels as a private code point (so a quoted ``'$x'`` is not a variable and a quoted
-``';'`` is not an operator) and :func:`restore` maps it back.
+bodies. Words are read by :class:`pipeline.shell_words.WordReader` (quotes removed,
+quoted metacharacters private, substitutions as placeholders).
 
 Compound commands are flattened in source order, the way the analyser reads them: the
 words of ``for VAR in WORDS`` become one stage (the analyser binds VAR), conditions and
@@ -22,24 +21,15 @@ from dataclasses import dataclass, field
 import tree_sitter
 import tree_sitter_bash
 
-__all__ = ["Stage", "Parsed", "parse", "parse_failed", "restore_private", "SUB_RE", "HD_RE", "PRIV"]
+from pipeline.shell_words import HD_L, HD_R, WordReader
 
-_PUNCT = "();<>|&\n"
-# Quoted/escaped metacharacters travel as private-use code points.
-PRIV = {c: chr(0xE000 + i) for i, c in enumerate(_PUNCT + "$`")}
-_UNPRIV = str.maketrans({v: k for k, v in PRIV.items()})
-SUB_L, SUB_R = "\ue020", "\ue021"  # substitution placeholder: SUB_L + index + SUB_R
-HD_L, HD_R = "\ue022", "\ue023"  # here-document body placeholder
-SUB_RE = re.compile(f"{SUB_L}(\\d+){SUB_R}")
-HD_RE = re.compile(f"^{HD_L}(\\d+){HD_R}$")
-_REDIR_OPS = {"&>>", ">>", "<>", ">&", "<&", "&>", ">|", "<", ">", ">&-", "<&-"}
+__all__ = ["Stage", "Parsed", "parse", "parse_failed"]
+
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 _GROUPS = {"program", "compound_statement", "subshell", "do_group", "else_clause", "elif_clause",
            "case_item", "if_statement", "while_statement", "case_statement", "function_definition",
            "negated_command"}
-
-
 _SIMPLE = {"command", "declaration_command", "unset_command", "test_command", "variable_assignment",
            "variable_assignments", "redirected_statement", "list", "pipeline", "subshell", "ERROR"}
 
@@ -66,11 +56,6 @@ class Parsed:
     pipelines: list[list[Stage]]
     subs: list[tuple[str, str]]
     docs: list[str]
-
-
-def restore_private(text: str) -> str:
-    """Private code points back to the metacharacters they stand for."""
-    return text.translate(_UNPRIV)
 
 
 def _error_reason(root: tree_sitter.Node, src: str) -> str | None:
@@ -139,23 +124,20 @@ def parse(text: str) -> Parsed | str:
     return _Flattener(text).run(root)
 
 
-class _Flattener:
+class _Flattener(WordReader):
     """Walks one syntax tree into pipelines, substitutions and here-doc bodies."""
 
     def __init__(self, src: str) -> None:
-        self.src = src  # node byte offsets are character offsets: the parser saw ASCII
-        self.subs: list[tuple[str, str]] = []
+        super().__init__(src)  # node byte offsets are character offsets: the parser saw ASCII
         self.docs: list[str] = []
         self.pipelines: list[list[Stage]] = []
         self.deferred: list[tuple[str, tree_sitter.Node | Stage]] = []
 
     def run(self, root: tree_sitter.Node) -> Parsed:
+        """Flatten the whole tree."""
         self.statements(root)
         pipelines = [[st for st in p if st.words or st.redirs] for p in self.pipelines]
         return Parsed([p for p in pipelines if p], self.subs, self.docs)
-
-    def raw(self, node: tree_sitter.Node) -> str:
-        return self.src[node.start_byte:node.end_byte]
 
     # -- statements
     def statements(self, node: tree_sitter.Node) -> None:
@@ -394,75 +376,6 @@ class _Flattener:
         return [self.word(node)]
 
     # -- words
-    def word(self, node: tree_sitter.Node) -> str:
-        """The word with quotes removed, quoted metacharacters private, substitutions
-        replaced by placeholders."""
-        kind = node.type
-        if kind in ("word", "command_name", "number", "variable_name", "test_operator", "regex",
-                    "extglob_pattern", "special_variable_name", "file_descriptor"):
-            if kind == "command_name" and node.named_children:
-                return "".join(self.word(c) for c in node.named_children)
-            return _unquoted(self.raw(node))
-        if kind == "raw_string":
-            return _private(self.raw(node)[1:-1])
-        if kind == "ansi_c_string":
-            return "$" + _private(self.raw(node)[2:-1])
-        if kind in ("string", "translated_string"):
-            return self.string(node)
-        if kind in ("simple_expansion", "expansion"):
-            return self.raw(node)
-        if kind == "command_substitution":
-            return self.substitution(node)
-        if kind == "process_substitution":
-            inner = self.raw(node)
-            return self.placeholder(inner[0], inner[2:-1])
-        if kind == "arithmetic_expansion":
-            return self.placeholder("=", "")
-        return self.spans(node, self.word)
-
-    def spans(self, node: tree_sitter.Node, each: object) -> str:
-        """Source text of ``node`` with each named child replaced by ``each(child)``."""
-        out, pos = [], node.start_byte
-        for child in node.children:
-            if child.start_byte > pos:
-                out.append(_unquoted(self.src[pos:child.start_byte]))
-            out.append(each(child) if child.is_named else _unquoted(self.raw(child)))  # type: ignore[operator]
-            pos = child.end_byte
-        if node.end_byte > pos:
-            out.append(_unquoted(self.src[pos:node.end_byte]))
-        return "".join(out)
-
-    def string(self, node: tree_sitter.Node) -> str:
-        """A double-quoted string: expansions stay, backslashes as bash reads them."""
-        out, pos = [], node.start_byte + (2 if node.type == "translated_string" else 1)
-        end = node.end_byte - 1
-        for child in node.named_children:
-            if child.start_byte > pos:
-                out.append(_in_quotes(self.src[pos:child.start_byte]))
-            if child.type == "string_content":
-                out.append(_in_quotes(self.raw(child)))
-            elif child.type in ("simple_expansion", "expansion"):
-                out.append(self.raw(child))
-            elif child.type == "command_substitution":
-                out.append(self.substitution(child))
-            elif child.type == "arithmetic_expansion":
-                out.append(self.placeholder("=", ""))
-            else:
-                out.append(_in_quotes(self.raw(child)))
-            pos = child.end_byte
-        if end > pos:
-            out.append(_in_quotes(self.src[pos:end]))
-        return "".join(out)
-
-    def substitution(self, node: tree_sitter.Node) -> str:
-        text = self.raw(node)
-        if text.startswith("`"):
-            return self.placeholder("$", re.sub(r"\\([`\\$])", r"\1", text[1:-1]))
-        return self.placeholder("$", text[2:-1])
-
-    def placeholder(self, kind: str, inner: str) -> str:
-        self.subs.append((kind, inner))
-        return f"{SUB_L}{len(self.subs) - 1}{SUB_R}"
 
 
 def _list_items(node: tree_sitter.Node) -> list[tree_sitter.Node]:
@@ -477,49 +390,3 @@ def _list_items(node: tree_sitter.Node) -> list[tree_sitter.Node]:
         else:
             out.append(cur)
     return out
-
-
-def _private(text: str) -> str:
-    """Quoted text: every metacharacter private."""
-    return "".join(PRIV.get(c, c) for c in text)
-
-
-def _in_quotes(text: str) -> str:
-    """Double-quoted text: ``\\$ \\` \\" \\\\`` are escapes, other backslashes literal."""
-    out, i = [], 0
-    while i < len(text):
-        c = text[i]
-        if c == "\\" and i + 1 < len(text):
-            nxt = text[i + 1]
-            if nxt in "$`":
-                out.append(PRIV[nxt])
-                i += 2
-                continue
-            if nxt in '"\\':
-                out.append(nxt)
-                i += 2
-                continue
-            if nxt == "\n":
-                i += 2
-                continue
-        out.append(c if c == "$" else PRIV.get(c, c))
-        i += 1
-    return "".join(out)
-
-
-def _unquoted(text: str) -> str:
-    """Unquoted text: a backslash quotes the next character (and joins lines)."""
-    if "\\" not in text:
-        return text
-    out, i = [], 0
-    while i < len(text):
-        c = text[i]
-        if c == "\\":
-            nxt = text[i + 1: i + 2]
-            if nxt and nxt != "\n":
-                out.append(PRIV.get(nxt, nxt))
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)

@@ -10,7 +10,8 @@ import time
 import pytest
 
 from pipeline.shell import analyse_command
-from pipeline.shell_syntax import HD_RE, PRIV, SUB_RE, Parsed, parse, restore_private
+from pipeline.shell_syntax import Parsed, parse
+from pipeline.shell_words import HD_RE, PRIV, SUB_RE, restore_private
 
 
 def _shape(text: str) -> list[list[tuple[list[str], list[tuple[str, str]]]]]:
