@@ -17,9 +17,13 @@ process), plus the commands the shell tests pass (``tests/test_shell.py``,
 - ``bashlex``: ``bashlex.parse`` alone (parse failures and time only: it is not wired
   into the analyser);
 
-and prints, per source, the parse-failure rate, the opaque rate, how many analyses differ
-from ``hand`` (any of the six resource sets or opacity) and the median/mean time per
-distinct program. ``--show N`` lists the first N differing commands.
+and prints, per source (``tests`` are the shell tests' strings, hypothesis examples
+included; ``corpora`` is every source but those), the parse-failure rate (hand: an
+unclosed quote or substitution; tree-sitter: any syntax error, most of them recovered;
+bashlex: an exception), the opaque rate, how many analyses differ from ``hand`` (any of
+the six resource sets or opacity) and the mean time per distinct program (the whole
+analysis for hand and tree-sitter, the parse alone for bashlex), then bashlex's failure
+reasons. ``--show N`` lists the first N differing commands.
 
 Usage:
     .venv/bin/python bench/shell_parsers.py --collect /tmp/programs.json
@@ -29,6 +33,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import statistics
 import subprocess
@@ -157,17 +162,21 @@ def compare(path: Path, show: int, rev: str) -> None:
     by_source: dict[str, list[str]] = {}
     for text, source in programs.items():
         by_source.setdefault(source, []).append(text)
+    by_source["corpora"] = [t for t, s in programs.items() if s != "tests"]
     by_source["all"] = list(programs)
     shown = 0
     print(f"{'source':<16}{'n':>6} | {'hand fail':>9} {'opaque':>7} {'ms/prog':>8} | "
           f"{'ts fail':>8} {'opaque':>7} {'differ':>7} {'ms/prog':>8} | {'bashlex fail':>12} {'ms/prog':>8}")
-    for source, texts in sorted(by_source.items(), key=lambda kv: kv[0] == "all"):
+    bashlex_errors: collections.Counter[str] = collections.Counter()
+    for source, texts in sorted(by_source.items(), key=lambda kv: (kv[0] in ("corpora", "all"), kv[0] == "all")):
         stats: dict[str, list[Any]] = {k: [] for k in ("ht", "tt", "bt")}
         hf = ho = tf = to = diff = bf = 0
         for text in texts:
             hand, hand_reason, ht = hand_results[text]
             tree, tt = _timed(analyse_command, text)
             ok, bt = _timed(_bashlex_parse, text)
+            if ok is not True and source == "corpora":
+                bashlex_errors[_bashlex_error(text)] += 1
             stats["ht"].append(ht)
             stats["tt"].append(tt)
             stats["bt"].append(bt)
@@ -189,6 +198,19 @@ def compare(path: Path, show: int, rev: str) -> None:
             return f"{statistics.mean(xs) * 1000:8.3f}"
         print(f"{source:<16}{n:>6} | {hf / n:>9.2%} {ho / n:>7.2%} {ms(stats['ht'])} | "
               f"{tf / n:>8.2%} {to / n:>7.2%} {diff:>7} {ms(stats['tt'])} | {bf / n:>12.2%} {ms(stats['bt'])}")
+    print("bashlex failures on corpus commands:")
+    for reason, count in bashlex_errors.most_common(8):
+        print(f"  {count:5d}  {reason}")
+
+
+def _bashlex_error(text: str) -> str:
+    import bashlex
+
+    try:
+        bashlex.parse(text)
+    except Exception as exc:  # noqa: BLE001 - the message is the figure
+        return f"{type(exc).__name__}: {str(exc).split(' (position')[0][:70]}"
+    return "ok"
 
 
 def _brief(result: Any) -> str:
