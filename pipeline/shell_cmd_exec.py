@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from pipeline.shell_args import has_opt, looks_like_path, opt_values, parse_opts
-from pipeline.shell_tables import CODE_FLAGS, PY_ARG, WRAPPERS
+from pipeline.shell_tables import CODE_FLAGS, OPTIONS, PY_ARG, WRAPPERS
 from pipeline.shell_ctx import Ctx
 
 
@@ -201,7 +201,7 @@ def h_wrapper(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_watch(ctx: Ctx, args: list[str], name: str) -> None:
     """watch [-n N] CMD...: the command runs repeatedly."""
-    _, rest = parse_opts(args, "nqd", ("interval",), stop=True)
+    _, rest = parse_opts(args, *OPTIONS["watch"], stop=True)
     if rest:
         ctx.run_text_literal(" ".join(ctx.text(w) for w in rest))
 
@@ -210,12 +210,12 @@ def h_tmux(ctx: Ctx, args: list[str], name: str) -> None:
     """tmux new -d 'CMD' / send-keys 'CMD' Enter; screen -dm CMD."""
     words = [ctx.text(a) for a in args]
     if name == "screen":
-        _, rest = parse_opts(args, "SscpLlT", stop=True)
+        _, rest = parse_opts(args, *OPTIONS["screen"], stop=True)
         if rest:
             ctx.run_argv(rest)
         return
     if words and words[0] in ("new", "new-session", "new-window", "neww", "send-keys", "send", "split-window"):
-        _, pos = parse_opts(args[1:], "stcnFxyfeLlTB")
+        _, pos = parse_opts(args[1:], *OPTIONS["tmux new"])
         keys = [ctx.text(p) for p in pos if ctx.text(p) not in ("Enter", "C-m", "KPEnter")]
         if keys:
             ctx.run_text_literal(" ".join(keys))

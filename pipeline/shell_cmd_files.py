@@ -9,14 +9,13 @@ from __future__ import annotations
 import posixpath
 
 from pipeline.shell_args import MODE_RE, has_opt, join_path, looks_like_path, opt_values, parse_opts
-from pipeline.shell_tables import COMPRESS_SUFFIX, DECOMPRESSORS, OPENSSL_ARG
+from pipeline.shell_tables import COMPRESS_SUFFIX, DECOMPRESSORS, OPENSSL_ARG, OPTIONS
 from pipeline.shell_ctx import Ctx
 
 
 def h_copy(ctx: Ctx, args: list[str], name: str) -> None:
     """cp/mv/install SRC... DEST (-t DIR): sources read, destination (and DEST/basename) written."""
-    opts, pos = parse_opts(args, "tSmogZ" if name == "install" else "tS",
-                           ("target-directory", "suffix", "backup", "mode", "owner", "group"))
+    opts, pos = parse_opts(args, *(OPTIONS["install"] if name == "install" else OPTIONS["cp"]))
     target = opt_values(opts, "-t", "--target-directory")
     if target:
         dest, srcs, is_dir = target[0], pos, True
@@ -39,7 +38,7 @@ def h_copy(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_ln(ctx: Ctx, args: list[str], name: str) -> None:
     """ln [-s] TARGET LINK: the link is written."""
-    _, pos = parse_opts(args, "tS", ("target-directory", "suffix"))
+    _, pos = parse_opts(args, *OPTIONS["ln"])
     if len(pos) >= 2:
         ctx.write(pos[-1])
     elif pos:
@@ -81,7 +80,7 @@ def h_dd(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_mkfs(ctx: Ctx, args: list[str], name: str) -> None:
     """mkfs*, wipefs, mkswap: the device is destroyed."""
-    _, pos = parse_opts(args, "tLbcnNIoOUEeCgGmrJ")
+    _, pos = parse_opts(args, *OPTIONS["mkfs"])
     for p in pos:
         if looks_like_path(ctx.text(p)):
             ctx.delete(p)
@@ -153,9 +152,7 @@ def h_tar(ctx: Ctx, args: list[str], name: str) -> None:
             if ch in "fCTXbHKNVLg" and rest:
                 expanded.append(rest.pop(0))
         args = expanded + rest
-    opts, pos = parse_opts(args, "fCTXbHKNVLgI", ("file", "directory", "files-from", "exclude-from",
-                                                   "use-compress-program", "transform", "exclude",
-                                                   "owner", "group", "mode", "format", "newer"))
+    opts, pos = parse_opts(args, *OPTIONS["tar"])
     mode = next((k for k, _ in opts if k in ("-c", "-x", "-t", "-r", "-u", "--create", "--extract",
                                               "--get", "--list", "--append", "--update", "--delete")), "-t")
     archives = opt_values(opts, "-f", "--file")
@@ -214,7 +211,7 @@ def h_zip(ctx: Ctx, args: list[str], name: str) -> None:
             continue
         skip_list = False
         cleaned.append(a)
-    opts, pos = parse_opts(cleaned, "PbntO", ("password", "temp-path", "suffixes", "output-file"))
+    opts, pos = parse_opts(cleaned, *OPTIONS["zip"])
     if not pos:
         return
     out, members = pos[0], pos[1:]
@@ -242,7 +239,7 @@ def h_unzip(ctx: Ctx, args: list[str], name: str) -> None:
             continue
         skip = False
         cleaned.append(a)
-    opts, pos = parse_opts(cleaned, "dPIO")
+    opts, pos = parse_opts(cleaned, *OPTIONS["unzip"])
     if pos:
         ctx.read(pos[0])
     dest = (opt_values(opts, "-d") or [""])[-1]
@@ -259,7 +256,7 @@ def h_unzip(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_compress(ctx: Ctx, args: list[str], name: str) -> None:
     """gzip/bzip2/xz/zstd (and un*): FILE -> FILE.gz or back; -c to stdout."""
-    opts, pos = parse_opts(args, "SobLpT", ("suffix", "output", "threads"))
+    opts, pos = parse_opts(args, *OPTIONS["compress"])
     base = DECOMPRESSORS.get(name, name)
     decompress = name in DECOMPRESSORS or has_opt(opts, "-d", "--decompress", "--uncompress")
     suffix = (opt_values(opts, "-S", "--suffix") or [COMPRESS_SUFFIX.get(base, ".gz")])[-1]
@@ -281,7 +278,7 @@ def h_compress(ctx: Ctx, args: list[str], name: str) -> None:
 def h_base64(ctx: Ctx, args: list[str], name: str) -> None:
     """base64/base32/basenc [-d] [FILE]; xxd [-r] [IN [OUT]]; uudecode; od."""
     if name == "xxd":
-        opts, pos = parse_opts(args, "cglsoCn", ("cols", "groupsize", "len", "seek", "name"))
+        opts, pos = parse_opts(args, *OPTIONS["xxd"])
         decode = has_opt(opts, "-r", "--revert")
         if pos:
             ctx.read(pos[0])
@@ -289,7 +286,7 @@ def h_base64(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.write(pos[1], (ctx.text(pos[0]),))
             return
     else:
-        opts, pos = parse_opts(args, "wo", ("wrap", "output"))
+        opts, pos = parse_opts(args, *OPTIONS["base64"])
         decode = has_opt(opts, "-d", "-D", "--decode")
         for p in pos[:1]:
             ctx.read(p)
@@ -334,9 +331,7 @@ def h_openssl(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_gpg(ctx: Ctx, args: list[str], name: str) -> None:
     """gpg [-o OUT] [--import|-d|-e] FILE."""
-    opts, pos = parse_opts(args, "orRuf", ("output", "recipient", "local-user", "passphrase-file", "passphrase",
-                                           "homedir", "default-key", "trust-model", "cipher-algo", "keyserver",
-                                           "recv-keys", "send-keys", "export-options", "import-options"))
+    opts, pos = parse_opts(args, *OPTIONS["gpg"])
     for o in opt_values(opts, "-o", "--output"):
         ctx.write(o, tuple(ctx.text(p) for p in pos))
     for f in opt_values(opts, "--passphrase-file"):

@@ -10,6 +10,7 @@ import re
 
 from pipeline.shell_args import has_opt, looks_like_path, opt_values, parse_opts, sql_effects
 from pipeline.shell_ctx import Ctx
+from pipeline.shell_tables import OPTIONS
 
 
 def h_env_dump(ctx: Ctx, args: list[str], name: str) -> None:
@@ -47,14 +48,14 @@ def h_echo(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_read(ctx: Ctx, args: list[str], name: str) -> None:
     """read/mapfile VAR: the variables get unknown values."""
-    _, pos = parse_opts(args, "adinNptuC")
+    _, pos = parse_opts(args, *OPTIONS["read"])
     for p in pos:
         ctx.assign(ctx.text(p), None)
 
 
 def h_crontab(ctx: Ctx, args: list[str], name: str) -> None:
     """crontab FILE|- (install: write crontab:), -l (read), -r (delete), -e (write)."""
-    opts, pos = parse_opts(args, "u")
+    opts, pos = parse_opts(args, *OPTIONS["crontab"])
     if has_opt(opts, "-l"):
         ctx.read("crontab:")
         ctx.stdout_resources(("crontab:",))
@@ -73,7 +74,7 @@ def h_crontab(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_at(ctx: Ctx, args: list[str], name: str) -> None:
     """at/batch: schedules the shell program from stdin (or -f FILE)."""
-    opts, _ = parse_opts(args, "fqMmt")
+    opts, _ = parse_opts(args, *OPTIONS["at"])
     for f in opt_values(opts, "-f"):
         ctx.execute(f)
         return
@@ -103,8 +104,7 @@ def h_db(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.read(pos[0])
         sql += [ctx.text(p) for p in pos[1:]]
     elif name in ("psql", "pg_dump"):
-        opts, pos = parse_opts(args, "dcfhpUoLvTFnNtS", ("dbname", "command", "file", "host", "port", "username",
-                                                        "output", "log-file", "set", "variable"))
+        opts, pos = parse_opts(args, *OPTIONS["psql"])
         db = "postgres:" + ctx.text((opt_values(opts, "-d", "--dbname") or pos or [""])[0])
         sql += [ctx.text(c) for c in opt_values(opts, "-c", "--command")]
         for f in opt_values(opts, "-f", "--file") if name == "psql" else []:
@@ -114,8 +114,7 @@ def h_db(ctx: Ctx, args: list[str], name: str) -> None:
         ctx.read(db)
     else:
         args = [a for a in args if not (a.startswith("-p") and not a.startswith("--"))]  # -pPASSWORD
-        opts, pos = parse_opts(args, "uhPDeSA", ("user", "host", "port", "database", "execute", "socket",
-                                                 "defaults-file", "result-file"))
+        opts, pos = parse_opts(args, *OPTIONS["mysql"])
         db = "mysql:" + ctx.text((opt_values(opts, "-D", "--database") or pos or [""])[0])
         sql += [ctx.text(c) for c in opt_values(opts, "-e", "--execute")]
         for f in opt_values(opts, "--defaults-file"):
@@ -138,19 +137,14 @@ def h_db(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_docker(ctx: Ctx, args: list[str], name: str) -> None:
     """docker/podman run IMAGE (executes image:IMAGE), cp, build, pull, push, save, load, rm."""
-    _, rest = parse_opts(args, "cHl", ("config", "context", "host", "log-level"), stop=True)
+    _, rest = parse_opts(args, *OPTIONS["docker"], stop=True)
     if not rest:
         return
     sub, rest = ctx.text(rest[0]), rest[1:]
     if sub in ("container", "image") and rest:
         sub, rest = ctx.text(rest[0]), rest[1:]
     if sub in ("run", "create"):
-        opts, pos = parse_opts(rest, "aceEhlLmpPuvwt", (
-            "name", "env", "env-file", "volume", "publish", "user", "workdir", "entrypoint", "network", "mount",
-            "label", "cpus", "memory", "hostname", "add-host", "device", "cap-add", "cap-drop", "restart",
-            "platform", "pull", "log-driver", "log-opt", "tmpfs", "shm-size", "ulimit", "dns", "gpus",
-            "security-opt", "runtime", "ipc", "pid", "cidfile", "expose", "health-cmd", "link", "volumes-from",
-            "stop-signal", "attach", "annotation", "group-add", "isolation", "memory-swap", "network-alias"),
+        opts, pos = parse_opts(rest, *OPTIONS["docker run"],
             stop=True)
         for f in opt_values(opts, "--env-file"):
             ctx.read(f)
@@ -161,7 +155,7 @@ def h_docker(ctx: Ctx, args: list[str], name: str) -> None:
         if pos:
             ctx.execute("image:" + ctx.text(pos[0]))
     elif sub == "exec":
-        _, pos = parse_opts(rest, "eouw", ("env", "user", "workdir", "env-file"), stop=True)
+        _, pos = parse_opts(rest, *OPTIONS["docker exec"], stop=True)
         if pos:
             ctx.execute("container:" + ctx.text(pos[0]))
     elif sub == "cp" and len(rest) >= 2:
@@ -170,7 +164,7 @@ def h_docker(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.read(pos[0])
             ctx.write(pos[1], (ctx.text(pos[0]),))
     elif sub in ("build", "buildx"):
-        opts, pos = parse_opts(rest, "ft", ("file", "tag", "build-arg", "target", "platform", "secret", "output"))
+        opts, pos = parse_opts(rest, *OPTIONS["docker build"])
         for f in opt_values(opts, "-f", "--file"):
             ctx.read(f)
         for p in pos:
@@ -180,11 +174,11 @@ def h_docker(ctx: Ctx, args: list[str], name: str) -> None:
     elif sub == "push" and rest:
         ctx.send("image:" + ctx.text(rest[-1]))
     elif sub == "save":
-        opts, _ = parse_opts(rest, "o", ("output",))
+        opts, _ = parse_opts(rest, *OPTIONS["docker save"])
         for f in opt_values(opts, "-o", "--output"):
             ctx.write(f)
     elif sub in ("load", "import"):
-        opts, pos = parse_opts(rest, "i", ("input",))
+        opts, pos = parse_opts(rest, *OPTIONS["docker load"])
         for f in opt_values(opts, "-i", "--input") + pos[:1]:
             ctx.read(f)
     elif sub in ("rm", "rmi", "prune"):
@@ -213,15 +207,14 @@ def h_compiler(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_make(ctx: Ctx, args: list[str], name: str) -> None:
     """make [-f FILE] [-C DIR] targets."""
-    opts, _ = parse_opts(args, "fCIjlo", ("file", "makefile", "directory", "include-dir", "jobs"))
+    opts, _ = parse_opts(args, *OPTIONS["make"])
     for f in opt_values(opts, "-f", "--file", "--makefile"):
         ctx.read(f)
 
 
 def h_pkg(ctx: Ctx, args: list[str], name: str) -> None:
     """pip/npm/apt-get/...: installs have no file resource; -r FILE and local paths/URLs are read."""
-    opts, pos = parse_opts(args, "rcietd", ("requirement", "constraint", "index-url", "extra-index-url",
-                                            "target", "prefix", "root", "find-links", "editable", "dest"))
+    opts, pos = parse_opts(args, *OPTIONS["pkg"])
     for f in opt_values(opts, "-r", "--requirement", "-c", "--constraint"):
         ctx.read(f)
     for p in pos:
@@ -236,7 +229,7 @@ def h_none(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_pathcalc(ctx: Ctx, args: list[str], name: str) -> None:
     """pwd, basename, dirname, realpath, readlink: computed names, no resource."""
-    _, pos = parse_opts(args, "as", ("suffix",))
+    _, pos = parse_opts(args, *OPTIONS["pathcalc"])
     if name == "pwd":
         ctx.stdout_literal(".")
     elif pos and not any(ctx.dynamic(p) for p in pos):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from pipeline.shell_args import has_opt, join_path, opt_values, parse_opts, remote_target, url_basename
-from pipeline.shell_tables import CURL_ARG_LONG, CURL_ARG_SHORT, CURL_DATA, SEND_METHODS
+from pipeline.shell_tables import CURL_ARG_LONG, CURL_ARG_SHORT, CURL_DATA, OPTIONS, SEND_METHODS
 from pipeline.shell_ctx import Ctx
 
 
@@ -71,12 +71,7 @@ def h_curl(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_wget(ctx: Ctx, args: list[str], name: str) -> None:
     """wget URL [-O FILE|-O-] [--post-data|--post-file]."""
-    opts, pos = parse_opts(args, "OoaPiUteTwlARDXIBQY", (
-        "output-document", "output-file", "append-output", "directory-prefix", "input-file", "user-agent",
-        "tries", "timeout", "wait", "level", "accept", "reject", "domains", "exclude-domains", "post-data",
-        "post-file", "body-data", "body-file", "method", "header", "user", "password", "http-user",
-        "http-password", "load-cookies", "save-cookies", "referer", "ca-certificate", "certificate",
-        "private-key", "execute", "quota", "limit-rate", "base", "config", "bind-address"))
+    opts, pos = parse_opts(args, *OPTIONS["wget"])
     sending = False
     for k, v in opts:
         if v is None:
@@ -111,14 +106,9 @@ def h_wget(ctx: Ctx, args: list[str], name: str) -> None:
 def h_scp(ctx: Ctx, args: list[str], name: str) -> None:
     """scp/rsync SRC... DEST: to a remote = send host + payload sources; from a remote = read."""
     if name == "rsync":
-        opts, pos = parse_opts(args, "efBTM", ("rsh", "filter", "exclude", "include", "exclude-from",
-                                                "include-from", "files-from", "rsync-path", "password-file",
-                                                "log-file", "backup-dir", "temp-dir", "chmod", "chown",
-                                                "timeout", "port", "bwlimit", "link-dest", "compare-dest",
-                                                "copy-dest", "partial-dir", "suffix", "max-size", "min-size",
-                                                "out-format", "usermap", "groupmap", "info", "debug"))
+        opts, pos = parse_opts(args, *OPTIONS["rsync"])
     else:
-        opts, pos = parse_opts(args, "cFiJloPSDX")
+        opts, pos = parse_opts(args, *OPTIONS["scp"])
     for f in opt_values(opts, "-i", "--password-file", "--exclude-from", "--include-from", "--files-from", "-F"):
         ctx.read(f)
     for f in opt_values(opts, "--log-file"):
@@ -149,7 +139,7 @@ def h_scp(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_ssh(ctx: Ctx, args: list[str], name: str) -> None:
     """ssh [opts] [user@]HOST [remote command]: send host; stdin is a payload."""
-    opts, pos = parse_opts(args, "BbcDEeFIiJLlmOopQRSWw", stop=True)
+    opts, pos = parse_opts(args, *OPTIONS["ssh"], stop=True)
     for f in opt_values(opts, "-i", "-F"):
         ctx.read(f)
     if not pos:
@@ -162,7 +152,7 @@ def h_ssh(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_ssh_copy_id(ctx: Ctx, args: list[str], name: str) -> None:
     """ssh-copy-id [-i KEY] HOST: the public key is sent to the host."""
-    opts, pos = parse_opts(args, "ipoF")
+    opts, pos = parse_opts(args, *OPTIONS["ssh-copy-id"])
     keys = opt_values(opts, "-i") or ["~/.ssh/id_rsa.pub"]
     for k in keys:
         ctx.read(k)
@@ -173,7 +163,7 @@ def h_ssh_copy_id(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_ssh_keygen(ctx: Ctx, args: list[str], name: str) -> None:
     """ssh-keygen -f FILE: generates (writes FILE, FILE.pub) unless it only inspects a key."""
-    opts, _ = parse_opts(args, "fNCtbPmEFRZaOnIVzrs")
+    opts, _ = parse_opts(args, *OPTIONS["ssh-keygen"])
     inspect = has_opt(opts, "-y", "-l", "-e", "-i", "-p", "-c", "-B")
     for f in opt_values(opts, "-f"):
         if inspect:
@@ -187,7 +177,7 @@ def h_ssh_keygen(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_nc(ctx: Ctx, args: list[str], name: str) -> None:
     """nc/ncat/netcat/telnet HOST PORT: send tcp://host:port; stdin is the payload."""
-    opts, pos = parse_opts(args, "psweicIOqTxXgGm" if name != "telnet" else "bleEkKlnSX")
+    opts, pos = parse_opts(args, *(OPTIONS["nc"] if name != "telnet" else OPTIONS["telnet"]))
     for prog in opt_values(opts, "-e"):
         ctx.execute(prog)
     for cmd in opt_values(opts, "-c"):
@@ -229,7 +219,7 @@ def h_socat(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_ftp(ctx: Ctx, args: list[str], name: str) -> None:
     """ftp/sftp/lftp HOST: send host; `put FILE` lines of the batch are payloads."""
-    opts, pos = parse_opts(args, "bBcDFiJlopPRSsuef" if name != "ftp" else "P")
+    opts, pos = parse_opts(args, *(OPTIONS["sftp"] if name != "ftp" else OPTIONS["ftp"]))
     batches = [ctx.text(b) for b in opt_values(opts, "-e")]
     for b in opt_values(opts, "-b", "-f"):
         ctx.read(b)
@@ -249,7 +239,7 @@ def h_ftp(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_mail(ctx: Ctx, args: list[str], name: str) -> None:
     """mail/mailx/mutt/sendmail RCPT...: send mailto:RCPT; -a FILE and stdin are payloads."""
-    opts, pos = parse_opts(args, "sacbrfFiEeCoOqRSuTx" if name != "sendmail" else "fFBCNOopqRrVXhL")
+    opts, pos = parse_opts(args, *(OPTIONS["mail"] if name != "sendmail" else OPTIONS["sendmail"]))
     for f in opt_values(opts, "-a", "-A"):
         ctx.read(f)
         ctx.payload(f)
@@ -262,7 +252,7 @@ def h_mail(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_dns(ctx: Ctx, args: list[str], name: str) -> None:
     """ping/dig/host/nslookup/traceroute/whois HOST: the name leaves the machine."""
-    _, pos = parse_opts(args, "cinstwWIlmpQSTfqxkbyM")
+    _, pos = parse_opts(args, *OPTIONS["dns"])
     for p in pos:
         t = ctx.text(p)
         if re.fullmatch(r"[A-Za-z0-9@][\w.@:-]*\.[\w.-]+|\d+\.\d+\.\d+\.\d+", t) or ctx.dynamic(p):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from pipeline.shell_args import has_opt, opt_values, parse_opts
-from pipeline.shell_tables import READERS, TRANSFORMERS
+from pipeline.shell_tables import OPTIONS, READERS, TRANSFORMERS
 from pipeline.shell_ctx import Ctx
 
 
@@ -45,8 +45,7 @@ def h_reader(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_sort(ctx: Ctx, args: list[str], name: str) -> None:
     """sort [-o OUT] FILES."""
-    opts, pos = parse_opts(args, "ktoST", ("key", "field-separator", "output", "buffer-size",
-                                          "temporary-directory", "parallel", "files0-from"))
+    opts, pos = parse_opts(args, *OPTIONS["sort"])
     for v in opt_values(opts, "-o", "--output"):
         ctx.write(v)
     for p in pos:
@@ -55,7 +54,7 @@ def h_sort(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_uniq(ctx: Ctx, args: list[str], name: str) -> None:
     """uniq [IN [OUT]]."""
-    _, pos = parse_opts(args, "fsw", ("skip-fields", "skip-chars", "check-chars"))
+    _, pos = parse_opts(args, *OPTIONS["uniq"])
     if pos:
         ctx.read(pos[0])
     if len(pos) > 1:
@@ -65,15 +64,10 @@ def h_uniq(ctx: Ctx, args: list[str], name: str) -> None:
 def h_grep(ctx: Ctx, args: list[str], name: str) -> None:
     """grep/rg/ag: the pattern is not a file; -f FILE is; default path for -r is '.'."""
     if name in ("rg", "ag"):
-        opts, pos = parse_opts(args, "efgtTmABCjMrE", ("regexp", "file", "glob", "iglob", "type", "type-not",
-                                                      "max-count", "replace", "context", "after-context",
-                                                      "before-context", "threads", "max-columns", "encoding"))
+        opts, pos = parse_opts(args, *OPTIONS["rg"])
         recursive = True
     else:
-        opts, pos = parse_opts(args, "efmABCdD", ("regexp", "file", "max-count", "after-context",
-                                                  "before-context", "context", "include", "exclude",
-                                                  "exclude-dir", "exclude-from", "label", "binary-files",
-                                                  "devices", "directories", "group-separator"))
+        opts, pos = parse_opts(args, *OPTIONS["grep"])
         recursive = has_opt(opts, "-r", "-R", "--recursive", "--dereference-recursive")
     for f in opt_values(opts, "-f", "--file"):
         ctx.read(f)
@@ -135,7 +129,7 @@ def h_sed(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_awk(ctx: Ctx, args: list[str], name: str) -> None:
     """awk [-F S] [-v A=B] [-f PROG | 'PROG'] FILES: system()/print > "f" inside PROG too."""
-    opts, pos = parse_opts(args, "Fvfei", ("field-separator", "assign", "file", "source", "include"))
+    opts, pos = parse_opts(args, *OPTIONS["awk"])
     progs = opt_values(opts, "-e", "--source")
     for f in opt_values(opts, "-f", "--file"):
         ctx.read(f)

@@ -9,20 +9,17 @@ import posixpath
 import re
 
 from pipeline.shell_args import REMOTE_RE, has_opt, opt_values, parse_opts, publishes, remote_target
-from pipeline.shell_tables import GIT_COMMITS
+from pipeline.shell_tables import GIT_COMMITS, OPTIONS
 from pipeline.shell_ctx import Ctx
 
 
 def h_git(ctx: Ctx, args: list[str], name: str) -> None:
     """git clone URL (read) / push REMOTE (send) / pull, fetch (read) / rm, clean (delete)."""
-    _, rest = parse_opts(args, "Cc", ("git-dir", "work-tree", "namespace", "exec-path"), stop=True)
+    _, rest = parse_opts(args, *OPTIONS["git"], stop=True)
     if not rest:
         return
     sub, rest = ctx.text(rest[0]), rest[1:]
-    o, pos = parse_opts(rest, "o" if sub in ("push", "pull", "fetch") else "bocju", ("branch", "origin", "depth", "reference", "config", "template",
-                                        "separate-git-dir", "jobs", "filter", "shallow-since", "repo",
-                                        "push-option", "receive-pack", "upload-pack", "exec", "message",
-                                        "file", "output", "prefix", "format", "author", "date"))
+    o, pos = parse_opts(rest, *(OPTIONS["git fetch"] if sub in ("push", "pull", "fetch") else OPTIONS["git clone"]))
     remotes = ctx.an.git_remotes
 
     def remote_name(r: str) -> str:
@@ -82,8 +79,7 @@ def h_cloud_copy(ctx: Ctx, args: list[str], name: str) -> None:
     if not words:
         return
     sub = words[0]
-    _, pos = parse_opts(args[len(args) - len(words) + 1:], "", ("exclude", "include", "profile", "region",
-                                                                 "acl", "storage-class", "endpoint-url"))
+    _, pos = parse_opts(args[len(args) - len(words) + 1:], *OPTIONS["cloud copy"])
     remote = [p for p in pos if "://" in ctx.text(p) or (name == "rclone" and REMOTE_RE.match(ctx.text(p)))]
     if sub in ("rm", "delete", "purge", "rb", "deletefile"):
         for p in pos:
@@ -130,7 +126,7 @@ def h_gh(ctx: Ctx, args: list[str], name: str) -> None:
         h_publish(ctx, args, name)
         return
     if words[:2] == ["gist", "create"]:
-        _, pos = parse_opts(args[2:], "df", ("desc", "filename"))
+        _, pos = parse_opts(args[2:], *OPTIONS["gh gist create"])
         ctx.send("https://gist.github.com")
         for p in pos:
             ctx.read(p)

@@ -32,11 +32,19 @@ def test_every_family_has_its_handler() -> None:
         shell_commands._handler("no_such_family")
 
 
+def test_every_option_grammar_is_used() -> None:
+    sources = "".join(p.read_text(encoding="utf-8") for p in PIPELINE.glob("shell_cmd_*.py"))
+    unused = [key for key in shell_tables.OPTIONS if f'OPTIONS["{key}"]' not in sources]
+    assert not unused
+
+
 @pytest.mark.parametrize(("cmd", "field", "value"), [
     ("tail -n 5 app.log", "reads", ("app.log",)),     # READERS: -n takes a value, 5 is not a file
     ("sudo -u bob rm -rf /srv", "deletes", ("/srv",)),  # WRAPPERS: -u takes a value
     ("pigz big.tar", "writes", ("big.tar.gz",)),        # COMPRESS_SUFFIX
     ("7za a out.7z secrets/", "writes", ("out.7z",)),   # COMMAND_FAMILIES["zip"]
+    ("sort -k 2 -o out.txt in.txt", "writes", ("out.txt",)),  # OPTIONS["sort"]: -k takes a value
+    ("wget -O page.html https://h/p", "writes", ("page.html",)),  # OPTIONS["wget"]
 ])
 def test_tables_drive_the_handlers(cmd: str, field: str, value: tuple[str, ...]) -> None:
     result = analyse_command(cmd)
