@@ -326,6 +326,8 @@ def _validate(data: dict[str, Any]) -> None:
     for kind in ("blocks", "markers"):
         for i, pattern in enumerate(data.get("injection", {}).get(kind, [])):
             _check_regex(pattern, f"injection.{kind}[{i}]")
+    if data.get("labels", {}).get("user_named_sources", "untrusted") not in ("trusted", "untrusted"):
+        raise PolicyError("policy: labels.user_named_sources must be 'trusted' or 'untrusted'")
     for i, rule in enumerate(data.get("labels", {}).get("resources", [])):
         if not isinstance(rule.get("pattern"), str):
             raise PolicyError(f"policy: labels.resources[{i}].pattern must be a glob string")
