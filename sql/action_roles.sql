@@ -7,7 +7,9 @@
 with live as (
     -- non-events (failed, not blocked) never affect a verdict
     select a.trajectory_id, a.action_idx, a.tool_name, a.call_step_idx, a.result_step_idx,
-        a.executed, a.blocked, t.catalog_name, t.source_conf, t.source_integ, t.sink_kind,
+        a.executed, a.blocked, t.catalog_name, t.source_conf, t.source_integ,
+        -- a sink inference placed only by an argument is a sink for the calls that pass it
+        case when a.role_source <> 'none' then t.sink_kind end as sink_kind,
         t.shell_arg is not null or t.code_arg is not null as is_program
     from actions a
     left join policy_tools t on t.tool_key = lower(a.tool_name)
