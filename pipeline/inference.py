@@ -6,7 +6,9 @@ into lower-case tokens (CamelCase, snake_case, kebab-case, dotted and namespaced
 names ``mcp__server__tool``); its *verb* is the first token any verb list knows
 (``GmailSendEmail`` -> ``send``). The verb and the other tokens pick a sink rule, a
 shell/code role or a source label; argument names (tokenised the same way) pick the
-control and resource arguments. The result is an ordinary catalog entry, so every
+control and resource arguments, and argument *values* (``inference.values``: an e-mail
+address, phone number, IBAN or URL marks a recipient argument, a path a resource) add to
+them. The result is an ordinary catalog entry, so every
 later stage treats an inferred tool exactly like a catalogued one. The catalog always
 wins: inference runs only for names absent from it. A name nothing in the lexicon
 recognises gets no entry: a neutral action, through which data edges still pass.
@@ -18,13 +20,20 @@ them per call instead: a shell/code step's program argument is the first of
 ``shell_args`` / ``code_args`` present in that call's arguments (``resources.py``),
 and a tool placed only by a resource argument (no verb, no source token) is placed
 for the calls that pass one (``role_source = 'by_arguments'`` in ``policy_tools``,
-``inferred`` or ``none`` per call in ``actions`` and ``step_rejects``).
+``inferred`` or ``none`` per call in ``actions`` and ``step_rejects``). Value evidence is
+the one input that comes from the calls: an argument counts as (say) a recipient when one
+of its values in the shard matches the rule; a tool placed only by values is
+``by_arguments``, so only calls that pass that argument are placed.
+
+A key is a lower-cased name; when a shard holds several spellings of one name, the one
+with the most tokens speaks for all (``GmailSendEmail`` over ``gmailsendemail``), so a
+case-less spelling never hides what a CamelCase one says.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +91,18 @@ class SourceRule:
 
 
 @dataclass(frozen=True)
+class ValueRule:
+    """What an argument whose value matches ``pattern`` (RE2, whole value) is: a
+    ``destination`` (control and sends of a sink) and/or a ``resource``; ``sink`` is the
+    kind suggested for a name that places nothing by itself."""
+
+    name: str
+    pattern: str
+    roles: frozenset[str]
+    sink: str | None
+
+
+@dataclass(frozen=True)
 class Lexicon:
     """The ``[inference]`` policy section, parsed."""
 
@@ -98,6 +119,8 @@ class Lexicon:
     control_args: frozenset[str]
     sinks: tuple[SinkRule, ...]
     sources: tuple[SourceRule, ...]
+    values: tuple[ValueRule, ...] = ()
+    content_args: frozenset[str] = frozenset()
 
     @property
     def verbs(self) -> frozenset[str]:
@@ -123,6 +146,9 @@ def lexicon(data: dict[str, Any]) -> Lexicon:
         sinks=tuple(SinkRule(str(r["sink"]), _words(r, "verbs"), _words(r, "nouns")) for r in data.get("sinks", [])),
         sources=tuple(SourceRule(_words(r, "tokens"), r.get("confidentiality"), r.get("integrity"),
                                  bool(r.get("weak", False))) for r in data.get("sources", [])),
+        values=tuple(ValueRule(str(r["name"]), str(r["pattern"]), _words(r, "roles"), r.get("sink"))
+                     for r in data.get("values", [])),
+        content_args=_words(data, "content_args"),
     )
 
 
@@ -160,10 +186,22 @@ def _pick(args: Iterable[str], preferred: tuple[str, ...]) -> str:
     return next((a for a in preferred if a in present), preferred[0] if preferred else "")
 
 
-def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon) -> dict[str, Any] | None:
-    """A catalog entry for tool ``name`` guessed from the lexicon, or None when nothing places it."""
+def _by_value(kinds: Mapping[str, Collection[str]], role: str, lex: Lexicon) -> list[str]:
+    """Argument names one of whose values matched a value rule with ``role``."""
+    named = {r.name for r in lex.values if role in r.roles}
+    return sorted(a for a, ks in kinds.items() if named.intersection(ks))
+
+
+def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon,
+                value_kinds: Mapping[str, Collection[str]] | None = None) -> dict[str, Any] | None:
+    """A catalog entry for tool ``name`` guessed from the lexicon, or None when nothing places it.
+
+    ``value_kinds`` maps an argument name to the ``inference.values`` rules its values matched.
+    """
     tokens = tokenise(name)
-    args = sorted({a for a in arg_names if a and '"' not in a and "\\" not in a})
+    kinds = {a: ks for a, ks in (value_kinds or {}).items()  # a content argument's value is text, not an address
+             if ks and a and '"' not in a and "\\" not in a and not _has(tokenise(a), lex.content_args)}
+    args = sorted({a for a in arg_names if a and '"' not in a and "\\" not in a} | set(kinds))
     verb = _verb(tokens, lex)
     runs = verb is None or verb in lex.exec_verbs
     entry: dict[str, Any] = {}
@@ -174,15 +212,21 @@ def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon) -> dict[str, 
     if runs and (_has(tokens, lex.shell_tokens) or (tokens and set(tokens) <= lex.exec_verbs)):
         entry["shell"] = _pick(args, lex.shell_args)
         return entry
-    resources = [a for a in args if _has(tokenise(a), lex.resource_args)]
+    resources = sorted({a for a in args if _has(tokenise(a), lex.resource_args)}
+                       | set(_by_value(kinds, "resource", lex)))
+    destinations = _by_value(kinds, "destination", lex)
     sink = _sink(verb, tokens, lex)
     source = _source(tokens, lex)
+    if sink is None and verb is None and source is None:
+        # a name that says nothing: a recipient-like value suggests the sink (first rule wins)
+        sink = next((r.sink for r in lex.values if r.sink and "destination" in r.roles
+                     and any(r.name in kinds.get(a, ()) for a in destinations)), None)
     if sink is not None and verb in lex.read_verbs and (source or {}).get("confidentiality") == "secret":
         sink = None  # reading a key or a secret record brings it in: a source, not egress (`get_api_key`)
     if sink is not None:
         entry["sink"] = sink
-        entry["control"] = [a for a in args if _has(tokenise(a), lex.control_args)]
-        entry["sends"] = [a for a in args if _has(tokenise(a), lex.destination_args)]
+        entry["control"] = sorted({a for a in args if _has(tokenise(a), lex.control_args)} | set(destinations))
+        entry["sends"] = sorted({a for a in args if _has(tokenise(a), lex.destination_args)} | set(destinations))
         access = {"destructive": "deletes", "execute": "executes"}.get(sink, "reads")
         entry[access] = [a for a in resources if a not in entry["sends"] or access != "reads"]
         if source and source.get("integrity"):  # a page fetcher is a sink AND brings untrusted text
@@ -201,17 +245,27 @@ def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon) -> dict[str, 
     return entry
 
 
-def inferred_entries(names_args: Iterable[tuple[str, list[str]]],
-                     data: dict[str, Any]) -> dict[str, tuple[dict[str, Any], str]]:
+def inferred_entries(names_args: Iterable[tuple[str, list[str]]], data: dict[str, Any],
+                     value_kinds: Mapping[str, Mapping[str, Collection[str]]] | None = None,
+                     ) -> dict[str, tuple[dict[str, Any], str]]:
     """Inferred entries and their ``role_source`` for (tool name, argument names seen in
     the shard) pairs, keyed by lower-cased name, with no choice that depends on which
     calls the shard holds (module docstring): a program argument is left to each call
     (the first of the lexicon's list stands for it), and an entry placed only by a
-    resource argument is ``by_arguments``."""
+    resource argument or an argument value is ``by_arguments``. ``value_kinds`` maps a
+    lower-cased name to its arguments' matched value rules. Several spellings of one
+    key: the one with the most tokens decides (then the smallest)."""
     lex = lexicon(data.get("inference", {}))
-    out: dict[str, tuple[dict[str, Any], str]] = {}
+    spellings: dict[str, tuple[str, set[str]]] = {}
     for name, args in names_args:
-        entry = infer_entry(name, args, lex)
+        key = name.lower()
+        best, seen = spellings.get(key, (name, set()))
+        if (-len(tokenise(name)), name) < (-len(tokenise(best)), best):
+            best = name
+        spellings[key] = (best, seen | set(args))
+    out: dict[str, tuple[dict[str, Any], str]] = {}
+    for key, (name, args) in spellings.items():
+        entry = infer_entry(name, args, lex, (value_kinds or {}).get(key))
         if entry is None:
             continue
         if "shell" in entry:
@@ -219,12 +273,12 @@ def inferred_entries(names_args: Iterable[tuple[str, list[str]]],
         if "code" in entry:
             entry["code"] = _pick((), lex.code_args)
         by_name = infer_entry(name, (), lex) is not None
-        out[name.lower()] = (entry, "inferred" if by_name else "by_arguments")
+        out[key] = (entry, "inferred" if by_name else "by_arguments")
     return out
 
 
 _UNCATALOGUED = """
-select lower(e.tool_name) as tool_key, min(e.tool_name) as tool_name,
+select lower(e.tool_name) as tool_key, e.tool_name,
     coalesce(list(distinct k.arg order by k.arg) filter (where k.arg is not null), []) as args
 from events e
 left join (select trajectory_id, step_idx, unnest(json_keys(arguments)) as arg
@@ -238,18 +292,22 @@ group by all
 def register_tool_roles(con: duckdb.DuckDBPyConnection, data: dict[str, Any]) -> None:
     """Replace ``policy_tools`` by the catalog plus inferred entries for the shard's other tools.
 
-    One inference per distinct tool name of the shard (argument names seen with it),
-    never per row. Inferred rows carry ``role_source = 'inferred'``, or ``'by_arguments'``
-    for a tool placed only by a resource argument (decided per call by the SQL stages).
+    One inference per distinct tool name of the shard (argument names and matched value
+    rules seen with it), never per row. Inferred rows carry ``role_source = 'inferred'``,
+    or ``'by_arguments'`` for a tool placed only by an argument (decided per call by the
+    SQL stages).
     """
+    from pipeline.inference_values import value_kinds
     from pipeline.policy import tool_row
 
     catalog = con.table("policy_tools").to_arrow_table()
     found = con.execute(_UNCATALOGUED).fetchall()
-    entries = inferred_entries(((name, args) for _, name, args in found), data)
+    if not found:
+        return
+    kinds = value_kinds(con, lexicon(data.get("inference", {})).values)
+    entries = inferred_entries(((name, args) for _, name, args in found), data, kinds)
     rows = [tool_row(key, None, entries[key][0], data.get("sinks", {}), entries[key][1])
-            for key, _, _ in sorted(found) if key in entries]
+            for key in sorted(entries)]
     if rows:
         inferred = pa.Table.from_pylist(rows, schema=catalog.schema)
         con.register("policy_tools", pa.concat_tables([catalog, inferred]))
-

@@ -245,7 +245,7 @@ def _check_arg_name(name: Any, what: str) -> None:
 
 
 _INFERENCE_LISTS = ("read_verbs", "noun_verbs", "write_verbs", "exec_verbs", "shell_tokens", "code_tokens", "shell_args",
-                    "code_args", "resource_args", "destination_args", "control_args")
+                    "code_args", "resource_args", "destination_args", "control_args", "content_args")
 
 
 def _validate_inference(inf: Any, sinks: dict[str, Any]) -> None:
@@ -260,6 +260,13 @@ def _validate_inference(inf: Any, sinks: dict[str, Any]) -> None:
     for i, rule in enumerate(inf.get("sinks", [])):
         if not isinstance(rule, dict) or rule.get("sink") not in sinks or not isinstance(rule.get("verbs"), list):
             raise PolicyError(f"policy: inference.sinks[{i}] needs verbs and a sink kind under [sinks]")
+    for i, rule in enumerate(inf.get("values", [])):
+        _check_regex(rule.get("pattern") if isinstance(rule, dict) else None, f"inference.values[{i}].pattern")
+        roles = rule.get("roles")
+        if (not rule.get("name") or not isinstance(roles, list) or not roles
+                or not set(roles) <= {"destination", "resource"} or ("sink" in rule and rule["sink"] not in sinks)):
+            raise PolicyError(f"policy: inference.values[{i}] needs a name, roles from destination/resource "
+                              "and, if any, a sink kind under [sinks]")
     for i, rule in enumerate(inf.get("sources", [])):
         if not isinstance(rule, dict) or not isinstance(rule.get("tokens"), list):
             raise PolicyError(f"policy: inference.sources[{i}] needs a list of tokens")
@@ -326,6 +333,8 @@ def _validate(data: dict[str, Any]) -> None:
     for kind in ("blocks", "markers"):
         for i, pattern in enumerate(data.get("injection", {}).get(kind, [])):
             _check_regex(pattern, f"injection.{kind}[{i}]")
+    if data.get("labels", {}).get("user_named_sources", "untrusted") not in ("trusted", "untrusted"):
+        raise PolicyError("policy: labels.user_named_sources must be 'trusted' or 'untrusted'")
     for i, rule in enumerate(data.get("labels", {}).get("resources", [])):
         if not isinstance(rule.get("pattern"), str):
             raise PolicyError(f"policy: labels.resources[{i}].pattern must be a glob string")

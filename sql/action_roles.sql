@@ -1,13 +1,15 @@
 -- action_roles: the taint role of each executed or blocked logical action
 -- (grain: trajectory_id, action_idx, sink_kind; sink_kind null when not a sink).
--- Inputs: actions, resources, policy_tools, policy_sinks, policy_resource_labels.
--- Parameters: none.
+-- Inputs: actions, resources, steps (user messages), policy_tools, policy_sinks,
+-- policy_resource_labels, policy_document (labels.user_named_sources). Parameters: none.
 -- Label levels are integers: confidentiality 0 public, 1 internal, 2 secret;
 -- integrity 0 trusted, 1 untrusted. Joining labels is taking the max of each.
 with live as (
     -- non-events (failed, not blocked) never affect a verdict
     select a.trajectory_id, a.action_idx, a.tool_name, a.call_step_idx, a.result_step_idx,
-        a.executed, a.blocked, t.catalog_name, t.source_conf, t.source_integ, t.sink_kind,
+        a.executed, a.blocked, t.catalog_name, t.source_conf, t.source_integ,
+        -- a sink inference placed only by an argument is a sink for the calls that pass it
+        case when a.role_source <> 'none' then t.sink_kind end as sink_kind,
         t.shell_arg is not null or t.code_arg is not null as is_program
     from actions a
     left join policy_tools t on t.tool_key = lower(a.tool_name)
@@ -34,12 +36,46 @@ resource_labels as (
     where override or not overridden
     group by all
 ),
+user_text as (
+    -- what the user's own messages say (the principal's instruction)
+    select trajectory_id, lower(string_agg(content, ' ')) as txt
+    from steps where kind = 'user' and content is not null
+    group by all
+),
+addresses as (
+    -- what an action reads from (a path read, a URL fetched) as an address: scheme, `www.`
+    -- and trailing slashes dropped, so `https://www.x.example/` matches a user's "x.example"
+    select trajectory_id, action_idx,
+        regexp_replace(regexp_replace(regexp_replace(lower(resource), '^[a-z][a-z0-9+.-]*://', ''),
+            '^www[.]', ''), '/+$', '') as addr
+    from action_resources where access in ('read', 'execute', 'send')
+),
+named_addresses as (
+    -- an address the user's messages spell out (at least 4 characters with a dot or a slash)
+    select a.trajectory_id, a.action_idx,
+        coalesce(length(a.addr) >= 4 and regexp_matches(a.addr, '[./]') and contains(u.txt, a.addr), false) as named
+    from addresses a left join user_text u using (trajectory_id)
+),
+user_named as (
+    -- an action whose every read address the user named reads the source the user chose
+    -- (policy labels.user_named_sources = "trusted"; "untrusted" keeps the tool's label)
+    select trajectory_id, action_idx
+    from named_addresses
+    where (select coalesce(json_extract_string(json, '$.labels.user_named_sources'), 'untrusted')
+           from policy_document) = 'trusted'
+    group by all
+    having bool_and(named)
+),
 labels as (
     select l.*,
         greatest(coalesce(l.source_conf, 0), coalesce(rl.conf, 0)) as conf,
-        greatest(coalesce(l.source_integ, 0), coalesce(rl.integ, 0)) as integ,
+        -- the user's choice of source lifts its tool and address integrity; instructions
+        -- inside its output (injection spans, content rules) still carry untrusted (edges)
+        case when n.action_idx is not null then 0
+             else greatest(coalesce(l.source_integ, 0), coalesce(rl.integ, 0)) end as integ,
         rl.why as label_resource
     from live l left join resource_labels rl using (trajectory_id, action_idx)
+    left join user_named n using (trajectory_id, action_idx)
 ),
 derived_sinks as (
     -- shell and code steps are sinks by what they do

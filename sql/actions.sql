@@ -91,5 +91,11 @@ final as (
         coalesce(t.control, []) as control_args
     from grouped g
     left join policy_tools t on t.tool_key = lower(g.tool_name)
+),
+placed as (
+    -- a call an argument-placed tool does not place shows no roles (action_roles agrees)
+    select * replace (case when role_source <> 'none' then sink_kind end as sink_kind,
+                      case when role_source <> 'none' then control_args else [] end as control_args)
+    from final
 )
-select * from final
+select * from placed
