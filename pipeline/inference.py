@@ -40,6 +40,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from pipeline.inference_values import ValueRule, value_kinds
+
 _CAMEL_LOWER = re.compile(r"([a-z0-9])([A-Z])")
 _CAMEL_ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _SPLIT = re.compile(r"[^a-z0-9]+")
@@ -88,18 +90,6 @@ class SourceRule:
     conf: str | None
     integ: str | None
     weak: bool
-
-
-@dataclass(frozen=True)
-class ValueRule:
-    """What an argument whose value matches ``pattern`` (RE2, whole value) is: a
-    ``destination`` (control and sends of a sink) and/or a ``resource``; ``sink`` is the
-    kind suggested for a name that places nothing by itself."""
-
-    name: str
-    pattern: str
-    roles: frozenset[str]
-    sink: str | None
 
 
 @dataclass(frozen=True)
@@ -297,7 +287,6 @@ def register_tool_roles(con: duckdb.DuckDBPyConnection, data: dict[str, Any]) ->
     or ``'by_arguments'`` for a tool placed only by an argument (decided per call by the
     SQL stages).
     """
-    from pipeline.inference_values import value_kinds
     from pipeline.policy import tool_row
 
     catalog = con.table("policy_tools").to_arrow_table()

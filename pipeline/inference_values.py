@@ -10,10 +10,22 @@ are no address and are not scanned, so the work per call is bounded.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import duckdb
 
-from pipeline.inference import ValueRule
+
+@dataclass(frozen=True)
+class ValueRule:
+    """What an argument whose value matches ``pattern`` (RE2, whole value) is: a
+    ``destination`` (control and sends of a sink) and/or a ``resource``; ``sink`` is the
+    kind suggested for a name that places nothing by itself."""
+
+    name: str
+    pattern: str
+    roles: frozenset[str]
+    sink: str | None
+
 
 MAX_VALUE_CHARS = 512
 
