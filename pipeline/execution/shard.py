@@ -23,10 +23,9 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
 import pyarrow as pa
 
 from pipeline.config import RunConfig
@@ -41,6 +40,9 @@ from pipeline.stages import (
 from pipeline.storage import upload_file
 from pipeline.writer import conform, partition_dir_name
 from schemas import schema_module
+
+if TYPE_CHECKING:  # loaded by the first table a worker writes, not by the driver's start-up
+    import polars as pl
 
 CHUNK_ROWS = 20_000
 CHUNK_BYTES = 64 * 2**20
@@ -117,6 +119,8 @@ def _write(frame: pl.DataFrame, target: Path) -> None:
 
 def _write_table(table: str, frame: pl.DataFrame, out: Path, stem: str) -> list[list[Any]]:
     """One validated table as the run publishes it; returns ``[path, partition value, rows]``s."""
+    import polars as pl
+
     partition = getattr(schema_module(table), "PARTITION", None)
     if partition is None or frame.height == 0:
         _write(frame, out / table / f"{stem}.parquet")
