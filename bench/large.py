@@ -56,6 +56,9 @@ def markdown(res: dict) -> str:
     """The figures as a few Markdown lines."""
     mb = res["bytes"] / MIB
     ok = res["returncode"] == 0
+    # a run that stopped did not read the whole corpus: no rate of it
+    rate = f"{mb / res['wall']:.1f}" if ok else "-"
+    per_s = f"{res['trajectories'] / res['wall']:,.0f}" if ok else "-"
     lines = [
         f"Corpus: {mb:,.0f} MB in {res['files']} files, {res['trajectories']:,} trajectories. Started "
         f"{res['started']}; shards {res['shards']}.", "",
@@ -63,7 +66,7 @@ def markdown(res: dict) -> str:
         "| peak work folder (% of corpus) | published run |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         f"| {'finished' if ok else 'FAILED, exit %d' % res['returncode']} | {res['wall']:,.0f} | {res['cpu']:,.0f} "
-        f"| {mb / res['wall']:.1f} | {res['trajectories'] / res['wall']:,.0f} | {gib(res['peak_rss'])} "
+        f"| {rate} | {per_s} | {gib(res['peak_rss'])} "
         f"| {gib(res['tree_rss'])} | {res['disk_peak'] / MIB:,.0f} MB ({100 * res['disk_peak'] / res['bytes']:.0f}%) "
         f"| {res['run_bytes'] / MIB:,.0f} MB |", "",
     ]
