@@ -338,7 +338,7 @@ Command (from the repository root, with the project's venv):
 - (b) includes a fixed cost per run (interpreter and DuckDB start-up, the six canaries,
   Pandera validation, the report); (b1) measures it on a small head of the corpus, and
   the ratios line also gives (b)'s rate without it. (c) and (d) use one core; (b) splits its input into
-  one shard per 64 MB, so a smaller corpus is one shard scored by one worker whose
+  one shard per 32 MB (`RunConfig.shard_bytes`), so a smaller corpus is one shard scored by one worker whose
   DuckDB connection may use every core (compare its CPU and wall seconds).
 - The three scorers do not answer the same question. (b) and (c) compute the full
   verdict (every flow, label and sink kind the policy knows, plus routes and, for (b),

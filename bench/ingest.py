@@ -111,8 +111,12 @@ def _prefix(corpus: Path, target: Path, limit: int) -> Path:
     return target
 
 
-def stage_profile(corpus: Path, workdir: Path, limit: int = 64 * MIB) -> dict:  # one default shard
-    """bench/stages.py on one shard's worth of the corpus, in a measured child."""
+def stage_profile(corpus: Path, workdir: Path, limit: int | None = None) -> dict:
+    """bench/stages.py on one shard's worth of the corpus (default: one default shard), in a measured child."""
+    if limit is None:
+        from pipeline.config import RunConfig
+
+        limit = RunConfig(inputs=(), out=Path(".")).shard_bytes
     part = _prefix(corpus, workdir / "stages-prefix.jsonl", limit)
     try:
         m = measure([sys.executable, str(REPO / "bench" / "stages.py"), str(part), "--json",

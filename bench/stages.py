@@ -6,7 +6,7 @@ then ``pipeline.stages.steps``, ``actions``, ``flows``, ``verdicts``, Polars con
 Pandera validation (``conform``), Parquet writing, and the report. Inside each stage,
 every ``materialize``/``materialize_per_rule`` call is timed under its table name (the
 rest of the stage, e.g. the shell analyser, is shown as Python outside SQL). The whole FILE is treated as one shard, so give it a file of
-about one shard (``RunConfig.shard_bytes``, 64 MB by default). Prints, per stage,
+about one shard (``RunConfig.shard_bytes``, 32 MB by default). Prints, per stage,
 wall seconds, CPU seconds (all threads) and the process's peak RSS so far, as one JSON
 line (``--json``) or a Markdown table. ``--operators STAGE`` also prints DuckDB's heaviest
 operators of that SQL stage (JSON profiling; operator times are summed over threads).

@@ -65,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                          help="worker processes scoring shards (default: the core count)")
         cmd.add_argument("--shards", type=int, default=None,
-                         help="number of shards (default: one per 64 MB of input)")
+                         help="number of shards (default: one per 32 MB of input)")
         cmd.add_argument("--resume", action="store_true",
                          help="continue a killed run from its finished shards")
         cmd.add_argument("--quiet", action="store_true", help="no progress lines")

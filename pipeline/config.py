@@ -20,10 +20,10 @@ class RunConfig:
     overwrite: bool = False
     tables: tuple[str, ...] = ("steps", "actions", "edges", "flows", "verdicts", "attrition")
     threads: int = 2
-    memory_limit: str = "2GB"  # a cap per worker connection; a 64 MB shard peaks near 1 GB RSS
+    memory_limit: str = "2GB"  # a cap per worker connection; a 32 MB shard peaks near 0.75 GB RSS
     workers: int = 1
     shards: int | None = None  # None: one shard per shard_bytes of input
-    shard_bytes: int = 64 * 2**20  # about 1 GB peak RSS per worker (docs/performance.md)
+    shard_bytes: int = 32 * 2**20  # peak RSS per worker grows with it: ~0.75 GB at 32 MB, 1.0-1.45 GB at 64 MB
     resume: bool = False
     engine: str = "local"  # local worker processes, or "ray"
     address: str | None = None  # Ray cluster address (engine="ray")

@@ -12,12 +12,13 @@ import os
 import shutil
 import urllib.parse
 from pathlib import Path
-
-import pandera.errors
-import polars as pl
+from typing import TYPE_CHECKING
 
 from pipeline.errors import RunDirError, SchemaValidationError
 from schemas import schema_module
+
+if TYPE_CHECKING:  # polars and pandera load with the first table written (start-up of the CLI)
+    import polars as pl
 
 _MAX_PART = 200  # file names stay under 255 bytes; longer values are cut and hashed
 
@@ -40,6 +41,8 @@ def partition_dir_name(value: str) -> str:
 
 def conform(table: str, frame: pl.DataFrame) -> pl.DataFrame:
     """Select the schema's columns in order, sort by grain, validate data."""
+    import pandera.errors
+
     module = schema_module(table)
     schema = module.Schema
     columns = list(schema.to_schema().columns)
@@ -62,6 +65,8 @@ def conform(table: str, frame: pl.DataFrame) -> pl.DataFrame:
 
 def write_table(staging: Path, table: str, frame: pl.DataFrame) -> int:
     """Write one validated table under ``staging/<table>/``; returns the row count."""
+    import polars as pl
+
     module = schema_module(table)
     folder = staging / table
     folder.mkdir(parents=True, exist_ok=False)

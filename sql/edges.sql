@@ -12,9 +12,54 @@ with nodes as (
         executed, blocked, conf, integ
     from action_roles
 ),
-output_keys as (
-    select trajectory_id, action_idx, result_step_idx, content_hash, unnest(lg_keys(content, $min_len)) as key
+arguments as (
+    select n.trajectory_id, n.action_idx, n.call_step_idx, a.arguments, t.control, t.shell_arg, t.code_arg,
+        -- an inferred shell/code step takes its program from whichever lexicon argument the
+        -- call passes (pipeline/resources.py), so each of them chooses the effect
+        coalesce(t.role_source <> 'catalog' and (t.shell_arg is not null or t.code_arg is not null), false)
+            as inferred_program
+    from nodes n
+    join actions a using (trajectory_id, action_idx)
+    left join policy_tools t on t.tool_key = lower(n.tool_name)
+    where a.args_ok
+),
+argument_values as (
+    select a.trajectory_id, a.action_idx, a.call_step_idx, e.key as arg,
+        case when json_type(e.value) = 'VARCHAR' then e.value ->> '$' else e.value::varchar end as value,
+        -- an argument that chooses the effect (recipient, url, the command itself)
+        coalesce(list_contains(a.control, e.key) or e.key = a.shell_arg or e.key = a.code_arg
+                 or (a.inferred_program and list_contains($program_args::varchar[], e.key)), false)
+            as is_control
+    from arguments a, json_each(a.arguments) e
+),
+argument_keys as materialized (
+    select trajectory_id, action_idx, call_step_idx, is_control,
+        unnest(lg_keys(lg_decoded(value), $min_len)) as key
+    from argument_values
+),
+argument_key_set as (
+    select distinct trajectory_id, key from argument_keys
+),
+output_tokens as materialized (
+    select trajectory_id, action_idx, result_step_idx, content_hash,
+        unnest(list_distinct(lg_tokens(content, $min_len))) as token
     from outputs
+),
+output_keys as (
+    -- an output's keys (lg_keys of its text) that some argument of its trajectory also
+    -- carries: no other key can make an edge (data_matches joins on argument keys), and
+    -- common_keys counts such a key's outputs whole. So lg_keys' tests run only on the
+    -- tokens that met an argument's key, not on every token of every output.
+    select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, o.token as key
+    from output_tokens o
+    join argument_key_set k on k.trajectory_id = o.trajectory_id and k.key = o.token
+    where lg_is_evidence(o.token, $min_len)
+    union
+    -- lg_keys' 24-character prefix key of a long base64-like token
+    select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, k.key
+    from output_tokens o
+    join argument_key_set k on k.trajectory_id = o.trajectory_id and k.key = 'prefix:' || left(o.token, 24)
+    where length(o.token) >= 32 and regexp_full_match(o.token, '[a-z0-9+/=_\-]{32,}')
 ),
 span_keys as (
     select distinct trajectory_id, action_idx, unnest(lg_keys(span, $min_len)) as key
@@ -50,31 +95,6 @@ evidence as (
     left join content_keys ck using (trajectory_id, action_idx, key)
     anti join given_keys g using (trajectory_id, key)
     anti join common_keys c using (trajectory_id, key)
-),
-arguments as (
-    select n.trajectory_id, n.action_idx, n.call_step_idx, a.arguments, t.control, t.shell_arg, t.code_arg,
-        -- an inferred shell/code step takes its program from whichever lexicon argument the
-        -- call passes (pipeline/resources.py), so each of them chooses the effect
-        coalesce(t.role_source <> 'catalog' and (t.shell_arg is not null or t.code_arg is not null), false)
-            as inferred_program
-    from nodes n
-    join actions a using (trajectory_id, action_idx)
-    left join policy_tools t on t.tool_key = lower(n.tool_name)
-    where a.args_ok
-),
-argument_values as (
-    select a.trajectory_id, a.action_idx, a.call_step_idx, e.key as arg,
-        case when json_type(e.value) = 'VARCHAR' then e.value ->> '$' else e.value::varchar end as value,
-        -- an argument that chooses the effect (recipient, url, the command itself)
-        coalesce(list_contains(a.control, e.key) or e.key = a.shell_arg or e.key = a.code_arg
-                 or (a.inferred_program and list_contains($program_args::varchar[], e.key)), false)
-            as is_control
-    from arguments a, json_each(a.arguments) e
-),
-argument_keys as (
-    select trajectory_id, action_idx, call_step_idx, is_control,
-        unnest(lg_keys(lg_decoded(value), $min_len)) as key
-    from argument_values
 ),
 data_matches as (
     select ev.trajectory_id, ev.action_idx as src, ak.action_idx as dst, ev.key, ev.in_span, ak.is_control,
