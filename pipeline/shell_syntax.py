@@ -15,18 +15,15 @@ piped into a command (``( a; b ) | c``) feeds ``c`` from its last pipeline.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import tree_sitter
-import tree_sitter_bash
 
+from pipeline.shell_tree import TOO_COMPLEX, error_reason, tree
 from pipeline.shell_words import HD_L, HD_R, WordReader
 
-__all__ = ["Stage", "Parsed", "parse", "parse_failed"]
+__all__ = ["Stage", "Parsed", "parse"]
 
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
-_PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 _GROUPS = {"program", "compound_statement", "subshell", "do_group", "else_clause", "elif_clause",
            "case_item", "if_statement", "while_statement", "case_statement", "function_definition",
            "negated_command"}
@@ -58,67 +55,14 @@ class Parsed:
     docs: list[str]
 
 
-def _error_reason(root: tree_sitter.Node, src: str) -> str | None:
-    """Why a tree with errors cannot be analysed, or None.
-
-    Opaque: text whose words cannot be known, i.e. an unclosed quote, backtick or
-    substitution (worded as before the port). Other syntax errors (a stray ``&&`` at the
-    start of a line, ``for x do``, code pasted into a shell step) are recovered by the
-    parser: the commands it recognised around the error are analysed, as the hand-written
-    tokenizer did before."""
-    if not root.has_error:
-        return None
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.is_missing:
-            if node.type == "`":
-                return "unbalanced backtick"
-            if node.type in ("'", '"'):
-                return "cannot tokenize: no closing quotation"
-            if node.type in (")", "))") and node.parent is not None and node.parent.type in (
-                    "command_substitution", "process_substitution", "arithmetic_expansion"):
-                return "unbalanced substitution"
-        elif node.type == "ERROR":
-            reason = _error_text_reason(src[node.start_byte:node.end_byte].strip())
-            if reason is not None:
-                return reason
-        if node.has_error:
-            stack.extend(reversed(node.children))
-    return None
-
-
-def _error_text_reason(text: str) -> str | None:
-    """The reason an ERROR node's text makes the command opaque (None: recoverable)."""
-    if text.count("`") % 2:
-        return "unbalanced backtick"
-    if text[:1] in ("'", '"') and text.find(text[0], 1) < 0:
-        return "cannot tokenize: no closing quotation"
-    if any(o in text for o in ("$(", "<(", ">(")) and text.count("(") > text.count(")"):
-        return "unbalanced substitution"
-    return None
-
-
-def _tree(text: str) -> tree_sitter.Tree:
-    """Parse ``text`` with every non-ASCII character shown to the parser as ``x``.
-
-    Bash's metacharacters are all ASCII, so a non-ASCII character is always part of a
-    word and the tree is the same; node offsets are then character offsets into ``text``
-    (no UTF-8 slicing, lone surrogates are fine), and tree-sitter-bash 0.25.1's scanner,
-    which crashes the process on some astral-plane text (``'4\\U000ad654d{\\U000e5b06J'``),
-    never sees any."""
-    return _PARSER.parse(_NON_ASCII.sub("x", text).encode("ascii"))
-
-
-def parse_failed(text: str) -> bool:
-    """True when tree-sitter-bash finds a syntax error in ``text`` (bench figure)."""
-    return _tree(text).root_node.has_error
-
-
-def parse(text: str) -> Parsed | str:
-    """Flatten ``text`` for the analyser, or return why it cannot be parsed."""
-    root = _tree(text).root_node
-    reason = _error_reason(root, text)
+def parse(text: str, deadline: float | None = None) -> Parsed | str:
+    """Flatten ``text`` for the analyser, or return why it cannot be parsed (a parse still
+    running at ``deadline``, see :func:`pipeline.shell_tree.tree`, is ``TOO_COMPLEX``)."""
+    parsed = tree(text, deadline)
+    if parsed is None:
+        return TOO_COMPLEX
+    root = parsed.root_node
+    reason = error_reason(root, text)
     if reason is not None:
         return reason
     return _Flattener(text).run(root)
