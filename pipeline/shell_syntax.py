@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
-from pipeline.shell_tree import TOO_COMPLEX, error_reason, tree
+from pipeline.shell_tree import TOO_COMPLEX, error_reason, heredoc_reason, tree
 from pipeline.shell_words import HD_L, HD_R, WordReader
 
 __all__ = ["Stage", "Parsed", "parse"]
@@ -62,7 +62,7 @@ def parse(text: str, deadline: float | None = None) -> Parsed | str:
     if parsed is None:
         return TOO_COMPLEX
     root = parsed.root_node
-    reason = error_reason(root, text)
+    reason = error_reason(root, text) or heredoc_reason(root, text)
     if reason is not None:
         return reason
     return _Flattener(text).run(root)

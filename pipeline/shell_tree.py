@@ -13,7 +13,7 @@ import time
 import tree_sitter
 import tree_sitter_bash
 
-__all__ = ["tree", "error_reason", "parse_failed", "PARSE_CPU_SECONDS", "TOO_COMPLEX"]
+__all__ = ["tree", "error_reason", "heredoc_reason", "parse_failed", "PARSE_CPU_SECONDS", "TOO_COMPLEX"]
 
 PARSE_CPU_SECONDS = 0.5
 """CPU time (this thread's) a parse may take unless the caller gives a deadline (the
@@ -25,6 +25,7 @@ TOO_COMPLEX = "command too complex to parse"
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 _CHUNK = 1 << 16
+_QUOTES = re.compile(r"\\(.)")
 
 
 def error_reason(root: tree_sitter.Node, src: str) -> str | None:
@@ -96,6 +97,32 @@ def tree(text: str, deadline: float | None = None) -> tree_sitter.Tree | None:
     except ValueError:  # halted: the next parse must not resume this one
         _PARSER.reset()
         return None
+
+
+def heredoc_reason(root: tree_sitter.Node, src: str) -> str | None:
+    """Why the shadow's here-documents are not bash's, or None.
+
+    The shadow maps every non-ASCII character to ``x``, so a body line can end a
+    here-document early (delimiter ``É``, a body line ``x``; delimiter ``x``, a body line
+    ``é``): the rest of the body would be read as commands and, worse, a here-document
+    started there could swallow real commands. Bash ends a body only at the delimiter
+    itself, so each end line is compared with its delimiter in the original text (only
+    when one of them has non-ASCII text: otherwise the shadow is the text)."""
+    if "<<" not in src or src.isascii():
+        return None
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "heredoc_redirect":
+            start = next((c for c in node.children if c.type == "heredoc_start"), None)
+            end = next((c for c in node.children if c.type == "heredoc_end"), None)
+            if start is not None and end is not None:
+                delimiter = _QUOTES.sub(r"\1", src[start.start_byte:start.end_byte]).replace("'", "").replace('"', "")
+                line = src[end.start_byte:end.end_byte]
+                if not (delimiter + line).isascii() and line != delimiter:
+                    return "here-document delimiter with non-ASCII text matches a body line"
+        stack.extend(node.children)
+    return None
 
 
 def parse_failed(text: str) -> bool:
