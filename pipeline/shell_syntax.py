@@ -292,7 +292,9 @@ class _Flattener(WordReader):
         if node.type in ("variable_assignment",):
             words.append(self.word(node))
             return
+        prev: tree_sitter.Node | None = None
         for child in node.children:
+            before, prev = prev, child
             if child.type in ("comment",):
                 continue
             if not child.is_named:
@@ -306,6 +308,8 @@ class _Flattener(WordReader):
                 self.redirect(child, stage.redirs, stage.words)
             elif node.type == "test_command":
                 words.extend(self.test_words(child))
+            elif words and _glued_substitution(child, before):
+                words[-1] += self.word(child)  # `@<(cmd)`: one word in bash, two arguments in the grammar
             else:
                 words.append(self.word(child))
 
@@ -320,6 +324,16 @@ class _Flattener(WordReader):
         return [self.word(node)]
 
     # -- words
+
+
+def _glued_substitution(node: tree_sitter.Node, prev: tree_sitter.Node | None) -> bool:
+    """A process substitution (or a word starting with one) that the grammar makes an
+    argument of its own although nothing separates it from ``prev``, the argument before
+    (passed in: ``Node.prev_sibling`` walks the parent's children each time)."""
+    first = node.children[0] if node.type == "concatenation" and node.children else node
+    return (first.type == "process_substitution" and prev is not None and prev.is_named
+            and prev.type not in ("command_name", "file_redirect", "herestring_redirect", "heredoc_redirect")
+            and prev.end_byte == node.start_byte)
 
 
 def _list_items(node: tree_sitter.Node) -> list[tree_sitter.Node]:
