@@ -185,6 +185,30 @@ class _Flattener(WordReader):
             self.statements(group)
 
     def redirected(self, node: tree_sitter.Node, first: bool) -> None:
+        """A command with redirections. ``a | b > o && c | d > p && ...`` comes nested, each
+        redirection around the list before it; the chain is walked without recursion (so
+        hundreds of such links cost no stack), each redirection going to its list's last
+        command, in the order the recursive walk took."""
+        chain = [node]
+        while (body := chain[-1].child_by_field_name("body")) is not None and body.type == "list":
+            parts = [c for c in body.named_children if c.type != "comment"]
+            if not parts or parts[0].type != "redirected_statement":
+                break
+            chain.append(parts[0])
+        outer = [(link, self.redirections(link)[0]) for link in chain[:-1]]
+        self.redirected_one(chain[-1], first)
+        for link, redirs in reversed(outer):
+            body = link.child_by_field_name("body")
+            for child in [c for c in body.named_children if c.type != "comment"][1:]:
+                self.pipelines.append([])
+                if child.type in ("list", "pipeline"):
+                    self.inline(child, False)
+                else:
+                    self.piped_part(child, False)
+            self.to_last(redirs)
+
+    def redirections(self, node: tree_sitter.Node) -> tuple[list[tuple[str, str]], list[str]]:
+        """A redirected statement's redirections, and stray words after their targets."""
         body = node.child_by_field_name("body")
         redirs: list[tuple[str, str]] = []
         extra: list[str] = []
@@ -192,6 +216,20 @@ class _Flattener(WordReader):
             if child is not None and body is not None and child.id == body.id:
                 continue
             self.redirect(child, redirs, extra)
+        return redirs, extra
+
+    def to_last(self, redirs: list[tuple[str, str]]) -> None:
+        """Redirections of a list: its last command's (``a && b 2>f | c``)."""
+        last = self.pipelines[-1][-1] if self.pipelines[-1] else None
+        if last is not None:
+            last.redirs.extend(redirs)
+        else:
+            self.pipelines[-1].append(Stage([], redirs))
+
+    def redirected_one(self, node: tree_sitter.Node, first: bool) -> None:
+        """One redirected statement whose body is not such a chain."""
+        body = node.child_by_field_name("body")
+        redirs, extra = self.redirections(node)
         if body is None:
             self.pipelines[-1].append(Stage([], redirs))
             self.flush()
@@ -205,11 +243,7 @@ class _Flattener(WordReader):
             return
         if body.type in ("list", "pipeline"):  # `a && b 2>f | c`: the redirection is b's
             self.inline(body, first)
-            last = self.pipelines[-1][-1] if self.pipelines[-1] else None
-            if last is not None:
-                last.redirs.extend(redirs)
-            else:
-                self.pipelines[-1].append(Stage([], redirs))
+            self.to_last(redirs)
             return
         self.piped_part(body, first)  # `{ ...; } > f`, `while ...; done < f`: the group's own
         self.pipelines.append([Stage([], redirs)])
