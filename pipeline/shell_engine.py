@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import time
 from collections.abc import Callable, Iterable
 
 from pipeline.shell_commands import KEYWORDS, run_command_words
@@ -36,6 +37,7 @@ from pipeline.shell_model import (
     budget,
 )
 from pipeline.shell_syntax import Stage, parse
+from pipeline.shell_tree import PARSE_CPU_SECONDS
 from pipeline.shell_words import HD_RE, SUB_RE, restore_private
 
 __all__ = ["Analyser", "CodeAnalyser", "analyse"]
@@ -110,7 +112,7 @@ class Analyser:
         if len(text) > MAX_COMMAND_CHARS:
             return ShellAnalysis(opaque=True, opaque_reason="command too long")
         self.budget.spend(len(text))
-        parsed = parse(text, self.budget.deadline)
+        parsed = parse(text, min(self.budget.deadline, time.thread_time() + PARSE_CPU_SECONDS))
         if isinstance(parsed, str):
             return ShellAnalysis(opaque=True, opaque_reason=parsed)
         self.subs, self.docs = parsed.subs, parsed.docs

@@ -26,7 +26,7 @@ MAX_DEPTH = 6
 MAX_PRODUCT = 256  # loop-variable combinations tried exhaustively; beyond, each value once
 MAX_WORK = 1_000_000  # characters parsed + characters of expanded words + resources piped on, per command
 STAGE_WORK = 32  # what running one simple command costs beyond its characters (about 16 µs)
-ANALYSIS_CPU_SECONDS = 0.5  # CPU time (this thread's) per command, the parser's included
+ANALYSIS_CPU_SECONDS = 2.0  # CPU time (this thread's) per command: a backstop (each parse has 0.5 s)
 TOO_COMPLEX = "command too complex to analyse"
 VAR_RE = re.compile(r"\$(?:\{[#!]?([A-Za-z_]\w*|\d+|[@*#?$!-])([^}]*)\}|([A-Za-z_]\w*)|([0-9@*#?$!-]))")
 ASSIGN_RE = re.compile(r"^([A-Za-z_]\w*)(\[[^\]]*\])?\+?=(.*)$", re.S)
@@ -129,7 +129,7 @@ class Budget:
     hands every stage the resources of all the ones before it, and nested ``bash -c``
     text is parsed again at each level. :meth:`spend` counts characters parsed,
     characters of expanded words, resources piped on and ``STAGE_WORK`` per simple
-    command run against ``MAX_WORK`` (1,000,000: about half a second; the same
+    command run against ``MAX_WORK`` (1,000,000: about half a second of CPU; the same
     figure on every machine), and checks a CPU-time ``deadline`` as a backstop (the
     parser checks it too, :func:`pipeline.shell_syntax.parse`)."""
 

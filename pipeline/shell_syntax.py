@@ -126,13 +126,9 @@ class _Flattener(WordReader):
             self.statements(node)
         elif kind in ("list", "pipeline"):
             self.inline(node, first)
-        elif kind in _GROUPS:
-            self.group_body(node, first)
         elif kind == "variable_assignment" or kind == "variable_assignments":
             self.pipelines[-1].append(self.stage(node))
-        elif kind == "compound_statement" or kind == "arithmetic_expansion":
-            self.group_body(node, first)
-        else:  # anything else that holds commands: walk it
+        else:  # a group (_GROUPS), `{ }`, `(( ))` or anything else that holds commands: walk it
             self.group_body(node, first)
 
     def inline(self, node: tree_sitter.Node, first: bool) -> None:
@@ -357,7 +353,6 @@ class _Flattener(WordReader):
             return out
         return [self.word(node)]
 
-    # -- words
 
 
 def _glued_substitution(node: tree_sitter.Node, prev: tree_sitter.Node | None) -> bool:

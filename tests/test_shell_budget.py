@@ -17,9 +17,10 @@ import pytest
 
 from pipeline.shell import ShellAnalysis, analyse_code, analyse_command
 from pipeline.shell_model import ANALYSIS_CPU_SECONDS, MAX_COMMAND_CHARS, TOO_COMPLEX
+from pipeline.shell_tree import PARSE_CPU_SECONDS
 from tests.conftest import REPO
 
-SLACK = 0.5  # CPU seconds beyond the budget: the checks run between units of work
+SLACK = 0.5  # CPU seconds beyond a parse's deadline: tree-sitter checks it between operations
 
 
 def _timed(run: Callable[[str], ShellAnalysis], text: str) -> tuple[ShellAnalysis, float]:
@@ -36,7 +37,7 @@ def test_a_quadratic_parse_is_halted_and_opaque(text: str) -> None:
     assert len(text) <= MAX_COMMAND_CHARS
     result, cpu = _timed(analyse_command, text)
     assert result.opaque and "too complex" in (result.opaque_reason or "")
-    assert cpu < ANALYSIS_CPU_SECONDS + SLACK
+    assert cpu < PARSE_CPU_SECONDS + SLACK
 
 
 def test_loop_expansion_is_bounded() -> None:
@@ -44,14 +45,14 @@ def test_loop_expansion_is_bounded() -> None:
     values = " ".join(f"v{i}" for i in range(2_000))
     result, cpu = _timed(analyse_command, f"for x in {values}; do cat {'$x' * 5_000}; done")
     assert result.opaque and result.opaque_reason == TOO_COMPLEX
-    assert cpu < ANALYSIS_CPU_SECONDS + SLACK
+    assert cpu < ANALYSIS_CPU_SECONDS
 
 
 def test_a_literal_variable_expanded_many_times_is_bounded() -> None:
     # one word of 5,000 `$X` with a 10,000-character X is 50 million characters
     result, cpu = _timed(analyse_command, "X=" + "a" * 10_000 + "; cat " + "$X" * 5_000)
     assert result.opaque and result.opaque_reason == TOO_COMPLEX
-    assert cpu < ANALYSIS_CPU_SECONDS + SLACK
+    assert cpu < ANALYSIS_CPU_SECONDS
 
 
 def test_nested_analyses_share_one_budget() -> None:
@@ -60,28 +61,28 @@ def test_nested_analyses_share_one_budget() -> None:
     body = "cat f; " * 5_000
     result, cpu = _timed(analyse_command, f"X='{body}'; for a in {values}; do bash -c \"$X $a\"; done")
     assert result.opaque and result.opaque_reason == TOO_COMPLEX
-    assert cpu < ANALYSIS_CPU_SECONDS + SLACK
+    assert cpu < ANALYSIS_CPU_SECONDS
     # the shell strings of one code step share its budget: 20 loops of ~250,000 units each
     line = f"os.system('X=\"{'cat f; ' * 20}\"; for a in {values}; do bash -c \"$X $a\"; done')\n"
     alone = analyse_command(line[len("os.system('"):-len("')\n")])
     assert not alone.opaque  # one string alone is within the budget
     result, cpu = _timed(analyse_code, "import os\n" + line * 20)
     assert result.opaque and result.opaque_reason == TOO_COMPLEX
-    assert cpu < ANALYSIS_CPU_SECONDS + SLACK
+    assert cpu < ANALYSIS_CPU_SECONDS
 
 
 def test_a_long_pipeline_is_bounded() -> None:
     # every stage hands the next the resources of all before it: quadratic unbounded
     result, cpu = _timed(analyse_command, " | ".join(f"cat f{i}" for i in range(8_000)))
     assert result.opaque and result.opaque_reason == TOO_COMPLEX
-    assert cpu < ANALYSIS_CPU_SECONDS + SLACK
+    assert cpu < ANALYSIS_CPU_SECONDS
 
 
 def test_many_resources_are_kept_in_linear_time() -> None:
     names = [f"f{i}" for i in range(14_000)]
     result, cpu = _timed(analyse_command, "cat " + " ".join(names))
     assert not result.opaque and result.reads == tuple(names)
-    assert cpu < 0.5  # 1.2 s when each new name was looked up in a list
+    assert cpu < 0.8  # 1.2 s when each new name was looked up in a list
 
 
 def test_ordinary_commands_stay_far_from_the_budget() -> None:
