@@ -13,7 +13,7 @@ process), plus the commands the shell tests pass (``tests/test_shell.py``,
 
 - ``hand``: the hand-written analyser of ``--baseline REV`` (default ``8636df7``, the last
   commit before the port), extracted with ``git archive`` and run in a subprocess;
-- ``tree-sitter``: the tree-sitter-bash front end (``pipeline.shell_syntax``);
+- ``tree-sitter``: the tree-sitter-bash front end (``pipeline.shell_syntax``, ``pipeline.shell_tree``);
 - ``bashlex``: ``bashlex.parse`` alone (parse failures and time only: it is not wired
   into the analyser);
 
@@ -154,7 +154,7 @@ def baseline(rev: str, texts: list[str]) -> dict[str, tuple[dict[str, Any], str 
 
 def compare(path: Path, show: int, rev: str) -> None:
     """Print the per-source figures of the three parsers."""
-    from pipeline import shell_syntax
+    from pipeline import shell_tree
     from pipeline.shell import analyse_command
 
     programs: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))["shell"]
@@ -181,7 +181,7 @@ def compare(path: Path, show: int, rev: str) -> None:
             stats["tt"].append(tt)
             stats["bt"].append(bt)
             hf += (hand_reason or "").startswith(_HAND_PARSE_FAIL)
-            tf += shell_syntax.parse_failed(text)
+            tf += shell_tree.parse_failed(text)
             bf += ok is not True
             ho += hand["opaque"]
             to += bool(getattr(tree, "opaque", True))

@@ -25,7 +25,7 @@ from __future__ import annotations
 from pipeline.shell_code import analyse_code_text
 from pipeline.shell_ctx import Ctx
 from pipeline.shell_engine import analyse
-from pipeline.shell_model import MAX_COMMAND_CHARS, Acc, ShellAnalysis
+from pipeline.shell_model import MAX_COMMAND_CHARS, Acc, ShellAnalysis, budget
 
 __all__ = ["ShellAnalysis", "analyse_command", "analyse_code", "MAX_COMMAND_CHARS", "Acc", "Ctx"]
 
@@ -44,6 +44,7 @@ def analyse_code(src: str) -> ShellAnalysis:
     if len(src) > MAX_COMMAND_CHARS:
         return ShellAnalysis(opaque=True, opaque_reason="code too long")
     try:
-        return analyse_code_text(src, python=True, depth=0)
+        with budget():  # shared by the shell commands the code runs
+            return analyse_code_text(src, python=True, depth=0)
     except RecursionError:
         return ShellAnalysis(opaque=True, opaque_reason="code nested too deeply")

@@ -13,6 +13,19 @@ from pipeline.shell_tables import CODE_FLAGS, OPTIONS, PY_ARG, WRAPPERS
 from pipeline.shell_ctx import Ctx
 
 
+
+def _path_args(ctx: Ctx, args: list[str]) -> None:
+    """Arguments that look like paths are read (a script's or module's arguments)."""
+    for p in args:
+        if looks_like_path(ctx.text(p)):
+            ctx.read(p)
+
+
+def _script(ctx: Ctx, pos: list[str]) -> None:
+    """``interpreter SCRIPT args``: the script runs, its path-like arguments are read."""
+    ctx.execute(pos[0])
+    _path_args(ctx, pos[1:])
+
 def h_shell(ctx: Ctx, args: list[str], name: str) -> None:
     """bash/sh/zsh [-c STRING | SCRIPT args | -s (stdin)]."""
     has_c, stdin_mode, i = False, False, 0
@@ -36,10 +49,7 @@ def h_shell(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.run_text(pos[0])
         return
     if pos and not stdin_mode and ctx.text(pos[0]) != "-":
-        ctx.execute(pos[0])
-        for p in pos[1:]:
-            if looks_like_path(ctx.text(p)):
-                ctx.read(p)
+        _script(ctx, pos)
         return
     ctx.stdin_program("shell")
 
@@ -67,17 +77,12 @@ def h_python(ctx: Ctx, args: list[str], name: str) -> None:
             if letters[cut] == "c":
                 ctx.program(val, "python")
             else:
-                for p in args[i + 1:]:
-                    if looks_like_path(ctx.text(p)):
-                        ctx.read(p)
+                _path_args(ctx, args[i + 1:])
             return
         i += 1
     pos = args[i:]
     if pos and ctx.text(pos[0]) != "-":
-        ctx.execute(pos[0])
-        for p in pos[1:]:
-            if looks_like_path(ctx.text(p)):
-                ctx.read(p)
+        _script(ctx, pos)
         return
     ctx.stdin_program("python")
 
@@ -127,10 +132,7 @@ def h_interp(ctx: Ctx, args: list[str], name: str) -> None:
     if name == "deno" and pos and ctx.text(pos[0]) == "run":
         pos = pos[1:]
     if pos and ctx.text(pos[0]) != "-":
-        ctx.execute(pos[0])
-        for p in pos[1:]:
-            if looks_like_path(ctx.text(p)):
-                ctx.read(p)
+        _script(ctx, pos)
         return
     if name not in ("java",):
         ctx.stdin_program("other")

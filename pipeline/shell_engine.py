@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import time
 from collections.abc import Callable, Iterable
 
 from pipeline.shell_commands import KEYWORDS, run_command_words
@@ -25,12 +26,18 @@ from pipeline.shell_model import (
     MAX_COMMAND_CHARS,
     MAX_DEPTH,
     MAX_PRODUCT,
+    STAGE_WORK,
+    TOO_COMPLEX,
     VAR_RE,
     Acc,
+    Budget,
     Flow,
     ShellAnalysis,
+    TooComplex,
+    budget,
 )
 from pipeline.shell_syntax import Stage, parse
+from pipeline.shell_tree import PARSE_CPU_SECONDS
 from pipeline.shell_words import HD_RE, SUB_RE, restore_private
 
 __all__ = ["Analyser", "CodeAnalyser", "analyse"]
@@ -43,9 +50,10 @@ class Analyser:
     """State of one command text at one nesting level."""
 
     def __init__(self, depth: int, parent: "Analyser | None" = None,
-                 code: CodeAnalyser | None = None) -> None:
+                 code: CodeAnalyser | None = None, spend: Budget | None = None) -> None:
         self.acc = Acc()
         self.depth = depth
+        self.budget: Budget = parent.budget if parent else spend if spend is not None else Budget()
         found = code if code is not None else parent.code if parent else None
         if found is None:
             raise ValueError("an Analyser needs a code analyser (or a parent that has one)")
@@ -103,7 +111,8 @@ class Analyser:
         """Analyse one command text at this level."""
         if len(text) > MAX_COMMAND_CHARS:
             return ShellAnalysis(opaque=True, opaque_reason="command too long")
-        parsed = parse(text)
+        self.budget.spend(len(text))
+        parsed = parse(text, min(self.budget.deadline, time.thread_time() + PARSE_CPU_SECONDS))
         if isinstance(parsed, str):
             return ShellAnalysis(opaque=True, opaque_reason=parsed)
         self.subs, self.docs = parsed.subs, parsed.docs
@@ -134,6 +143,7 @@ class Analyser:
         def var(m: re.Match[str]) -> str:
             name = m.group(1) or m.group(3)
             if name in binding:
+                self.budget.spend(len(binding[name]))  # `$X$X$X...` with a long X: bounded
                 return binding[name]
             if name in FIXED_VARS and name not in self.env:
                 return FIXED_VARS[name]
@@ -156,8 +166,11 @@ class Analyser:
             combos: Iterable[tuple[str, ...]] = itertools.product(*lists)
         else:  # every value of every variable at least once
             combos = (tuple(v[i % len(v)] for v in lists) for i in range(max(len(v) for v in lists)))
+        cost = (STAGE_WORK + sum(map(len, stage.words)) + sum(len(t) for _, t in stage.redirs)
+                + len(stdin.resources))
         out = Flow()
         for combo in combos:
+            self.budget.spend(cost)
             binding = {n: val for (n, _), val in zip(known, combo)}
             words = [self.expand(w, binding) for w in stage.words]
             redirs = [(op, self.expand(t, binding) if op != "<<" else t) for op, t in stage.redirs]
@@ -219,7 +232,10 @@ def analyse(cmd: str, code: CodeAnalyser, depth: int = 0) -> ShellAnalysis:
     """Resources of the shell command ``cmd``; program text goes to ``code``."""
     if len(cmd) > MAX_COMMAND_CHARS:
         return ShellAnalysis(opaque=True, opaque_reason="command too long")
-    try:
-        return Analyser(depth, code=code).run(cmd)
-    except RecursionError:
-        return ShellAnalysis(opaque=True, opaque_reason="commands nested too deeply")
+    with budget() as spend:
+        try:
+            return Analyser(depth, code=code, spend=spend).run(cmd)
+        except RecursionError:
+            return ShellAnalysis(opaque=True, opaque_reason="commands nested too deeply")
+        except TooComplex:  # the budget is shared: every enclosing analysis ends here too
+            return ShellAnalysis(opaque=True, opaque_reason=TOO_COMPLEX)

@@ -9,16 +9,25 @@ beside the limits that bound the work per command.
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from pipeline.shell_words import restore_private
 
 __all__ = ["ShellAnalysis", "FIELDS", "Acc", "Flow", "normalise", "MAX_COMMAND_CHARS", "MAX_DEPTH",
-           "MAX_PRODUCT", "VAR_RE", "ASSIGN_RE", "FIXED_VARS", "DEV_TCP"]
+           "MAX_PRODUCT", "VAR_RE", "ASSIGN_RE", "FIXED_VARS", "DEV_TCP", "MAX_WORK", "STAGE_WORK", "ANALYSIS_CPU_SECONDS",
+           "TOO_COMPLEX", "TooComplex", "Budget", "budget"]
 
 MAX_COMMAND_CHARS = 100_000
 MAX_DEPTH = 6
 MAX_PRODUCT = 256  # loop-variable combinations tried exhaustively; beyond, each value once
+MAX_WORK = 1_000_000  # characters parsed + characters of expanded words + resources piped on, per command
+STAGE_WORK = 32  # what running one simple command costs beyond its characters (about 16 µs)
+ANALYSIS_CPU_SECONDS = 2.0  # CPU time (this thread's) per command: a backstop (each parse has 0.5 s)
+TOO_COMPLEX = "command too complex to analyse"
 VAR_RE = re.compile(r"\$(?:\{[#!]?([A-Za-z_]\w*|\d+|[@*#?$!-])([^}]*)\}|([A-Za-z_]\w*)|([0-9@*#?$!-]))")
 ASSIGN_RE = re.compile(r"^([A-Za-z_]\w*)(\[[^\]]*\])?\+?=(.*)$", re.S)
 _NOT_RESOURCES = {"", "-", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"}
@@ -63,14 +72,14 @@ class Acc:
     """Mutable accumulator behind one ShellAnalysis."""
 
     def __init__(self) -> None:
-        self.lists: dict[str, list[str]] = {f: [] for f in FIELDS}
+        self.lists: dict[str, dict[str, None]] = {f: {} for f in FIELDS}  # ordered sets: O(1) dedup
         self.reason: str | None = None
 
     def add(self, kind: str, resource: str) -> None:
         """Record ``resource`` under field ``kind`` (normalised, deduplicated)."""
         r = normalise(resource)
-        if r is not None and r not in self.lists[kind]:
-            self.lists[kind].append(r)
+        if r is not None:
+            self.lists[kind].setdefault(r)
 
     def fail(self, reason: str) -> None:
         """Mark opaque; the first reason wins."""
@@ -105,3 +114,55 @@ class Flow:
     items: tuple[str, ...] = ()
     transformed: bool = False
 
+
+
+class TooComplex(Exception):
+    """A command's analysis spent its :class:`Budget`. Control flow inside the analyser:
+    :func:`pipeline.shell_engine.analyse` turns it into an opaque result; never escapes."""
+
+
+class Budget:
+    """Work one command's analysis may do, shared by every nested analysis of it.
+
+    Text is hostile: loops multiply words (``for x in 7,000 values; do cat $x$x...``),
+    a literal variable can be expanded thousands of times in one word, a long pipeline
+    hands every stage the resources of all the ones before it, and nested ``bash -c``
+    text is parsed again at each level. :meth:`spend` counts characters parsed,
+    characters of expanded words, resources piped on and ``STAGE_WORK`` per simple
+    command run against ``MAX_WORK`` (1,000,000: about half a second of CPU; the same
+    figure on every machine), and checks a CPU-time ``deadline`` as a backstop (the
+    parser checks it too, :func:`pipeline.shell_syntax.parse`)."""
+
+    def __init__(self, work: int = MAX_WORK, seconds: float = ANALYSIS_CPU_SECONDS) -> None:
+        self.left = work
+        self.deadline = time.thread_time() + seconds
+        self._calls = 0
+
+    def spend(self, units: int) -> None:
+        """Use ``units`` of work; raise :class:`TooComplex` once the budget is gone."""
+        self.left -= units
+        self._calls += 1
+        if self.left >= 0 and not (self._calls % 64 == 0 and time.thread_time() > self.deadline):
+            return
+        self.left = -1  # spent for good: every later call raises too
+        raise TooComplex
+
+
+_BUDGET: ContextVar[Budget | None] = ContextVar("shell_budget", default=None)
+
+
+@contextmanager
+def budget() -> Iterator[Budget]:
+    """The budget of the command being analysed: a new one at the outermost call (a shell
+    command or code step), the same one for everything analysed inside it (substitutions,
+    ``bash -c``, shell strings in code, code in shell)."""
+    current = _BUDGET.get()
+    if current is not None:
+        yield current
+        return
+    fresh = Budget()
+    token = _BUDGET.set(fresh)
+    try:
+        yield fresh
+    finally:
+        _BUDGET.reset(token)

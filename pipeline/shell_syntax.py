@@ -15,18 +15,15 @@ piped into a command (``( a; b ) | c``) feeds ``c`` from its last pipeline.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import tree_sitter
-import tree_sitter_bash
 
+from pipeline.shell_tree import TOO_COMPLEX, error_reason, heredoc_reason, tree
 from pipeline.shell_words import HD_L, HD_R, WordReader
 
-__all__ = ["Stage", "Parsed", "parse", "parse_failed"]
+__all__ = ["Stage", "Parsed", "parse"]
 
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
-_PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 _GROUPS = {"program", "compound_statement", "subshell", "do_group", "else_clause", "elif_clause",
            "case_item", "if_statement", "while_statement", "case_statement", "function_definition",
            "negated_command"}
@@ -58,67 +55,14 @@ class Parsed:
     docs: list[str]
 
 
-def _error_reason(root: tree_sitter.Node, src: str) -> str | None:
-    """Why a tree with errors cannot be analysed, or None.
-
-    Opaque: text whose words cannot be known, i.e. an unclosed quote, backtick or
-    substitution (worded as before the port). Other syntax errors (a stray ``&&`` at the
-    start of a line, ``for x do``, code pasted into a shell step) are recovered by the
-    parser: the commands it recognised around the error are analysed, as the hand-written
-    tokenizer did before."""
-    if not root.has_error:
-        return None
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.is_missing:
-            if node.type == "`":
-                return "unbalanced backtick"
-            if node.type in ("'", '"'):
-                return "cannot tokenize: no closing quotation"
-            if node.type in (")", "))") and node.parent is not None and node.parent.type in (
-                    "command_substitution", "process_substitution", "arithmetic_expansion"):
-                return "unbalanced substitution"
-        elif node.type == "ERROR":
-            reason = _error_text_reason(src[node.start_byte:node.end_byte].strip())
-            if reason is not None:
-                return reason
-        if node.has_error:
-            stack.extend(reversed(node.children))
-    return None
-
-
-def _error_text_reason(text: str) -> str | None:
-    """The reason an ERROR node's text makes the command opaque (None: recoverable)."""
-    if text.count("`") % 2:
-        return "unbalanced backtick"
-    if text[:1] in ("'", '"') and text.find(text[0], 1) < 0:
-        return "cannot tokenize: no closing quotation"
-    if any(o in text for o in ("$(", "<(", ">(")) and text.count("(") > text.count(")"):
-        return "unbalanced substitution"
-    return None
-
-
-def _tree(text: str) -> tree_sitter.Tree:
-    """Parse ``text`` with every non-ASCII character shown to the parser as ``x``.
-
-    Bash's metacharacters are all ASCII, so a non-ASCII character is always part of a
-    word and the tree is the same; node offsets are then character offsets into ``text``
-    (no UTF-8 slicing, lone surrogates are fine), and tree-sitter-bash 0.25.1's scanner,
-    which crashes the process on some astral-plane text (``'4\\U000ad654d{\\U000e5b06J'``),
-    never sees any."""
-    return _PARSER.parse(_NON_ASCII.sub("x", text).encode("ascii"))
-
-
-def parse_failed(text: str) -> bool:
-    """True when tree-sitter-bash finds a syntax error in ``text`` (bench figure)."""
-    return _tree(text).root_node.has_error
-
-
-def parse(text: str) -> Parsed | str:
-    """Flatten ``text`` for the analyser, or return why it cannot be parsed."""
-    root = _tree(text).root_node
-    reason = _error_reason(root, text)
+def parse(text: str, deadline: float | None = None) -> Parsed | str:
+    """Flatten ``text`` for the analyser, or return why it cannot be parsed (a parse still
+    running at ``deadline``, see :func:`pipeline.shell_tree.tree`, is ``TOO_COMPLEX``)."""
+    parsed = tree(text, deadline)
+    if parsed is None:
+        return TOO_COMPLEX
+    root = parsed.root_node
+    reason = error_reason(root, text) or heredoc_reason(root, text)
     if reason is not None:
         return reason
     return _Flattener(text).run(root)
@@ -182,13 +126,9 @@ class _Flattener(WordReader):
             self.statements(node)
         elif kind in ("list", "pipeline"):
             self.inline(node, first)
-        elif kind in _GROUPS:
-            self.group_body(node, first)
         elif kind == "variable_assignment" or kind == "variable_assignments":
             self.pipelines[-1].append(self.stage(node))
-        elif kind == "compound_statement" or kind == "arithmetic_expansion":
-            self.group_body(node, first)
-        else:  # anything else that holds commands: walk it
+        else:  # a group (_GROUPS), `{ }`, `(( ))` or anything else that holds commands: walk it
             self.group_body(node, first)
 
     def inline(self, node: tree_sitter.Node, first: bool) -> None:
@@ -241,6 +181,30 @@ class _Flattener(WordReader):
             self.statements(group)
 
     def redirected(self, node: tree_sitter.Node, first: bool) -> None:
+        """A command with redirections. ``a | b > o && c | d > p && ...`` comes nested, each
+        redirection around the list before it; the chain is walked without recursion (so
+        hundreds of such links cost no stack), each redirection going to its list's last
+        command, in the order the recursive walk took."""
+        chain = [node]
+        while (body := chain[-1].child_by_field_name("body")) is not None and body.type == "list":
+            parts = [c for c in body.named_children if c.type != "comment"]
+            if not parts or parts[0].type != "redirected_statement":
+                break
+            chain.append(parts[0])
+        outer = [(link, self.redirections(link)[0]) for link in chain[:-1]]
+        self.redirected_one(chain[-1], first)
+        for link, redirs in reversed(outer):
+            body = link.child_by_field_name("body")
+            for child in [c for c in body.named_children if c.type != "comment"][1:]:
+                self.pipelines.append([])
+                if child.type in ("list", "pipeline"):
+                    self.inline(child, False)
+                else:
+                    self.piped_part(child, False)
+            self.to_last(redirs)
+
+    def redirections(self, node: tree_sitter.Node) -> tuple[list[tuple[str, str]], list[str]]:
+        """A redirected statement's redirections, and stray words after their targets."""
         body = node.child_by_field_name("body")
         redirs: list[tuple[str, str]] = []
         extra: list[str] = []
@@ -248,6 +212,20 @@ class _Flattener(WordReader):
             if child is not None and body is not None and child.id == body.id:
                 continue
             self.redirect(child, redirs, extra)
+        return redirs, extra
+
+    def to_last(self, redirs: list[tuple[str, str]]) -> None:
+        """Redirections of a list: its last command's (``a && b 2>f | c``)."""
+        last = self.pipelines[-1][-1] if self.pipelines[-1] else None
+        if last is not None:
+            last.redirs.extend(redirs)
+        else:
+            self.pipelines[-1].append(Stage([], redirs))
+
+    def redirected_one(self, node: tree_sitter.Node, first: bool) -> None:
+        """One redirected statement whose body is not such a chain."""
+        body = node.child_by_field_name("body")
+        redirs, extra = self.redirections(node)
         if body is None:
             self.pipelines[-1].append(Stage([], redirs))
             self.flush()
@@ -261,11 +239,7 @@ class _Flattener(WordReader):
             return
         if body.type in ("list", "pipeline"):  # `a && b 2>f | c`: the redirection is b's
             self.inline(body, first)
-            last = self.pipelines[-1][-1] if self.pipelines[-1] else None
-            if last is not None:
-                last.redirs.extend(redirs)
-            else:
-                self.pipelines[-1].append(Stage([], redirs))
+            self.to_last(redirs)
             return
         self.piped_part(body, first)  # `{ ...; } > f`, `while ...; done < f`: the group's own
         self.pipelines.append([Stage([], redirs)])
@@ -348,7 +322,9 @@ class _Flattener(WordReader):
         if node.type in ("variable_assignment",):
             words.append(self.word(node))
             return
+        prev: tree_sitter.Node | None = None
         for child in node.children:
+            before, prev = prev, child
             if child.type in ("comment",):
                 continue
             if not child.is_named:
@@ -362,6 +338,8 @@ class _Flattener(WordReader):
                 self.redirect(child, stage.redirs, stage.words)
             elif node.type == "test_command":
                 words.extend(self.test_words(child))
+            elif words and _glued_substitution(child, before):
+                words[-1] += self.word(child)  # `@<(cmd)`: one word in bash, two arguments in the grammar
             else:
                 words.append(self.word(child))
 
@@ -375,7 +353,16 @@ class _Flattener(WordReader):
             return out
         return [self.word(node)]
 
-    # -- words
+
+
+def _glued_substitution(node: tree_sitter.Node, prev: tree_sitter.Node | None) -> bool:
+    """A process substitution (or a word starting with one) that the grammar makes an
+    argument of its own although nothing separates it from ``prev``, the argument before
+    (passed in: ``Node.prev_sibling`` walks the parent's children each time)."""
+    first = node.children[0] if node.type == "concatenation" and node.children else node
+    return (first.type == "process_substitution" and prev is not None and prev.is_named
+            and prev.type not in ("command_name", "file_redirect", "herestring_redirect", "heredoc_redirect")
+            and prev.end_byte == node.start_byte)
 
 
 def _list_items(node: tree_sitter.Node) -> list[tree_sitter.Node]:

@@ -1,0 +1,103 @@
+"""The shell analyser's work bound on hostile text (pipeline/shell_model.Budget,
+pipeline/shell_tree.tree): quadratic parses halted, loop and variable expansion bounded,
+one budget for all nested analyses, resource sets deduplicated in linear time; and the
+fuzz harness (bench/shell_fuzz.py) run on the crash-prone families in child processes.
+
+Times are CPU time of this thread (``time.thread_time``), so other jobs on the machine do
+not make the tests flaky."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import pytest
+
+from pipeline.shell import ShellAnalysis, analyse_code, analyse_command
+from pipeline.shell_model import ANALYSIS_CPU_SECONDS, MAX_COMMAND_CHARS, TOO_COMPLEX
+from pipeline.shell_tree import PARSE_CPU_SECONDS
+from tests.conftest import REPO
+
+SLACK = 0.5  # CPU seconds beyond a parse's deadline: tree-sitter checks it between operations
+
+
+def _timed(run: Callable[[str], ShellAnalysis], text: str) -> tuple[ShellAnalysis, float]:
+    start = time.thread_time()
+    result = run(text)
+    return result, time.thread_time() - start
+
+
+@pytest.mark.parametrize("text", [
+    "<<E\n" * (MAX_COMMAND_CHARS // 4),  # tree-sitter-bash alone: ~10 s
+    "[[ ( " * (MAX_COMMAND_CHARS // 10 - 1) + "-f a" + " ) ]]" * (MAX_COMMAND_CHARS // 10 - 1),  # ~2.4 s
+], ids=["heredoc-starts", "test-nesting"])
+def test_a_quadratic_parse_is_halted_and_opaque(text: str) -> None:
+    assert len(text) <= MAX_COMMAND_CHARS
+    result, cpu = _timed(analyse_command, text)
+    assert result.opaque and "too complex" in (result.opaque_reason or "")
+    assert cpu < PARSE_CPU_SECONDS + SLACK
+
+
+def test_loop_expansion_is_bounded() -> None:
+    # 2,000 loop values times a word of 5,000 `$x`: 10 million substitutions unbounded
+    values = " ".join(f"v{i}" for i in range(2_000))
+    result, cpu = _timed(analyse_command, f"for x in {values}; do cat {'$x' * 5_000}; done")
+    assert result.opaque and result.opaque_reason == TOO_COMPLEX
+    assert cpu < ANALYSIS_CPU_SECONDS
+
+
+def test_a_literal_variable_expanded_many_times_is_bounded() -> None:
+    # one word of 5,000 `$X` with a 10,000-character X is 50 million characters
+    result, cpu = _timed(analyse_command, "X=" + "a" * 10_000 + "; cat " + "$X" * 5_000)
+    assert result.opaque and result.opaque_reason == TOO_COMPLEX
+    assert cpu < ANALYSIS_CPU_SECONDS
+
+
+def test_nested_analyses_share_one_budget() -> None:
+    # `bash -c "$X $a"` analyses X again for every loop value: 200 parses of 35,000 characters
+    values = " ".join(str(i) for i in range(200))
+    body = "cat f; " * 5_000
+    result, cpu = _timed(analyse_command, f"X='{body}'; for a in {values}; do bash -c \"$X $a\"; done")
+    assert result.opaque and result.opaque_reason == TOO_COMPLEX
+    assert cpu < ANALYSIS_CPU_SECONDS
+    # the shell strings of one code step share its budget: 20 loops of ~250,000 units each
+    line = f"os.system('X=\"{'cat f; ' * 20}\"; for a in {values}; do bash -c \"$X $a\"; done')\n"
+    alone = analyse_command(line[len("os.system('"):-len("')\n")])
+    assert not alone.opaque  # one string alone is within the budget
+    result, cpu = _timed(analyse_code, "import os\n" + line * 20)
+    assert result.opaque and result.opaque_reason == TOO_COMPLEX
+    assert cpu < ANALYSIS_CPU_SECONDS
+
+
+def test_a_long_pipeline_is_bounded() -> None:
+    # every stage hands the next the resources of all before it: quadratic unbounded
+    result, cpu = _timed(analyse_command, " | ".join(f"cat f{i}" for i in range(8_000)))
+    assert result.opaque and result.opaque_reason == TOO_COMPLEX
+    assert cpu < ANALYSIS_CPU_SECONDS
+
+
+def test_many_resources_are_kept_in_linear_time() -> None:
+    names = [f"f{i}" for i in range(14_000)]
+    result, cpu = _timed(analyse_command, "cat " + " ".join(names))
+    assert not result.opaque and result.reads == tuple(names)
+    assert cpu < 0.8  # 1.2 s when each new name was looked up in a list
+
+
+def test_ordinary_commands_stay_far_from_the_budget() -> None:
+    text = "cd /repo\n" + "\n".join(f"cat src/m{i}.py | grep -n def > out/m{i}.txt" for i in range(1_500))
+    assert len(text) < MAX_COMMAND_CHARS
+    result, cpu = _timed(analyse_command, text)
+    assert not result.opaque and len(result.writes) == 1_500
+    assert cpu < ANALYSIS_CPU_SECONDS
+
+
+def test_fuzz_harness_finds_no_crash_on_the_crash_prone_families() -> None:
+    # each family in child processes: a segfault is observed, not fatal to pytest
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "shell_fuzz.py"), "--n", "60", "--timeout", "120",
+         "--only", "astral", "--only", "surrogates", "--only", "random_bytes", "--only", "bidi"],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+    assert "astral" in proc.stdout
