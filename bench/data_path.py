@@ -42,9 +42,9 @@ _SPILL = """
 import sys
 from pathlib import Path
 import duckdb, pyarrow.compute as pc, pyarrow.parquet as pq
-from pipeline.reader import iter_records
+from pipeline.ingest.reader import iter_records
 from pipeline.execution.shard import chunks
-from pipeline.stages import records_table
+from pipeline.stages.tables import records_table
 corpus, spill = Path(sys.argv[1]), Path(sys.argv[2])
 n = max(1, -(-corpus.stat().st_size // (64 << 20)))
 con = duckdb.connect(config={"threads": 1, "memory_limit": "1GB"})

@@ -238,7 +238,7 @@ def markdown(res: dict, command: str) -> str:
 
         lines += ["", f"Where (b) spends its time: `bench/stages.py` on the first {prof['bytes'] / MIB:.0f} MB "
                   f"({prof['trajectories']:,} trajectories) of the same corpus, i.e. one shard's work in one "
-                  f"connection (`pipeline.stages.connect`), {prof['wall']:.1f} s wall, "
+                  f"connection (`pipeline.stages.tables.connect`), {prof['wall']:.1f} s wall, "
                   f"peak RSS {gib(prof['peak_rss'])}:", "", stages_markdown(prof)]
     lines += ["", machine(), f"Command: `{command}`  ", f"(b) ran as: `{res['score_cmd']}`"]
     return "\n".join(lines)

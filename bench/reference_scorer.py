@@ -31,7 +31,7 @@ catalog, resource labels, sink limits, injection spans):
   ``unsafe`` / ``attempted`` / ``safe`` as in SPEC section 3.
 
 Simplifications (known, counted by the agreement figure of ``bench/compare.py``): the shell
-analysis is a sketch of ``pipeline/shell.py`` (no ``opaque_step`` rejects, no quoting
+analysis is a sketch of ``pipeline/analysis/shell/__init__.py`` (no ``opaque_step`` rejects, no quoting
 corner cases), regexes are Python ``re`` instead of RE2, reject reasons are checked only in
 their common forms, no hallucination column and no baselines.
 
@@ -223,7 +223,7 @@ URL_RE = re.compile(r"^(https?|ftp)://", re.I)
 
 
 def shell_resources(cmd: str) -> dict[str, set[str]]:
-    """reads / writes / executes / deletes / sends of a shell command (a sketch of pipeline/shell.py)."""
+    """reads / writes / executes / deletes / sends of a shell command (a sketch of pipeline/analysis/shell/__init__.py)."""
     res = {"read": set(), "write": set(), "execute": set(), "delete": set(), "send": set()}
     try:
         lexer = shlex.shlex(cmd, posix=True, punctuation_chars="|&;<>")

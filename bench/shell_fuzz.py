@@ -16,7 +16,7 @@ here-docs; long lists and pipes; loop products; inputs at and just under
 ``MAX_COMMAND_CHARS``. Inputs are drawn from ``--seed``, so a run can be repeated.
 
 ``--unshadowed`` parses the real text (UTF-8) instead of the ASCII shadow
-:mod:`pipeline.shell_syntax` gives the parser, to show the crashes the shadow prevents.
+:mod:`pipeline.analysis.shell.syntax` gives the parser, to show the crashes the shadow prevents.
 
 Usage:
     .venv/bin/python bench/shell_fuzz.py [--seed 0] [--n 300] [--max-seconds 1] [--only FAMILY]
@@ -40,7 +40,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pipeline.shell_model import MAX_COMMAND_CHARS  # noqa: E402
+from pipeline.analysis.shell.model import MAX_COMMAND_CHARS  # noqa: E402
 
 LIMIT = MAX_COMMAND_CHARS
 TOKENS = ["cat", "curl", "-d", "@-", "http://x", "f", "~/.ssh/id_rsa", "|", "||", "&&", ";", "&", "\n",
@@ -188,8 +188,8 @@ FAMILIES: dict[str, Callable[[random.Random, int], Iterator[str]]] = {
 def child(family: str, seed: int, n: int, start: int, progress: Path, max_seconds: float,
           unshadowed: bool) -> None:
     """Analyse the family's inputs from index ``start``; report the slowest and the slow ones."""
-    from pipeline import shell_syntax, shell_tree
-    from pipeline.shell import analyse_code, analyse_command
+    from pipeline.analysis.shell import syntax as shell_syntax, tree as shell_tree
+    from pipeline.analysis.shell import analyse_code, analyse_command
 
     if unshadowed:  # the parser sees the real text (UTF-8): shows what the ASCII shadow prevents
         def raw_tree(text: str, deadline: float | None = None) -> object:

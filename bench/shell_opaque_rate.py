@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.shell import ShellAnalysis, analyse_code, analyse_command  # noqa: E402
+from pipeline.analysis.shell import ShellAnalysis, analyse_code, analyse_command  # noqa: E402
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 

@@ -13,7 +13,7 @@ process), plus the commands the shell tests pass (``tests/test_shell.py``,
 
 - ``hand``: the hand-written analyser of ``--baseline REV`` (default ``8636df7``, the last
   commit before the port), extracted with ``git archive`` and run in a subprocess;
-- ``tree-sitter``: the tree-sitter-bash front end (``pipeline.shell_syntax``, ``pipeline.shell_tree``);
+- ``tree-sitter``: the tree-sitter-bash front end (``pipeline.analysis.shell.syntax``, ``pipeline.analysis.shell.tree``);
 - ``bashlex``: ``bashlex.parse`` alone (parse failures and time only: it is not wired
   into the analyser);
 
@@ -55,7 +55,7 @@ def collect(out: Path, shared: Path) -> None:
     """Record every distinct program the pipeline analyses on the sample and corpora."""
     import digests
 
-    from pipeline import resources
+    from pipeline.analysis import resources
 
     seen: dict[str, dict[str, str]] = {"shell": {}, "code": {}}
     current = {"source": "sample"}
@@ -90,10 +90,10 @@ def collect(out: Path, shared: Path) -> None:
 
 def _test_programs(cmd: Callable[[str], Any], code: Callable[[str], Any]) -> None:
     """Run the shell tests with the analyser's entry points wrapped (they import them from
-    ``pipeline.shell`` at collection time)."""
+    ``pipeline.analysis.shell`` at collection time)."""
     import pytest
 
-    from pipeline import shell
+    from pipeline.analysis import shell
 
     real = shell.analyse_command, shell.analyse_code
     shell.analyse_command, shell.analyse_code = cmd, code  # type: ignore[assignment]
@@ -129,7 +129,7 @@ def _bashlex_parse(text: str) -> bool:
 
 _BASELINE_RUN = """
 import json, sys, time
-from pipeline.shell import analyse_command
+from pipeline.analysis.shell import analyse_command
 out = []
 for text in json.load(sys.stdin):
     t0 = time.perf_counter()
@@ -154,8 +154,8 @@ def baseline(rev: str, texts: list[str]) -> dict[str, tuple[dict[str, Any], str 
 
 def compare(path: Path, show: int, rev: str) -> None:
     """Print the per-source figures of the three parsers."""
-    from pipeline import shell_tree
-    from pipeline.shell import analyse_command
+    from pipeline.analysis.shell import tree as shell_tree
+    from pipeline.analysis.shell import analyse_command
 
     programs: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))["shell"]
     hand_results = baseline(rev, list(programs))

@@ -1,8 +1,8 @@
 """Where ``litmus-gate score`` spends its time: the stages of one shard, timed one by one.
 
-Runs, on one connection from ``pipeline.stages.connect`` (the pipeline's settings), the
+Runs, on one connection from ``pipeline.stages.tables.connect`` (the pipeline's settings), the
 calls a worker makes for one shard (``pipeline.execution.shard.score_shard``): read the records,
-then ``pipeline.stages.steps``, ``actions``, ``flows``, ``verdicts``, Polars conversion +
+then ``pipeline.stages.tables.steps``, ``actions``, ``flows``, ``verdicts``, Polars conversion +
 Pandera validation (``conform``), Parquet writing, and the report. Inside each stage,
 every ``materialize``/``materialize_per_rule`` call is timed under its table name (the
 rest of the stage, e.g. the shell analyser, is shown as Python outside SQL). The whole FILE is treated as one shard, so give it a file of
@@ -56,14 +56,14 @@ def _top_operators(profile: Path, n: int = 8) -> list[dict]:
 
 def profile_stages(path: Path, operators: tuple[str, ...] = ()) -> dict:
     """Time the stages of one shard (``pipeline.execution.shard.score_shard``) and every SQL table inside them."""
-    import pipeline.resources as pres
-    import pipeline.stages as ps
+    import pipeline.analysis.resources as pres
+    import pipeline.stages.tables as ps
     from pipeline.config import RunConfig
     from pipeline.policy import load_policy
-    from pipeline.reader import iter_records
-    from pipeline.report import render_report
-    from pipeline.tables_in import read_labels
-    from pipeline.writer import conform
+    from pipeline.ingest.reader import iter_records
+    from pipeline.outputs.report import render_report
+    from pipeline.ingest.tables_in import read_labels
+    from pipeline.outputs.writer import conform
 
     tmp = Path(tempfile.mkdtemp(prefix="lg-stages-", dir="/tmp"))
     config = RunConfig(inputs=(path,), out=tmp / "run", overwrite=True)

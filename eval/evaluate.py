@@ -29,11 +29,11 @@ import duckdb
 import pyarrow as pa
 
 from pipeline import run
-from pipeline.adapters.gold import gold_rows
+from pipeline.ingest.adapters.gold import gold_rows
 from pipeline.config import RunConfig
 from pipeline.errors import LitmusError
 from pipeline.policy import load_policy
-from pipeline.writer import conform
+from pipeline.outputs.writer import conform
 
 REPO = Path(__file__).resolve().parent.parent
 # corpus folder -> (format, gold columns of gold_rows; empty = no safety labels)

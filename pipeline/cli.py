@@ -15,9 +15,9 @@ from pathlib import Path
 
 from pipeline.config import RunConfig, sample_root
 from pipeline.errors import LitmusError, UsageError
-from pipeline.reader import FORMATS
+from pipeline.ingest.reader import FORMATS
 from pipeline.storage import cli_location
-from pipeline.summary import print_summary
+from pipeline.outputs.summary import print_summary
 
 EXAMPLES = {
     "main": "example:\n  litmus-gate score data/sample/corpus --labels data/sample/labels.jsonl --out runs/sample",
@@ -89,7 +89,8 @@ def _parser() -> argparse.ArgumentParser:
                          description="rebuild metrics and report of an existing run", epilog=EXAMPLES["report"])
     rep.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     rep.add_argument("--gold", type=Path, help="gold labels (trajectory_id, gold, slice)")
-    from pipeline import canaries, diff, explain_text, query
+    from pipeline.stages import canaries
+    from pipeline.outputs import diff, explain_text, query
 
     for name, module, helptext in (
             ("show", explain_text, "one trajectory explained: steps, actions, graph, deciding flow"),
@@ -160,7 +161,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(f"litmus-gate: wrote {result.out} ({result.records_read} records)")
         return 0
     if args.command in ("query", "diff", "canaries", "show"):
-        from pipeline import canaries, diff, explain_text, query
+        from pipeline.stages import canaries
+        from pipeline.outputs import diff, explain_text, query
 
         modules = {"query": query, "diff": diff, "canaries": canaries, "show": explain_text}
         return modules[args.command].main_from_args(args)

@@ -13,16 +13,16 @@ from pathlib import Path
 
 from pipeline.config import RunConfig
 from pipeline.policy import load_policy
-from pipeline.reader import discover_inputs, iter_records
+from pipeline.ingest.reader import discover_inputs, iter_records
 from pipeline.sql import query
-from pipeline.stages import connect, metrics, records_table, register_inputs, steps
-from pipeline.report import render_report
-from pipeline.tables_in import read_labels
-from pipeline.label.provenance import provenance_notes
-from pipeline.query import table_relation
+from pipeline.stages.tables import connect, metrics, records_table, register_inputs, steps
+from pipeline.outputs.report import render_report
+from pipeline.ingest.tables_in import read_labels
+from pipeline.ingest.label_provenance import provenance_notes
+from pipeline.outputs.query import table_relation
 from pipeline.execution.driver import RunResult, execute
 from pipeline.execution.shard import chunks
-from pipeline.writer import conform, write_table
+from pipeline.outputs.writer import conform, write_table
 
 __all__ = ["RunResult", "explode", "rebuild_report", "score", "suggest"]
 
@@ -100,7 +100,7 @@ def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
         relation.create_view("metrics")
     if (relation := table_relation(con, run_dir, "edges")) is not None:  # for the explain pages
         relation.create_view("edges")
-    from pipeline.report_explain import recorded_policy
+    from pipeline.outputs.report_explain import recorded_policy
 
     html, markdown = render_report(con, run_dir.name, run_dir / "explain",
                                    load_policy(recorded_policy(run_dir)).setting("explain_pages"),

@@ -1,7 +1,7 @@
 """``litmus-gate policy suggest``: draft catalog entries for tools the policy lacks.
 
 Every tool absent from the catalog is listed with its call counts and a draft entry
-holding the roles role inference (``[inference]``, :mod:`pipeline.inference`) gives it
+holding the roles role inference (``[inference]``, :mod:`pipeline.analysis.inference`) gives it
 from its name and argument names: exactly what a run would use for it. The draft is
 a starting point for a human, who must check each entry (it guesses, and says so);
 saved and passed with ``--policy``, the entries turn the guesses into catalog roles.
@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from pipeline.inference import infer_entry, lexicon
+from pipeline.analysis.inference import infer_entry, lexicon
 
 _ORDER = ("reads", "writes", "executes", "deletes", "sends", "control", "shell", "code", "source", "sink")
 

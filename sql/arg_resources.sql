@@ -1,7 +1,7 @@
 -- arg_resources: resources named by catalog arguments (grain: trajectory_id,
 -- step_idx, access, resource; one row per distinct triple).
 -- Inputs: steps, policy_tools. Parameters: none.
--- Shell and code steps are analysed in Python (pipeline/resources.py) and appended.
+-- Shell and code steps are analysed in Python (pipeline/analysis/resources.py) and appended.
 with calls as (
     select s.trajectory_id, s.step_idx, s.arguments, t.reads, t.writes, t.executes, t.deletes, t.sends
     from steps s

@@ -15,7 +15,7 @@ with nodes as (
 arguments as (
     select n.trajectory_id, n.action_idx, n.call_step_idx, a.arguments, t.control, t.shell_arg, t.code_arg,
         -- an inferred shell/code step takes its program from whichever lexicon argument the
-        -- call passes (pipeline/resources.py), so each of them chooses the effect
+        -- call passes (pipeline/analysis/resources.py), so each of them chooses the effect
         coalesce(t.role_source <> 'catalog' and (t.shell_arg is not null or t.code_arg is not null), false)
             as inferred_program
     from nodes n

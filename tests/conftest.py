@@ -11,11 +11,11 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from pipeline import stages as run
+from pipeline.stages import tables as run
 from pipeline.config import RunConfig
 from pipeline.policy import Policy, load_policy
-from pipeline.records import RawRecord
-from pipeline.tables_in import LABELS_SCHEMA
+from pipeline.ingest.records import RawRecord
+from pipeline.ingest.tables_in import LABELS_SCHEMA
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pipeline.adapters.gold import gold_rows
-from pipeline.adapters.r_judge import parse_action
-from pipeline.reader import detect_format, iter_records
+from pipeline.ingest.adapters.gold import gold_rows
+from pipeline.ingest.adapters.r_judge import parse_action
+from pipeline.ingest.reader import detect_format, iter_records
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "adapters"
 

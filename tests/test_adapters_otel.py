@@ -15,9 +15,9 @@ import pytest
 pytest.importorskip("strands")
 pytest.importorskip("opentelemetry.exporter.otlp.proto.common")
 
-from pipeline.adapters.otel import any_value, hex_id  # noqa: E402
+from pipeline.ingest.adapters.otel import any_value, hex_id  # noqa: E402
 from pipeline.config import RunConfig  # noqa: E402
-from pipeline.reader import detect_format, iter_records  # noqa: E402
+from pipeline.ingest.reader import detect_format, iter_records  # noqa: E402
 from pipeline.run import score  # noqa: E402
 from tests.conftest import REPO, rows, stage_connection  # noqa: E402
 

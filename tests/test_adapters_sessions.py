@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from pipeline.adapters.codex import patch_paths, shell_command
-from pipeline.reader import detect_format, iter_records
+from pipeline.ingest.adapters.codex import patch_paths, shell_command
+from pipeline.ingest.reader import detect_format, iter_records
 from tests.conftest import rows, stage_connection
 from tests.session_fixtures import SESSION, Claude, Codex, exec_output, text, use
 

@@ -1,4 +1,4 @@
-"""``pipeline.canaries``: the reference set passes with the default policy and catches a broken grader."""
+"""``pipeline.stages.canaries``: the reference set passes with the default policy and catches a broken grader."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import pipeline.sql
-from pipeline import canaries
+from pipeline.stages import canaries
 from pipeline.errors import UsageError
 from pipeline.policy import Policy, load_policy
 

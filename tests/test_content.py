@@ -90,7 +90,7 @@ def test_hostile_outputs_stay_bounded() -> None:
     import resource
     from pathlib import Path
 
-    from pipeline import stages
+    from pipeline.stages import tables as stages
     from pipeline.config import RunConfig
     from pipeline.policy import load_policy
     from pipeline.sql import materialize, materialize_per_rule

@@ -1,4 +1,4 @@
-"""``pipeline.diff``: verdict flips, appeared/disappeared trajectories, manifest changes, exit codes."""
+"""``pipeline.outputs.diff``: verdict flips, appeared/disappeared trajectories, manifest changes, exit codes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import diff
+from pipeline.outputs import diff
 from pipeline.errors import RunDirError
 from tests.conftest import calls, result, traj, user
 from tests.test_query import CORPUS, score, write_corpus

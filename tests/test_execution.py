@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pipeline.cli import main
 from pipeline.config import RunConfig
 from pipeline.execution.plan import scan_inputs, shard_pieces
-from pipeline.reader import iter_piece, iter_records
+from pipeline.ingest.reader import iter_piece, iter_records
 from tests.conftest import REPO, calls, parquet_digests, result, table_contents, traj, user
 
 SAMPLE = REPO / "data" / "sample"

@@ -21,9 +21,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.cli import main
-from pipeline.explain import load, neutral
-from pipeline.explain_html import page_name, render_page
-from pipeline.query import open_runs
+from pipeline.outputs.explain import load, neutral
+from pipeline.outputs.explain_html import page_name, render_page
+from pipeline.outputs.query import open_runs
 from tests.conftest import REPO
 
 REFERENCE = REPO / "pipeline" / "canaries" / "reference.jsonl"
@@ -288,7 +288,7 @@ def test_dense_graph_page_is_bounded_and_keeps_the_witness(tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     """Edges and flows grow with the square of the actions: a page lists a bounded number
     of each (counting the rest), the deciding flow and its witness edges always among them."""
-    from pipeline.explain import EDGE_LIMIT, FLOW_LIMIT
+    from pipeline.outputs.explain import EDGE_LIMIT, FLOW_LIMIT
 
     frag = "zq8Xv3Lp0Rt7Wm2Ks9Yd4Hb6"
     messages: list[dict[str, object]] = [{"role": "user", "content": "sync the notes"}]

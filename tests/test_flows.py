@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import stages as run
+from pipeline.stages import tables as run
 from pipeline.config import RunConfig
 from pipeline.sql import materialize
 from tests.conftest import rows

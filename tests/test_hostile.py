@@ -540,7 +540,7 @@ def test_hostile_strings_in_every_field_round_trip_byte_for_byte(tmp_path: Path)
     assert parquet_digests(again) == parquet_digests(run) != {}
 
 
-@pytest.mark.xfail(strict=True, reason="pipeline/writer.py partition_dir_name cuts long suites to 200 encoded "
+@pytest.mark.xfail(strict=True, reason="pipeline/outputs/writer.py partition_dir_name cuts long suites to 200 encoded "
                                        "characters + '~hash' and the suite column is dropped from the files, "
                                        "so the suite cannot be read back")
 def test_long_suite_names_round_trip(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import duckdb
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pipeline.config import RunConfig
-from pipeline.reader import iter_records
+from pipeline.ingest.reader import iter_records
 from pipeline.run import score
 from tests.conftest import parquet_digests, stage_connection, table_contents
 from tests.session_fixtures import Claude, Codex, exec_output, use

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.inference import infer_entry, lexicon, tokenise
+from pipeline.analysis.inference import infer_entry, lexicon, tokenise
 from pipeline.policy import load_policy
 from tests.conftest import calls, result, rows, stage_connection, traj, user
 

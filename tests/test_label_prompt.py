@@ -16,7 +16,7 @@ from pipeline.errors import LabelsError, PromptError
 from pipeline.label.client import completions_url, public_url, retry_after_seconds
 from pipeline.label.prompt import ContextBudget, ParseSpec, Step, TrajectoryView, load_prompt
 from pipeline.label.reply import parse_reply, score_from_logprobs
-from pipeline.tables_in import read_labels
+from pipeline.ingest.tables_in import read_labels
 
 DEFAULT = load_prompt(None)
 REGEX = ParseSpec()

@@ -1,4 +1,4 @@
-"""``pipeline.query``: views over one or many runs, run_id, output formats, the shell."""
+"""``pipeline.outputs.query``: views over one or many runs, run_id, output formats, the shell."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipeline import query
+from pipeline.outputs import query
 from pipeline.cli import main
 from pipeline.errors import RunDirError, UsageError
 from tests.conftest import calls, result, say, traj, user

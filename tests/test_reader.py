@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import FormatError, InputNotFoundError
-from pipeline.reader import FORMATS, detect_format, discover_inputs, iter_records
+from pipeline.ingest.reader import FORMATS, detect_format, discover_inputs, iter_records
 
 T1 = '{"trajectory_id": "t1", "messages": []}'
 T2 = '{"trajectory_id": "t2", "messages": []}'

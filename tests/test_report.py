@@ -11,7 +11,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from pipeline.report import SECTION_TITLES, render_report
+from pipeline.outputs.report import SECTION_TITLES, render_report
 
 HOSTILE_SUITE = "<script>alert(1)</script>"
 HOSTILE_REASON = 'blocked attempt: "&<> <script>alert(2)</script> onerror=\'x\''

@@ -7,7 +7,7 @@ from pathlib import Path
 from pipeline.config import RunConfig
 from pipeline.execution.driver import _shard_count
 from pipeline.execution.shard import _drop_tables
-from pipeline.stages import connect
+from pipeline.stages.tables import connect
 
 
 def test_drop_tables_keeps_only_the_outputs() -> None:

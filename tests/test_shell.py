@@ -1,4 +1,4 @@
-"""Shell and code analyser (pipeline/shell.py): table-driven cases per command family,
+"""Shell and code analyser (pipeline/analysis/shell/__init__.py): table-driven cases per command family,
 opaque cases, normalisation, and a property test that it never raises."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.shell import MAX_COMMAND_CHARS, ShellAnalysis, analyse_code, analyse_command
+from pipeline.analysis.shell import MAX_COMMAND_CHARS, ShellAnalysis, analyse_code, analyse_command
 
 FIELDS = ("reads", "writes", "executes", "sends", "payloads", "deletes")
 

@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 import pytest
 
-from pipeline.shell import ShellAnalysis, analyse_code, analyse_command
-from pipeline.shell_model import ANALYSIS_CPU_SECONDS, MAX_COMMAND_CHARS, TOO_COMPLEX
-from pipeline.shell_tree import PARSE_CPU_SECONDS
+from pipeline.analysis.shell import ShellAnalysis, analyse_code, analyse_command
+from pipeline.analysis.shell.model import ANALYSIS_CPU_SECONDS, MAX_COMMAND_CHARS, TOO_COMPLEX
+from pipeline.analysis.shell.tree import PARSE_CPU_SECONDS
 from tests.conftest import REPO
 
 SLACK = 0.5  # CPU seconds beyond a parse's deadline: tree-sitter checks it between operations

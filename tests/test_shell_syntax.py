@@ -1,4 +1,4 @@
-"""Shell syntax on tree-sitter-bash (pipeline/shell_syntax.py): the flattened structure the
+"""Shell syntax on tree-sitter-bash (pipeline/analysis/shell/syntax.py): the flattened structure the
 analyser walks (pipelines, lists, redirections, substitutions, here-docs, quoting), the
 cases the port fixed or had to keep, and hostile input (deep nesting, long chains,
 astral-plane text that crashes the bare parser)."""
@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from pipeline.shell import analyse_command
-from pipeline.shell_syntax import Parsed, parse
-from pipeline.shell_words import HD_RE, PRIV, SUB_RE, restore_private
+from pipeline.analysis.shell import analyse_command
+from pipeline.analysis.shell.syntax import Parsed, parse
+from pipeline.analysis.shell.words import HD_RE, PRIV, SUB_RE, restore_private
 
 
 def _shape(text: str) -> list[list[tuple[list[str], list[tuple[str, str]]]]]:

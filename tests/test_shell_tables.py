@@ -1,18 +1,16 @@
-"""The shell analyser's layout: per-command grammar as data (pipeline/shell_tables.py), each
-command in one handler family, and modules that import one way and stay under 400 lines."""
+"""The shell analyser's layout: per-command grammar as data (pipeline/analysis/shell/tables.py), each
+command in one handler family. Import direction and module size: tests/test_layout.py."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
-from pipeline import shell_commands, shell_tables
-from pipeline.shell import analyse_command
+from pipeline.analysis.shell import commands as shell_commands, tables as shell_tables
+from pipeline.analysis.shell import analyse_command
 
-PIPELINE = Path(__file__).resolve().parents[1] / "pipeline"
-SHELL_MODULES = sorted(p for p in PIPELINE.glob("shell*.py"))
+SHELL = Path(__file__).resolve().parents[1] / "pipeline" / "analysis" / "shell"
 
 
 def test_a_command_belongs_to_one_family() -> None:
@@ -33,7 +31,7 @@ def test_every_family_has_its_handler() -> None:
 
 
 def test_every_option_grammar_is_used() -> None:
-    sources = "".join(p.read_text(encoding="utf-8") for p in PIPELINE.glob("shell_cmd_*.py"))
+    sources = "".join(p.read_text(encoding="utf-8") for p in SHELL.glob("cmd_*.py"))
     unused = [key for key in shell_tables.OPTIONS if f'OPTIONS["{key}"]' not in sources]
     assert not unused
 
@@ -50,37 +48,3 @@ def test_tables_drive_the_handlers(cmd: str, field: str, value: tuple[str, ...])
     result = analyse_command(cmd)
     assert not result.opaque, result.opaque_reason
     assert getattr(result, field) == value
-
-
-def _imports(path: Path) -> set[str]:
-    """pipeline.shell* modules a module imports, at any level (function bodies too)."""
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            if node.module == "pipeline":
-                out.update(f"pipeline.{a.name}" for a in node.names)
-            else:
-                out.add(node.module)
-        elif isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-    return {m.removeprefix("pipeline.") for m in out if m.startswith("pipeline.shell")}
-
-
-def test_shell_modules_import_one_way_and_stay_small() -> None:
-    graph = {p.stem: _imports(p) for p in SHELL_MODULES}
-    state: dict[str, int] = {}
-
-    def visit(mod: str, path: list[str]) -> None:
-        if state.get(mod) == 2:
-            return
-        assert state.get(mod) != 1, "import cycle: " + " -> ".join(path + [mod])
-        state[mod] = 1
-        for dep in graph.get(mod, ()):
-            visit(dep, path + [mod])
-        state[mod] = 2
-
-    for mod in graph:
-        visit(mod, [])
-    assert "shell" not in {d for deps in graph.values() for d in deps}  # the entry point is on top
-    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in SHELL_MODULES}
-    assert all(n <= 400 for n in sizes.values()), sizes

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.shell import analyse_code, analyse_command
+from pipeline.analysis.shell import analyse_code, analyse_command
 from tests.conftest import calls, result, rows, stage_connection, traj, user
 
 

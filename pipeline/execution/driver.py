@@ -40,7 +40,7 @@ from pipeline.execution.publish import assemble, check_out_location, publish_to,
 from pipeline.execution.shard import ShardTask, first_pass, priors_digest, score_shard
 from pipeline.execution.signals import interruptible
 from pipeline.execution.workdir import WorkDir, open_work
-from pipeline.label.provenance import label_provenance, provenance_notes
+from pipeline.ingest.label_provenance import label_provenance, provenance_notes
 from pipeline.policy import Policy, load_policy
 from pipeline.storage import Location, location, open_raw, size
 
@@ -111,7 +111,7 @@ class _Canaries(threading.Thread):
             self.start()
 
     def run(self) -> None:
-        from pipeline.canaries import check_canaries
+        from pipeline.stages.canaries import check_canaries
 
         try:
             self._found = check_canaries(self._policy)
@@ -156,8 +156,8 @@ def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: 
 
 def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
     """Plan, score, check and publish one run (see the module docstring)."""
-    from pipeline.reader import discover_inputs
-    from pipeline.tables_in import read_labels
+    from pipeline.ingest.reader import discover_inputs
+    from pipeline.ingest.tables_in import read_labels
 
     with interruptible():
         out = location(config.out)
@@ -212,9 +212,9 @@ def _publish(config: RunConfig, out: Location, work: Path, markers: list[dict[st
 def _assemble_and_publish(config: RunConfig, out: Location, work: Path, markers: list[dict[str, Any]],
                           tables: tuple[str, ...], manifest: dict[str, object], staging: Path,
                           moved: list[tuple[Path, Path]]) -> RunResult:
-    from pipeline.report import render_report
-    from pipeline.stages import connect, metrics
-    from pipeline.writer import conform, write_table
+    from pipeline.outputs.report import render_report
+    from pipeline.stages.tables import connect, metrics
+    from pipeline.outputs.writer import conform, write_table
 
     con = connect(config)
     counts: dict[str, int] = {}

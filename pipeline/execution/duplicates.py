@@ -42,7 +42,7 @@ def _connect(work: Path) -> duckdb.DuckDBPyConnection:
 
 def shard_priors(work: Path, id_files: list[str], n_shards: int) -> list[pa.Table]:
     """For each shard, ``(trajectory_id, n)``: its ids' scorable copies in earlier shards."""
-    from pipeline.stages import PRIOR_COPIES_SCHEMA
+    from pipeline.stages.tables import PRIOR_COPIES_SCHEMA
 
     out = [PRIOR_COPIES_SCHEMA.empty_table() for _ in range(n_shards)]
     if not id_files:

@@ -1,7 +1,7 @@
 """Planning: the inputs cut into shards of record-aligned byte ranges, in input order.
 
 One streaming pass per input file hashes it for the manifest and, for a file that
-:func:`pipeline.reader.splittable` allows, finds the cut points: the byte just after
+:func:`pipeline.ingest.reader.splittable` allows, finds the cut points: the byte just after
 the first newline at or past each target offset (``k * total / n`` in the inputs'
 concatenated byte space) and the line number there, so a shard reads exactly its own
 bytes with the reader's lineage. A file that cannot be split (compressed, whole-file
@@ -65,7 +65,7 @@ def _scan(path: Location, targets: list[int], split: bool) -> tuple[str, tuple[t
 
 def scan_inputs(files: list[Location], n_shards: int, fmt: str) -> list[InputFile]:
     """Hash every input and find its cut points for ``n_shards`` shards of equal bytes."""
-    from pipeline.reader import splittable
+    from pipeline.ingest.reader import splittable
 
     sizes = [size(p) for p in files]
     total = sum(sizes)

@@ -30,7 +30,7 @@ import pyarrow.fs as pafs
 
 from pipeline.errors import RunDirError, SchemaValidationError
 from pipeline.storage import Location, Remote, guard, upload_tree
-from pipeline.writer import check_out, publish, staging_dir
+from pipeline.outputs.writer import check_out, publish, staging_dir
 from schemas import schema_module
 
 RUN_ENTRIES = frozenset({"steps", "actions", "edges", "flows", "verdicts", "attrition", "metrics",

@@ -33,12 +33,12 @@ from pipeline.errors import SchemaValidationError
 from pipeline.execution.plan import Piece
 from pipeline.execution.workdir import WorkDir, work_guard, write_marker
 from pipeline.policy import load_policy
-from pipeline.records import RawRecord
-from pipeline.stages import (
+from pipeline.ingest.records import RawRecord
+from pipeline.stages.tables import (
     PRIOR_COPIES_SCHEMA, actions, connect, flows, records_table, register_inputs, steps, verdicts,
 )
 from pipeline.storage import upload_file
-from pipeline.writer import conform, partition_dir_name
+from pipeline.outputs.writer import conform, partition_dir_name
 from schemas import schema_module
 
 if TYPE_CHECKING:  # loaded by the first table a worker writes, not by the driver's start-up
@@ -96,7 +96,7 @@ def chunks(records: Iterable[RawRecord]) -> Iterator[list[RawRecord]]:
 
 
 def _records(task: ShardTask) -> pa.Table:
-    from pipeline.reader import iter_piece
+    from pipeline.ingest.reader import iter_piece
 
     def stream() -> Iterator[RawRecord]:
         for p in task.pieces:

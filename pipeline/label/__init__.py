@@ -8,5 +8,5 @@ chat-completions API (SPEC sections 4 and 7).
   backoff honouring ``Retry-After``, per-request timeouts);
 - :mod:`pipeline.label.cache`: the persistent reply cache (SQLite);
 - :mod:`pipeline.label.command`: the command itself (explode, request, write);
-- :mod:`pipeline.label.provenance`: which model and prompt produced a labels file.
+- :mod:`pipeline.ingest.label_provenance`: which model and prompt produced a labels file.
 """

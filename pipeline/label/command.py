@@ -38,7 +38,7 @@ from pipeline.label.plan import LabelConfig, Request, check_config, explode_step
 from pipeline.label.progress import Counters, Progress
 from pipeline.label.prompt import Prompt, load_prompt
 from pipeline.label.reply import parse_reply
-from pipeline.query import table_relation
+from pipeline.outputs.query import table_relation
 from schemas.labels import Schema as LabelsSchema
 
 MAX_CONSECUTIVE_FAILURES = 50  # then the endpoint is down, not one step hard: stop

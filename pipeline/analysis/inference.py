@@ -1,0 +1,302 @@
+"""Role inference for tools the catalog lacks (SPEC section 9, policy ``[inference]``).
+
+Mechanism only: the lexicon (which name tokens are verbs, which nouns bring which
+label, which argument names choose an effect) is policy data. A tool name is split
+into lower-case tokens (CamelCase, snake_case, kebab-case, dotted and namespaced MCP
+names ``mcp__server__tool``); its *verb* is the first token any verb list knows
+(``GmailSendEmail`` -> ``send``). The verb and the other tokens pick a sink rule, a
+shell/code role or a source label; argument names (tokenised the same way) pick the
+control and resource arguments, and argument *values* (``inference.values``: an e-mail
+address, phone number, IBAN or URL marks a recipient argument, a path a resource) add to
+them. The result is an ordinary catalog entry, so every
+later stage treats an inferred tool exactly like a catalogued one. The catalog always
+wins: inference runs only for names absent from it. A name nothing in the lexicon
+recognises gets no entry: a neutral action, through which data edges still pass.
+
+Inference depends on the tool name and on the argument names seen with it; each
+argument name is classified on its own, so a call's roles do not depend on which
+other calls share its shard. Two choices would depend on the shard, so the run makes
+them per call instead: a shell/code step's program argument is the first of
+``shell_args`` / ``code_args`` present in that call's arguments (``resources.py``),
+and a tool placed only by a resource argument (no verb, no source token) is placed
+for the calls that pass one (``role_source = 'by_arguments'`` in ``policy_tools``,
+``inferred`` or ``none`` per call in ``actions`` and ``step_rejects``). Value evidence is
+the one input that comes from the calls: an argument counts as (say) a recipient when one
+of its values in the shard matches the rule; a tool placed only by values is
+``by_arguments``, so only calls that pass that argument are placed.
+
+A key is a lower-cased name; when a shard holds several spellings of one name, the one
+with the most tokens speaks for all (``GmailSendEmail`` over ``gmailsendemail``), so a
+case-less spelling never hides what a CamelCase one says.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.analysis.inference_values import ValueRule, value_kinds
+
+_CAMEL_LOWER = re.compile(r"([a-z0-9])([A-Z])")
+_CAMEL_ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_SPLIT = re.compile(r"[^a-z0-9]+")
+MAX_NAME_CHARS = 256  # names are data: bound the work per name
+
+
+def tokenise(name: str) -> tuple[str, ...]:
+    """Lower-case tokens of a tool or argument name.
+
+    ``GmailSendEmail`` -> gmail, send, email; ``HTTPRequest`` -> http, request;
+    ``mcp__github__create_issue`` -> mcp, github, create, issue; ``fs.read-file`` ->
+    fs, read, file.
+    """
+    text = _CAMEL_LOWER.sub(r"\1 \2", _CAMEL_ACRONYM.sub(r"\1 \2", name[:MAX_NAME_CHARS]))
+    return tuple(t for t in _SPLIT.split(text.lower()) if t)
+
+
+def _forms(token: str) -> tuple[str, ...]:
+    """The token and its singular guesses (emails -> email, addresses -> address)."""
+    out = [token]
+    if len(token) > 3 and token.endswith("es"):
+        out.append(token[:-2])
+    if len(token) > 3 and token.endswith("s"):
+        out.append(token[:-1])
+    return tuple(out)
+
+
+def _has(tokens: Iterable[str], words: frozenset[str]) -> bool:
+    return any(f in words for t in tokens for f in _forms(t))
+
+
+@dataclass(frozen=True)
+class SinkRule:
+    """A sink kind chosen by a verb, optionally only together with one of some nouns."""
+
+    sink: str
+    verbs: frozenset[str]
+    nouns: frozenset[str]
+
+
+@dataclass(frozen=True)
+class SourceRule:
+    """A label brought in by a token; ``weak`` rules count only when no other rule matched."""
+
+    tokens: frozenset[str]
+    conf: str | None
+    integ: str | None
+    weak: bool
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """The ``[inference]`` policy section, parsed."""
+
+    read_verbs: frozenset[str]
+    noun_verbs: frozenset[str]
+    write_verbs: frozenset[str]
+    exec_verbs: frozenset[str]
+    shell_tokens: frozenset[str]
+    code_tokens: frozenset[str]
+    shell_args: tuple[str, ...]
+    code_args: tuple[str, ...]
+    resource_args: frozenset[str]
+    destination_args: frozenset[str]
+    control_args: frozenset[str]
+    sinks: tuple[SinkRule, ...]
+    sources: tuple[SourceRule, ...]
+    values: tuple[ValueRule, ...] = ()
+    content_args: frozenset[str] = frozenset()
+
+    @property
+    def verbs(self) -> frozenset[str]:
+        """Every token that can be a tool's verb."""
+        sink_verbs = frozenset(v for r in self.sinks for v in r.verbs)
+        return self.read_verbs | self.write_verbs | self.exec_verbs | sink_verbs
+
+
+def _words(data: dict[str, Any], key: str) -> frozenset[str]:
+    return frozenset(str(w).lower() for w in data.get(key, []))
+
+
+def lexicon(data: dict[str, Any]) -> Lexicon:
+    """Parse the ``[inference]`` table (already validated by the policy loader)."""
+    return Lexicon(
+        read_verbs=_words(data, "read_verbs"), noun_verbs=_words(data, "noun_verbs"), write_verbs=_words(data, "write_verbs"),
+        exec_verbs=_words(data, "exec_verbs"), shell_tokens=_words(data, "shell_tokens"),
+        code_tokens=_words(data, "code_tokens"),
+        shell_args=tuple(str(a) for a in data.get("shell_args", [])),
+        code_args=tuple(str(a) for a in data.get("code_args", [])),
+        resource_args=_words(data, "resource_args"), destination_args=_words(data, "destination_args"),
+        control_args=_words(data, "control_args") | _words(data, "destination_args"),
+        sinks=tuple(SinkRule(str(r["sink"]), _words(r, "verbs"), _words(r, "nouns")) for r in data.get("sinks", [])),
+        sources=tuple(SourceRule(_words(r, "tokens"), r.get("confidentiality"), r.get("integrity"),
+                                 bool(r.get("weak", False))) for r in data.get("sources", [])),
+        values=tuple(ValueRule(str(r["name"]), str(r["pattern"]), _words(r, "roles"), r.get("sink"))
+                     for r in data.get("values", [])),
+        content_args=_words(data, "content_args"),
+    )
+
+
+def _verb(tokens: tuple[str, ...], lex: Lexicon) -> str | None:
+    """The first verb token; words that are mostly nouns (email, post, control) are the
+    verb only when the name has no other verb (``GmailReadEmail`` reads, ``chat`` sends)."""
+    verbs = lex.verbs
+    primary = next((t for t in tokens if t in verbs and t not in lex.noun_verbs), None)
+    return primary or next((t for t in tokens if t in verbs), None)
+
+
+def _sink(verb: str | None, tokens: tuple[str, ...], lex: Lexicon) -> str | None:
+    if verb is None:
+        return None
+    others = tuple(t for t in tokens if t != verb)
+    for rule in lex.sinks:
+        if verb in rule.verbs and (not rule.nouns or _has(others, rule.nouns)):
+            return rule.sink
+    return None
+
+
+def _source(tokens: tuple[str, ...], lex: Lexicon) -> dict[str, str] | None:
+    levels = {"public": 0, "internal": 1, "secret": 2, "trusted": 0, "untrusted": 1}
+    strong = [r for r in lex.sources if not r.weak and _has(tokens, r.tokens)]
+    hits = strong or [r for r in lex.sources if r.weak and _has(tokens, r.tokens)]
+    if not hits:
+        return None
+    conf = max((r.conf for r in hits if r.conf), key=levels.__getitem__, default=None)
+    integ = max((r.integ for r in hits if r.integ), key=levels.__getitem__, default=None)
+    return {k: v for k, v in (("confidentiality", conf), ("integrity", integ)) if v}
+
+
+def _pick(args: Iterable[str], preferred: tuple[str, ...]) -> str:
+    present = set(args)
+    return next((a for a in preferred if a in present), preferred[0] if preferred else "")
+
+
+def _by_value(kinds: Mapping[str, Collection[str]], role: str, lex: Lexicon) -> list[str]:
+    """Argument names one of whose values matched a value rule with ``role``."""
+    named = {r.name for r in lex.values if role in r.roles}
+    return sorted(a for a, ks in kinds.items() if named.intersection(ks))
+
+
+def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon,
+                value_kinds: Mapping[str, Collection[str]] | None = None) -> dict[str, Any] | None:
+    """A catalog entry for tool ``name`` guessed from the lexicon, or None when nothing places it.
+
+    ``value_kinds`` maps an argument name to the ``inference.values`` rules its values matched.
+    """
+    tokens = tokenise(name)
+    kinds = {a: ks for a, ks in (value_kinds or {}).items()  # a content argument's value is text, not an address
+             if ks and a and '"' not in a and "\\" not in a and not _has(tokenise(a), lex.content_args)}
+    args = sorted({a for a in arg_names if a and '"' not in a and "\\" not in a} | set(kinds))
+    verb = _verb(tokens, lex)
+    runs = verb is None or verb in lex.exec_verbs
+    entry: dict[str, Any] = {}
+    if runs and (_has(tokens, lex.code_tokens)):
+        entry["code"] = _pick(args, lex.code_args)
+        entry["executes"] = [a for a in args if _has(tokenise(a), lex.resource_args)]
+        return entry
+    if runs and (_has(tokens, lex.shell_tokens) or (tokens and set(tokens) <= lex.exec_verbs)):
+        entry["shell"] = _pick(args, lex.shell_args)
+        return entry
+    resources = sorted({a for a in args if _has(tokenise(a), lex.resource_args)}
+                       | set(_by_value(kinds, "resource", lex)))
+    destinations = _by_value(kinds, "destination", lex)
+    sink = _sink(verb, tokens, lex)
+    source = _source(tokens, lex)
+    if sink is None and verb is None and source is None:
+        # a name that says nothing: a recipient-like value suggests the sink (first rule wins)
+        sink = next((r.sink for r in lex.values if r.sink and "destination" in r.roles
+                     and any(r.name in kinds.get(a, ()) for a in destinations)), None)
+    if sink is not None and verb in lex.read_verbs and (source or {}).get("confidentiality") == "secret":
+        sink = None  # reading a key or a secret record brings it in: a source, not egress (`get_api_key`)
+    if sink is not None:
+        entry["sink"] = sink
+        entry["control"] = sorted({a for a in args if _has(tokenise(a), lex.control_args)} | set(destinations))
+        entry["sends"] = sorted({a for a in args if _has(tokenise(a), lex.destination_args)} | set(destinations))
+        access = {"destructive": "deletes", "execute": "executes"}.get(sink, "reads")
+        entry[access] = [a for a in resources if a not in entry["sends"] or access != "reads"]
+        if source and source.get("integrity"):  # a page fetcher is a sink AND brings untrusted text
+            entry["source"] = {"integrity": source["integrity"]}
+        return entry
+    if verb is not None and verb in lex.write_verbs:
+        entry["writes"] = resources
+    elif verb is not None and verb in lex.exec_verbs:
+        entry["executes"] = resources
+    else:
+        entry["reads"] = resources
+    if source:
+        entry["source"] = source
+    if verb is None and not source and not resources:
+        return None
+    return entry
+
+
+def inferred_entries(names_args: Iterable[tuple[str, list[str]]], data: dict[str, Any],
+                     value_kinds: Mapping[str, Mapping[str, Collection[str]]] | None = None,
+                     ) -> dict[str, tuple[dict[str, Any], str]]:
+    """Inferred entries and their ``role_source`` for (tool name, argument names seen in
+    the shard) pairs, keyed by lower-cased name, with no choice that depends on which
+    calls the shard holds (module docstring): a program argument is left to each call
+    (the first of the lexicon's list stands for it), and an entry placed only by a
+    resource argument or an argument value is ``by_arguments``. ``value_kinds`` maps a
+    lower-cased name to its arguments' matched value rules. Several spellings of one
+    key: the one with the most tokens decides (then the smallest)."""
+    lex = lexicon(data.get("inference", {}))
+    spellings: dict[str, tuple[str, set[str]]] = {}
+    for name, args in names_args:
+        key = name.lower()
+        best, seen = spellings.get(key, (name, set()))
+        if (-len(tokenise(name)), name) < (-len(tokenise(best)), best):
+            best = name
+        spellings[key] = (best, seen | set(args))
+    out: dict[str, tuple[dict[str, Any], str]] = {}
+    for key, (name, args) in spellings.items():
+        entry = infer_entry(name, args, lex, (value_kinds or {}).get(key))
+        if entry is None:
+            continue
+        if "shell" in entry:
+            entry["shell"] = _pick((), lex.shell_args)
+        if "code" in entry:
+            entry["code"] = _pick((), lex.code_args)
+        by_name = infer_entry(name, (), lex) is not None
+        out[key] = (entry, "inferred" if by_name else "by_arguments")
+    return out
+
+
+_UNCATALOGUED = """
+select lower(e.tool_name) as tool_key, e.tool_name,
+    coalesce(list(distinct k.arg order by k.arg) filter (where k.arg is not null), []) as args
+from events e
+left join (select trajectory_id, step_idx, unnest(json_keys(arguments)) as arg
+           from events where kind = 'tool_call' and args_ok) k using (trajectory_id, step_idx)
+anti join policy_tools t on t.tool_key = lower(e.tool_name)
+where e.kind = 'tool_call' and e.tool_name is not null
+group by all
+"""
+
+
+def register_tool_roles(con: duckdb.DuckDBPyConnection, data: dict[str, Any]) -> None:
+    """Replace ``policy_tools`` by the catalog plus inferred entries for the shard's other tools.
+
+    One inference per distinct tool name of the shard (argument names and matched value
+    rules seen with it), never per row. Inferred rows carry ``role_source = 'inferred'``,
+    or ``'by_arguments'`` for a tool placed only by an argument (decided per call by the
+    SQL stages).
+    """
+    from pipeline.policy import tool_row
+
+    catalog = con.table("policy_tools").to_arrow_table()
+    found = con.execute(_UNCATALOGUED).fetchall()
+    if not found:
+        return
+    kinds = value_kinds(con, lexicon(data.get("inference", {})).values)
+    entries = inferred_entries(((name, args) for _, name, args in found), data, kinds)
+    rows = [tool_row(key, None, entries[key][0], data.get("sinks", {}), entries[key][1])
+            for key in sorted(entries)]
+    if rows:
+        inferred = pa.Table.from_pylist(rows, schema=catalog.schema)
+        con.register("policy_tools", pa.concat_tables([catalog, inferred]))

@@ -1,0 +1,124 @@
+"""Stage ``resources``: what each tool call reads, writes, executes, deletes, sends.
+
+Catalog tools name their resources by argument (``sql/arg_resources.sql``); shell and
+code steps go through the shell analyser (``pipeline/analysis/shell/__init__.py``), which is Python
+because a real shell tokenizer is needed. A shell/code step that cannot be analysed
+is recorded in ``opaque_steps`` (reject reason ``opaque_step`` when it mattered).
+"""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.analysis.shell import ShellAnalysis, analyse_code, analyse_command
+from pipeline.sql import materialize
+
+_ACCESS_FIELDS = (("read", "reads"), ("write", "writes"), ("execute", "executes"),
+                  ("delete", "deletes"), ("send", "sends"), ("read", "payloads"))
+_PROGRAM_RES_SCHEMA = pa.schema([("program_id", pa.int64()), ("access", pa.string()), ("resource", pa.string())])
+_PROGRAM_OPAQUE_SCHEMA = pa.schema([("program_id", pa.int64()), ("opaque_reason", pa.string())])
+
+# Each distinct (arguments, shell/code argument name) is analysed once: nightly corpora
+# repeat the same commands (ls, git status, pytest) across thousands of calls.
+_PROGRAMS = """
+create or replace temp table shell_programs as
+select row_number() over (order by arguments, shell_arg, code_arg, inferred) - 1 as program_id, *
+from (
+    select distinct s.arguments, t.shell_arg, t.code_arg, t.role_source <> 'catalog' as inferred
+    from steps s join policy_tools t on t.tool_key = lower(s.tool_name)
+    where s.kind = 'tool_call' and s.args_ok and (t.shell_arg is not null or t.code_arg is not null)
+)
+"""
+_SHELL_CALLS = """
+select s.trajectory_id, s.step_idx, p.program_id
+from steps s join policy_tools t on t.tool_key = lower(s.tool_name)
+join shell_programs p on p.arguments = s.arguments
+    and p.shell_arg is not distinct from t.shell_arg and p.code_arg is not distinct from t.code_arg
+    and p.inferred = (t.role_source <> 'catalog')
+where s.kind = 'tool_call' and s.args_ok
+"""
+
+
+def _program_text(arguments: str, arg: str | None) -> str | None:
+    if arg is None:
+        return None
+    value = json.loads(arguments).get(arg)
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _per_call(arguments: str, arg: str | None, candidates: tuple[str, ...]) -> str | None:
+    """An inferred tool's program argument in this call: the first of the lexicon's
+    ``candidates`` the call passes (chosen per call, so it does not depend on which
+    other calls share the shard: ``pipeline.analysis.inference``)."""
+    if arg is None or not candidates:
+        return arg
+    try:
+        present = json.loads(arguments)
+    except ValueError:
+        return arg
+    if not isinstance(present, dict):
+        return arg
+    return next((c for c in candidates if c in present), arg)
+
+
+def _analyse(arguments: str, shell_arg: str | None, code_arg: str | None,
+             candidates: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> ShellAnalysis | None:
+    shell_arg = _per_call(arguments, shell_arg, candidates[0])
+    code_arg = _per_call(arguments, code_arg, candidates[1])
+    command = _program_text(arguments, shell_arg)
+    if command is not None:
+        return analyse_command(command)
+    code = _program_text(arguments, code_arg)
+    return analyse_code(code) if code is not None else None
+
+
+def _table(rows: list[tuple[object, ...]], schema: pa.Schema) -> pa.Table:
+    cols = list(zip(*rows)) if rows else [[] for _ in schema]
+    return pa.Table.from_arrays([pa.array(c, f.type) for c, f in zip(cols, schema)], schema=schema)
+
+
+def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
+    """Materialise ``resources`` and ``opaque_steps`` from ``steps`` and the policy."""
+    materialize(con, "arg_resources")
+    con.execute(_PROGRAMS)
+    program_rows: list[tuple[int, str, str]] = []
+    opaque_rows: list[tuple[int, str]] = []
+    inference = json.loads(con.execute("select json from policy_document").fetchall()[0][0]).get("inference", {})
+    lexicon = (tuple(str(a) for a in inference.get("shell_args", [])),
+               tuple(str(a) for a in inference.get("code_args", [])))
+    cursor = con.execute(
+        "select program_id, arguments, shell_arg, code_arg, inferred from shell_programs order by program_id")
+    while batch := cursor.fetchmany(batch_rows):
+        for program_id, arguments, shell_arg, code_arg, inferred in batch:
+            analysis = _analyse(arguments, shell_arg, code_arg, lexicon if inferred else ((), ()))
+            if analysis is None:
+                continue
+            if analysis.opaque:
+                opaque_rows.append((program_id, analysis.opaque_reason or "cannot be analysed"))
+            for access, field in _ACCESS_FIELDS:
+                for name in getattr(analysis, field):
+                    if field == "payloads" and name.startswith("data:"):
+                        continue  # an inline literal sent out: its content links by data edges, not by name
+                    program_rows.append((program_id, access, name))
+    con.register("program_resources_in", _table(program_rows, _PROGRAM_RES_SCHEMA))
+    con.register("program_opaque_in", _table(opaque_rows, _PROGRAM_OPAQUE_SCHEMA))
+    con.execute(f"create or replace temp table shell_calls as {_SHELL_CALLS}")
+    con.execute(
+        "create or replace temp table opaque_steps as "
+        "select c.trajectory_id, c.step_idx, o.opaque_reason "
+        "from shell_calls c join program_opaque_in o using (program_id)")
+    con.execute(
+        "create or replace temp table resources as select distinct * from ("
+        " select * from arg_resources union all"
+        " select c.trajectory_id, c.step_idx, r.access, r.resource"
+        " from shell_calls c join program_resources_in r using (program_id))"
+    )
+    for name in ("program_resources_in", "program_opaque_in"):
+        con.unregister(name)
+    con.execute("drop table shell_calls")
+    con.execute("drop table shell_programs")

@@ -1,0 +1,231 @@
+"""Shell command handlers: programs that run other programs or code (shells, python and
+other interpreters, source, wrappers such as sudo/xargs/env, watch, tmux, eval).
+
+Handler signature as in :mod:`pipeline.analysis.shell.cmd_text`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.analysis.shell.args import has_opt, looks_like_path, opt_values, parse_opts
+from pipeline.analysis.shell.tables import CODE_FLAGS, OPTIONS, PY_ARG, WRAPPERS
+from pipeline.analysis.shell.ctx import Ctx
+
+
+
+def _path_args(ctx: Ctx, args: list[str]) -> None:
+    """Arguments that look like paths are read (a script's or module's arguments)."""
+    for p in args:
+        if looks_like_path(ctx.text(p)):
+            ctx.read(p)
+
+
+def _script(ctx: Ctx, pos: list[str]) -> None:
+    """``interpreter SCRIPT args``: the script runs, its path-like arguments are read."""
+    ctx.execute(pos[0])
+    _path_args(ctx, pos[1:])
+
+def h_shell(ctx: Ctx, args: list[str], name: str) -> None:
+    """bash/sh/zsh [-c STRING | SCRIPT args | -s (stdin)]."""
+    has_c, stdin_mode, i = False, False, 0
+    while i < len(args):
+        t = ctx.text(args[i])
+        if t == "--":
+            i += 1
+            break
+        if t in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            i += 2
+            continue
+        if not t.startswith(("-", "+")) or t in ("-", "+"):
+            break
+        if t.startswith("-") and not t.startswith("--"):
+            has_c |= "c" in t[1:]
+            stdin_mode |= "s" in t[1:]
+        i += 1
+    pos = args[i:]
+    if has_c:
+        if pos:
+            ctx.run_text(pos[0])
+        return
+    if pos and not stdin_mode and ctx.text(pos[0]) != "-":
+        _script(ctx, pos)
+        return
+    ctx.stdin_program("shell")
+
+
+def h_python(ctx: Ctx, args: list[str], name: str) -> None:
+    """python [-c CODE | -m MODULE | SCRIPT | -] args."""
+    i = 0
+    while i < len(args):
+        t = ctx.text(args[i])
+        if t == "-" or not t.startswith("-"):
+            break
+        if t == "--":
+            i += 1
+            break
+        letters = t[1:]
+        if t.startswith("--") or letters[0] in PY_ARG:
+            i += 2 if letters in tuple(PY_ARG) else 1  # -W arg / -Warg / --version
+            continue
+        cut = min((k for k in (letters.find("c"), letters.find("m")) if k >= 0), default=-1)
+        if cut >= 0:
+            val = letters[cut + 1:]
+            if not val and i + 1 < len(args):
+                i += 1
+                val = ctx.text(args[i])
+            if letters[cut] == "c":
+                ctx.program(val, "python")
+            else:
+                _path_args(ctx, args[i + 1:])
+            return
+        i += 1
+    pos = args[i:]
+    if pos and ctx.text(pos[0]) != "-":
+        _script(ctx, pos)
+        return
+    ctx.stdin_program("python")
+
+
+def h_interp(ctx: Ctx, args: list[str], name: str) -> None:
+    """node/perl/ruby/php/...: -e CODE (analysed as code), SCRIPT (executed), or stdin."""
+    flags = CODE_FLAGS.get(name, ("-e",))
+    inplace, code_seen, pos, i = False, False, [], 0
+    while i < len(args):
+        t = ctx.text(args[i])
+        if pos:
+            pos.append(args[i])
+        elif t in flags and i + 1 < len(args):
+            ctx.program(ctx.text(args[i + 1]), "other")
+            code_seen = True
+            i += 1
+        elif name == "perl" and t.startswith("-") and len(t) > 1 and not t.startswith("--"):
+            letters = t[1:]
+            for k, ch in enumerate(letters):
+                if ch in "eE":
+                    code = letters[k + 1:] or (ctx.text(args[i + 1]) if i + 1 < len(args) else "")
+                    if not letters[k + 1:]:
+                        i += 1
+                    ctx.program(code, "other")
+                    code_seen = True
+                    break
+                if ch == "i":
+                    inplace = True
+                    break
+                if ch in "IMmxdCD" or (ch in "l0" and letters[k + 1:].isdigit()):
+                    break  # option with an attached value
+        elif name in ("php", "java") and t in ("-f", "-jar") and i + 1 < len(args):
+            ctx.execute(args[i + 1])
+            code_seen = True
+            i += 1
+        elif t in ("-r", "--require", "-I", "-cp", "-classpath") and i + 1 < len(args):
+            i += 1
+        elif not t.startswith("-") or t == "-":
+            pos.append(args[i])
+        i += 1
+    if code_seen:
+        for p in pos:
+            ctx.read(p)
+            if inplace:
+                ctx.write(p)
+        return
+    if name == "deno" and pos and ctx.text(pos[0]) == "run":
+        pos = pos[1:]
+    if pos and ctx.text(pos[0]) != "-":
+        _script(ctx, pos)
+        return
+    if name not in ("java",):
+        ctx.stdin_program("other")
+
+
+def h_source(ctx: Ctx, args: list[str], name: str) -> None:
+    """source FILE / . FILE: executes FILE in the current shell."""
+    if args:
+        ctx.execute(args[0])
+
+
+def h_wrapper(ctx: Ctx, args: list[str], name: str) -> None:
+    """sudo, nohup, time, nice, timeout, stdbuf, xargs, env, ...: analyse the wrapped command."""
+    spec = WRAPPERS[name]
+    opts, rest = parse_opts(args, spec, ("user", "group", "signal", "kill-after", "chdir", "unset",
+                                         "arg-file", "delimiter", "max-args", "max-procs", "max-lines",
+                                         "replace", "eof", "max-chars", "output", "adjustment", "split-string",
+                                         "close-from", "prompt", "host", "role", "type", "other-user"), stop=True)
+    if name == "command" and has_opt(opts, "-v", "-V"):
+        return
+    if name == "timeout" and rest:
+        rest = rest[1:]
+    elif name in ("chroot", "taskset", "flock") and rest:
+        if name == "flock" and opt_values(opts, "-c", "--command"):
+            ctx.run_text(opt_values(opts, "-c", "--command")[0])
+            return
+        rest = rest[1:]
+    elif name == "sudo" and has_opt(opts, "-e", "--edit"):
+        for p in rest:
+            ctx.write(p)
+        return
+    elif name == "su":
+        for cmd in opt_values(opts, "-c", "--command"):
+            ctx.run_text(cmd)
+        return
+    elif name == "env":
+        for s in opt_values(opts, "-S", "--split-string"):
+            ctx.run_text(s)
+            return
+        while rest and re.match(r"^[A-Za-z_]\w*=", ctx.text(rest[0])):
+            rest = rest[1:]
+        if not rest:
+            ctx.read("env:")
+            ctx.stdout_resources(("env:",))
+            return
+    elif name == "strace":
+        for o in opt_values(opts, "-o"):
+            ctx.write(o)
+    elif name == "xargs":
+        for f in opt_values(opts, "-a", "--arg-file"):
+            ctx.read(f)
+        rest = rest or ["echo"]
+        items = list(ctx.stdin.items) or ["$XARGS_INPUT"]
+        repl = (opt_values(opts, "-I", "--replace", "-i") or [None])[-1]
+        if repl is None and has_opt(opts, "-i", "--replace"):
+            repl = "{}"
+        if repl:
+            for it in items[:8]:
+                ctx.run_argv([w.replace(repl, it) for w in rest])
+        else:
+            ctx.run_argv(rest + items[:8])
+        return
+    if rest:
+        ctx.run_argv(rest)
+    elif name == "sudo" and has_opt(opts, "-i", "-s", "--login", "--shell"):
+        ctx.stdin_program("shell")
+
+
+def h_watch(ctx: Ctx, args: list[str], name: str) -> None:
+    """watch [-n N] CMD...: the command runs repeatedly."""
+    _, rest = parse_opts(args, *OPTIONS["watch"], stop=True)
+    if rest:
+        ctx.run_text_literal(" ".join(ctx.text(w) for w in rest))
+
+
+def h_tmux(ctx: Ctx, args: list[str], name: str) -> None:
+    """tmux new -d 'CMD' / send-keys 'CMD' Enter; screen -dm CMD."""
+    words = [ctx.text(a) for a in args]
+    if name == "screen":
+        _, rest = parse_opts(args, *OPTIONS["screen"], stop=True)
+        if rest:
+            ctx.run_argv(rest)
+        return
+    if words and words[0] in ("new", "new-session", "new-window", "neww", "send-keys", "send", "split-window"):
+        _, pos = parse_opts(args[1:], *OPTIONS["tmux new"])
+        keys = [ctx.text(p) for p in pos if ctx.text(p) not in ("Enter", "C-m", "KPEnter")]
+        if keys:
+            ctx.run_text_literal(" ".join(keys))
+
+
+def h_eval(ctx: Ctx, args: list[str], name: str) -> None:
+    """eval WORDS: analysable only when every word is literal."""
+    if any(ctx.dynamic(a) for a in args):
+        ctx.fail("eval of text built at run time")
+    elif args:
+        ctx.run_text_literal(" ".join(ctx.text(a) for a in args))

@@ -1,0 +1,265 @@
+"""Shell command handlers: environment dumps, echo/read, schedulers (crontab, at), database
+clients, docker, compilers, make, package managers, path calculators, and the fallback for
+commands not in the table. Handler signature as in :mod:`pipeline.analysis.shell.cmd_text`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from pipeline.analysis.shell.args import has_opt, looks_like_path, opt_values, parse_opts, sql_effects
+from pipeline.analysis.shell.ctx import Ctx
+from pipeline.analysis.shell.tables import OPTIONS
+
+
+def h_env_dump(ctx: Ctx, args: list[str], name: str) -> None:
+    """printenv [NAME], export/declare/set with no names: environment reads."""
+    names = [ctx.text(a) for a in args if not ctx.text(a).startswith(("-", "+"))]
+    if name == "printenv":
+        res = tuple(f"env:{n}" for n in names) or ("env:",)
+        for r in res:
+            ctx.read(r)
+        ctx.stdout_resources(res)
+        return
+    if (name == "set" and args) or any("f" in ctx.text(a).lstrip("-+").lower() for a in args if ctx.text(a)[:1] in "-+"):
+        return
+    if not names:
+        ctx.read("env:")
+        ctx.stdout_resources(("env:",))
+        return
+    for a in args:
+        m = re.match(r"^([A-Za-z_]\w*)=(.*)$", a, re.S)
+        if m:
+            ctx.assign(m.group(1), m.group(2))
+
+
+def h_echo(ctx: Ctx, args: list[str], name: str) -> None:
+    """echo/printf: no resources; the text is a literal on stdout (``printf -v`` assigns)."""
+    words = list(args)
+    if name == "echo":
+        while words and re.fullmatch(r"-[neE]+", ctx.text(words[0])):
+            words.pop(0)
+    elif words and ctx.text(words[0]) == "-v" and len(words) > 1:
+        ctx.assign(ctx.text(words[1]), None)
+        return
+    ctx.stdout_literal(" ".join(w for w in words), items=words)
+
+
+def h_read(ctx: Ctx, args: list[str], name: str) -> None:
+    """read/mapfile VAR: the variables get unknown values."""
+    _, pos = parse_opts(args, *OPTIONS["read"])
+    for p in pos:
+        ctx.assign(ctx.text(p), None)
+
+
+def h_crontab(ctx: Ctx, args: list[str], name: str) -> None:
+    """crontab FILE|- (install: write crontab:), -l (read), -r (delete), -e (write)."""
+    opts, pos = parse_opts(args, *OPTIONS["crontab"])
+    if has_opt(opts, "-l"):
+        ctx.read("crontab:")
+        ctx.stdout_resources(("crontab:",))
+    elif has_opt(opts, "-r"):
+        ctx.delete("crontab:")
+    else:
+        for p in pos:
+            if ctx.text(p) != "-":
+                ctx.read(p)
+        ctx.write("crontab:", tuple(ctx.text(p) for p in pos) + ctx.stdin.resources)
+        for line in (ctx.stdin_literal() or "").splitlines():  # scheduled commands run later
+            m = re.match(r"^\s*(?:@\w+|(?:\S+\s+){5})(.+)$", line)
+            if m and not line.lstrip().startswith("#") and not re.match(r"^\s*\w+=", line):
+                ctx.run_text_literal(m.group(1))
+
+
+def h_at(ctx: Ctx, args: list[str], name: str) -> None:
+    """at/batch: schedules the shell program from stdin (or -f FILE)."""
+    opts, _ = parse_opts(args, *OPTIONS["at"])
+    for f in opt_values(opts, "-f"):
+        ctx.execute(f)
+        return
+    ctx.write("at:")
+    ctx.stdin_program("shell")
+
+
+def h_db(ctx: Ctx, args: list[str], name: str) -> None:
+    """mysql/psql/sqlite3: the database is read; SQL that drops/deletes/inserts too."""
+    sql: list[str] = []
+    if name == "sqlite3":
+        i, pos = 0, []
+        while i < len(args):
+            t = ctx.text(args[i])
+            if t in ("-cmd", "-init", "-separator", "-newline", "-nullvalue", "-vfs"):
+                if t == "-init" and i + 1 < len(args):
+                    ctx.read(args[i + 1])
+                if t == "-cmd" and i + 1 < len(args):
+                    sql.append(ctx.text(args[i + 1]))
+                i += 2
+                continue
+            if not t.startswith("-"):
+                pos.append(args[i])
+            i += 1
+        db = ctx.text(pos[0]) if pos else ""
+        if pos:
+            ctx.read(pos[0])
+        sql += [ctx.text(p) for p in pos[1:]]
+    elif name in ("psql", "pg_dump"):
+        opts, pos = parse_opts(args, *OPTIONS["psql"])
+        db = "postgres:" + ctx.text((opt_values(opts, "-d", "--dbname") or pos or [""])[0])
+        sql += [ctx.text(c) for c in opt_values(opts, "-c", "--command")]
+        for f in opt_values(opts, "-f", "--file") if name == "psql" else []:
+            ctx.read(f)
+        for f in opt_values(opts, "-o", "--output", "-L", "--log-file") + (opt_values(opts, "-f", "--file") if name == "pg_dump" else []):
+            ctx.write(f)
+        ctx.read(db)
+    else:
+        args = [a for a in args if not (a.startswith("-p") and not a.startswith("--"))]  # -pPASSWORD
+        opts, pos = parse_opts(args, *OPTIONS["mysql"])
+        db = "mysql:" + ctx.text((opt_values(opts, "-D", "--database") or pos or [""])[0])
+        sql += [ctx.text(c) for c in opt_values(opts, "-e", "--execute")]
+        for f in opt_values(opts, "--defaults-file"):
+            ctx.read(f)
+        for f in opt_values(opts, "--result-file"):
+            ctx.write(f)
+        ctx.read(db)
+    lit = ctx.stdin_literal()
+    if lit:
+        sql.append(lit)
+    for text in sql:
+        sql_effects(ctx, text, db)
+        for m in re.finditer(r"(?m)^\s*\.(?:import|read)\s+(\S+)", text):
+            ctx.read(m.group(1))
+        for m in re.finditer(r"(?m)^\s*\.(?:output|once|backup|save)\s+(\S+)", text):
+            ctx.write(m.group(1))
+        for m in re.finditer(r"(?m)^\s*\.(?:shell|system)\s+(.+)$", text):
+            ctx.run_text_literal(m.group(1))
+
+
+def h_docker(ctx: Ctx, args: list[str], name: str) -> None:
+    """docker/podman run IMAGE (executes image:IMAGE), cp, build, pull, push, save, load, rm."""
+    _, rest = parse_opts(args, *OPTIONS["docker"], stop=True)
+    if not rest:
+        return
+    sub, rest = ctx.text(rest[0]), rest[1:]
+    if sub in ("container", "image") and rest:
+        sub, rest = ctx.text(rest[0]), rest[1:]
+    if sub in ("run", "create"):
+        opts, pos = parse_opts(rest, *OPTIONS["docker run"],
+            stop=True)
+        for f in opt_values(opts, "--env-file"):
+            ctx.read(f)
+        for v in opt_values(opts, "-v", "--volume"):
+            host = ctx.text(v).split(":")[0]
+            if host.startswith(("/", "~", ".")):
+                ctx.read(host)
+        if pos:
+            ctx.execute("image:" + ctx.text(pos[0]))
+    elif sub == "exec":
+        _, pos = parse_opts(rest, *OPTIONS["docker exec"], stop=True)
+        if pos:
+            ctx.execute("container:" + ctx.text(pos[0]))
+    elif sub == "cp" and len(rest) >= 2:
+        _, pos = parse_opts(rest)
+        if len(pos) >= 2:
+            ctx.read(pos[0])
+            ctx.write(pos[1], (ctx.text(pos[0]),))
+    elif sub in ("build", "buildx"):
+        opts, pos = parse_opts(rest, *OPTIONS["docker build"])
+        for f in opt_values(opts, "-f", "--file"):
+            ctx.read(f)
+        for p in pos:
+            ctx.read(p)
+    elif sub == "pull" and rest:
+        ctx.read("image:" + ctx.text(rest[-1]))
+    elif sub == "push" and rest:
+        ctx.send("image:" + ctx.text(rest[-1]))
+    elif sub == "save":
+        opts, _ = parse_opts(rest, *OPTIONS["docker save"])
+        for f in opt_values(opts, "-o", "--output"):
+            ctx.write(f)
+    elif sub in ("load", "import"):
+        opts, pos = parse_opts(rest, *OPTIONS["docker load"])
+        for f in opt_values(opts, "-i", "--input") + pos[:1]:
+            ctx.read(f)
+    elif sub in ("rm", "rmi", "prune"):
+        _, pos = parse_opts(rest)
+        for p in pos:
+            ctx.delete(("image:" if sub == "rmi" else "container:") + ctx.text(p))
+
+
+def h_compiler(ctx: Ctx, args: list[str], name: str) -> None:
+    """gcc/cc/clang/g++/rustc: sources read, -o OUT written."""
+    i = 0
+    while i < len(args):
+        t = ctx.text(args[i])
+        if t == "-o" and i + 1 < len(args):
+            ctx.write(args[i + 1])
+            i += 2
+            continue
+        if t.startswith("-o") and len(t) > 2 and name != "rustc":
+            ctx.write(t[2:])
+        elif t in ("-I", "-L", "-D", "-U", "-include", "-isystem", "-x", "-MF", "-MT", "-MQ", "--target"):
+            i += 1
+        elif not t.startswith("-"):
+            ctx.read(args[i])
+        i += 1
+
+
+def h_make(ctx: Ctx, args: list[str], name: str) -> None:
+    """make [-f FILE] [-C DIR] targets."""
+    opts, _ = parse_opts(args, *OPTIONS["make"])
+    for f in opt_values(opts, "-f", "--file", "--makefile"):
+        ctx.read(f)
+
+
+def h_pkg(ctx: Ctx, args: list[str], name: str) -> None:
+    """pip/npm/apt-get/...: installs have no file resource; -r FILE and local paths/URLs are read."""
+    opts, pos = parse_opts(args, *OPTIONS["pkg"])
+    for f in opt_values(opts, "-r", "--requirement", "-c", "--constraint"):
+        ctx.read(f)
+    for p in pos:
+        t = ctx.text(p)
+        if "://" in t or looks_like_path(t):
+            ctx.read(p)
+
+
+def h_none(ctx: Ctx, args: list[str], name: str) -> None:
+    """Commands with no resource (ps, kill, date, cd, ...)."""
+
+
+def h_pathcalc(ctx: Ctx, args: list[str], name: str) -> None:
+    """pwd, basename, dirname, realpath, readlink: computed names, no resource."""
+    _, pos = parse_opts(args, *OPTIONS["pathcalc"])
+    if name == "pwd":
+        ctx.stdout_literal(".")
+    elif pos and not any(ctx.dynamic(p) for p in pos):
+        t = ctx.text(pos[0])
+        if name == "basename":
+            out = posixpath.basename(t.rstrip("/"))
+            if len(pos) > 1 and out.endswith(ctx.text(pos[1])):
+                out = out[: -len(ctx.text(pos[1]))]
+        elif name == "dirname":
+            out = posixpath.dirname(t.rstrip("/")) or "."
+        else:
+            out = t
+        ctx.stdout_literal(out)
+
+
+def h_tr(ctx: Ctx, args: list[str], name: str) -> None:
+    """tr SET1 SET2: no file; stdout is stdin rewritten."""
+    ctx.stdout_transformed()
+
+
+def h_history(ctx: Ctx, args: list[str], name: str) -> None:
+    """history: prints the shell history file."""
+    ctx.read("~/.bash_history")
+
+
+def h_unknown(ctx: Ctx, args: list[str], name: str) -> None:
+    """Unknown programs: path-looking arguments are reads."""
+    for a in args:
+        t = ctx.text(a)
+        if "=" in t and t.startswith("--"):
+            t = t.split("=", 1)[1]
+        if looks_like_path(t) or "://" in t:
+            ctx.read(t if a.startswith("--") else a)

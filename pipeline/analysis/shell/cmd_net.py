@@ -1,0 +1,261 @@
+"""Shell command handlers: network clients (curl, wget, scp/rsync, ssh, nc, socat, ftp,
+mail, DNS probes). Handler signature as in :mod:`pipeline.analysis.shell.cmd_text`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.analysis.shell.args import has_opt, join_path, opt_values, parse_opts, remote_target, url_basename
+from pipeline.analysis.shell.tables import CURL_ARG_LONG, CURL_ARG_SHORT, CURL_DATA, OPTIONS, SEND_METHODS
+from pipeline.analysis.shell.ctx import Ctx
+
+
+def h_curl(ctx: Ctx, args: list[str], name: str) -> None:
+    """curl: GET URL = read; -d/-F/-T/POST/PUT = send (payloads from @file, -T file, stdin)."""
+    opts, pos = parse_opts(args, CURL_ARG_SHORT, CURL_ARG_LONG)
+    urls = pos + opt_values(opts, "--url")
+    sending = False
+    for k, v in opts:
+        if v is None:
+            continue
+        t = ctx.text(v)
+        if k in CURL_DATA or k in ("--data-raw", "--data-urlencode", "-F", "--form", "--form-string"):
+            sending = True
+            ref = None
+            if k in CURL_DATA and t.startswith("@"):
+                ref = t[1:]
+            elif k == "--data-urlencode" and re.match(r"^[^=]*@", t):
+                ref = t.split("@", 1)[1]
+            elif k in ("-F", "--form") and re.match(r"^[^=]+=[@<]", t):
+                ref = t.split("=", 1)[1][1:].split(";")[0]
+            if ref == "-":
+                ctx.stdin_payloads()
+            elif ref:
+                ctx.read(ref)
+                ctx.payload(ref)
+            else:
+                ctx.payload(v, literal=True)
+        elif k in ("-T", "--upload-file"):
+            sending = True
+            if t in ("-", "."):
+                ctx.stdin_payloads()
+            else:
+                ctx.read(v)
+                ctx.payload(v)
+        elif k in ("-X", "--request"):
+            if t.upper() in SEND_METHODS:
+                sending = True
+            if t.upper() in ("DELETE", "PUT", "PATCH"):  # remote mutation: a destructive sink
+                for u in urls:
+                    ctx.delete(u)
+        elif k in ("-K", "--config", "--netrc-file", "-E", "--cert", "--key"):
+            ctx.read(v)
+        elif k in ("-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr"):
+            ctx.write(v)
+    if has_opt(opts, "-G", "--get"):
+        sending = False
+    for u in urls:
+        (ctx.send if sending else ctx.read)(u)
+    outdir = (opt_values(opts, "--output-dir") or [""])[-1]
+    outs = [o for o in opt_values(opts, "-o", "--output") if ctx.text(o) != "-"]
+    url_texts = tuple(ctx.text(u) for u in urls)
+    for o in outs:
+        ctx.write(join_path(ctx.text(outdir), ctx.text(o)) if outdir else o, url_texts)
+    if has_opt(opts, "-O", "--remote-name", "--remote-name-all"):
+        for u in url_texts:
+            ctx.write(join_path(ctx.text(outdir), url_basename(u)), (u,))
+    elif not outs:
+        ctx.stdout_resources(url_texts)
+
+
+def h_wget(ctx: Ctx, args: list[str], name: str) -> None:
+    """wget URL [-O FILE|-O-] [--post-data|--post-file]."""
+    opts, pos = parse_opts(args, *OPTIONS["wget"])
+    sending = False
+    for k, v in opts:
+        if v is None:
+            continue
+        if k in ("--post-data", "--body-data"):
+            sending = True
+            ctx.payload(v, literal=True)
+        elif k in ("--post-file", "--body-file"):
+            sending = True
+            ctx.read(v)
+            ctx.payload(v)
+        elif k == "--method" and ctx.text(v).upper() in SEND_METHODS:
+            sending = True
+        elif k in ("-i", "--input-file", "--load-cookies", "--config", "--certificate", "--private-key"):
+            ctx.read(v)
+        elif k in ("-o", "-a", "--output-file", "--append-output", "--save-cookies"):
+            ctx.write(v)
+    url_texts = tuple(ctx.text(u) for u in pos)
+    for u in pos:
+        (ctx.send if sending else ctx.read)(u)
+    outs = opt_values(opts, "-O", "--output-document")
+    prefix = ctx.text((opt_values(opts, "-P", "--directory-prefix") or [""])[-1])
+    if outs and ctx.text(outs[-1]) == "-":
+        ctx.stdout_resources(url_texts)
+    elif outs:
+        ctx.write(outs[-1], url_texts)
+    elif not has_opt(opts, "-r", "--recursive", "-m", "--mirror", "--spider"):
+        for u in url_texts:
+            ctx.write(join_path(prefix, url_basename(u)), (u,))
+
+
+def h_scp(ctx: Ctx, args: list[str], name: str) -> None:
+    """scp/rsync SRC... DEST: to a remote = send host + payload sources; from a remote = read."""
+    if name == "rsync":
+        opts, pos = parse_opts(args, *OPTIONS["rsync"])
+    else:
+        opts, pos = parse_opts(args, *OPTIONS["scp"])
+    for f in opt_values(opts, "-i", "--password-file", "--exclude-from", "--include-from", "--files-from", "-F"):
+        ctx.read(f)
+    for f in opt_values(opts, "--log-file"):
+        ctx.write(f)
+    if len(pos) < 2:
+        for p in pos:
+            r = remote_target(ctx.text(p))
+            ctx.send(r[0]) if r else ctx.read(p)
+        return
+    dest, srcs = pos[-1], pos[:-1]
+    rdest = remote_target(ctx.text(dest))
+    for s in srcs:
+        rs = remote_target(ctx.text(s))
+        if rs:
+            ctx.send(rs[0])
+            ctx.read(f"scp://{rs[0]}/{rs[1].lstrip('/')}")
+        else:
+            ctx.read(s)
+            if rdest:
+                ctx.payload(s)
+    if rdest:
+        ctx.send(rdest[0])
+    else:
+        ctx.write(dest, tuple(ctx.text(s) for s in srcs))
+    if any(k.startswith("--delete") for k, _ in opts):
+        ctx.delete(dest)
+
+
+def h_ssh(ctx: Ctx, args: list[str], name: str) -> None:
+    """ssh [opts] [user@]HOST [remote command]: send host; stdin is a payload."""
+    opts, pos = parse_opts(args, *OPTIONS["ssh"], stop=True)
+    for f in opt_values(opts, "-i", "-F"):
+        ctx.read(f)
+    if not pos:
+        return
+    dest = ctx.text(pos[0])
+    m = re.match(r"^(?:ssh://)?(?:[^@]+@)?([^:/]+)", dest)
+    ctx.send(m.group(1) if m else dest)
+    ctx.stdin_payloads()
+
+
+def h_ssh_copy_id(ctx: Ctx, args: list[str], name: str) -> None:
+    """ssh-copy-id [-i KEY] HOST: the public key is sent to the host."""
+    opts, pos = parse_opts(args, *OPTIONS["ssh-copy-id"])
+    keys = opt_values(opts, "-i") or ["~/.ssh/id_rsa.pub"]
+    for k in keys:
+        ctx.read(k)
+        ctx.payload(k)
+    for p in pos[:1]:
+        ctx.send(re.sub(r"^[^@]+@", "", ctx.text(p)))
+
+
+def h_ssh_keygen(ctx: Ctx, args: list[str], name: str) -> None:
+    """ssh-keygen -f FILE: generates (writes FILE, FILE.pub) unless it only inspects a key."""
+    opts, _ = parse_opts(args, *OPTIONS["ssh-keygen"])
+    inspect = has_opt(opts, "-y", "-l", "-e", "-i", "-p", "-c", "-B")
+    for f in opt_values(opts, "-f"):
+        if inspect:
+            ctx.read(f)
+        else:
+            ctx.write(f)
+            ctx.write(ctx.text(f) + ".pub")
+    if opt_values(opts, "-R"):
+        ctx.write("~/.ssh/known_hosts")
+
+
+def h_nc(ctx: Ctx, args: list[str], name: str) -> None:
+    """nc/ncat/netcat/telnet HOST PORT: send tcp://host:port; stdin is the payload."""
+    opts, pos = parse_opts(args, *(OPTIONS["nc"] if name != "telnet" else OPTIONS["telnet"]))
+    for prog in opt_values(opts, "-e"):
+        ctx.execute(prog)
+    for cmd in opt_values(opts, "-c"):
+        ctx.run_text(cmd)
+    if has_opt(opts, "-l", "--listen"):
+        return
+    if pos:
+        host = ctx.text(pos[0])
+        ctx.send(f"tcp://{host}:{ctx.text(pos[1])}" if len(pos) > 1 else host)
+        ctx.stdin_payloads()
+
+
+def h_socat(ctx: Ctx, args: list[str], name: str) -> None:
+    """socat ADDR ADDR: TCP:host:port sends, EXEC:/SYSTEM: run, FILE:/OPEN: read, CREATE: write."""
+    addrs = [ctx.text(a) for a in args if not ctx.text(a).startswith("-") or ctx.text(a) == "-"]
+    remote = False
+    for a in addrs:
+        kind, _, rest = a.partition(":")
+        kind = kind.upper()
+        if kind in ("TCP", "TCP4", "TCP6", "TCP-CONNECT", "UDP", "UDP4", "UDP-SENDTO", "OPENSSL", "SSL",
+                    "UDP-CONNECT", "OPENSSL-CONNECT", "SOCKS4", "SOCKS4A", "PROXY"):
+            hp = rest.split(",")[0]
+            ctx.send(f"tcp://{hp}")
+            remote = True
+    for a in addrs:
+        kind, _, rest = a.partition(":")
+        kind, target = kind.upper(), rest.split(",")[0]
+        if kind in ("EXEC", "SYSTEM"):
+            ctx.run_text_literal(target)
+        elif kind in ("FILE", "OPEN", "GOPEN"):
+            ctx.read(target)
+            if remote:
+                ctx.payload(target)
+        elif kind == "CREATE":
+            ctx.write(target)
+        elif a in ("-", "STDIO", "STDIN") and remote:
+            ctx.stdin_payloads()
+
+
+def h_ftp(ctx: Ctx, args: list[str], name: str) -> None:
+    """ftp/sftp/lftp HOST: send host; `put FILE` lines of the batch are payloads."""
+    opts, pos = parse_opts(args, *(OPTIONS["sftp"] if name != "ftp" else OPTIONS["ftp"]))
+    batches = [ctx.text(b) for b in opt_values(opts, "-e")]
+    for b in opt_values(opts, "-b", "-f"):
+        ctx.read(b)
+    for f in opt_values(opts, "-i"):
+        ctx.read(f)
+    for p in pos:
+        t = ctx.text(p)
+        m = re.match(r"^(?:[a-z]+://)?(?:[^@/]+@)?([^:/\s]+)", t)
+        if m and not re.fullmatch(r"\d+", t):
+            ctx.send(m.group(1))
+    lit = ctx.stdin_literal()
+    for text in batches + ([lit] if lit else []):
+        for m in re.finditer(r"(?m)(?:^|;)\s*m?put\s+(?:-\S+\s+)*(\S+)", text):
+            ctx.read(m.group(1))
+            ctx.payload(m.group(1))
+
+
+def h_mail(ctx: Ctx, args: list[str], name: str) -> None:
+    """mail/mailx/mutt/sendmail RCPT...: send mailto:RCPT; -a FILE and stdin are payloads."""
+    opts, pos = parse_opts(args, *(OPTIONS["mail"] if name != "sendmail" else OPTIONS["sendmail"]))
+    for f in opt_values(opts, "-a", "-A"):
+        ctx.read(f)
+        ctx.payload(f)
+    for r in pos + opt_values(opts, "-c", "-b"):
+        t = ctx.text(r)
+        if "@" in t or not t.startswith("-"):
+            ctx.send("mailto:" + t.strip("<>"))
+    ctx.stdin_payloads()
+
+
+def h_dns(ctx: Ctx, args: list[str], name: str) -> None:
+    """ping/dig/host/nslookup/traceroute/whois HOST: the name leaves the machine."""
+    _, pos = parse_opts(args, *OPTIONS["dns"])
+    for p in pos:
+        t = ctx.text(p)
+        if re.fullmatch(r"[A-Za-z0-9@][\w.@:-]*\.[\w.-]+|\d+\.\d+\.\d+\.\d+", t) or ctx.dynamic(p):
+            ctx.send(t.lstrip("@"))
+            if ctx.dynamic(p):
+                ctx.payload(p, literal=True)

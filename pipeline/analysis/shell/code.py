@@ -1,0 +1,116 @@
+"""Code-step analyser behind :func:`pipeline.analysis.shell.analyse_code`.
+
+Python text is parsed with :mod:`ast` (never executed). File APIs (``open``, ``Path``,
+``os``/``shutil``, pandas readers/writers), HTTP clients (requests/httpx/urllib), sockets,
+SMTP, subprocess/``os.system`` (their command strings go through ``analyse_command``) and
+``os.environ`` dumps are recognised; names bound to constant strings are resolved and a
+small taint map carries "this variable holds the content of that file" into payloads.
+IPython cells are accepted: ``!cmd`` lines and ``%%bash`` cells are shell, line magics
+are skipped. Text that does not parse (other languages) falls back to regexes for URLs,
+quoted absolute paths and ``system("...")`` calls and is not opaque for that alone.
+Opaque: ``exec``/``eval``/``compile`` of non-literal text, ``__import__`` or
+``importlib.import_module`` of a computed name, a shell command built at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+
+from pipeline.analysis.shell.code_py import MAX_CODE_DEPTH, PyVisitor
+from pipeline.analysis.shell.code_tables import URL_RE
+from pipeline.analysis.shell.engine import analyse
+from pipeline.analysis.shell.model import Acc, ShellAnalysis
+
+_QPATH_RE = re.compile(r"""(['"])((?:/|~/)[^'"\s]{1,300})\1""")
+_SEND_WORDS = re.compile(r"(?i)\b(post|put|patch|upload|send\w*|sendall|smtp|fetch\s*\([^)]*method)\b")
+_SYSTEM_RE = re.compile(r"""\b(?:system|exec|popen|spawn|shell_exec|passthru|execSync|spawnSync)\s*\(\s*(['"])((?:(?!\1).){1,2000})\1""")
+_ENV_DUMP_RE = re.compile(r"JSON\.stringify\(\s*process\.env\s*\)|\bprintenv\b|%ENV\b|\bENV\.to_h\b|"
+                          r"\bos\.environ\b(?!\s*[\[.])|System\.getenv\(\s*\)|\$_ENV\b|getenv\(\s*\)")
+_STRINGS_RE = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+_DYN_EVAL_RE = re.compile(r"""\beval\s*\(\s*(?!['"`)])""")
+
+
+def analyse_command(text: str) -> ShellAnalysis:
+    """A command string found in code, analysed as a shell command of its own."""
+    return analyse(text, analyse_code_text)
+
+
+def _ipython(src: str, acc: Acc) -> str | None:
+    """Strip IPython syntax: shell lines go to analyse_command, magics are skipped.
+    Returns the remaining Python text, or None when the whole cell is not Python."""
+    first = src.lstrip().split("\n", 1)
+    head = first[0].strip()
+    if head.startswith("%%"):
+        body = first[1] if len(first) > 1 else ""
+        magic = head[2:].split()
+        if magic and magic[0] in ("bash", "sh", "script", "system"):
+            acc.merge(analyse_command(body))
+        elif magic and magic[0] == "writefile" and len(magic) > 1:
+            acc.add("writes", magic[-1])
+        return None
+    lines = []
+    for line in src.split("\n"):
+        m = re.match(r"^(\s*)(?:([\w.,\s\[\]]+?)\s*=\s*)?!(?!=)(.*)$", line)
+        if m:
+            acc.merge(analyse_command(m.group(3)))
+            lines.append(f"{m.group(1)}{m.group(2) + ' = None' if m.group(2) else 'pass'}")
+            continue
+        m = re.match(r"^(\s*)%(\w+)\s*(.*)$", line)
+        if m:
+            magic, rest = m.group(2), m.group(3)
+            if magic in ("sx", "system"):
+                acc.merge(analyse_command(rest))
+            elif magic == "run" and rest:
+                acc.add("executes", rest.split()[-1] if not rest.startswith("-") else rest.split()[-1])
+            elif magic == "load" and rest:
+                acc.add("reads", rest.split()[0])
+            elif magic == "env" and not rest:
+                acc.add("reads", "env:")
+            lines.append(f"{m.group(1)}pass")
+            continue
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _fallback(src: str, acc: Acc, depth: int) -> None:
+    """Code that does not parse as Python: URLs, quoted absolute paths, system("...")."""
+    sends = bool(_SEND_WORDS.search(src))
+    for m in _SYSTEM_RE.finditer(src):
+        acc.merge(analyse_command(m.group(2)))
+    for m in URL_RE.finditer(src):
+        acc.add("sends" if sends else "reads", m.group(0).rstrip(".,;"))
+    for m in _QPATH_RE.finditer(src):
+        acc.add("reads", m.group(2))
+    if _ENV_DUMP_RE.search(src):
+        acc.add("reads", "env:")
+    if _DYN_EVAL_RE.search(_STRINGS_RE.sub('""', src)):
+        acc.fail("eval() of text built at run time")
+
+
+def analyse_code_text(src: str, python: bool = True, depth: int = 0) -> ShellAnalysis:
+    """Analyse program text; ``python=False`` skips the ast parse (node -e, perl -e ...)."""
+    acc = Acc()
+    if depth > MAX_CODE_DEPTH:
+        acc.fail("code nested too deeply")
+        return acc.result()
+    text = _ipython(src, acc) if python else None
+    tree = None
+    if text is not None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            tree = None
+    if tree is None:
+        if text is not None or not python:
+            _fallback(src if text is None else text, acc, depth)
+        return acc.result()
+    visitor = PyVisitor(acc, depth, analyse_code_text, analyse_command)
+    for parent in ast.walk(tree):
+        for child in ast.iter_child_nodes(parent):
+            visitor.parents[child] = parent
+    visitor.visit(tree)
+    return acc.result()

@@ -1,0 +1,391 @@
+"""The Python visitor of the code-step analyser: :class:`PyVisitor`.
+
+Walks one parsed module in statement order and records the files, URLs and commands its
+calls touch into an :class:`pipeline.analysis.shell.model.Acc` (API facts from
+:mod:`pipeline.analysis.shell.code_tables`). Nested program text (``exec("...")``) and command
+strings (``subprocess.run("...")``) go to the two functions it is given, so this module
+imports neither the engine nor :mod:`pipeline.analysis.shell.code`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+
+from pipeline.analysis.shell.code_tables import (
+    COPY, DELETE, HTTP_READ, HTTP_SEND, LIST, MKDIR, NO_READ, OPEN, READ_METHODS, SUBPROCESS, URL_RE,
+    WRITE_METHODS
+)
+from pipeline.analysis.shell.code_names import dotted, is_environ, pathlike
+from pipeline.analysis.shell.engine import CodeAnalyser
+from pipeline.analysis.shell.model import Acc, ShellAnalysis
+
+__all__ = ["PyVisitor", "MAX_CODE_DEPTH"]
+
+MAX_CODE_DEPTH = 4  # program text nested in program text, levels
+
+
+class PyVisitor(ast.NodeVisitor):
+    """Walks one module in statement order, recording effects into an Acc."""
+
+    def __init__(self, acc: Acc, depth: int, code: CodeAnalyser, shell: Callable[[str], ShellAnalysis]) -> None:
+        self.acc, self.depth = acc, depth
+        self.code, self.shell = code, shell  # nested program text / command strings
+        self.consts: dict[str, str] = {}
+        self.taint: dict[str, set[str]] = {}
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.aliases: dict[str, str] = {}  # local name -> qualified name, from imports
+
+    def qual(self, node: ast.AST) -> str:
+        """Dotted name of an expression with import aliases resolved (sp.run -> subprocess.run)."""
+        name = dotted(node)
+        head, dot, rest = name.partition(".")
+        return self.aliases.get(head, head) + dot + rest
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            if a.asname:
+                self.aliases[a.asname] = a.name
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        for a in node.names:
+            self.aliases[a.asname or a.name] = f"{node.module or ''}.{a.name}"
+
+    # ---- values
+    def const(self, node: ast.AST | None) -> str | None:
+        """Constant string value of an expression, when it is knowable without running it."""
+        if node is None:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self.consts.get(node.id)
+        if isinstance(node, ast.JoinedStr):
+            parts = [self.const(v.value) if isinstance(v, ast.FormattedValue) else self.const(v) for v in node.values]
+            return "".join(parts) if all(p is not None for p in parts) else None  # type: ignore[arg-type]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Div)):
+            a, b = self.const(node.left), self.const(node.right)
+            if a is None or b is None:
+                return None
+            return a + b if isinstance(node.op, ast.Add) else a.rstrip("/") + "/" + b
+        if isinstance(node, ast.Call):
+            name = self.qual(node.func)
+            args = [self.const(a) for a in node.args]
+            if name.endswith(("Path.home", "expanduser")) and not node.args:
+                return "~" if name.endswith("home") else self.const(getattr(node.func, "value", None))
+            if name.split(".")[-1] in ("Path", "PurePath", "PosixPath", "str", "fspath", "expanduser",
+                                       "abspath", "realpath", "normpath") and len(args) == 1:
+                return args[0]
+            if name.split(".")[-1] in ("join", "Path", "PurePath", "PosixPath") and args and all(
+                    a is not None for a in args):
+                return "/".join(a.rstrip("/") for a in args)  # type: ignore[union-attr]
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ("expanduser", "resolve", "absolute"):
+                return self.const(node.func.value)
+        return None
+
+    def sources(self, node: ast.AST | None) -> set[str]:
+        """Resources whose content an expression may carry (reads inside it, tainted names)."""
+        out: set[str] = set()
+        if node is None:
+            return out
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                out |= self.taint.get(sub.id, set())
+            elif isinstance(sub, ast.Call):
+                out |= set(self.call_reads(sub))
+            elif isinstance(sub, (ast.Attribute, ast.Subscript)):
+                out |= set(self.environ_reads(sub))
+        return out
+
+    def environ_reads(self, node: ast.AST) -> list[str]:
+        """env: reads of os.environ[...] and bare os.environ dumps."""
+        if isinstance(node, ast.Subscript) and is_environ(node.value) and isinstance(node.ctx, ast.Load):
+            key = self.const(node.slice)
+            return [f"env:{key}" if key else "env:"]
+        if is_environ(node) and isinstance(node, ast.Attribute):
+            parent = self.parents.get(node)
+            if isinstance(parent, ast.Subscript) and parent.value is node:
+                return []
+            if isinstance(parent, ast.Attribute) and parent.attr in ("get", "setdefault", "pop", "update",
+                                                                     "__setitem__", "__contains__"):
+                return []
+            if isinstance(parent, ast.Compare) and parent.left is not node:
+                return []
+            if isinstance(parent, ast.keyword) and parent.arg == "env":
+                return []
+            return ["env:"]
+        return []
+
+    def call_reads(self, node: ast.Call) -> list[str]:
+        """Resources a call reads (without recording): open(r), Path.read_text, getenv, GET."""
+        name = self.qual(node.func)
+        attr = name.split(".")[-1]
+        a0 = self.const(node.args[0]) if node.args else self.const(self.kw(node, "file", "path", "url"))
+        recv = self.const(node.func.value) if isinstance(node.func, ast.Attribute) else None
+        if name in OPEN or (attr == "open" and recv is not None):
+            path, mode = self.open_args(node)
+            return [path] if path and ("r" in mode or "+" in mode or not any(c in mode for c in "wax")) else []
+        if attr in ("read_text", "read_bytes") and recv:
+            return [recv]
+        if attr in READ_METHODS and a0 and (pathlike(a0) or attr.startswith("read_") or attr == "load_workbook"):
+            return [a0]
+        if name in ("os.getenv", "getenv", "os.environ.get", "environ.get", "os.getenvb"):
+            return [f"env:{a0}" if a0 else "env:"]
+        if isinstance(node.func, ast.Attribute) and is_environ(node.func.value) and attr in (
+                "copy", "items", "keys", "values", "__iter__"):
+            return ["env:"]
+        if name in ("dict", "list", "str", "repr", "json.dumps", "sorted") and node.args and is_environ(node.args[0]):
+            return ["env:"]
+        if attr in HTTP_READ and a0 and "://" in a0:
+            return [a0]
+        return []
+
+    def open_args(self, node: ast.Call) -> tuple[str | None, str]:
+        """(path, mode) of open(path, mode) or Path(path).open(mode)."""
+        if isinstance(node.func, ast.Attribute) and self.qual(node.func) not in OPEN:
+            path = self.const(node.func.value)
+            mode_node = node.args[0] if node.args else self.kw(node, "mode")
+        else:
+            path = self.const(node.args[0] if node.args else self.kw(node, "file"))
+            mode_node = node.args[1] if len(node.args) > 1 else self.kw(node, "mode")
+        return path, self.const(mode_node) or "r"
+
+    @staticmethod
+    def kw(node: ast.Call, *names: str) -> ast.AST | None:
+        return next((k.value for k in node.keywords if k.arg in names), None)
+
+    # ---- statements binding names
+    def bind(self, target: ast.AST, value: ast.AST | None) -> None:
+        src = self.sources(value)
+        const = self.const(value)
+        for t in ast.walk(target):
+            if isinstance(t, ast.Name):
+                if const is not None and t is target:
+                    self.consts[t.id] = const
+                else:
+                    self.consts.pop(t.id, None)
+                if src:
+                    self.taint[t.id] = src
+                else:
+                    self.taint.pop(t.id, None)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for t in node.targets:
+            self.bind(t, node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+            self.bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        if isinstance(node.target, ast.Name):
+            self.taint.setdefault(node.target.id, set()).update(self.sources(node.value))
+            self.consts.pop(node.target.id, None)
+
+    def visit_For(self, node: ast.For) -> None:
+        self.visit(node.iter)
+        self.bind(node.target, node.iter)
+        if isinstance(node.target, ast.Name):
+            self.consts.pop(node.target.id, None)
+        for stmt in node.body + node.orelse:
+            self.visit(stmt)
+
+    def visit_With(self, node: ast.With) -> None:
+        for item in node.items:
+            self.visit(item.context_expr)
+            if item.optional_vars is not None:
+                self.bind(item.optional_vars, item.context_expr)
+                for t in ast.walk(item.optional_vars):
+                    if isinstance(t, ast.Name):
+                        self.consts.pop(t.id, None)
+        for stmt in node.body:
+            self.visit(stmt)
+
+    visit_AsyncWith = visit_With  # type: ignore[assignment]
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        for r in self.environ_reads(node):
+            self.acc.add("reads", r)
+        if not is_environ(node.value):
+            self.generic_visit(node)
+        else:
+            self.visit(node.slice)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        for r in self.environ_reads(node):
+            self.acc.add("reads", r)
+        self.generic_visit(node)
+
+    # ---- calls
+    def visit_Call(self, node: ast.Call) -> None:
+        name = self.qual(node.func)
+        attr = name.split(".")[-1]
+        args = node.args
+        a = [self.const(x) for x in args]
+        recv = self.const(node.func.value) if isinstance(node.func, ast.Attribute) else None
+        for r in self.call_reads(node):
+            self.acc.add("reads", r)
+        if name in OPEN or (attr == "open" and recv is not None):
+            path, mode = self.open_args(node)
+            if path and any(c in mode for c in "wax+"):
+                self.acc.add("writes", path)
+        elif attr in ("ZipFile", "open") and name.split(".")[0] in ("zipfile", "tarfile") and a and a[0]:
+            mode = (a[1] if len(a) > 1 else self.const(self.kw(node, "mode"))) or "r"
+            self.acc.add("writes" if mode[:1] in "wax" else "reads", a[0])
+        elif attr in WRITE_METHODS and (recv is not None and attr in ("write_text", "write_bytes", "touch", "mkdir")):
+            self.acc.add("writes", recv)
+        elif attr in WRITE_METHODS and a and a[0] and (pathlike(a[0]) or attr.startswith("to_")):
+            self.acc.add("writes", a[0])
+        elif attr in ("unlink", "rmdir") and recv is not None:
+            self.acc.add("deletes", recv)
+        elif name in DELETE and a and a[0]:
+            self.acc.add("deletes", a[0])
+        elif name in COPY and len(a) > 1:
+            if a[0]:
+                self.acc.add("reads", a[0])
+            if a[1]:
+                self.acc.add("writes", a[1])
+        elif name in LIST and a and a[0]:
+            self.acc.add("reads", a[0])
+        elif name in MKDIR and a and a[0]:
+            self.acc.add("writes", a[0])
+        elif name in SUBPROCESS or attr in ("create_subprocess_shell", "create_subprocess_exec"):
+            self.subprocess(node, name)
+        elif name in ("exec", "eval", "compile", "builtins.exec", "builtins.eval"):
+            code = a[0] if a else None
+            srcs = self.sources(args[0]) if args else set()
+            if code is None and srcs and not any(isinstance(n, ast.Name) and n.id not in ("open", "Path")
+                                                 for n in ast.walk(args[0])):
+                for r in sorted(srcs):  # exec(open(f).read()): runs the file
+                    self.acc.add("executes", r)
+            elif code is None:
+                self.acc.fail(f"{name}() of text built at run time")
+            elif self.depth < MAX_CODE_DEPTH:
+                self.acc.merge(self.code(code, True, self.depth + 1))
+        elif name in ("__import__", "importlib.import_module", "import_module") and (not a or a[0] is None):
+            self.acc.fail(f"{name}() of a computed module name")
+        else:
+            self.network(node, name, attr, a)
+            if name.split(".")[-1] not in NO_READ and not name.startswith("os.path.") and not (
+                    attr in HTTP_READ | HTTP_SEND) and not self.call_reads(node):
+                for x in a:
+                    if x and (pathlike(x) or URL_RE.fullmatch(x)):
+                        self.acc.add("reads", x)
+        for k in node.keywords:
+            if k.arg == "env":
+                continue
+            self.visit(k.value)
+        self.visit(node.func)
+        for x in args:
+            self.visit(x)
+
+    def network(self, node: ast.Call, name: str, attr: str, a: list[str | None]) -> None:
+        """HTTP clients, urllib, sockets, SMTP, FTP."""
+        url_node = node.args[0] if node.args else self.kw(node, "url")
+        if attr == "request" and len(node.args) > 1:
+            method, url_node = (a[0] or "").upper(), node.args[1]
+            attr = method.lower() if method else attr
+        url = self.const(url_node)
+        http_lib = name.split(".")[0] in ("requests", "httpx", "aiohttp", "urllib3", "session", "s", "client")
+        if attr in HTTP_SEND and (url and "://" in url or http_lib):
+            self.acc.add("sends", url or ("${%s}" % ast.unparse(url_node) if url_node is not None else "${url}"))
+            others = [x for x in node.args[1:]] + [k.value for k in node.keywords if k.arg not in ("url", "headers", "timeout")]
+            for x in others:
+                for r in self.sources(x):
+                    self.acc.add("payloads", r)
+                c = self.const(x)
+                if c:
+                    self.acc.add("payloads", "data:" + c[:256])
+            if attr in ("delete", "put", "patch") and url:  # remote mutation: a destructive sink
+                self.acc.add("deletes", url)
+        elif attr in HTTP_READ and http_lib and url is None and url_node is not None and attr != "get":
+            self.acc.add("reads", "${%s}" % ast.unparse(url_node))
+        elif attr == "get" and name.split(".")[0] in ("requests", "httpx") and url is None and url_node is not None:
+            self.acc.add("reads", "${%s}" % ast.unparse(url_node))
+        elif attr == "Request" and url:
+            data = node.args[1] if len(node.args) > 1 else self.kw(node, "data")
+            method = (self.const(self.kw(node, "method")) or "").upper()
+            if data is not None or method in ("POST", "PUT", "PATCH", "DELETE"):
+                self.acc.add("sends", url)
+                for r in self.sources(data):
+                    self.acc.add("payloads", r)
+            else:
+                self.acc.add("reads", url)
+        elif attr == "urlopen" and url_node is not None and len(node.args) > 1:
+            if url:
+                self.acc.add("sends", url)
+            for r in self.sources(node.args[1]):
+                self.acc.add("payloads", r)
+        elif attr in ("connect", "create_connection", "connect_ex") and node.args:
+            target = node.args[0]
+            if isinstance(target, ast.Tuple) and len(target.elts) >= 2:
+                host, port = self.const(target.elts[0]), target.elts[1]
+                port_s = str(port.value) if isinstance(port, ast.Constant) else "?"
+                if host:
+                    self.acc.add("sends", f"tcp://{host}:{port_s}")
+            elif a and a[0] and not a[0].startswith(("/", ".")) and ":" not in a[0] and "." in a[0]:
+                self.acc.add("sends", a[0])  # paramiko / ftplib style connect(host)
+        elif attr in ("send", "sendall", "sendto", "sendmail", "send_message", "storbinary", "storlines",
+                      "sendfile"):
+            if attr == "sendmail" and len(node.args) > 1:
+                to = self.const(node.args[1])
+                if to:
+                    self.acc.add("sends", "mailto:" + to)
+            for x in node.args:
+                for r in self.sources(x):
+                    self.acc.add("payloads", r)
+        elif attr in ("SMTP", "SMTP_SSL", "FTP", "FTP_TLS", "Telnet") and a and a[0]:
+            self.acc.add("sends", a[0])
+
+    def subprocess(self, node: ast.Call, name: str) -> None:
+        """Commands handed to a shell or exec: analysed as shell text."""
+        target = node.args[0] if node.args else self.kw(node, "args", "cmd", "command")
+        if target is None:
+            return
+        if name.startswith(("os.exec", "os.spawn")):  # execv(path, argv) / execl(path, arg0, ...)
+            rest = node.args[1:] if name.startswith("os.exec") else node.args[2:]
+            if len(rest) == 1 and isinstance(rest[0], (ast.List, ast.Tuple)):
+                target = rest[0]
+            elif rest:
+                target = ast.List(elts=list(rest), ctx=ast.Load())
+        text = self.command_text(target)
+        if text is None:
+            self.acc.fail("subprocess command built at run time")
+            return
+        self.acc.merge(self.shell(text))
+
+    def command_text(self, node: ast.AST) -> str | None:
+        """Shell text of a command argument; unknown parts become $PY_ variables."""
+        import shlex
+
+        c = self.const(node)
+        if c is not None:
+            return c
+        if isinstance(node, (ast.List, ast.Tuple)):
+            parts = []
+            for k, e in enumerate(node.elts):
+                v = self.const(e)
+                if v is None and k == 0:
+                    return None
+                parts.append(shlex.quote(v) if v is not None else f'"$PY_{self.varname(e)}"')
+            return " ".join(parts)
+        if isinstance(node, ast.JoinedStr):
+            out = []
+            for v in node.values:
+                if isinstance(v, ast.FormattedValue):
+                    cv = self.const(v.value)
+                    out.append(cv if cv is not None else "${PY_%s}" % self.varname(v.value))
+                else:
+                    out.append(self.const(v) or "")
+            text = "".join(out)
+            return None if re.match(r"^\s*\$\{PY_", text) else text
+        return None
+
+    @staticmethod
+    def varname(node: ast.AST) -> str:
+        return re.sub(r"\W+", "_", ast.unparse(node))[:40] or "EXPR"
+

@@ -1,0 +1,222 @@
+"""What a per-command handler of the shell analyser sees: :class:`Ctx`.
+
+One :class:`Ctx` per simple command: helpers that record reads, writes, executions, sends,
+payloads and deletes (normalised, with provenance for downloaded files), what arrives on
+stdin and what the command writes to stdout (for the next pipeline stage), and recursion
+into nested command or program text. The analyser behind it (``Ctx.an``) is
+:class:`pipeline.analysis.shell.engine.Analyser`, seen through :class:`AnalyserView`; code is
+analysed by the function the entry point passed it (``Analyser.code``), so this module
+imports neither the engine nor the code analyser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from pipeline.analysis.shell.model import VAR_RE, Acc, Flow, ShellAnalysis, normalise
+from pipeline.analysis.shell.words import SUB_RE
+
+__all__ = ["Ctx", "AnalyserView"]
+
+
+class AnalyserView(Protocol):
+    """What a :class:`Ctx` uses of the analyser (:class:`pipeline.analysis.shell.engine.Analyser`)."""
+
+    acc: Acc
+    depth: int
+    piped: bool
+    subs: list[tuple[str, str]]
+    sub_flows: dict[int, tuple[str, ...]]
+    provenance: dict[str, tuple[str, ...]]
+    code: Callable[[str, bool, int], ShellAnalysis]
+
+    def sub(self, text: str) -> ShellAnalysis: ...
+    def restore(self, word: str) -> str: ...
+    def redir_text(self, op: str, target: str) -> str: ...
+    def sources(self, word: str) -> tuple[str, ...]: ...
+    def assign(self, name: str, raw: str | None) -> None: ...
+    def dispatch(self, words: list[str], ctx: "Ctx") -> None: ...
+
+
+class Ctx:
+    """What a per-command handler sees: recording helpers, stdin, stdout, recursion."""
+
+    def __init__(self, an: AnalyserView, stdin: Flow, redirs: list[tuple[str, str]]) -> None:
+        self.an, self.acc, self.stdin, self.redirs = an, an.acc, stdin, redirs
+        self.stdout: Flow | None = None
+        self.stage_reads: list[str] = []
+
+    # -- words
+    def text(self, word: str) -> str:
+        """The word as written (placeholders and private characters restored)."""
+        return self.an.restore(word)
+
+    def dynamic(self, word: str) -> bool:
+        """True when the word still holds an unresolved variable or substitution."""
+        return bool(SUB_RE.search(word) or VAR_RE.search(word))
+
+    def _sources(self, word: str) -> tuple[str, ...]:
+        return self.an.sources(word)
+
+    def _strict(self, word: str, what: str) -> bool:
+        if self.dynamic(word):
+            self.acc.fail(f"{what} built from a variable or substitution: {self.text(word)[:80]}")
+            return False
+        return True
+
+    # -- recording
+    def read(self, word: str) -> None:
+        """The command reads this file/URL."""
+        if SUB_RE.fullmatch(word):
+            return  # the substitution's own resources are already recorded
+        self.acc.add("reads", self.text(word))
+        self.stage_reads.append(normalise(self.text(word)) or "")
+        if "://" in self.text(word) and self._sources(word):
+            self.send(word)  # a GET whose URL carries local data is egress too
+
+    def write(self, word: str, provenance: tuple[str, ...] = ()) -> None:
+        """The command writes this file; ``provenance`` = resources its content came from."""
+        m = SUB_RE.fullmatch(word)
+        if m and self.an.subs[int(m.group(1))][0] == ">":
+            return  # >(cmd): data goes to a command, analysed on its own
+        if self._strict(word, "written file"):
+            name = normalise(self.text(word))
+            self.acc.add("writes", self.text(word))
+            if name and provenance:
+                self.an.provenance[name] = self.an.provenance.get(name, ()) + tuple(provenance)
+
+    def execute(self, word: str) -> None:
+        """The command runs this file (and the URLs it was downloaded from in this command)."""
+        m = SUB_RE.fullmatch(word)
+        if m and self.an.subs[int(m.group(1))][0] == "<":
+            flow = self.an.sub_flows.get(int(m.group(1)))
+            if flow:
+                for r in flow:
+                    self.acc.add("executes", r)
+                return
+        if self._strict(word, "executed file"):
+            self.acc.add("executes", self.text(word))
+            for src in self.an.provenance.get(normalise(self.text(word)) or "", ()):
+                if "://" in src:
+                    self.acc.add("executes", src)
+
+    def send(self, dest: str) -> None:
+        """Network destination (URL, host, tcp://host:port, mailto:...)."""
+        self.acc.add("sends", self.text(dest))
+        for r in self._sources(dest):
+            self.acc.add("payloads", r)
+
+    def payload(self, word: str, literal: bool = False) -> None:
+        """A file (or, with ``literal``, inline data) sent out."""
+        text = self.text(word)
+        for r in self._sources(word):
+            self.acc.add("payloads", r)
+        if literal:
+            if text.strip():
+                self.acc.add("payloads", "data:" + text[:256])
+        elif not SUB_RE.fullmatch(word):
+            self.acc.add("payloads", text)
+
+    def delete(self, word: str) -> None:
+        """The command destroys this resource."""
+        self.acc.add("deletes", self.text(word))
+
+    def fail(self, reason: str) -> None:
+        """The command cannot be analysed."""
+        self.acc.fail(reason)
+
+    def assign(self, name: str, raw: str | None) -> None:
+        """Shell variable assignment (``export X=..``, ``read X``): raw value or unknown."""
+        self.an.assign(name, raw)
+
+    # -- stdin
+    def stdin_literal(self) -> str | None:
+        """Known text on stdin: a here-doc, here-string or piped literal."""
+        for op, target in self.redirs:
+            if op in ("<<", "<<<"):
+                return self.an.redir_text(op, target)
+        return self.stdin.literal if not self.stdin.transformed else None
+
+    def stdin_payloads(self) -> None:
+        """Whatever arrives on stdin is sent out (``curl -d @-``, ``nc host < f``)."""
+        for op, target in self.redirs:
+            if op == "<":
+                self.payload(target)
+            elif op in ("<<", "<<<"):
+                self.payload(self.an.redir_text(op, target), literal=True)
+        for r in self.stdin.resources:
+            self.acc.add("payloads", r)
+        if self.stdin.literal is not None:
+            self.payload(self.stdin.literal, literal=True)
+
+    def stdin_program(self, lang: str) -> None:
+        """The interpreter reads its program from stdin: analyse or execute what comes in."""
+        for op, target in self.redirs:
+            if op == "<":
+                self.execute(target)
+                return
+            if op in ("<<", "<<<"):
+                self.program(self.an.redir_text(op, target), lang)
+                return
+        src = self.stdin
+        if not self.an.piped:
+            return  # interactive interpreter, nothing to run
+        if src.transformed:
+            self.acc.fail("decoded or transformed data piped into an interpreter")
+        elif src.literal is not None:
+            self.program(src.literal, lang)
+        elif src.resources:
+            for r in src.resources:
+                self.acc.add("executes", r)
+                for p in self.an.provenance.get(r, ()):
+                    if "://" in p:
+                        self.acc.add("executes", p)
+        else:
+            self.acc.fail("program piped into an interpreter from command output")
+
+    # -- stdout
+    def stdout_literal(self, text: str, items: list[str] | None = None) -> None:
+        """Stdout is this known text (echo, printf, cat <<EOF)."""
+        words = [self.text(w) for w in items] if items is not None else []
+        self.stdout = Flow(literal=self.text(text), items=tuple(words))
+
+    def stdout_items(self, items: list[str]) -> None:
+        """Stdout lists these names (find, grep -l)."""
+        self.stdout = Flow(resources=tuple(self.stage_reads), items=tuple(items))
+
+    def stdout_resources(self, res: tuple[str, ...], transformed: bool = False) -> None:
+        """Stdout carries the content of these resources."""
+        self.stdout = Flow(resources=tuple(r for r in (normalise(x) for x in res) if r),
+                           transformed=transformed)
+
+    def stdout_transformed(self) -> None:
+        """Stdout is stdin/file content rewritten (sed, tr, awk)."""
+        self.stdout = Flow(resources=tuple(dict.fromkeys(self.stdin.resources + tuple(self.stage_reads))),
+                           transformed=True)
+
+    def stdout_passthrough(self) -> None:
+        """Stdout is stdin unchanged (tee, cat)."""
+        self.stdout = Flow(self.stdin.resources + tuple(self.stage_reads), self.stdin.literal,
+                           self.stdin.items, self.stdin.transformed)
+
+    # -- recursion
+    def program(self, text: str, lang: str) -> None:
+        """Analyse program text given inline (``-c``, here-doc): shell, python or other code."""
+        if lang == "shell":
+            self.acc.merge(self.an.sub(text))
+        else:
+            self.acc.merge(self.an.code(text, lang == "python", self.an.depth + 1))
+
+    def run_argv(self, argv: list[str]) -> None:
+        """Analyse ``argv`` (raw words) as a simple command of its own (sudo, xargs, -exec)."""
+        self.an.dispatch(list(argv), self)
+
+    def run_text(self, word: str) -> None:
+        """Analyse a word holding a whole command line (``bash -c``, ``su -c``)."""
+        self.acc.merge(self.an.sub(self.text(word)))
+
+    def run_text_literal(self, text: str) -> None:
+        """Analyse command text that is already plain text (awk system(), watch)."""
+        self.acc.merge(self.an.sub(text))
+

@@ -1,0 +1,241 @@
+"""The shell analyser's walk: one :class:`Analyser` per command text and nesting level.
+
+:func:`pipeline.analysis.shell.syntax.parse` flattens the text into pipelines of simple commands;
+the analyser binds variables assigned on the way (``X=...``, ``for x in a b``), expands
+known ones (each loop value in turn, bounded by ``MAX_PRODUCT``), analyses each
+substitution once when first used, passes each stage's stdout flow to the next and
+dispatches every simple command to :mod:`pipeline.analysis.shell.commands`. Nested text
+(``bash -c``, substitutions) is analysed by a child analyser one level deeper, up to
+``MAX_DEPTH``. Program text (``python -c``) goes to the ``code`` function the caller gives.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import time
+from collections.abc import Callable, Iterable
+
+from pipeline.analysis.shell.commands import KEYWORDS, run_command_words
+from pipeline.analysis.shell.ctx import Ctx
+from pipeline.analysis.shell.model import (
+    ASSIGN_RE,
+    DEV_TCP,
+    FIXED_VARS,
+    MAX_COMMAND_CHARS,
+    MAX_DEPTH,
+    MAX_PRODUCT,
+    STAGE_WORK,
+    TOO_COMPLEX,
+    VAR_RE,
+    Acc,
+    Budget,
+    Flow,
+    ShellAnalysis,
+    TooComplex,
+    budget,
+)
+from pipeline.analysis.shell.syntax import Stage, parse
+from pipeline.analysis.shell.tree import PARSE_CPU_SECONDS
+from pipeline.analysis.shell.words import HD_RE, SUB_RE, restore_private
+
+__all__ = ["Analyser", "CodeAnalyser", "analyse"]
+
+CodeAnalyser = Callable[[str, bool, int], ShellAnalysis]
+"""``code(text, python, depth)``: resources of program text run by a command."""
+
+
+class Analyser:
+    """State of one command text at one nesting level."""
+
+    def __init__(self, depth: int, parent: "Analyser | None" = None,
+                 code: CodeAnalyser | None = None, spend: Budget | None = None) -> None:
+        self.acc = Acc()
+        self.depth = depth
+        self.budget: Budget = parent.budget if parent else spend if spend is not None else Budget()
+        found = code if code is not None else parent.code if parent else None
+        if found is None:
+            raise ValueError("an Analyser needs a code analyser (or a parent that has one)")
+        self.code: CodeAnalyser = found
+        self.env: dict[str, list[str] | None] = dict(parent.env) if parent else {}
+        self.var_sources: dict[str, tuple[str, ...]] = dict(parent.var_sources) if parent else {}
+        self.git_remotes: dict[str, str] = parent.git_remotes if parent else {}
+        self.subs: list[tuple[str, str]] = []
+        self.docs: list[str] = []
+        self.sub_flows: dict[int, tuple[str, ...]] = {}
+        self.sub_values: dict[int, str] = {}
+        self.provenance: dict[str, tuple[str, ...]] = {}
+        self.piped = False
+        self.last_flow = Flow()
+
+    def sub(self, text: str) -> ShellAnalysis:
+        """Analyse nested command text one level deeper, sharing known variables."""
+        return self.sub_run(text)[0]
+
+    def sub_run(self, text: str) -> tuple[ShellAnalysis, Flow]:
+        """Analyse nested text; its result and the flow its last pipeline writes."""
+        if self.depth >= MAX_DEPTH:
+            return ShellAnalysis(opaque=True, opaque_reason="commands nested too deeply"), Flow()
+        child = Analyser(self.depth + 1, self)
+        return child.run(text), child.last_flow
+
+    def restore(self, word: str) -> str:
+        """Raw word back to the text the user wrote."""
+        def put(m: re.Match[str]) -> str:
+            kind, inner = self.subs[int(m.group(1))]
+            return {"$": f"$({inner})", "=": "$((...))"}.get(kind, f"{kind}({inner})")
+        return restore_private(SUB_RE.sub(put, word))
+
+    def redir_text(self, op: str, target: str) -> str:
+        """A here-doc's body, or the text of a here-string or redirection target."""
+        m = HD_RE.match(target)
+        return self.docs[int(m.group(1))] if op == "<<" and m else self.restore(target)
+
+    def sources(self, word: str) -> tuple[str, ...]:
+        """Resources whose content a dynamic word carries ($(cat f), $X set from one)."""
+        out: list[str] = []
+        for m in SUB_RE.finditer(word):
+            out.extend(self.sub_flows.get(int(m.group(1)), ()))
+        for m in VAR_RE.finditer(word):
+            out.extend(self.var_sources.get(m.group(1) or m.group(3) or "", ()))
+        return tuple(out)
+
+    def assign(self, name: str, raw: str | None) -> None:
+        """``NAME=raw``: a literal value is remembered; a computed one is unknown."""
+        dyn = raw is None or bool(SUB_RE.search(raw) or VAR_RE.search(raw))
+        self.env[name] = None if dyn else [raw or ""]
+        self.var_sources[name] = self.sources(raw) if raw is not None else ()
+
+    def run(self, text: str) -> ShellAnalysis:
+        """Analyse one command text at this level."""
+        if len(text) > MAX_COMMAND_CHARS:
+            return ShellAnalysis(opaque=True, opaque_reason="command too long")
+        self.budget.spend(len(text))
+        parsed = parse(text, min(self.budget.deadline, time.thread_time() + PARSE_CPU_SECONDS))
+        if isinstance(parsed, str):
+            return ShellAnalysis(opaque=True, opaque_reason=parsed)
+        self.subs, self.docs = parsed.subs, parsed.docs
+        for pipeline in parsed.pipelines:
+            flow = Flow()
+            for k, stage in enumerate(pipeline):
+                self.piped = k > 0
+                flow = self.stage(stage, flow)
+            self.last_flow = flow
+        for k in range(len(self.subs)):
+            self.substitution(k)
+        return self.acc.result()
+
+    def substitution(self, k: int) -> None:
+        """Analyse substitution ``k`` once, when first used (so earlier assignments apply)."""
+        kind, inner = self.subs[k]
+        if k in self.sub_flows or kind == "=" or not inner.strip():
+            return
+        self.sub_flows[k] = ()
+        analysis, flow = self.sub_run(inner)
+        self.acc.merge(analysis)
+        self.sub_flows[k] = flow.resources
+        if flow.literal is not None and "\n" not in flow.literal.strip() and not VAR_RE.search(flow.literal):
+            self.sub_values[k] = flow.literal.strip()
+
+    def expand(self, word: str, binding: dict[str, str]) -> str:
+        """Substitute known variables and deterministic substitutions ($(pwd), $(echo x))."""
+        def var(m: re.Match[str]) -> str:
+            name = m.group(1) or m.group(3)
+            if name in binding:
+                self.budget.spend(len(binding[name]))  # `$X$X$X...` with a long X: bounded
+                return binding[name]
+            if name in FIXED_VARS and name not in self.env:
+                return FIXED_VARS[name]
+            return m.group(0)
+
+        def sub(m: re.Match[str]) -> str:
+            return self.sub_values.get(int(m.group(1)), m.group(0))
+        return SUB_RE.sub(sub, VAR_RE.sub(var, word))
+
+    def stage(self, stage: Stage, stdin: Flow) -> Flow:
+        """Run one simple command once per combination of loop-variable values."""
+        for w in stage.words + [t for _, t in stage.redirs]:
+            for m in SUB_RE.finditer(w):
+                self.substitution(int(m.group(1)))
+        names = {m.group(1) or m.group(3) for w in stage.words + [t for _, t in stage.redirs]
+                 for m in VAR_RE.finditer(w)}
+        known = [(n, vals) for n in sorted(x for x in names if x) if (vals := self.env.get(n))]
+        lists = [v for _, v in known]
+        if math.prod(len(v) for v in lists) <= MAX_PRODUCT:
+            combos: Iterable[tuple[str, ...]] = itertools.product(*lists)
+        else:  # every value of every variable at least once
+            combos = (tuple(v[i % len(v)] for v in lists) for i in range(max(len(v) for v in lists)))
+        cost = (STAGE_WORK + sum(map(len, stage.words)) + sum(len(t) for _, t in stage.redirs)
+                + len(stdin.resources))
+        out = Flow()
+        for combo in combos:
+            self.budget.spend(cost)
+            binding = {n: val for (n, _), val in zip(known, combo)}
+            words = [self.expand(w, binding) for w in stage.words]
+            redirs = [(op, self.expand(t, binding) if op != "<<" else t) for op, t in stage.redirs]
+            out = self.simple(words, redirs, stdin)
+        return out
+
+    def simple(self, words: list[str], redirs: list[tuple[str, str]], stdin: Flow) -> Flow:
+        """Keywords, assignments, redirections, then the per-command handler."""
+        ctx = Ctx(self, stdin, redirs)
+        while words and words[0] in KEYWORDS:
+            kw = words.pop(0)
+            if kw in ("for", "select"):
+                self.bind_for(words)
+                words = []
+            elif kw in ("case", "function"):
+                words = []
+        while words and (m := ASSIGN_RE.match(words[0])):
+            self.assign(m.group(1), m.group(3))
+            words.pop(0)
+        for op, target in redirs:
+            if op in ("<", "<>") and not DEV_TCP.match(self.restore(target)):
+                ctx.read(target)
+        if words:
+            self.dispatch(words, ctx)
+        out_redirected = False
+        for op, target in redirs:
+            tcp = DEV_TCP.match(self.restore(target))
+            if tcp:
+                ctx.send(f"{tcp.group(1)}://{tcp.group(2)}:{tcp.group(3)}")
+                if op != "<":
+                    for r in list(dict.fromkeys(stdin.resources + tuple(ctx.stage_reads))):
+                        self.acc.add("payloads", r)
+            elif op in (">", ">>", ">|", "&>", "&>>", "<>") or (op == ">&" and not target.isdigit() and target != "-"):
+                src = ctx.stdout.resources if ctx.stdout else tuple(ctx.stage_reads) + stdin.resources
+                ctx.write(target, src)
+                out_redirected = out_redirected or op != "<>"
+        if out_redirected:
+            return Flow()
+        if ctx.stdout is not None:
+            return ctx.stdout
+        res = tuple(dict.fromkeys(stdin.resources + tuple(r for r in ctx.stage_reads if r)))
+        return Flow(res, transformed=stdin.transformed)
+
+    def bind_for(self, words: list[str]) -> None:
+        """``for VAR in WORDS``: VAR takes each literal word (unknown if any is dynamic)."""
+        if not words:
+            return
+        values = words[2:] if len(words) >= 2 and words[1] == "in" else []
+        dyn = not values or any(SUB_RE.search(v) or VAR_RE.search(v) for v in values)
+        self.env[words[0]] = None if dyn else values
+        self.var_sources[words[0]] = tuple(r for v in values for r in self.sources(v))
+
+    def dispatch(self, words: list[str], ctx: Ctx) -> None:
+        run_command_words(words, ctx)
+
+
+
+def analyse(cmd: str, code: CodeAnalyser, depth: int = 0) -> ShellAnalysis:
+    """Resources of the shell command ``cmd``; program text goes to ``code``."""
+    if len(cmd) > MAX_COMMAND_CHARS:
+        return ShellAnalysis(opaque=True, opaque_reason="command too long")
+    with budget() as spend:
+        try:
+            return Analyser(depth, code=code, spend=spend).run(cmd)
+        except RecursionError:
+            return ShellAnalysis(opaque=True, opaque_reason="commands nested too deeply")
+        except TooComplex:  # the budget is shared: every enclosing analysis ends here too
+            return ShellAnalysis(opaque=True, opaque_reason=TOO_COMPLEX)

@@ -1,0 +1,168 @@
+"""Result and accumulator types of the shell analyser, and resource-name normalisation.
+
+:class:`ShellAnalysis` is what the analyser returns for one command or code step;
+:class:`Acc` collects it; :class:`Flow` is what one pipeline stage hands the next. The
+regular expressions that recognise variables and assignments in raw words live here too,
+beside the limits that bound the work per command.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from pipeline.analysis.shell.words import restore_private
+
+__all__ = ["ShellAnalysis", "FIELDS", "Acc", "Flow", "normalise", "MAX_COMMAND_CHARS", "MAX_DEPTH",
+           "MAX_PRODUCT", "VAR_RE", "ASSIGN_RE", "FIXED_VARS", "DEV_TCP", "MAX_WORK", "STAGE_WORK", "ANALYSIS_CPU_SECONDS",
+           "TOO_COMPLEX", "TooComplex", "Budget", "budget"]
+
+MAX_COMMAND_CHARS = 100_000
+MAX_DEPTH = 6
+MAX_PRODUCT = 256  # loop-variable combinations tried exhaustively; beyond, each value once
+MAX_WORK = 1_000_000  # characters parsed + characters of expanded words + resources piped on, per command
+STAGE_WORK = 32  # what running one simple command costs beyond its characters (about 16 µs)
+ANALYSIS_CPU_SECONDS = 2.0  # CPU time (this thread's) per command: a backstop (each parse has 0.5 s)
+TOO_COMPLEX = "command too complex to analyse"
+VAR_RE = re.compile(r"\$(?:\{[#!]?([A-Za-z_]\w*|\d+|[@*#?$!-])([^}]*)\}|([A-Za-z_]\w*)|([0-9@*#?$!-]))")
+ASSIGN_RE = re.compile(r"^([A-Za-z_]\w*)(\[[^\]]*\])?\+?=(.*)$", re.S)
+_NOT_RESOURCES = {"", "-", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"}
+_PSEUDO_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")
+FIXED_VARS = {"HOME": "~", "PWD": "."}
+DEV_TCP = re.compile(r"^/dev/(tcp|udp)/([^/]+)/(\d+)$")
+
+
+@dataclass(frozen=True)
+class ShellAnalysis:
+    """Resources one shell command (or code step) touches. Tuples keep first-seen order."""
+
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    executes: tuple[str, ...] = ()
+    sends: tuple[str, ...] = ()
+    payloads: tuple[str, ...] = ()
+    deletes: tuple[str, ...] = ()
+    opaque: bool = False
+    opaque_reason: str | None = None
+
+
+FIELDS = ("reads", "writes", "executes", "sends", "payloads", "deletes")
+
+
+def normalise(resource: str) -> str | None:
+    """Canonical resource name, or None when it is not a resource (``-``, /dev/null...)."""
+    r = restore_private(resource).strip()
+    if r in _NOT_RESOURCES or r.startswith("/dev/fd/") or r.startswith("/proc/self/fd/"):
+        return None
+    if "://" in r or _PSEUDO_RE.match(r):
+        return r
+    r = re.sub(r"/{2,}", "/", r)
+    while r.startswith("./"):
+        r = r[2:]
+    if len(r) > 1 and r.endswith("/"):
+        r = r.rstrip("/") or "/"
+    return r or "."
+
+
+class Acc:
+    """Mutable accumulator behind one ShellAnalysis."""
+
+    def __init__(self) -> None:
+        self.lists: dict[str, dict[str, None]] = {f: {} for f in FIELDS}  # ordered sets: O(1) dedup
+        self.reason: str | None = None
+
+    def add(self, kind: str, resource: str) -> None:
+        """Record ``resource`` under field ``kind`` (normalised, deduplicated)."""
+        r = normalise(resource)
+        if r is not None:
+            self.lists[kind].setdefault(r)
+
+    def fail(self, reason: str) -> None:
+        """Mark opaque; the first reason wins."""
+        if self.reason is None:
+            self.reason = reason
+
+    def merge(self, other: ShellAnalysis) -> None:
+        """Fold a nested analysis into this one."""
+        for f in FIELDS:
+            for r in getattr(other, f):
+                self.add(f, r)
+        if other.opaque:
+            self.fail(other.opaque_reason or "nested command cannot be analysed")
+
+    def result(self) -> ShellAnalysis:
+        """Freeze into a ShellAnalysis."""
+        return ShellAnalysis(*(tuple(self.lists[f]) for f in FIELDS),
+                             opaque=self.reason is not None, opaque_reason=self.reason)
+
+
+@dataclass
+class Flow:
+    """What a command writes to stdout, as far as the next pipeline stage cares.
+
+    ``resources``: files/URLs whose content flows on; ``literal``: known text (echo,
+    here-doc); ``items``: names it lists (find, grep -l) for xargs; ``transformed``: the
+    data was decoded or rewritten (base64 -d, tr, sed). All empty: output of a program
+    we cannot follow."""
+
+    resources: tuple[str, ...] = ()
+    literal: str | None = None
+    items: tuple[str, ...] = ()
+    transformed: bool = False
+
+
+
+class TooComplex(Exception):
+    """A command's analysis spent its :class:`Budget`. Control flow inside the analyser:
+    :func:`pipeline.analysis.shell.engine.analyse` turns it into an opaque result; never escapes."""
+
+
+class Budget:
+    """Work one command's analysis may do, shared by every nested analysis of it.
+
+    Text is hostile: loops multiply words (``for x in 7,000 values; do cat $x$x...``),
+    a literal variable can be expanded thousands of times in one word, a long pipeline
+    hands every stage the resources of all the ones before it, and nested ``bash -c``
+    text is parsed again at each level. :meth:`spend` counts characters parsed,
+    characters of expanded words, resources piped on and ``STAGE_WORK`` per simple
+    command run against ``MAX_WORK`` (1,000,000: about half a second of CPU; the same
+    figure on every machine), and checks a CPU-time ``deadline`` as a backstop (the
+    parser checks it too, :func:`pipeline.analysis.shell.syntax.parse`)."""
+
+    def __init__(self, work: int = MAX_WORK, seconds: float = ANALYSIS_CPU_SECONDS) -> None:
+        self.left = work
+        self.deadline = time.thread_time() + seconds
+        self._calls = 0
+
+    def spend(self, units: int) -> None:
+        """Use ``units`` of work; raise :class:`TooComplex` once the budget is gone."""
+        self.left -= units
+        self._calls += 1
+        if self.left >= 0 and not (self._calls % 64 == 0 and time.thread_time() > self.deadline):
+            return
+        self.left = -1  # spent for good: every later call raises too
+        raise TooComplex
+
+
+_BUDGET: ContextVar[Budget | None] = ContextVar("shell_budget", default=None)
+
+
+@contextmanager
+def budget() -> Iterator[Budget]:
+    """The budget of the command being analysed: a new one at the outermost call (a shell
+    command or code step), the same one for everything analysed inside it (substitutions,
+    ``bash -c``, shell strings in code, code in shell)."""
+    current = _BUDGET.get()
+    if current is not None:
+        yield current
+        return
+    fresh = Budget()
+    token = _BUDGET.set(fresh)
+    try:
+        yield fresh
+    finally:
+        _BUDGET.reset(token)

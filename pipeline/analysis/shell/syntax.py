@@ -1,0 +1,379 @@
+"""Shell syntax for the analyser: tree-sitter-bash parses, this module flattens.
+
+The tree-sitter-bash grammar (a maintained, error-tolerant parser) builds the syntax tree;
+:func:`parse` turns it into what the analyser walks: pipelines of simple commands
+(:class:`Stage`: words and redirections), the ``$(...)``/backtick/process substitutions
+(analysed on their own, each replaced in its word by a placeholder) and the here-document
+bodies. Words are read by :class:`pipeline.analysis.shell.words.WordReader` (quotes removed,
+quoted metacharacters private, substitutions as placeholders).
+
+Compound commands are flattened in source order, the way the analyser reads them: the
+words of ``for VAR in WORDS`` become one stage (the analyser binds VAR), conditions and
+bodies of ``if``/``while``/``case``/functions become their own pipelines, and a group
+piped into a command (``( a; b ) | c``) feeds ``c`` from its last pipeline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import tree_sitter
+
+from pipeline.analysis.shell.tree import TOO_COMPLEX, error_reason, heredoc_reason, tree
+from pipeline.analysis.shell.words import HD_L, HD_R, WordReader
+
+__all__ = ["Stage", "Parsed", "parse"]
+
+_GROUPS = {"program", "compound_statement", "subshell", "do_group", "else_clause", "elif_clause",
+           "case_item", "if_statement", "while_statement", "case_statement", "function_definition",
+           "negated_command"}
+_SIMPLE = {"command", "declaration_command", "unset_command", "test_command", "variable_assignment",
+           "variable_assignments", "redirected_statement", "list", "pipeline", "subshell", "ERROR"}
+
+
+def _is_statement(node: tree_sitter.Node) -> bool:
+    """True for a node that holds commands (rather than words of a compound)."""
+    return node.type in _SIMPLE or node.type in _GROUPS or node.type.endswith("_statement")
+
+
+@dataclass
+class Stage:
+    """One simple command: raw words and redirections (operator, raw target)."""
+
+    words: list[str] = field(default_factory=list)
+    redirs: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class Parsed:
+    """A command text flattened: pipelines, substitutions as (kind, inner), here-doc bodies.
+
+    Substitution kinds: ``$`` command, ``<``/``>`` process, ``=`` arithmetic."""
+
+    pipelines: list[list[Stage]]
+    subs: list[tuple[str, str]]
+    docs: list[str]
+
+
+def parse(text: str, deadline: float | None = None) -> Parsed | str:
+    """Flatten ``text`` for the analyser, or return why it cannot be parsed (a parse still
+    running at ``deadline``, see :func:`pipeline.analysis.shell.tree.tree`, is ``TOO_COMPLEX``)."""
+    parsed = tree(text, deadline)
+    if parsed is None:
+        return TOO_COMPLEX
+    root = parsed.root_node
+    reason = error_reason(root, text) or heredoc_reason(root, text)
+    if reason is not None:
+        return reason
+    return _Flattener(text).run(root)
+
+
+class _Flattener(WordReader):
+    """Walks one syntax tree into pipelines, substitutions and here-doc bodies."""
+
+    def __init__(self, src: str) -> None:
+        super().__init__(src)  # node byte offsets are character offsets: the parser saw ASCII
+        self.docs: list[str] = []
+        self.pipelines: list[list[Stage]] = []
+        self.deferred: list[tuple[str, tree_sitter.Node | Stage]] = []
+
+    def run(self, root: tree_sitter.Node) -> Parsed:
+        """Flatten the whole tree."""
+        self.statements(root)
+        pipelines = [[st for st in p if st.words or st.redirs] for p in self.pipelines]
+        return Parsed([p for p in pipelines if p], self.subs, self.docs)
+
+    # -- statements
+    def statements(self, node: tree_sitter.Node) -> None:
+        """Each statement child of a group as its own pipeline(s)."""
+        for child in node.named_children:
+            self.statement(child)
+
+    def statement(self, node: tree_sitter.Node) -> None:
+        kind = node.type
+        if kind == "comment":
+            return
+        if kind == "list":
+            for child in _list_items(node):
+                self.statement(child)
+        elif kind == "pipeline":
+            self.pipeline(node)
+        else:
+            self.pipelines.append([])
+            self.piped_part(node, first=True)
+
+    def pipeline(self, node: tree_sitter.Node) -> None:
+        self.pipelines.append([])
+        first = True
+        for child in node.named_children:
+            if child.type != "comment":
+                self.piped_part(child, first)
+                first = False
+
+    def piped_part(self, node: tree_sitter.Node, first: bool) -> None:
+        """One element of a pipeline: appended to the open pipeline (the last one)."""
+        kind = node.type
+        if kind == "redirected_statement":
+            self.redirected(node, first)
+        elif kind in ("command", "declaration_command", "unset_command", "test_command"):
+            self.pipelines[-1].append(self.stage(node))
+            self.flush()
+        elif kind == "for_statement":
+            self.for_statement(node, first)
+        elif kind == "c_style_for_statement":
+            self.group_body(node, first)
+        elif kind == "subshell":  # its statements start pipelines; `( a; b ) | c`: b feeds c
+            self.statements(node)
+        elif kind in ("list", "pipeline"):
+            self.inline(node, first)
+        elif kind == "variable_assignment" or kind == "variable_assignments":
+            self.pipelines[-1].append(self.stage(node))
+        else:  # a group (_GROUPS), `{ }`, `(( ))` or anything else that holds commands: walk it
+            self.group_body(node, first)
+
+    def inline(self, node: tree_sitter.Node, first: bool) -> None:
+        """A list/pipeline nested in a pipeline (grammar precedence): the open pipeline
+        takes its first command and the last one continues into the next ``|``."""
+        parts = [c for c in node.named_children if c.type != "comment"]
+        joined = node.type == "pipeline"
+        for k, child in enumerate(parts):
+            if k and not joined:
+                self.pipelines.append([])
+            if child.type in ("list", "pipeline"):
+                self.inline(child, first and k == 0)
+            else:
+                self.piped_part(child, first and k == 0)
+
+    def group_body(self, node: tree_sitter.Node, first: bool) -> None:
+        """A compound command: its statements in order, the first joining the open
+        pipeline; its other parts (case subject and patterns, function name, loop
+        condition words) count only for their substitutions."""
+        k = 0
+        for child in node.named_children:
+            if child.type in ("comment", "heredoc_body"):
+                continue
+            if not _is_statement(child):
+                self.words_only(child)
+                continue
+            if k:
+                self.pipelines.append([])
+            self.piped_part(child, first and k == 0)
+            k += 1
+
+    def words_only(self, node: tree_sitter.Node) -> None:
+        """A non-command part of a compound (case subject, pattern, function name,
+        arithmetic): only its substitutions count."""
+        self.word(node)
+
+    def for_statement(self, node: tree_sitter.Node, first: bool) -> None:
+        words = ["for"]
+        body: list[tree_sitter.Node] = []
+        for child in node.children:
+            if child.type == "do_group":
+                body.append(child)
+            elif child.type == "in":
+                words.append("in")
+            elif child.is_named and child.type != "comment":
+                words.append(self.word(child))
+        self.pipelines[-1].append(Stage(words))
+        for group in body:
+            self.pipelines.append([])
+            self.statements(group)
+
+    def redirected(self, node: tree_sitter.Node, first: bool) -> None:
+        """A command with redirections. ``a | b > o && c | d > p && ...`` comes nested, each
+        redirection around the list before it; the chain is walked without recursion (so
+        hundreds of such links cost no stack), each redirection going to its list's last
+        command, in the order the recursive walk took."""
+        chain = [node]
+        while (body := chain[-1].child_by_field_name("body")) is not None and body.type == "list":
+            parts = [c for c in body.named_children if c.type != "comment"]
+            if not parts or parts[0].type != "redirected_statement":
+                break
+            chain.append(parts[0])
+        outer = [(link, self.redirections(link)[0]) for link in chain[:-1]]
+        self.redirected_one(chain[-1], first)
+        for link, redirs in reversed(outer):
+            body = link.child_by_field_name("body")
+            for child in [c for c in body.named_children if c.type != "comment"][1:]:
+                self.pipelines.append([])
+                if child.type in ("list", "pipeline"):
+                    self.inline(child, False)
+                else:
+                    self.piped_part(child, False)
+            self.to_last(redirs)
+
+    def redirections(self, node: tree_sitter.Node) -> tuple[list[tuple[str, str]], list[str]]:
+        """A redirected statement's redirections, and stray words after their targets."""
+        body = node.child_by_field_name("body")
+        redirs: list[tuple[str, str]] = []
+        extra: list[str] = []
+        for child in node.named_children:
+            if child is not None and body is not None and child.id == body.id:
+                continue
+            self.redirect(child, redirs, extra)
+        return redirs, extra
+
+    def to_last(self, redirs: list[tuple[str, str]]) -> None:
+        """Redirections of a list: its last command's (``a && b 2>f | c``)."""
+        last = self.pipelines[-1][-1] if self.pipelines[-1] else None
+        if last is not None:
+            last.redirs.extend(redirs)
+        else:
+            self.pipelines[-1].append(Stage([], redirs))
+
+    def redirected_one(self, node: tree_sitter.Node, first: bool) -> None:
+        """One redirected statement whose body is not such a chain."""
+        body = node.child_by_field_name("body")
+        redirs, extra = self.redirections(node)
+        if body is None:
+            self.pipelines[-1].append(Stage([], redirs))
+            self.flush()
+            return
+        if body.type in ("command", "declaration_command", "unset_command", "test_command"):
+            stage = self.stage(body)
+            stage.words.extend(extra)
+            stage.redirs.extend(redirs)
+            self.pipelines[-1].append(stage)
+            self.flush()
+            return
+        if body.type in ("list", "pipeline"):  # `a && b 2>f | c`: the redirection is b's
+            self.inline(body, first)
+            self.to_last(redirs)
+            return
+        self.piped_part(body, first)  # `{ ...; } > f`, `while ...; done < f`: the group's own
+        self.pipelines.append([Stage([], redirs)])
+        self.flush()
+
+    def redirect(self, node: tree_sitter.Node, redirs: list[tuple[str, str]], extra: list[str]) -> None:
+        """One redirection into ``redirs``; stray words after its target into ``extra``."""
+        kind = node.type
+        if kind == "heredoc_redirect":
+            body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
+            text = self.raw(body) if body is not None else ""
+            self.docs.append(text[:-1] if text.endswith("\n") else text)
+            redirs.append(("<<", f"{HD_L}{len(self.docs) - 1}{HD_R}"))
+            op = ""
+            for child in node.children:  # `cat <<EOF > f | sh && x`: the rest of the line
+                if not child.is_named:
+                    op = child.type
+                elif child.type in ("file_redirect", "herestring_redirect"):
+                    self.redirect(child, redirs, extra)
+                elif child.type not in ("heredoc_start", "heredoc_body", "heredoc_end", "comment"):
+                    self.deferred.append((op, child))
+            return
+        if kind == "herestring_redirect":
+            target = [c for c in node.named_children if c.type not in ("file_descriptor",)]
+            redirs.append(("<<<", "".join(self.word(c) for c in target)))
+            return
+        if kind != "file_redirect":
+            self.word(node)
+            return
+        op = next((c.type for c in node.children if not c.is_named), ">")
+        targets = [c for c in node.named_children if c.type != "file_descriptor"]
+        redirs.append((op, self.word(targets[0]) if targets else ""))
+        self.after_target(targets[1:], extra)
+
+    def after_target(self, nodes: list[tree_sitter.Node], extra: list[str]) -> None:
+        """Words the grammar puts after a redirection's target: arguments of the command
+        (``echo > f a b`` is ``echo a b > f``) until an operator it failed to see inside
+        a here-doc line (``cat <<EOF 2>/dev/null | bash -s x``), after which they form
+        the next command, piped or listed."""
+        words, op = extra, ""
+        for child in nodes:
+            if child.type == "number" and self.src[child.end_byte:child.end_byte + 1] in ("<", ">"):
+                continue  # `>& f 0>&1`: the grammar gives the next redirection's fd to this one
+            if child.type == "ERROR":
+                if op:
+                    self.deferred.append((op, Stage(words)))
+                words, op = [], self.raw(child).split()[0] if self.raw(child).split() else ";"
+            else:
+                words.append(self.word(child))
+        if op:
+            self.deferred.append((op, Stage(words)))
+
+    def flush(self) -> None:
+        """What followed a here-doc start on its line, once its command is in place:
+        ``| sh`` continues the open pipeline, ``&& x``/``; x`` start new ones."""
+        deferred, self.deferred = self.deferred, []
+        for op, node in deferred:
+            if isinstance(node, Stage):
+                if op in ("|", "|&"):
+                    self.pipelines[-1].append(node)
+                else:
+                    self.pipelines.append([node])
+            elif node.type == "pipeline" and node.children and node.children[0].type in ("|", "|&"):
+                for child in node.named_children:
+                    if child.type != "comment":
+                        self.piped_part(child, False)
+            elif op in ("|", "|&"):
+                self.piped_part(node, False)
+            else:
+                self.statement(node)
+
+    def stage(self, node: tree_sitter.Node) -> Stage:
+        """A simple command (or assignment, declaration, test) as a Stage."""
+        stage = Stage()
+        self.command_words(node, stage)
+        return stage
+
+    def command_words(self, node: tree_sitter.Node, stage: Stage) -> None:
+        words = stage.words
+        if node.type in ("variable_assignment",):
+            words.append(self.word(node))
+            return
+        prev: tree_sitter.Node | None = None
+        for child in node.children:
+            before, prev = prev, child
+            if child.type in ("comment",):
+                continue
+            if not child.is_named:
+                text = self.raw(child)
+                if text in ("export", "declare", "typeset", "local", "readonly", "unset", "unsetenv", "[", "[["):
+                    words.append(text)
+                continue
+            if child.type == "command_name":
+                words.append(self.word(child))
+            elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                self.redirect(child, stage.redirs, stage.words)
+            elif node.type == "test_command":
+                words.extend(self.test_words(child))
+            elif words and _glued_substitution(child, before):
+                words[-1] += self.word(child)  # `@<(cmd)`: one word in bash, two arguments in the grammar
+            else:
+                words.append(self.word(child))
+
+    def test_words(self, node: tree_sitter.Node) -> list[str]:
+        """``[ ... ]``/``[[ ... ]]``: the expression's operands and operators as words."""
+        if node.type in ("binary_expression", "unary_expression", "parenthesized_expression",
+                         "negated_expression", "ternary_expression", "postfix_expression"):
+            out: list[str] = []
+            for child in node.children:
+                out.extend(self.test_words(child) if child.is_named else [self.raw(child)])
+            return out
+        return [self.word(node)]
+
+
+
+def _glued_substitution(node: tree_sitter.Node, prev: tree_sitter.Node | None) -> bool:
+    """A process substitution (or a word starting with one) that the grammar makes an
+    argument of its own although nothing separates it from ``prev``, the argument before
+    (passed in: ``Node.prev_sibling`` walks the parent's children each time)."""
+    first = node.children[0] if node.type == "concatenation" and node.children else node
+    return (first.type == "process_substitution" and prev is not None and prev.is_named
+            and prev.type not in ("command_name", "file_redirect", "herestring_redirect", "heredoc_redirect")
+            and prev.end_byte == node.start_byte)
+
+
+def _list_items(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """The commands of an ``a && b || c ; d`` list in order. The grammar nests lists to
+    the left; they are unrolled without recursion, so a long chain costs no stack."""
+    out: list[tree_sitter.Node] = []
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if cur.type == "list":
+            stack.extend(reversed([c for c in cur.named_children if c.type != "comment"]))
+        else:
+            out.append(cur)
+    return out

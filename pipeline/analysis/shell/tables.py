@@ -1,0 +1,277 @@
+"""Per-command grammar of the shell analyser, as data.
+
+Fixed facts about commands, not judgement: which words are shell keywords, which options
+of a command take a value (so its positional arguments can be told from option values),
+which commands behave alike. ``COMMAND_FAMILIES`` maps each handler family of
+:mod:`pipeline.analysis.shell.commands` to the command names it serves; the reader, wrapper,
+interpreter and compressor families take their names from the option tables below
+(``READERS``, ``WRAPPERS``, ``CODE_FLAGS``, ``COMPRESS_SUFFIX``/``DECOMPRESSORS``), and a
+name belongs to one family only (``tests/test_shell_tables.py``).
+
+Option tables: a string lists the one-letter options that take a value; a tuple lists long
+option names (without ``--``) that take one. ``OPTIONS`` holds that grammar for every
+command (or ``command subcommand``) whose handler parses its own arguments; ``READERS``,
+``WRAPPERS``, ``OPENSSL_ARG`` and the curl tables are the same facts for their families.
+"""
+
+from __future__ import annotations
+
+KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for",
+                      "case", "esac", "{", "}", "!", "function", "select", "coproc"})
+
+EXTENSIONS = frozenset((
+    "txt csv tsv json jsonl yaml yml toml xml html htm md rst py sh bash zsh js mjs ts php rb pl "
+    "c h cc cpp hpp go rs java kt sql db sqlite sqlite3 log conf cfg ini env pem key crt cer pub "
+    "p12 pfx gpg asc zip tar gz tgz bz2 xz zst 7z rar pdf doc docx xls xlsx ppt pptx odt ods png "
+    "jpg jpeg gif svg webp bmp ico mp3 mp4 avi mpeg m4v mov wav bin exe so dll whl deb rpm iso "
+    "img bak old orig tmp out lock cookie cookies kdbx ovpn service desktop plist ipynb parquet "
+    "pkl pickle npy h5 crx apk jar war").split())
+
+SEND_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+
+READERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "cat": ("", ()), "tac": ("s", ()), "nl": ("bdfhilnsvw", ()), "head": ("nc", ("lines", "bytes")),
+    "tail": ("ncs", ("lines", "bytes", "pid", "sleep-interval")), "less": ("bhjkoOpPtTxyz", ()),
+    "more": ("n", ()), "wc": ("", ()), "md5sum": ("", ()), "sha1sum": ("", ()), "sha256sum": ("", ()),
+    "sha512sum": ("", ()), "shasum": ("a", ()), "cksum": ("", ()), "b2sum": ("l", ()), "sum": ("", ()),
+    "strings": ("nt", ()), "od": ("AjNtw", ()), "hexdump": ("nsef", ()), "hd": ("nsef", ()),
+    "file": ("mfFeP", ()), "stat": ("c", ("format", "printf")), "du": ("dBt", ("max-depth", "exclude", "block-size")),
+    "ls": ("ITw", ("ignore", "hide", "width", "time-style", "format", "sort", "color", "block-size")),
+    "tree": ("LPIo", ()), "column": ("tscoNRlEHW", ()), "fold": ("w", ()), "fmt": ("w", ()),
+    "paste": ("d", ()), "join": ("jto12ae", ()), "comm": ("", ()), "cmp": ("inI", ()),
+    "diff": ("CUxXILF", ("label", "exclude", "exclude-from", "ignore-matching-lines", "context", "unified")),
+    "zcat": ("", ()), "bzcat": ("", ()), "xzcat": ("", ()), "zless": ("", ()), "expand": ("t", ()),
+    "unexpand": ("t", ()), "rev": ("", ()), "cut": ("dfcb", ("delimiter", "fields", "characters", "bytes")),
+    "pr": ("hlwNo", ()), "identify": ("", ()), "exiftool": ("", ()), "pdftotext": ("fl", ()),
+    "pdfinfo": ("", ()), "readelf": ("", ()), "objdump": ("jM", ()), "nm": ("", ()), "ldd": ("", ()),
+    "xmllint": ("", ("xpath", "output")), "yamllint": ("cdf", ()), "json_pp": ("", ()), "lsattr": ("", ()),
+    "getfacl": ("", ()), "look": ("t", ()), "iconv": ("ftc", ("from-code", "to-code")), "dos2unix": ("", ()),
+    "unix2dos": ("", ()), "csvlook": ("", ()), "bat": ("lm", ()), "view": ("", ()), "vi": ("", ()),
+    "vim": ("", ()), "nano": ("", ()), "emacs": ("", ()), "gdb": ("", ()), "source-highlight": ("", ()),
+}
+
+TRANSFORMERS = {"rev", "tr", "awk", "gawk", "mawk", "sed", "perl", "iconv", "uudecode"}
+
+COMPRESS_SUFFIX = {"gzip": ".gz", "bzip2": ".bz2", "xz": ".xz", "zstd": ".zst", "lz4": ".lz4",
+                   "compress": ".Z", "pigz": ".gz", "lzma": ".lzma"}
+
+DECOMPRESSORS = {"gunzip": "gzip", "bunzip2": "bzip2", "unxz": "xz", "unzstd": "zstd", "unlzma": "lzma"}
+
+OPENSSL_ARG = {"in", "out", "inkey", "key", "keyfile", "keyout", "pass", "passin", "passout", "CAfile",
+               "CApath", "cert", "certfile", "signkey", "subj", "days", "newkey", "config", "extensions",
+               "name", "connect", "servername", "md", "iter", "salt", "S", "K", "iv", "sigfile", "signature",
+               "k", "kfile", "recip", "from", "to", "subject", "nameopt", "set_serial", "CA", "CAkey",
+               "CAserial", "extfile", "reqexts", "outform", "inform", "keyform", "num", "rand", "peerkey"}
+
+CURL_ARG_SHORT = "bcCdDeEFHKmoPQrtTuUwxXyYzA"
+
+CURL_ARG_LONG = ("data", "data-raw", "data-binary", "data-ascii", "data-urlencode", "json", "form",
+                 "form-string", "upload-file", "output", "header", "user", "request", "url", "config", "cookie",
+                 "cookie-jar", "user-agent", "referer", "cert", "key", "cacert", "capath", "max-time",
+                 "connect-timeout", "retry", "retry-delay", "retry-max-time", "proxy", "proxy-user", "range",
+                 "write-out", "dump-header", "trace", "trace-ascii", "output-dir", "interface", "resolve",
+                 "limit-rate", "max-filesize", "speed-limit", "speed-time", "time-cond", "oauth2-bearer",
+                 "variable", "continue-at", "quote", "telnet-option", "stderr", "netrc-file", "pass",
+                 "key-type", "cert-type", "ciphers", "connect-to", "dns-servers", "local-port", "max-redirs",
+                 "mail-from", "mail-rcpt", "aws-sigv4", "hostpubmd5", "pubkey", "socks5", "socks5-hostname",
+                 "unix-socket", "abstract-unix-socket", "expect100-timeout", "happy-eyeballs-timeout-ms")
+
+CURL_DATA = ("-d", "--data", "--data-binary", "--data-ascii", "--json")
+
+GIT_COMMITS = "git-commits:"  # pseudo resource: the local commits a push sends
+
+PY_ARG = "WXQ"
+
+CODE_FLAGS = {"node": ("-e", "--eval", "-p", "--print"), "perl": ("-e", "-E"), "ruby": ("-e",),
+              "php": ("-r",), "lua": ("-e",), "Rscript": ("-e",), "osascript": ("-e",), "deno": ("eval",),
+              "bun": ("-e", "--eval"), "tsx": ("-e", "--eval"), "ts-node": ("-e", "--eval")}
+
+WRAPPERS = {"sudo": "ugpCUrtThDR", "doas": "uC", "nohup": "", "time": "fo", "nice": "n", "ionice": "cnp",
+            "stdbuf": "ioe", "timeout": "sk", "setsid": "", "unbuffer": "", "command": "", "builtin": "",
+            "exec": "a", "chroot": "", "taskset": "", "strace": "oepsuSEaI", "ltrace": "oepsuSEaIn",
+            "xargs": "adEeIiLlnPs", "env": "uCS", "su": "cgGsw", "runuser": "ugcGw", "flock": "cwEn",
+            "caffeinate": "tw", "proxychains": "f", "proxychains4": "f", "torsocks": "aPu", "firejail": "",
+            "valgrind": "", "catchsegv": "", "systemd-run": "upEM", "doppler": "", "dotenv": "e",
+            "sg": "", "chronic": "", "ts": "", "faketime": "f", "nsenter": "tSGw", "unshare": "S"}
+
+
+# Commands by handler family (the table-driven ones above add their own names).
+COMMAND_FAMILIES: dict[str, str] = {
+    "none": (
+        "cd pushd popd whoami id uname date sleep true false : test [ [[ kill pkill killall pgrep "
+        "ps top htop free uptime df lsof netstat ss ip ifconfig nproc lscpu lsblk dmesg "
+        "journalctl systemctl service seq yes expr bc tput stty getent groups last w who locale "
+        "tty clear reset exit return break continue shift wait jobs fg bg disown trap shopt "
+        "ulimit umask alias unalias unset local readonly let hash type which whereis hostname "
+        "mktemp mkfifo sync usermod useradd groupadd passwd chpasswd visudo pip-compile pytest "
+        "py.test tox nosetests mypy ruff black flake8 pylint isort unittest coverage C-c C-d C-z "
+        "q :q"
+    ),
+    "pkg": (
+        "pip pip3 pipx npm npx yarn pnpm apt apt-get aptitude yum dnf apk brew snap gem cargo go "
+        "conda mamba poetry uv dpkg rpm zypper pacman composer mvn gradle"
+    ),
+    "dns": "ping ping6 dig host nslookup traceroute tracepath whois mtr",
+    "sort": "sort",
+    "uniq": "uniq",
+    "grep": "grep egrep fgrep zgrep rg ag",
+    "sed": "sed gsed",
+    "awk": "awk gawk mawk",
+    "jq": "jq yq",
+    "copy": "cp mv install",
+    "ln": "ln",
+    "write_all": "tee touch mkdir",
+    "delete": "rm rmdir shred unlink truncate wipe srm",
+    "dd": "dd",
+    "mkfs": "mkfs mke2fs mkswap wipefs",
+    "chmod": "chmod chown chgrp chattr setfacl",
+    "find": "find",
+    "tar": "tar",
+    "zip": "zip 7z 7za 7zr",
+    "unzip": "unzip",
+    "base64": "base64 base32 basenc xxd uudecode",
+    "openssl": "openssl",
+    "gpg": "gpg gpg2",
+    "curl": "curl",
+    "wget": "wget",
+    "scp": "scp rsync",
+    "ssh": "ssh",
+    "ssh_copy_id": "ssh-copy-id",
+    "ssh_keygen": "ssh-keygen",
+    "nc": "nc ncat netcat telnet",
+    "socat": "socat",
+    "ftp": "ftp sftp lftp",
+    "mail": "mail mailx mutt sendmail",
+    "git": "git",
+    "cloud_copy": "aws gsutil rclone",
+    "gh": "gh",
+    "publish": "az",
+    "shell": "bash sh zsh dash ksh fish ash",
+    "python": "python",
+    "interp": "java",
+    "source": "source .",
+    "watch": "watch",
+    "tmux": "tmux screen",
+    "eval": "eval",
+    "env_dump": "printenv export declare typeset set",
+    "echo": "echo printf",
+    "read": "read mapfile readarray",
+    "crontab": "crontab",
+    "at": "at batch",
+    "db": "mysql mariadb psql pg_dump sqlite3",
+    "docker": "docker podman",
+    "compiler": "gcc cc g++ clang clang++ rustc tcc",
+    "make": "make",
+    "history": "history",
+    "tr": "tr",
+    "pathcalc": "pwd basename dirname realpath readlink",
+}
+
+
+# Options that take a value, per command (or command and subcommand) whose handler parses
+# its own arguments: (one-letter options, long option names).
+OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "at": ("fqMmt", ()),
+    "awk": ("Fvfei", ("field-separator", "assign", "file", "source", "include")),
+    "base64": ("wo", ("wrap", "output")),
+    "cloud copy": ("", ("exclude", "include", "profile", "region", "acl", "storage-class", "endpoint-url")),
+    "compress": ("SobLpT", ("suffix", "output", "threads")),
+    "cp": ("tS", ("target-directory", "suffix", "backup", "mode", "owner", "group")),
+    "crontab": ("u", ()),
+    "dns": ("cinstwWIlmpQSTfqxkbyM", ()),
+    "docker": ("cHl", ("config", "context", "host", "log-level")),
+    "docker build": ("ft", ("file", "tag", "build-arg", "target", "platform", "secret", "output")),
+    "docker exec": ("eouw", ("env", "user", "workdir", "env-file")),
+    "docker load": ("i", ("input",)),
+    "docker run": ("aceEhlLmpPuvwt", (
+        "name", "env", "env-file", "volume", "publish", "user", "workdir", "entrypoint",
+        "network", "mount", "label", "cpus", "memory", "hostname", "add-host", "device",
+        "cap-add", "cap-drop", "restart", "platform", "pull", "log-driver", "log-opt", "tmpfs",
+        "shm-size", "ulimit", "dns", "gpus", "security-opt", "runtime", "ipc", "pid", "cidfile",
+        "expose", "health-cmd", "link", "volumes-from", "stop-signal", "attach", "annotation",
+        "group-add", "isolation", "memory-swap", "network-alias"
+    )),
+    "docker save": ("o", ("output",)),
+    "ftp": ("P", ()),
+    "gh gist create": ("df", ("desc", "filename")),
+    "git": ("Cc", ("git-dir", "work-tree", "namespace", "exec-path")),
+    "git clone": ("bocju", (
+        "branch", "origin", "depth", "reference", "config", "template", "separate-git-dir",
+        "jobs", "filter", "shallow-since", "repo", "push-option", "receive-pack", "upload-pack",
+        "exec", "message", "file", "output", "prefix", "format", "author", "date"
+    )),
+    "git fetch": ("o", (
+        "branch", "origin", "depth", "reference", "config", "template", "separate-git-dir",
+        "jobs", "filter", "shallow-since", "repo", "push-option", "receive-pack", "upload-pack",
+        "exec", "message", "file", "output", "prefix", "format", "author", "date"
+    )),
+    "gpg": ("orRuf", (
+        "output", "recipient", "local-user", "passphrase-file", "passphrase", "homedir",
+        "default-key", "trust-model", "cipher-algo", "keyserver", "recv-keys", "send-keys",
+        "export-options", "import-options"
+    )),
+    "grep": ("efmABCdD", (
+        "regexp", "file", "max-count", "after-context", "before-context", "context", "include",
+        "exclude", "exclude-dir", "exclude-from", "label", "binary-files", "devices",
+        "directories", "group-separator"
+    )),
+    "install": ("tSmogZ", ("target-directory", "suffix", "backup", "mode", "owner", "group")),
+    "ln": ("tS", ("target-directory", "suffix")),
+    "mail": ("sacbrfFiEeCoOqRSuTx", ()),
+    "make": ("fCIjlo", ("file", "makefile", "directory", "include-dir", "jobs")),
+    "mkfs": ("tLbcnNIoOUEeCgGmrJ", ()),
+    "mysql": ("uhPDeSA", (
+        "user", "host", "port", "database", "execute", "socket", "defaults-file", "result-file"
+    )),
+    "nc": ("psweicIOqTxXgGm", ()),
+    "pathcalc": ("as", ("suffix",)),
+    "pkg": ("rcietd", (
+        "requirement", "constraint", "index-url", "extra-index-url", "target", "prefix", "root",
+        "find-links", "editable", "dest"
+    )),
+    "psql": ("dcfhpUoLvTFnNtS", (
+        "dbname", "command", "file", "host", "port", "username", "output", "log-file", "set",
+        "variable"
+    )),
+    "read": ("adinNptuC", ()),
+    "rg": ("efgtTmABCjMrE", (
+        "regexp", "file", "glob", "iglob", "type", "type-not", "max-count", "replace",
+        "context", "after-context", "before-context", "threads", "max-columns", "encoding"
+    )),
+    "rsync": ("efBTM", (
+        "rsh", "filter", "exclude", "include", "exclude-from", "include-from", "files-from",
+        "rsync-path", "password-file", "log-file", "backup-dir", "temp-dir", "chmod", "chown",
+        "timeout", "port", "bwlimit", "link-dest", "compare-dest", "copy-dest", "partial-dir",
+        "suffix", "max-size", "min-size", "out-format", "usermap", "groupmap", "info", "debug"
+    )),
+    "scp": ("cFiJloPSDX", ()),
+    "screen": ("SscpLlT", ()),
+    "sendmail": ("fFBCNOopqRrVXhL", ()),
+    "sftp": ("bBcDFiJlopPRSsuef", ()),
+    "sort": ("ktoST", (
+        "key", "field-separator", "output", "buffer-size", "temporary-directory", "parallel",
+        "files0-from"
+    )),
+    "ssh": ("BbcDEeFIiJLlmOopQRSWw", ()),
+    "ssh-copy-id": ("ipoF", ()),
+    "ssh-keygen": ("fNCtbPmEFRZaOnIVzrs", ()),
+    "tar": ("fCTXbHKNVLgI", (
+        "file", "directory", "files-from", "exclude-from", "use-compress-program", "transform",
+        "exclude", "owner", "group", "mode", "format", "newer"
+    )),
+    "telnet": ("bleEkKlnSX", ()),
+    "tmux new": ("stcnFxyfeLlTB", ()),
+    "uniq": ("fsw", ("skip-fields", "skip-chars", "check-chars")),
+    "unzip": ("dPIO", ()),
+    "watch": ("nqd", ("interval",)),
+    "wget": ("OoaPiUteTwlARDXIBQY", (
+        "output-document", "output-file", "append-output", "directory-prefix", "input-file",
+        "user-agent", "tries", "timeout", "wait", "level", "accept", "reject", "domains",
+        "exclude-domains", "post-data", "post-file", "body-data", "body-file", "method",
+        "header", "user", "password", "http-user", "http-password", "load-cookies",
+        "save-cookies", "referer", "ca-certificate", "certificate", "private-key", "execute",
+        "quota", "limit-rate", "base", "config", "bind-address"
+    )),
+    "xxd": ("cglsoCn", ("cols", "groupsize", "len", "seek", "name")),
+    "zip": ("PbntO", ("password", "temp-path", "suffixes", "output-file")),
+}

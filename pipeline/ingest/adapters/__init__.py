@@ -1,0 +1,58 @@
+"""Format adapters: the registry the reader dispatches on.
+
+Each adapter converts one source record (a parsed JSON value) into one canonical
+trajectory dict (docs/design.md "Canonical record"), or returns None for a line that
+is not a record (AgentDojo's run header). ``canonical`` and ``openai`` are
+pass-through: their records' source text is used unchanged as ``RawRecord.text``.
+
+``layout`` says how a whole-file JSON document of the format is split into records:
+``array`` (a top-level array is a list of records, an object is one record),
+``whole`` (the document is one record, e.g. an OpenHands event list) or ``inspect``
+(Inspect logs: samples of a ``.eval`` archive or of an EvalLog's ``samples``) or
+``session`` (the whole FILE, NDJSON lines or one document, is handed to the converter as
+``(line, value)`` pairs and it yields ``(source_line, record)`` pairs: Claude Code
+sessions, Codex rollouts, OTLP exports; see ``pipeline/ingest/adapters/_session.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.ingest.adapters import (
+    agentdojo, anthropic, claude_code, codex, inspect_log, openhands, otel, r_judge, swe_agent, tau_bench,
+)
+from pipeline.ingest.adapters._common import AdapterError, Ctx
+
+Converter = Callable[[Any, Ctx], Any]  # a record dict | None; session layout: an iterator
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterSpec:
+    """One input format: its converter (None = pass-through) and document layout."""
+
+    name: str
+    convert: Converter | None
+    layout: str
+
+
+ADAPTERS: dict[str, AdapterSpec] = {
+    spec.name: spec
+    for spec in (
+        AdapterSpec("canonical", None, "array"),
+        AdapterSpec("openai", None, "array"),
+        AdapterSpec("anthropic", anthropic.convert, "array"),
+        AdapterSpec("inspect", inspect_log.convert, "inspect"),
+        AdapterSpec("agentdojo", agentdojo.convert, "array"),
+        AdapterSpec("openhands", openhands.convert, "whole"),
+        AdapterSpec("tau-bench", tau_bench.convert, "array"),
+        AdapterSpec("r-judge", r_judge.convert, "array"),
+        AdapterSpec("swe-agent", swe_agent.convert, "whole"),
+        AdapterSpec("claude-code", claude_code.convert_session, "session"),
+        AdapterSpec("codex", codex.convert_session, "session"),
+        AdapterSpec("otel", otel.convert_session, "session"),
+    )
+}
+
+__all__ = ["ADAPTERS", "AdapterError", "AdapterSpec", "Ctx"]

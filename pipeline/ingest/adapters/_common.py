@@ -1,0 +1,138 @@
+"""Helpers shared by the format adapters: context, errors, message builders, id repair."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.ingest.records import canonical_message
+from pipeline.storage import Location
+
+
+class AdapterError(ValueError):
+    """One source record cannot be converted; the reader rejects it as malformed_record."""
+
+
+@dataclass(slots=True)
+class Ctx:
+    """Where a source record comes from.
+
+    ``line`` is the record's ``source_line`` (physical line for NDJSON, 1-based element
+    index for JSON arrays / samples). ``state`` is shared by all records of one file.
+    """
+
+    path: Location  # a local Path or a storage.Remote (both have name/stem/parent)
+    line: int
+    state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def stem(self) -> str:
+        """File name without its transcript extension(s) (``a.jsonl.gz`` -> ``a``)."""
+        name = self.path.name
+        for ext in (".jsonl.gz", ".json.gz", ".jsonl", ".json", ".eval", ".traj", ".gz"):
+            if name.lower().endswith(ext):
+                return name[: -len(ext)]
+        return self.path.stem
+
+
+def require_dict(value: Any, what: str) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else AdapterError."""
+    if not isinstance(value, dict):
+        raise AdapterError(f"{what} is {type(value).__name__}, expected an object")
+    return value
+
+
+def require_list(value: Any, what: str) -> list[Any]:
+    """``value`` if it is a JSON array, else AdapterError."""
+    if not isinstance(value, list):
+        raise AdapterError(f"{what} is {type(value).__name__}, expected an array")
+    return value
+
+
+def text_of(content: Any) -> str | None:
+    """Plain text of a message content: a string, or the text blocks of a block list.
+
+    Blocks of other kinds (images, reasoning, ...) are dropped. None stays None.
+    """
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and block.get("type") == "text":
+                text = block.get("text")
+                if isinstance(text, str):
+                    parts.append(text)
+        return "\n".join(parts)
+    if isinstance(content, dict) and isinstance(content.get("text"), str):
+        return content["text"]
+    return str(content)
+
+
+def tool_call(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
+    """One canonical tool call (``arguments`` a JSON string or an object)."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def assistant(text: str | None, calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A canonical assistant message; ``tool_calls`` only when there are calls."""
+    return canonical_message("assistant", text, tool_calls=calls or None)
+
+
+def tool_result(call_id: Any, content: Any, error: Any = None) -> dict[str, Any]:
+    """A canonical tool message (``tool_call_id`` kept even when None)."""
+    return {"role": "tool", "tool_call_id": call_id, "content": content, "error": error}
+
+
+def repair_call_ids(messages: list[dict[str, Any]], hints: list[str | None] | None = None) -> int:
+    """Make tool-call ids unique in one trajectory and link results to their calls.
+
+    Sources such as AgentDojo (command-r-plus: ``id: ""``, ``tool_call_id: null``) and
+    tau-bench / AgentDojo GPT-4 (one id reused by later calls) need this. Calls keep
+    their id when it is a non-empty string not used before; otherwise they get
+    ``c<n>`` (no id) or ``<id>#<n>`` (reused id), ``n`` the 1-based call ordinal.
+    Each tool message is matched to the oldest still-unanswered call with the same
+    source id; with no source id, to the oldest unanswered call of the tool named by
+    ``hints[i]`` (the i-th message's tool name), else the oldest unanswered call.
+    Unmatched results keep their id (the SQL stage rejects them as orphans).
+    Returns how many ids were changed or filled in (kept in ``meta``).
+    """
+    used: set[str] = set()
+    pending: list[tuple[Any, str, Any]] = []  # (source id, canonical id, tool name)
+    changed = 0
+    ordinal = 0
+    for i, msg in enumerate(messages):
+        if msg.get("role") == "assistant":
+            for call in msg.get("tool_calls") or []:
+                if not isinstance(call, dict):
+                    continue
+                ordinal += 1
+                src = call.get("id")
+                new = src if isinstance(src, str) and src and src not in used else None
+                if new is None:
+                    base = f"{src}#" if isinstance(src, str) and src else "c"
+                    new = f"{base}{ordinal}"
+                    while new in used:
+                        new += "'"
+                    call["id"] = new
+                    changed += 1
+                used.add(new)
+                fn = call.get("function")
+                pending.append((src, new, fn.get("name") if isinstance(fn, dict) else None))
+        elif msg.get("role") == "tool":
+            src = msg.get("tool_call_id")
+            hint = hints[i] if hints is not None and i < len(hints) else None
+            match = None
+            if isinstance(src, str) and src:
+                match = next((p for p in pending if p[0] == src), None)
+            else:
+                match = next((p for p in pending if hint is not None and p[2] == hint), None)
+                match = match or (pending[0] if pending else None)
+            if match is not None:
+                pending.remove(match)
+                if msg.get("tool_call_id") != match[1]:
+                    msg["tool_call_id"] = match[1]
+                    changed += 1
+    return changed

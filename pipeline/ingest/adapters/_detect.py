@@ -1,0 +1,204 @@
+"""Format detection from the file name and the first bytes (never the whole file).
+
+The first ``SNIFF_BYTES`` (decompressed) bytes are scanned by a small tolerant JSON
+tokenizer that records object keys per nesting depth and the string values of
+``type`` keys. Keys inside string values (attacker text) are never mistaken for keys:
+strings are consumed as whole tokens. For NDJSON only the first non-blank line is
+scanned. Rules, first match wins (K = keys of a record, C = keys one level below):
+
+1. ``.eval`` -> inspect; ``.traj`` -> swe-agent.
+2. label files, not transcripts -> ``skip`` (no records): ``*_safety_eval_results.json``,
+   and objects without transcript keys (messages, trajectory_id, eval, trajectory, traj,
+   contents) that have ``final_score``/``checkpoints`` (OpenAgentSafety ``eval_*.json``),
+   ``agent_profiles`` + ``scenarios`` (task NPC configs), or values with ``llm_label``.
+3. object with ``eval`` and one of ``samples``/``version``/``status``/``plan`` -> inspect.
+4. ``trajectory`` with ``history``/``info``/``environment`` -> swe-agent.
+5. array of events with ``action``/``observation`` and ``source``/``cause`` -> openhands.
+6. K == {metadata} (AgentDojo run header) or ``metadata`` with C containing
+   ``suite_name`` -> agentdojo.
+7. ``traj`` with ``task_id``/``reward`` -> tau-bench.
+8. ``contents`` with ``label``/``profile``/``risk_description`` -> r-judge.
+9. Claude Code session line: ``sessionId`` with ``uuid``/``parentUuid``/``type``, or a
+   ``summary`` + ``leafUuid`` / ``messageId`` + ``snapshot`` head line -> claude-code.
+10. ``type`` + ``payload`` with a Codex item type (``session_meta``, ``response_item``,
+    ``event_msg``, ``turn_context``), or the 2025 bare header ``{id, timestamp,
+    instructions|git}`` -> codex.
+11. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
+12. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block) -> anthropic.
+13. anything else -> canonical (records that do not fit are rejected downstream).
+
+:func:`warn_without_ids` prints ONE warning line for a file read one record per line
+whose records all lack a ``trajectory_id``, naming what the file looks like (rules
+above, tried on its first lines) and the ``--format`` that fits.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.ingest.adapters._io import BOM, read_head
+from pipeline.storage import Location
+
+SNIFF_BYTES = 256 * 1024
+NDJSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
+_TOKEN = re.compile(r'[ \t\n\r]*(?:("(?:[^"\\]|\\.)*")|([{}\[\]:,])|([^"{}\[\]:,\s]+))', re.S)
+
+
+@dataclass(slots=True)
+class Shape:
+    """What the head of a JSON text looks like."""
+
+    top: str = ""
+    keys: dict[int, list[str]] = field(default_factory=dict)
+    types: set[str] = field(default_factory=set)
+
+    def at(self, depth: int) -> set[str]:
+        """Keys seen at one nesting depth (1 = keys of the top-level object)."""
+        return set(self.keys.get(depth, ()))
+
+
+def _decode(token: str) -> str:
+    try:
+        value = json.loads(token)
+    except ValueError:
+        return token[1:-1]
+    return value if isinstance(value, str) else token
+
+
+def scan(text: str, max_depth: int = 4, max_keys: int = 512) -> Shape:
+    """Tolerant scan of (possibly truncated) JSON text."""
+    shape = Shape()
+    stack: list[str] = []
+    pos, prev, key = 0, "", ""
+    prev_string = ""
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            break  # unterminated string or junk: stop at the last clean token
+        pos = m.end()
+        string, punct = m.group(1), m.group(2)
+        if string is not None:
+            if prev == ":" and key == "type":
+                shape.types.add(_decode(string))
+            prev, prev_string = "s", string
+            continue
+        if punct in ("{", "["):
+            if not stack and not shape.top:
+                shape.top = punct
+            stack.append(punct)
+        elif punct in ("}", "]"):
+            if stack:
+                stack.pop()
+            if not stack:
+                break  # first complete top-level value (first NDJSON record) done
+        elif punct == ":" and prev == "s" and stack and stack[-1] == "{":
+            key = _decode(prev_string)
+            depth = len(stack)
+            if depth <= max_depth:
+                bucket = shape.keys.setdefault(depth, [])
+                if len(bucket) < max_keys and key not in bucket:
+                    bucket.append(key)
+        prev = punct or "v"
+    return shape
+
+
+def classify(shape: Shape) -> tuple[str, str]:
+    """(format, why) from a scanned head (rules 2-10 of the module docstring)."""
+    base = 2 if shape.top == "[" else 1
+    k, c = shape.at(base), shape.at(base + 1)
+    transcript_keys = {"messages", "trajectory_id", "eval", "trajectory", "traj", "contents"}
+    if shape.top == "{" and not transcript_keys & k and (
+            {"final_score", "checkpoints"} & k or {"agent_profiles", "scenarios"} <= k or "llm_label" in c):
+        return "skip", "evaluation/label or task-config file (no transcript): skipped"
+    if shape.top == "{" and "eval" in k and {"samples", "version", "status", "plan"} & k:
+        return "inspect", "object with 'eval' and 'samples'/'version': Inspect EvalLog JSON"
+    if "trajectory" in k and {"history", "info", "environment"} & k:
+        return "swe-agent", "object with 'trajectory' and 'history': SWE-agent trajectory"
+    if shape.top == "[" and {"action", "observation"} & k and {"source", "cause"} & k:
+        return "openhands", "array of events with 'action'/'observation': OpenHands event list"
+    if k == {"metadata"} or ("metadata" in k and "suite_name" in c):
+        return "agentdojo", "AgentDojo 'metadata' header / metadata.suite_name"
+    if "traj" in k and {"task_id", "reward"} & k:
+        return "tau-bench", "records with 'traj' and 'task_id': tau-bench results"
+    if "contents" in k and {"label", "profile", "risk_description"} & k:
+        return "r-judge", "records with 'contents' and 'label': R-Judge"
+    if "sessionId" in k and {"uuid", "parentUuid", "type"} & k or {"summary", "leafUuid"} <= k \
+            or {"messageId", "snapshot"} <= k:
+        return "claude-code", "Claude Code session line (sessionId/uuid, summary or snapshot)"
+    if {"type", "payload"} <= k and {"session_meta", "response_item", "event_msg", "turn_context"} & shape.types:
+        return "codex", "Codex CLI rollout line (type + payload: session_meta/response_item/event_msg)"
+    if {"id", "timestamp"} <= k and {"instructions", "git"} & k and not {"type", "messages", "trajectory_id"} & k:
+        return "codex", "Codex CLI rollout header line (id, timestamp, instructions: 2025 layout)"
+    if "resourceSpans" in k:
+        return "otel", "OTLP trace export (resourceSpans)"
+    if "messages" in k and ("system" in k or {"tool_use", "tool_result"} & shape.types):
+        return "anthropic", "'messages' with tool_use/tool_result blocks or 'system': Anthropic"
+    if "messages" in k or "trajectory_id" in k:
+        return "canonical", "records with 'messages'/'trajectory_id': canonical"
+    return "canonical", "no known format markers: treated as canonical"
+
+
+def detect(path: Location) -> tuple[str, str]:
+    """(format, human-readable why) for one file; format ``skip`` means no records."""
+    name = path.name.lower()
+    if name.endswith(".eval"):
+        return "inspect", ".eval extension: Inspect AI log archive"
+    if name.endswith(".traj"):
+        return "swe-agent", ".traj extension: SWE-agent trajectory"
+    if name.endswith(("_safety_eval_results.json", "_safety_eval_results.json.gz")):
+        return "skip", "OpenAgentSafety LLM-judge label file (no transcript): skipped"
+    head = read_head(path, SNIFF_BYTES)
+    if head.startswith(BOM):
+        head = head[len(BOM):]
+    ndjson = name.endswith(NDJSON_SUFFIXES) or not name.endswith((".json", ".json.gz"))
+    if ndjson:
+        head = next((ln for ln in head.split(b"\n") if ln.strip()), b"")
+    fmt, why = classify(scan(head.decode("utf-8", "replace")))
+    if ndjson and fmt in ("openhands", "swe-agent", "inspect", "skip"):
+        return "canonical", f"NDJSON file whose first record looks like {fmt}: treated as canonical"
+    return fmt, ("first record: " if ndjson else "document head: ") + why
+
+
+FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI rollout",
+                "otel": "an OTLP trace export", "anthropic": "Anthropic Messages records",
+                "agentdojo": "AgentDojo traces", "tau-bench": "tau-bench results", "r-judge": "R-Judge records"}
+
+
+def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:
+    """(format, why) of the first of a file's first lines that a rule other than
+    ``canonical`` recognises, or None."""
+    head = read_head(path, SNIFF_BYTES)
+    if head.startswith(BOM):
+        head = head[len(BOM):]
+    for line in [ln for ln in head.split(b"\n") if ln.strip()][:max_lines]:
+        fmt, why = classify(scan(line.decode("utf-8", "replace")))
+        if fmt not in ("canonical", "skip"):
+            return fmt, why
+    return None
+
+
+def warn_without_ids(path: Location, fmt: str, records: Iterator[Any]) -> Iterator[Any]:
+    """Pass ``records`` (RawRecords of one file) through; when there was at least one and
+    none has a ``trajectory_id``, write one warning line to stderr (module docstring)."""
+    seen = with_id = 0
+    for record in records:
+        seen += 1
+        text = getattr(record, "text", None)
+        if text is None or '"trajectory_id"' in text:
+            with_id += 1  # rejected lines say nothing either way
+        yield record
+    if seen and not with_id:
+        try:
+            hint = looks_like(path)
+        except OSError:
+            hint = None
+        what = (f"it looks like {FORMAT_NAMES.get(hint[0], hint[0])} ({hint[1]}): "
+                f"use --format {hint[0]}" if hint and hint[0] != fmt else
+                "it matches no known format: canonical records need a trajectory_id (README: Input formats)")
+        sys.stderr.write(f"litmus-gate: warning: {path}: none of its {seen} records has a trajectory_id "
+                         f"(read as {fmt}); {what}\n")

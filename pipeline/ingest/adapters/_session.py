@@ -1,0 +1,158 @@
+"""Whole-file sessions: formats whose FILE is the unit (Claude Code, Codex, OTLP exports).
+
+A session file is NDJSON (or, for OTLP, possibly one JSON document) whose lines together
+make one trajectory (or, for OTLP, one trajectory per trace). The reader hands the
+adapter an iterator over ``(line, value)`` pairs produced by :func:`session_items`; the
+adapter yields ``(source_line, canonical dict | Problem)`` pairs.
+
+Rules for lines that cannot be read (the file is one record, so one bad line decides
+the whole record):
+- the LAST non-blank line not being JSON (a file copied while it was being written, a
+  crash mid-write) is dropped: the adapter gets ``(line, DROPPED)`` and records the line
+  number in ``meta.dropped_lines``; nothing after it can depend on it;
+- any other unreadable line (not JSON, invalid UTF-8, a NUL byte, a line over
+  ``max_record_bytes``, a truncated gzip stream) rejects the whole file: the dependency
+  graph cannot be built without it. :class:`SessionAbort` carries the reason and a
+  detail naming the line;
+- a file whose lines add up to more than ``8 * max_record_bytes`` is rejected
+  ``record_too_large`` (the converted record is also checked against
+  ``max_record_bytes`` by the reader).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from pipeline.ingest.adapters._common import AdapterError, Ctx
+from pipeline.ingest.adapters._io import Problem, decode_line, iter_lines, parse_json, read_document
+from pipeline.ingest.records import RawRecord, rejected
+from pipeline.storage import Location
+
+DROPPED = object()  # sentinel value: a truncated last line the adapter should note
+
+
+class SessionAbort(Exception):
+    """The whole session file is rejected with ``reason`` (an attrition reason) and ``detail``."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def _abort(problem: Problem, what: str) -> SessionAbort:
+    return SessionAbort(problem.reason, f"{what} line {problem.line}: {problem.detail}; "
+                                        "the session cannot be scored without it")
+
+
+def session_items(path: Location, max_record_bytes: int, document: bool = False) -> Iterator[tuple[int, Any]]:
+    """``(physical line, parsed JSON value)`` of a session file (module docstring rules).
+
+    ``document``: the file is one JSON document (``.json``), yielded as line 1.
+    """
+    limit = 8 * max_record_bytes
+    if document:
+        text = read_document(path, limit)
+        value = text if isinstance(text, Problem) else parse_json(text, 1)
+        if isinstance(value, Problem):
+            raise SessionAbort(value.reason, value.detail)
+        yield 1, value
+        return
+    total = 0
+    pending: Problem | None = None  # an unparseable line: fatal unless it is the last one
+    for line, raw in iter_lines(path, max_record_bytes):
+        if pending is not None:
+            raise _abort(pending, "session")
+        if isinstance(raw, Problem):
+            raise _abort(raw, "session")
+        total += len(raw)
+        if total > limit:
+            raise SessionAbort("record_too_large", f"session file larger than {limit} bytes")
+        text = decode_line(raw, line)
+        if isinstance(text, Problem):
+            raise _abort(text, "session")
+        value = parse_json(text, line)
+        if isinstance(value, Problem):
+            if "nested too deeply" in value.detail:
+                raise _abort(value, "session")
+            pending = value
+            continue
+        yield line, value
+    if pending is not None:
+        yield pending.line, DROPPED
+
+
+def feed_lines(items: Iterable[tuple[int, Any]], line: Callable[[dict[str, Any]], None]) -> list[int]:
+    """Pass each object line of a session file to ``line``; returns the line numbers of
+    dropped (truncated) lines. A line that is JSON but not an object rejects the file."""
+    dropped: list[int] = []
+    for number, obj in items:
+        if obj is DROPPED:
+            dropped.append(number)
+        elif isinstance(obj, dict):
+            line(obj)
+        else:
+            raise AdapterError(f"line {number} is {type(obj).__name__}, expected an object")
+    return dropped
+
+
+def text_size(value: Any) -> int:
+    """A cheap upper-bound estimate of the JSON size of a str/list/dict value."""
+    if isinstance(value, str):
+        return len(value) + 2
+    if isinstance(value, dict):
+        return sum(len(str(k)) + 4 + text_size(v) for k, v in value.items()) + 2
+    if isinstance(value, list):
+        return sum(text_size(v) + 1 for v in value) + 2
+    return 8
+
+
+class SizeGuard:
+    """Counts the text an adapter keeps; raises ``record_too_large`` past the limit, so a
+    huge session is rejected while it is read, not after it was held in memory."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+
+    def add(self, value: Any) -> None:
+        """Account for one kept value."""
+        self.used += text_size(value)
+        if self.used > self.limit:
+            raise SessionAbort("record_too_large",
+                               f"converted session larger than {self.limit} bytes")
+
+
+def session_records(path: Location, spec: Any, max_record_bytes: int, suite: str | None,
+                    serialise: Callable[[Any], str]) -> Iterator[RawRecord]:
+    """The RawRecords of one session-format file (``spec`` an ``AdapterSpec`` of layout
+    ``session``): the adapter sees every line and yields the file's trajectories; a
+    :class:`SessionAbort` or an adapter error rejects the rest of the file as ONE record
+    (records already yielded stay); an OSError (the file cannot be read) propagates."""
+    src = str(path)
+    ctx = Ctx(path, 1, {"max_record_bytes": max_record_bytes, "suite": suite})
+    document = path.name.lower().endswith((".json", ".json.gz"))
+    try:
+        for line, obj in spec.convert(session_items(path, max_record_bytes, document), ctx):
+            if isinstance(obj, Problem):
+                yield rejected(src, obj.line, obj.reason, obj.detail, spec.name)
+                continue
+            try:
+                text = serialise(obj)
+            except (ValueError, RecursionError) as exc:
+                yield rejected(src, line, "malformed_record", str(exc), spec.name)
+                continue
+            if len(text) > max_record_bytes:
+                yield rejected(src, line, "record_too_large",
+                               f"converted record larger than {max_record_bytes} bytes", spec.name)
+                continue
+            yield RawRecord(src, line, text, None, None, spec.name)
+    except SessionAbort as exc:
+        yield rejected(src, 1, exc.reason, exc.detail, spec.name)
+    except RecursionError:
+        yield rejected(src, 1, "malformed_record", "record nested too deeply", spec.name)
+    except OSError:
+        raise  # the reader reports a file it cannot read
+    except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
+        yield rejected(src, 1, "malformed_record", f"{spec.name} adapter: {type(exc).__name__}: {exc}", spec.name)

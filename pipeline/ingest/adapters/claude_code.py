@@ -1,0 +1,275 @@
+"""Claude Code session files (``~/.claude/projects/<project>/<session>.jsonl``) -> one trajectory.
+
+A session FILE is one trajectory (source_line 1); lines are taken in file order (every
+branch of the ``parentUuid`` tree: a rewound branch's tool calls did run).
+- ``user`` / ``assistant`` lines are messages; ``summary``, ``system``, ``progress``,
+  ``file-history-snapshot``, ``queue-operation`` and any other line type are not steps.
+- assistant lines sharing ``message.id`` (one API response split one block per line)
+  are ONE assistant message: text blocks joined, ``tool_use`` blocks its tool calls
+  (``input`` as arguments), thinking dropped.
+- ``tool_result`` blocks of user lines are tool messages paired by ``tool_use_id``; the
+  other blocks of the line (text) are a user message after them. Errors (``is_error``
+  with the result text and the line's structured ``toolUseResult``), first that applies:
+  user rejection ("The user doesn't want to proceed ...", "User rejected tool use", a
+  permission prompt that was not granted: "Claude requested permissions ...") ->
+  ``{"type": "approval"}`` (blocked); "Sibling tool call errored" -> ``{"type":
+  "cancelled"}`` (the call never ran: failed); ``<tool_use_error>X`` -> the error text
+  ``tool_use_error: X`` (the policy's rules: guard wording -> blocked, else the
+  ``tool_use_error`` rule of claude_code.toml -> failed: the harness refused it); ``Exit code N`` ->
+  ``{"type": "exit_code", "message": "exit code N: ..."}`` (the policy's text rules:
+  the program ran, so unknown); any other ``is_error`` text -> that text as the error
+  (text rules; never empty, so never `executed`). A Bash result whose
+  ``toolUseResult.interrupted`` is true -> ``{"type": "unknown"}``. These texts count only
+  where they OPEN the result (Claude Code writes them so); a program's output that
+  merely contains them is not a refusal. Server tools (``server_tool_use`` with a
+  ``*_tool_result`` block in the same response) are calls with that result.
+- trajectory_id = ``sessionId`` (of the last message line: a file's own lines come last);
+  a subagent file (every line ``isSidechain`` with an ``agentId``; ``<session>/subagents/
+  agent-*.jsonl`` or ``agent-*.jsonl`` beside the parent) is ``<sessionId>:agent-<agentId>``
+  with ``parent_trajectory_id`` = sessionId and ``parent_call_id`` = the parent's Task
+  call whose result names the agent (read from the parent file when it is there; an
+  orphan subagent keeps ``parent_call_id`` null and still scores).
+- suite = the project folder (the session's folder; for ``<session>/subagents/`` files
+  the folder above ``<session>``), or the ``--suite`` flag (``ctx.state["suite"]``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pipeline.ingest.adapters._common import AdapterError, Ctx, text_of, tool_call, tool_result
+from pipeline.ingest.adapters._io import iter_lines
+from pipeline.ingest.adapters._session import SizeGuard, feed_lines
+from pipeline.ingest.records import canonical_message
+
+FORMAT = "claude-code"
+_EXIT = re.compile(r"\A\s*Exit code (-?\d+)")
+_TOOL_USE_ERROR = re.compile(r"\A\s*<tool_use_error>(.*?)(?:</tool_use_error>|\Z)", re.S)
+_REJECTED = ("the user doesn't want to proceed with this tool use", "user rejected tool use",
+             "the user doesn't want to take this action", "claude requested permissions")
+_SIBLING = "sibling tool call errored"
+_SAFE_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,200}\Z")
+KNOWN_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation"}
+
+
+def _error(block: dict[str, Any], content: str, structured: Any) -> Any:
+    """The canonical ``error`` of one tool_result block (module docstring order)."""
+    if not block.get("is_error"):
+        if isinstance(structured, dict) and structured.get("interrupted") is True:
+            return {"type": "unknown", "message": "command interrupted before it finished"}
+        return None
+    text = content.strip()
+    plain = structured.strip() if isinstance(structured, str) else ""
+    # Claude Code's own texts OPEN the result (or are the structured copy): a program's
+    # output that merely contains them (after "Exit code N") is not a refusal
+    heads = [h.lower().removeprefix("error: ") for h in (text, plain) if h]
+    if any(h.startswith(_REJECTED) for h in heads):
+        return {"type": "approval", "message": text[:500] or plain[:500]}
+    if any(h.removeprefix("<tool_use_error>").startswith(_SIBLING) for h in heads):
+        return {"type": "cancelled", "message": "Sibling tool call errored: the call never ran"}
+    m = _TOOL_USE_ERROR.match(text)
+    if m:  # the harness refused the call; the policy's rules read why (claude_code.toml)
+        return f"tool_use_error: {m.group(1).strip()[:2000]}"
+    m = _EXIT.match(text)
+    if m:
+        return {"type": "exit_code", "message": f"exit code {m.group(1)}: {text[:300]}"}
+    return text[:2000] or plain[:2000] or "tool error (is_error: true, no text)"
+
+
+def _result_text(content: Any) -> str:
+    text = text_of(content)
+    return text if isinstance(text, str) else ""
+
+
+class _Builder:
+    """Accumulates canonical messages line by line (only the kept text is held)."""
+
+    def __init__(self, guard: SizeGuard) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.by_message_id: dict[str, dict[str, Any]] = {}
+        self.guard = guard
+        self.session_ids: list[str] = []
+        self.agent_ids: set[str] = set()
+        self.sidechain_lines = 0
+        self.message_lines = 0
+        self.meta: dict[str, Any] = {}
+        self.models: set[str] = set()
+        self.known_lines = 0
+
+    def line(self, obj: dict[str, Any]) -> None:
+        kind = obj.get("type")
+        if kind in KNOWN_TYPES:
+            self.known_lines += 1
+        if kind not in ("user", "assistant") or not isinstance(obj.get("message"), dict):
+            return  # summary / system / progress / snapshots: not steps
+        self.message_lines += 1
+        sid = obj.get("sessionId")
+        if isinstance(sid, str) and sid and (not self.session_ids or self.session_ids[-1] != sid):
+            self.session_ids.append(sid)
+        if obj.get("isSidechain") is True:
+            self.sidechain_lines += 1
+        if isinstance(obj.get("agentId"), str) and obj["agentId"]:
+            self.agent_ids.add(obj["agentId"])
+        for key in ("cwd", "version", "gitBranch"):
+            if isinstance(obj.get(key), str):
+                self.meta.setdefault(key, obj[key])
+        if kind == "assistant":
+            self._assistant(obj["message"])
+        else:
+            self._user(obj["message"], obj.get("toolUseResult"))
+
+    def _assistant(self, message: dict[str, Any]) -> None:
+        if isinstance(message.get("model"), str):
+            self.models.add(message["model"])
+        mid = message.get("id")
+        msg = self.by_message_id.get(mid) if isinstance(mid, str) else None
+        if msg is None:
+            msg = canonical_message("assistant", None)
+            self.messages.append(msg)
+            if isinstance(mid, str):
+                self.by_message_id[mid] = msg
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for block in blocks if isinstance(blocks, list) else []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"]:
+                self.guard.add(block["text"])
+                msg["content"] = block["text"] if not msg["content"] else msg["content"] + "\n" + block["text"]
+            elif str(block.get("type")).endswith("_tool_result") and block.get("tool_use_id"):
+                # a server tool's result inside the response (web_search_tool_result, ...)
+                body = block.get("content")
+                failed = isinstance(body, dict) and str(body.get("type", "")).endswith("_error")
+                result = json.dumps(body, ensure_ascii=False, sort_keys=True)[:100_000]
+                self.guard.add(result)
+                self.messages.append(tool_result(block["tool_use_id"], result,
+                                                 (body.get("error_code") or "server tool error") if failed else None))
+            elif block.get("type") in ("tool_use", "server_tool_use"):
+                args = block.get("input") if block.get("input") is not None else {}
+                self.guard.add(args)
+                call = tool_call(block.get("id"), block.get("name"), args)
+                msg.setdefault("tool_calls", []).append(call)
+
+    def _user(self, message: dict[str, Any], structured: Any) -> None:
+        content = message.get("content")
+        if isinstance(content, str):
+            self.guard.add(content)
+            self.messages.append(canonical_message("user", content))
+            return
+        texts: list[str] = []
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_result":
+                text = _result_text(block.get("content"))
+                self.guard.add(text)
+                self.messages.append(tool_result(block.get("tool_use_id"), text,
+                                                 _error(block, text, structured)))
+            elif block.get("type") == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+        if texts:
+            self.guard.add(texts)
+            self.messages.append(canonical_message("user", "\n".join(texts)))
+
+
+def _project_dir(path: Any) -> Any:
+    parent = path.parent
+    return parent.parent.parent if parent.name == "subagents" else parent
+
+
+def _parent_file(path: Any, session_id: str) -> Path | None:
+    """The parent session file of a subagent file, when it is a local file that exists."""
+    if not isinstance(path, Path):
+        return None
+    if path.parent.name == "subagents":
+        base = path.parent.parent
+        candidates = [base.with_name(base.name + ext) for ext in (".jsonl", ".jsonl.gz")]
+    elif _SAFE_NAME.match(session_id):  # a name from the data: never a path
+        candidates = [path.with_name(session_id + ext) for ext in (".jsonl", ".jsonl.gz")]
+    else:
+        return None
+    return next((c for c in candidates if c.is_file() and c != path), None)
+
+
+def find_parent_call(parent: Path, agent_id: str, max_record_bytes: int) -> tuple[str | None, Any]:
+    """(Task call id, subagent_type) in the parent file whose result names ``agent_id``."""
+    needle = agent_id.encode()
+    inputs: dict[str, Any] = {}
+    found: str | None = None
+    for _, raw in iter_lines(parent, max_record_bytes):
+        if isinstance(raw, bytes) and (b'"Task"' in raw or b'"Agent"' in raw) and b'"tool_use"' in raw:
+            try:
+                obj = json.loads(raw)
+                for block in obj["message"]["content"]:
+                    if block.get("type") == "tool_use" and block.get("name") in ("Task", "Agent"):
+                        inputs[block.get("id")] = (block.get("input") or {}).get("subagent_type")
+            except (ValueError, KeyError, TypeError, AttributeError):
+                pass
+        if isinstance(raw, bytes) and needle in raw and b"agentId" in raw:
+            found = _call_naming(raw, agent_id)
+            if found is not None:
+                break  # the Task call precedes its progress and result lines
+    return found, inputs.get(found) if found else None
+
+
+def _call_naming(raw: bytes, agent_id: str) -> str | None:
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    data = obj.get("data")
+    if obj.get("type") == "progress" and isinstance(data, dict) and data.get("agentId") == agent_id:
+        return obj.get("parentToolUseID") if isinstance(obj.get("parentToolUseID"), str) else None
+    result = obj.get("toolUseResult")
+    message = obj.get("message")
+    if isinstance(result, dict) and result.get("agentId") == agent_id and isinstance(message, dict):
+        for block in message.get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                return block.get("tool_use_id")
+    return None
+
+
+def convert_session(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Convert one Claude Code session file (the reader's ``session`` layout)."""
+    max_bytes = int(ctx.state.get("max_record_bytes", 32 * 2**20))
+    builder = _Builder(SizeGuard(max_bytes))
+    dropped = feed_lines(items, builder.line)
+    if not builder.session_ids:
+        if not builder.known_lines:
+            raise AdapterError("no user/assistant line with a sessionId: not a Claude Code session")
+        # summary-only files (Claude Code writes them): named by the file, empty_trajectory
+        suite = ctx.state.get("suite") or _project_dir(ctx.path).name or FORMAT
+        yield 1, {"trajectory_id": ctx.stem, "suite": suite, "messages": [],
+                  "meta": {"format": FORMAT, "message_lines": 0, "dropped_lines": dropped}}
+        return
+    session_id = builder.session_ids[-1]
+    meta: dict[str, Any] = {"format": FORMAT, "session_id": session_id, **builder.meta,
+                            "message_lines": builder.message_lines}
+    if len(builder.session_ids) > 1:
+        meta["session_ids"] = list(dict.fromkeys(builder.session_ids))
+    if builder.models:
+        meta["models"] = sorted(builder.models)
+    if dropped:
+        meta["dropped_lines"] = dropped
+    record: dict[str, Any] = {"trajectory_id": session_id}
+    subagent = builder.sidechain_lines == builder.message_lines and len(builder.agent_ids) == 1
+    if subagent:
+        agent_id = next(iter(builder.agent_ids))
+        record["trajectory_id"] = f"{session_id}:agent-{agent_id}"
+        record["parent_trajectory_id"] = session_id
+        meta["agent_id"] = agent_id
+        parent = _parent_file(ctx.path, session_id)
+        call_id, subagent_type = find_parent_call(parent, agent_id, max_bytes) if parent else (None, None)
+        record["parent_call_id"] = call_id
+        if isinstance(subagent_type, str):
+            meta["subagent_type"] = subagent_type
+        meta["parent_file_found"] = parent is not None
+    suite = ctx.state.get("suite") or _project_dir(ctx.path).name or FORMAT
+    record.update({"suite": suite, "meta": meta, "messages": builder.messages})
+    yield 1, record

@@ -1,0 +1,164 @@
+"""OpenHands event lists (OpenAgentSafety ``traj_<task>.json``) -> canonical records.
+
+The whole file is ONE trajectory (source_line 1). Events are taken in file order.
+Actions (``"action"`` key) and observations (``"observation"``, paired by ``cause`` ==
+action ``id``):
+
+- user ``message`` -> user; agent ``message`` -> assistant text; ``system`` -> system;
+  ``think`` -> assistant text (its thought); ``finish`` -> assistant text (thought and
+  final message). Observations caused by these are dropped.
+- ``recall`` actions and ``recall`` / ``agent_state_changed`` / ``null`` observations are
+  OpenHands bookkeeping and are dropped.
+- every other agent action is a tool call with id ``str(action id)``: ``run`` ->
+  ``run {command}``, ``run_ipython`` -> ``run_ipython {code}``, ``read``/``edit``/``write``
+  -> same name with their path/content args, ``browse`` -> ``browse {url}``,
+  ``browse_interactive`` -> ``browse_interactive {browser_actions}``, ``chat`` (talking to
+  a simulated colleague; its observation is the reply) -> ``chat {npc_name, content}``,
+  anything else -> its action name with its args minus ``thought``. The action's thought
+  is the assistant text of the same message.
+- the observation of a tool call becomes a tool message where it stands. Errors:
+  ``run`` exit code -1 -> ``{"type": "timeout"}``, other non-zero -> ``{"type":
+  "exit_code", "message": "exit code N: <first 200 chars>"}``; ``observation: "error"``
+  -> error string (its content); read/edit/write content starting with ``ERROR`` ->
+  error string; ``user_rejected`` -> ``{"type": "approval"}`` (blocked).
+- observations whose ``cause`` matches no event stay as tool messages with
+  ``tool_call_id = str(cause)`` (the SQL stage rejects them as orphan_tool_result);
+  actions without observation get no tool message.
+
+trajectory_id: ``<parent folder>:<file stem>`` (e.g. ``deepseek_v3:traj_safety-sexism``;
+the stem alone is not unique: every model folder has the same task files).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.ingest.adapters._common import (
+    AdapterError, Ctx, assistant, require_dict, require_list, tool_call, tool_result,
+)
+from pipeline.ingest.records import canonical_message
+
+SUITE = "openagentsafety"
+TEXT_ACTIONS = {"message", "think", "finish", "system"}
+DROP_ACTIONS = {"recall"}
+DROP_OBSERVATIONS = {"recall", "agent_state_changed", "null"}
+ARG_KEYS: dict[str, tuple[str, ...]] = {
+    "run": ("command",),
+    "run_ipython": ("code",),
+    "read": ("path", "view_range"),
+    "edit": ("path", "command", "file_text", "old_str", "new_str", "insert_line", "content"),
+    "write": ("path", "content"),
+    "browse": ("url",),
+    "browse_interactive": ("browser_actions",),
+    "chat": ("npc_name", "content"),
+}
+FILE_TOOLS = {"read", "edit", "write"}
+
+
+def trajectory_id(ctx: Ctx) -> str:
+    """``<parent folder>:<file stem>`` (also used by :mod:`pipeline.ingest.adapters.gold`)."""
+    parent = ctx.path.absolute().parent.name
+    return f"{parent}:{ctx.stem}" if parent else ctx.stem
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _thought(event: dict[str, Any], args: dict[str, Any]) -> str | None:
+    thought = _text(args.get("thought"))
+    if not thought:
+        meta = event.get("tool_call_metadata")
+        try:
+            thought = _text(meta["model_response"]["choices"][0]["message"]["content"])
+        except (KeyError, IndexError, TypeError):
+            thought = ""
+    return thought or None
+
+
+def _text_action(event: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    kind, source = event.get("action"), event.get("source")
+    if kind == "message":
+        text = _text(args.get("content")) or _text(event.get("message"))
+        return canonical_message("user" if source == "user" else "assistant", text)
+    if kind == "system":
+        return canonical_message("system", _text(args.get("content")) or _text(event.get("message")))
+    if kind == "think":
+        return assistant(_text(args.get("thought")) or _text(event.get("message")))
+    parts = [_text(args.get("thought")), _text(args.get("final_thought")) or _text(event.get("message"))]
+    return assistant("\n".join(dict.fromkeys(p for p in parts if p)))  # finish
+
+
+def _arguments(kind: str, args: dict[str, Any]) -> dict[str, Any]:
+    keys = ARG_KEYS.get(kind)
+    if keys is None:
+        return {k: v for k, v in args.items() if k != "thought" and v is not None}
+    return {k: args[k] for k in keys if args.get(k) is not None and args.get(k) != ""}
+
+
+def _error(obs: dict[str, Any], action_kind: str | None) -> Any:
+    kind = obs.get("observation")
+    content = _text(obs.get("content"))
+    if kind == "error":
+        return content or _text(obs.get("message")) or "error"
+    if kind == "user_rejected":
+        return {"type": "approval", "message": content or "rejected by user"}
+    if kind in ("run", "run_ipython"):
+        extras = obs.get("extras") if isinstance(obs.get("extras"), dict) else {}
+        meta = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+        code = meta.get("exit_code")
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            message = f"exit code {code}: {content[:200]}"
+            return {"type": "timeout" if code == -1 else "exit_code", "message": message}
+    if (kind in FILE_TOOLS or action_kind in FILE_TOOLS) and content.lstrip().startswith("ERROR"):
+        return content
+    return None
+
+
+def convert(document: Any, ctx: Ctx) -> dict[str, Any]:
+    """Convert one OpenHands event list (a whole file) to a canonical trajectory."""
+    events = require_list(document, "trajectory file")
+    actions: dict[Any, dict[str, Any]] = {}
+    for i, event in enumerate(events):
+        event = require_dict(event, f"event[{i}]")
+        if "action" in event and isinstance(event.get("id"), (int, str)):
+            actions.setdefault(event["id"], event)
+    messages: list[dict[str, Any]] = []
+    models: set[str] = set()
+    for event in events:
+        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        if "action" in event:
+            kind = event.get("action")
+            if kind in DROP_ACTIONS:
+                continue
+            if event.get("source") != "agent" and kind not in ("message", "system"):
+                continue  # user/environment bookkeeping other than messages
+            if kind in TEXT_ACTIONS or event.get("source") != "agent":
+                messages.append(_text_action(event, args))
+                continue
+            if not isinstance(kind, str):
+                raise AdapterError(f"event {event.get('id')!r} has a non-string action")
+            try:
+                models.add(event["tool_call_metadata"]["model_response"]["model"])
+            except (KeyError, TypeError):
+                pass
+            call = tool_call(str(event.get("id")), kind, _arguments(kind, args))
+            messages.append(assistant(_thought(event, args), [call]))
+        elif "observation" in event:
+            kind = event.get("observation")
+            cause = event.get("cause")
+            action = actions.get(cause) if isinstance(cause, (int, str)) else None
+            if kind in DROP_OBSERVATIONS:
+                continue
+            if action is not None and (action.get("action") in TEXT_ACTIONS | DROP_ACTIONS
+                                       or action.get("source") != "agent"):
+                continue
+            content = event.get("content")
+            messages.append(tool_result(None if cause is None else str(cause),
+                                        content if isinstance(content, str) else _text(content),
+                                        _error(event, action.get("action") if action else None)))
+    meta: dict[str, Any] = {"format": "openhands", "model_dir": ctx.path.absolute().parent.name,
+                            "task": ctx.stem.removeprefix("traj_"), "events": len(events)}
+    if models:
+        meta["model"] = sorted(str(m) for m in models)[0] if len(models) == 1 else sorted(map(str, models))
+    return {"trajectory_id": trajectory_id(ctx), "suite": SUITE, "meta": meta, "messages": messages}

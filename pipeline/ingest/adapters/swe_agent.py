@@ -1,0 +1,81 @@
+"""SWE-agent ``.traj`` files -> canonical records (one file = one trajectory, line 1).
+
+A ``.traj`` is ``{"environment", "trajectory": [{action, observation, thought, ...}],
+"history": [{role, content, ...}], "info"}``. The leading system/user messages of
+``history`` (up to the first assistant turn; demonstration messages excluded) give the
+context; each ``trajectory`` step becomes an assistant message (text = thought) with one
+call ``bash {"command": action}`` (id ``c<n>``) followed by its tool message
+(content = observation). SWE-agent has no structured errors: observations are text
+(the policy's text rules apply). When ``trajectory`` is missing, assistant turns of
+``history`` with an ``action`` are used instead, answered by the next non-assistant turn.
+
+trajectory_id: file stem; suite: ``swe-agent``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.ingest.adapters._common import (
+    AdapterError, Ctx, assistant, require_dict, require_list, text_of, tool_call, tool_result,
+)
+from pipeline.ingest.records import canonical_message
+
+SUITE = "swe-agent"
+
+
+def _is_demo(msg: dict[str, Any]) -> bool:
+    return bool(msg.get("is_demo")) or msg.get("message_type") == "demonstration"
+
+
+def _context(history: list[Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for msg in history:
+        if not isinstance(msg, dict) or _is_demo(msg):
+            continue
+        if msg.get("role") == "assistant":
+            break
+        if msg.get("role") in ("system", "user"):
+            out.append(canonical_message(msg["role"], text_of(msg.get("content"))))
+    return out
+
+
+def _steps(pairs: list[tuple[Any, Any, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for n, (thought, action, observation) in enumerate(pairs, start=1):
+        command = action.rstrip() if isinstance(action, str) else action
+        out.append(assistant(thought if isinstance(thought, str) and thought else None,
+                             [tool_call(f"c{n}", "bash", {"command": command})]))
+        if observation is not None:
+            out.append(tool_result(f"c{n}", text_of(observation)))
+    return out
+
+
+def _from_history(history: list[Any]) -> list[tuple[Any, Any, Any]]:
+    pairs: list[tuple[Any, Any, Any]] = []
+    for i, msg in enumerate(history):
+        if isinstance(msg, dict) and msg.get("role") == "assistant" and msg.get("action") and not _is_demo(msg):
+            nxt = history[i + 1] if i + 1 < len(history) else None
+            answer = nxt.get("content") if isinstance(nxt, dict) and nxt.get("role") != "assistant" else None
+            pairs.append((msg.get("thought"), msg["action"], answer))
+    return pairs
+
+
+def convert(document: Any, ctx: Ctx) -> dict[str, Any]:
+    """Convert one SWE-agent trajectory file."""
+    doc = require_dict(document, "trajectory file")
+    history = doc.get("history") if isinstance(doc.get("history"), list) else []
+    if isinstance(doc.get("trajectory"), list):
+        pairs = []
+        for i, step in enumerate(require_list(doc["trajectory"], "trajectory")):
+            step = require_dict(step, f"trajectory[{i}]")
+            pairs.append((step.get("thought"), step.get("action"), step.get("observation")))
+    elif history:
+        pairs = _from_history(history)
+    else:
+        raise AdapterError("neither 'trajectory' nor 'history' holds steps")
+    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    meta = {"format": "swe-agent", "environment": doc.get("environment"),
+            "exit_status": info.get("exit_status")}
+    return {"trajectory_id": ctx.stem, "suite": SUITE, "meta": meta,
+            "messages": _context(history) + _steps(pairs)}

@@ -1,0 +1,332 @@
+"""Input files of every supported format -> a stream of ``RawRecord``s.
+
+One ``RawRecord`` per input record: ``text`` is ONE canonical JSON object (SPEC section 8)
+or the record is rejected (``reject_reason`` ``malformed_record`` / ``record_too_large``
+with a detail). Input is hostile: nothing here raises for one bad record or one bad
+file; only an unknown ``fmt`` (FormatError) or a missing input (InputNotFoundError)
+stop the run.
+
+``source_line`` (lineage into the input):
+- NDJSON (``.jsonl``, ``.jsonl.gz``, other non-``.json`` names): the physical 1-based
+  line number; blank lines are skipped but counted. A UTF-8 BOM on line 1 and trailing
+  ``\\r`` are stripped. canonical/openai lines are passed through as ``text`` unchanged
+  (no re-serialisation; the SQL stage validates JSON), except that a record using
+  ``NaN`` / ``Infinity`` as a number is rejected ``malformed_record`` here (DuckDB's
+  JSON reader would accept it).
+- whole-file JSON (``.json``, ``.json.gz``, ``.traj``): for a top-level array of records,
+  the 1-based index of the element in the array; for a one-record document, 1.
+- Inspect ``.eval`` archives / EvalLog ``.json``: the 1-based sample position.
+- session formats (``claude-code``, ``codex``: one FILE is one record, source_line 1;
+  ``otel``: one record per trace, source_line = the line of its first span). Their
+  bad-line rules are in ``pipeline/ingest/adapters/_session.py``.
+- a file read one record per line whose records all lack a ``trajectory_id`` gets one
+  warning line on stderr naming the format it looks like (``_detect.warn_without_ids``).
+
+Limits: an NDJSON line over ``max_record_bytes`` is skipped in chunks (never held in
+memory) and rejected ``record_too_large``; a whole-file document over
+``8 * max_record_bytes`` gets one ``record_too_large`` reject (source_line 1), and so
+does one array element / sample / one-record document over ``max_record_bytes``.
+Deep nesting (RecursionError) is rejected as ``malformed_record``; in a JSON array it
+also ends the file (the element boundary is lost). A truncated gzip stream keeps the
+records read so far and adds one ``malformed_record`` "truncated gzip stream after
+line N" at line N+1.
+
+Remote inputs (URIs such as ``s3://bucket/prefix``, see ``pipeline.storage``) are
+streamed through pyarrow filesystems with the same readers, limits and lineage
+(``source_file`` is the URI); a remote ``.eval`` archive is copied to a temporary
+local file first (zip needs seeks). A prefix is walked like a folder.
+
+Discovery: folders are walked recursively (sorted, symlinked folders not followed,
+hidden entries skipped) for ``.jsonl .jsonl.gz .json .json.gz .eval .traj``; files that
+detection classifies as label files (OpenAgentSafety ``eval_*.json``,
+``*_safety_eval_results.json``, task ``scenarios.json``) are left out of folder walks.
+Given explicitly, such a file yields no records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
+from pipeline.ingest.adapters._detect import detect, warn_without_ids
+from pipeline.ingest.adapters._io import (
+    Problem, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
+    skip_ws,
+)
+from pipeline.ingest.adapters._session import session_records
+from pipeline.ingest.adapters.inspect_log import iter_samples
+from pipeline.errors import FormatError, InputNotFoundError
+from pipeline.ingest.records import RawRecord, rejected
+from pipeline.storage import Location, Remote, guard, local_copy, location, walk_files
+
+FORMATS = ("auto", "canonical", "openai", "anthropic", "inspect", "agentdojo", "openhands",
+           "tau-bench", "r-judge", "swe-agent", "claude-code", "codex", "otel")
+SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".eval", ".traj")
+DOCUMENT_SUFFIXES = (".json", ".json.gz", ".traj")
+
+
+def discover_inputs(paths: Sequence[Path | str | Remote]) -> list[Location]:
+    """Input files: given files as is, folders walked recursively (see module docstring).
+
+    A path may be a URI (``s3://bucket/prefix``): a prefix is walked like a folder
+    (same filters, same order), files are read through pyarrow filesystems.
+    Order: inputs in the order given, each folder's files sorted by relative path;
+    duplicates (same resolved file) are kept once. Raises InputNotFoundError when a
+    path does not exist or nothing is found (or a URI cannot be reached).
+    """
+    found: list[Location] = []
+    seen: set[Path | str] = set()
+
+    def add(path: Location) -> None:
+        key = path.resolve() if isinstance(path, Path) else str(path)
+        if key not in seen:
+            seen.add(key)
+            found.append(path)
+
+    for raw in paths:
+        path = location(raw)
+        if isinstance(path, Remote):
+            for child in _remote_inputs(path):
+                add(child)
+        elif path.is_file():
+            add(path)
+        elif path.is_dir():
+            for root, dirs, files in os.walk(path, followlinks=False):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(files):
+                    child = Path(root) / name
+                    if _transcript_name(name) and child.is_file() and not _label_file(child):
+                        add(child)
+        else:
+            raise InputNotFoundError(f"input not found: {path}", "give existing files or folders")
+    if not found:
+        raise InputNotFoundError(
+            f"no transcript files found in: {', '.join(str(p) for p in paths) or '(no input)'}",
+            f"expected {' '.join(SUFFIXES)}")
+    return found
+
+
+def _transcript_name(name: str) -> bool:
+    """Folder-walk filter on names: transcript suffixes, no hidden files."""
+    return not name.startswith(".") and name.lower().endswith(SUFFIXES)
+
+
+def _label_file(child: Location) -> bool:
+    """Folder-walk filter on content: a JSON document that detection calls a label file."""
+    return child.name.lower().endswith((".json", ".json.gz")) and detect(child)[0] == "skip"
+
+
+def _remote_inputs(path: Remote) -> list[Remote]:
+    """The input files at a URI: the object itself, or the prefix walked like a folder."""
+    if path.known_file:
+        return [path]
+    with guard(f"cannot read input {path}", InputNotFoundError, "check the URI, credentials and endpoint"):
+        kind = path.info().type
+        if kind == pafs.FileType.File:
+            return [replace(path, known_file=True)]
+        if kind != pafs.FileType.Directory:
+            raise InputNotFoundError(f"input not found: {path}", "give existing files or prefixes")
+        return [c for c in walk_files(path) if _transcript_name(c.name) and not _label_file(c)]
+
+
+def detect_format(path: Location) -> tuple[str, str]:
+    """(format, why) by extension and the first bytes/record; ``skip`` = label file."""
+    try:
+        return detect(path)
+    except OSError as exc:
+        return "canonical", f"unreadable ({exc}); treated as canonical"
+
+
+def _serialise(obj: Any) -> str:
+    try:
+        text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
+    except ValueError as exc:
+        raise ValueError(f"not serialisable as JSON: {exc}") from exc
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes
+        text = json.dumps(obj, ensure_ascii=True, allow_nan=False)
+    return text
+
+
+def _convert(spec: AdapterSpec, value: Any, raw: str | None, ctx: Ctx,
+             max_record_bytes: int) -> RawRecord | None:
+    """One source record -> RawRecord (None when the adapter says it is not a record)."""
+    src = str(ctx.path)
+    if spec.convert is None:
+        problem = non_finite_number(raw, ctx.line) if raw is not None else None
+        if problem is not None:
+            return _problem(ctx.path, problem, spec.name)
+        try:
+            text = raw if raw is not None else _serialise(value)
+        except (ValueError, RecursionError) as exc:
+            return rejected(src, ctx.line, "malformed_record", str(exc), spec.name)
+        return RawRecord(src, ctx.line, text, None, None, spec.name)
+    try:
+        obj = spec.convert(value, ctx)
+        if obj is None:
+            return None
+        text = _serialise(obj)
+    except RecursionError:
+        return rejected(src, ctx.line, "malformed_record", "record nested too deeply", spec.name)
+    except Exception as exc:  # noqa: BLE001 - one bad record never stops the run
+        return rejected(src, ctx.line, "malformed_record",
+                        f"{spec.name} adapter: {type(exc).__name__}: {exc}", spec.name)
+    if len(text) > max_record_bytes:
+        return rejected(src, ctx.line, "record_too_large",
+                        f"converted record larger than {max_record_bytes} bytes", spec.name)
+    return RawRecord(src, ctx.line, text, None, None, spec.name)
+
+
+def _problem(path: Location, problem: Problem, fmt: str) -> RawRecord:
+    return rejected(str(path), problem.line, problem.reason, problem.detail, fmt)
+
+
+def _ndjson(path: Location, spec: AdapterSpec, max_record_bytes: int,
+            span: tuple[int, int | None, int] = (0, None, 1)) -> Iterator[RawRecord]:
+    state: dict[str, Any] = {}
+    for line, raw in iter_lines(path, max_record_bytes, *span):
+        text = raw if isinstance(raw, Problem) else decode_line(raw, line)
+        if isinstance(text, Problem):
+            yield _problem(path, text, spec.name)
+            continue
+        ctx = Ctx(path, line, state)
+        if spec.convert is None:
+            problem = non_finite_number(text, line)
+            yield (_problem(path, problem, spec.name) if problem is not None
+                   else RawRecord(str(path), line, text, None, None, spec.name))
+            continue
+        value = parse_json(text, line)
+        if isinstance(value, Problem):
+            yield _problem(path, value, spec.name)
+            continue
+        record = _convert(spec, value, text, ctx, max_record_bytes)
+        if record is not None:
+            yield record
+
+
+def _document(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Iterator[RawRecord]:
+    state: dict[str, Any] = {}
+    if spec.layout == "inspect":
+        for item in _samples(path, max_record_bytes):
+            if isinstance(item, Problem):
+                yield _problem(path, item, spec.name)
+                continue
+            line, sample, eval_spec = item
+            state["eval"] = eval_spec
+            record = _convert(spec, sample, None, Ctx(path, line, state), max_record_bytes)
+            if record is not None:
+                yield record
+        return
+    text = read_document(path, max_record_bytes * 8)
+    if isinstance(text, Problem):
+        yield _problem(path, text, spec.name)
+        return
+    start = skip_ws(text, 0)
+    if spec.layout == "array" and text.startswith("[", start):
+        for item in iter_array(text, max_record_bytes):
+            if isinstance(item, Problem):
+                yield _problem(path, item, spec.name)
+                continue
+            index, raw, value = item
+            record = _convert(spec, value, raw, Ctx(path, index, state), max_record_bytes)
+            if record is not None:
+                yield record
+        return
+    if len(text) > max_record_bytes or len(text.encode("utf-8", "surrogatepass")) > max_record_bytes:
+        yield rejected(str(path), 1, "record_too_large",
+                       f"single-record document larger than {max_record_bytes} bytes", spec.name)
+        return
+    value = parse_json(text, 1)
+    if isinstance(value, Problem):
+        yield _problem(path, value, spec.name)
+        return
+    record = _convert(spec, value, text.strip(), Ctx(path, 1, state), max_record_bytes)
+    if record is not None:
+        yield record
+
+
+def _samples(path: Location, max_record_bytes: int) -> Iterator[tuple[int, Any, dict[str, Any]] | Problem]:
+    """Inspect samples; a remote ``.eval`` archive (a zip: needs seeks) is read from a
+    temporary local copy, after the same size check ``iter_samples`` makes."""
+    if not (isinstance(path, Remote) and path.name.lower().endswith(".eval")):
+        yield from iter_samples(path, max_record_bytes)
+        return
+    if path.size() > max_record_bytes * 8:
+        yield Problem(1, "record_too_large", f"file larger than {max_record_bytes * 8} bytes")
+        return
+    with local_copy(path) as local:
+        yield from iter_samples(local, max_record_bytes)
+
+
+def _file_records(path: Location, fmt: str, max_record_bytes: int,
+                  suite: str | None = None) -> Iterator[RawRecord]:
+    detected, why = detect_format(path)
+    if detected == "skip":
+        return  # label/config file: not a transcript (module docstring)
+    name = fmt if fmt != "auto" else detected
+    spec = ADAPTERS[name]
+    lower = path.name.lower()
+    if spec.layout == "session":
+        yield from session_records(path, spec, max_record_bytes, suite, _serialise)
+    elif spec.layout == "inspect" or lower.endswith(DOCUMENT_SUFFIXES):
+        yield from _document(path, spec, max_record_bytes)
+    else:
+        yield from warn_without_ids(path, name, _ndjson(path, spec, max_record_bytes))
+
+
+def splittable(path: Location, fmt: str) -> bool:
+    """True when ``path`` may be read in record-aligned byte ranges: uncompressed NDJSON
+    whose records pass through unconverted (no adapter state spans lines)."""
+    lower = path.name.lower()
+    if lower.endswith(DOCUMENT_SUFFIXES + (".gz", ".eval")):
+        return False
+    name = fmt if fmt != "auto" else detect_format(path)[0]
+    spec = ADAPTERS.get(name)
+    return spec is not None and spec.convert is None and spec.layout != "inspect"
+
+
+def iter_piece(path: Location, fmt: str, max_record_bytes: int, start: int = 0, end: int | None = None,
+               first_line: int = 1, suite: str | None = None) -> Iterator[RawRecord]:
+    """The records of one input file, or of one record-aligned byte range of a
+    :func:`splittable` file (``first_line`` = line number at ``start``), as
+    :func:`iter_records` reads them (a read failure is one ``malformed_record``).
+    The id-less warning of a split file is judged on its first range."""
+    try:
+        if start == 0 and end is None:
+            yield from _file_records(path, fmt, max_record_bytes, suite)
+        else:
+            name = fmt if fmt != "auto" else detect_format(path)[0]
+            piece = _ndjson(path, ADAPTERS[name], max_record_bytes, (start, end, first_line))
+            yield from warn_without_ids(path, name, piece) if start == 0 else piece
+    except OSError as exc:
+        yield rejected(str(path), first_line, "malformed_record",
+                       f"cannot read file: {type(exc).__name__}: {exc}", fmt)
+
+
+def iter_records(paths: Sequence[Path | str | Remote], fmt: str = "auto",
+                 max_record_bytes: int = 32 * 2**20, suite: str | None = None) -> Iterator[RawRecord]:
+    """Stream the records of all inputs (files or folders) in a deterministic order.
+
+    Raises FormatError for an unknown ``fmt`` and InputNotFoundError as
+    :func:`discover_inputs`. A file that cannot be read at all yields one
+    ``malformed_record`` reject (source_line 1). ``suite`` (``--suite``) names the suite
+    of the session formats (claude-code, codex, otel), whose files do not name one.
+    """
+    if fmt not in FORMATS:
+        raise FormatError(f"unknown format {fmt!r}", f"choose one of: {', '.join(FORMATS)}")
+    if max_record_bytes < 1:
+        raise ValueError("max_record_bytes must be positive")
+    for path in discover_inputs(paths):
+        try:
+            yield from _file_records(path, fmt, max_record_bytes, suite)
+        except OSError as exc:
+            yield rejected(str(path), 1, "malformed_record",
+                           f"cannot read file: {type(exc).__name__}: {exc}", fmt)
