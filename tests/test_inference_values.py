@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from pipeline.analysis.inference import infer_entry, inferred_entries, lexicon
 from pipeline.policy import load_policy
 from tests.conftest import calls, result, rows, stage_connection, traj, user
+from tests.test_inference import assert_entry
 
 POLICY = load_policy().data
 LEX = lexicon(POLICY["inference"])
@@ -62,13 +63,7 @@ def test_value_patterns_in_duckdb(rule: str) -> None:
     ("save_blob", ["target", "blob"], {"target": {"path"}}, {"writes": ["target"]}),
 ])
 def test_value_rules(name: str, args: list[str], kinds: dict[str, set[str]], expect: dict[str, Any]) -> None:
-    entry = infer_entry(name, args, LEX, kinds)
-    assert entry is not None
-    for key, value in expect.items():
-        got = sorted(entry.get(key, [])) if isinstance(value, list) else entry.get(key)
-        assert got == (sorted(value) if isinstance(value, list) else value), (name, key, entry)
-    if "sink" not in expect:
-        assert "sink" not in entry, (name, entry)
+    assert_entry(name, infer_entry(name, args, LEX, kinds), expect)
 
 
 @pytest.mark.parametrize("name, args, kinds", [
