@@ -178,9 +178,13 @@ def update_section(title: str, body: str, doc: Path = DOC) -> None:
     doc.write_text(text, encoding="utf-8")
 
 
-def auto_shards(nbytes: int) -> str:
-    """How many shards ``score`` makes for ``nbytes`` of input by default."""
+def auto_shards(nbytes: int, workers: int | None = None) -> str:
+    """How many shards ``score`` makes for ``nbytes`` of input by default (``workers``:
+    as given to it, default the CPU count as on its command line)."""
     from pipeline.config import RunConfig
+    from pipeline.execution.driver import shard_count
 
-    per = RunConfig(inputs=(), out=Path(".")).shard_bytes
-    return f"auto ({max(1, -(-nbytes // per))}, one per {per // MIB} MB)"
+    config = RunConfig(inputs=(), out=Path("."), workers=workers or os.cpu_count() or 1)
+    per = config.shard_bytes
+    return (f"auto ({shard_count(config, nbytes)}, at most {per // MIB} MB each, "
+            f"a multiple of {config.workers} workers)")

@@ -5,8 +5,10 @@ from typing import Optional
 import pandera.polars as pa
 import polars as pl
 
+from schemas import PARTITIONS
+
 GRAIN = ("source_file", "source_line")
-PARTITION = "suite"
+PARTITION = PARTITIONS["attrition"]
 REASONS = [
     "record_too_large", "malformed_record", "missing_trajectory_id", "duplicate_trajectory_id",
     "empty_trajectory", "orphan_tool_result", "unparseable_arguments", "unknown_tool",

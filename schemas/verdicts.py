@@ -3,8 +3,10 @@
 import pandera.polars as pa
 import polars as pl
 
+from schemas import PARTITIONS
+
 GRAIN = ("trajectory_id",)
-PARTITION = "suite"
+PARTITION = PARTITIONS["verdicts"]
 
 
 class Schema(pa.DataFrameModel):

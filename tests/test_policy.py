@@ -82,3 +82,18 @@ def test_public_key_override_beats_secret_patterns() -> None:
                "select trajectory_id, route, verdict from verdicts order by 1")
     assert got == [{"trajectory_id": "private", "route": "flow", "verdict": "unsafe"},
                    {"trajectory_id": "public", "route": "flow", "verdict": "safe"}]
+
+
+def test_policy_is_loaded_once_per_contents(tmp_path: Path) -> None:
+    user = tmp_path / "p.toml"
+    user.write_text('[settings]\nstepwise_threshold = 0.7\n', encoding="utf-8")
+    first = load_policy(user)
+    assert load_policy(user) is first  # a worker scoring many shards parses and checks it once
+    assert load_policy(None) is load_policy(None) is not first
+    user.write_text('[settings]\nstepwise_threshold = 0.9\n', encoding="utf-8")
+    changed = load_policy(user)  # same path, new contents: loaded again, never the stale one
+    assert changed is not first and changed.setting("stepwise_threshold") == 0.9
+    assert changed.sha256 != first.sha256
+    user.write_text('[settings]\nstepwise_threshold = "high"\n', encoding="utf-8")
+    with pytest.raises(PolicyError):
+        load_policy(user)  # errors are never cached as a pass

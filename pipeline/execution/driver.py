@@ -91,11 +91,21 @@ def _manifest(config: RunConfig, inputs: list[InputFile], policy: Policy, record
     }
 
 
-def _shard_count(config: RunConfig, files: list[Location]) -> int:
+# below this many bytes per worker, one shard in this process beats starting a pool
+MIN_SPLIT_BYTES = 8 * 2**20
+
+
+def shard_count(config: RunConfig, total: int) -> int:
+    """Shards of a run over ``total`` input bytes: ``--shards``, else one per
+    ``shard_bytes`` (which bounds a worker's memory), rounded up to a multiple of the
+    workers so the last round keeps every worker busy (3 shards on 2 workers would leave
+    one idle for a third of the run); a small input stays one shard."""
     if config.shards:
         return config.shards
-    total = sum(size(p) for p in files)
-    return max(1, -(-total // config.shard_bytes))
+    n = max(1, -(-total // config.shard_bytes))
+    if config.workers > 1 and total >= config.workers * MIN_SPLIT_BYTES:
+        n = -(-n // config.workers) * config.workers
+    return n
 
 
 class _Canaries(threading.Thread):
@@ -165,7 +175,7 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
         files = discover_inputs(list(config.inputs))
         policy = load_policy(config.policy)
         labels = read_labels(duckdb.connect(), config.labels)
-        n_shards = _shard_count(config, files)
+        n_shards = shard_count(config, sum(size(p) for p in files))
         inputs = scan_inputs(files, n_shards, config.fmt)
         plan = plan_digest(inputs, policy.sha256, sha256_of(config.labels) if config.labels else None,
                            n_shards, config.fmt if config.suite is None else f"{config.fmt}|suite={config.suite}",

@@ -31,7 +31,7 @@ import pyarrow.fs as pafs
 from pipeline.errors import RunDirError, SchemaValidationError
 from pipeline.storage import Location, Remote, guard, upload_tree
 from pipeline.outputs.writer import check_out, publish, staging_dir
-from schemas import schema_module
+from schemas import partition_of
 
 RUN_ENTRIES = frozenset({"steps", "actions", "edges", "flows", "verdicts", "attrition", "metrics",
                          "report.html", "report.md", "manifest.json", "explain"})
@@ -130,7 +130,7 @@ def assemble(work: Path, markers: list[dict[str, Any]], table: str, staging: Pat
 def table_view(con: duckdb.DuckDBPyConnection, staging: Path, table: str, files: list[tuple[str, Any]]) -> None:
     """A view ``table`` over the published files, with the exact partition value back
     in its column (never decoded from a folder name)."""
-    partition = getattr(schema_module(table), "PARTITION", None)
+    partition = partition_of(table)
     paths = [str(staging / rel) for rel, _ in files]
     if partition is None or all(v is None for _, v in files):  # an empty table keeps its column
         con.read_parquet(paths, hive_partitioning=False).create_view(table)

@@ -39,7 +39,7 @@ from pipeline.stages.tables import (
 )
 from pipeline.storage import upload_file
 from pipeline.outputs.writer import conform, partition_dir_name
-from schemas import schema_module
+from schemas import partition_of
 
 if TYPE_CHECKING:  # loaded by the first table a worker writes, not by the driver's start-up
     import polars as pl
@@ -121,7 +121,7 @@ def _write_table(table: str, frame: pl.DataFrame, out: Path, stem: str) -> list[
     """One validated table as the run publishes it; returns ``[path, partition value, rows]``s."""
     import polars as pl
 
-    partition = getattr(schema_module(table), "PARTITION", None)
+    partition = partition_of(table)
     if partition is None or frame.height == 0:
         _write(frame, out / table / f"{stem}.parquet")
         return [[f"{table}/{stem}.parquet", None, frame.height]]

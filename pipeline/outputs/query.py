@@ -24,11 +24,12 @@ from typing import Literal, TextIO
 import duckdb
 
 from pipeline.outputs.writer import table_files
+from schemas import PARTITIONS
 
 from pipeline.errors import RunDirError, UsageError
 
 TABLES = ("steps", "actions", "edges", "flows", "verdicts", "attrition", "metrics")
-PARTITIONED = frozenset({"verdicts", "attrition"})
+PARTITIONED = frozenset(PARTITIONS)
 FORMATS = ("table", "csv", "markdown", "parquet")
 Format = Literal["table", "csv", "markdown", "parquet"]
 PROMPT = "litmus> "

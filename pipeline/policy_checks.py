@@ -1,0 +1,170 @@
+"""Checks of a merged policy document (``pipeline.policy`` loads, then calls :func:`validate`).
+
+Every judgement the policy holds is user data: each field is checked for type and
+range here, and every regex is compiled by RE2 (DuckDB), the engine the SQL stages use,
+so a bad policy fails at load time with the field's name, never mid-run.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import cache
+from typing import Any
+
+import duckdb
+
+from pipeline.errors import PolicyError
+
+CONFIDENTIALITY = ("public", "internal", "secret")
+INTEGRITY = ("trusted", "untrusted")
+SINK_KINDS = ("egress", "send_mail", "payment", "share", "execute", "destructive", "privileged")
+EXEC_STATUSES = ("executed", "failed", "blocked", "unknown")
+TOOL_LIST_KEYS = ("reads", "writes", "executes", "deletes", "sends", "control", "aliases")
+_TOOL_KEYS = set(TOOL_LIST_KEYS) | {"shell", "code", "source", "sink", "accepts", "accepts_control"}
+_RE2_CHECK = duckdb.connect()
+_RE2_LOCK = threading.Lock()  # one connection, and the canaries run in a thread of the driver
+
+
+def level(value: Any, order: tuple[str, ...], what: str, default: int = 0) -> int:
+    if value is None:
+        return default
+    if value not in order:
+        raise PolicyError(f"policy: {what} must be one of {', '.join(order)}, got {value!r}")
+    return order.index(value)
+
+
+def label(table: Any, what: str, default: tuple[int, int] = (0, 0)) -> tuple[int, int]:
+    if table is None:
+        return default
+    if not isinstance(table, dict):
+        raise PolicyError(f"policy: {what} must be a table with confidentiality/integrity")
+    return (
+        level(table.get("confidentiality"), CONFIDENTIALITY, f"{what}.confidentiality", default[0]),
+        level(table.get("integrity"), INTEGRITY, f"{what}.integrity", default[1]),
+    )
+
+
+@cache
+def _re2_error(pattern: str) -> str | None:
+    """RE2's complaint about ``pattern`` (None when it compiles); the SQL stages use RE2
+    (DuckDB), so the check uses the same engine."""
+    try:
+        with _RE2_LOCK:
+            _RE2_CHECK.execute("select regexp_matches('', ?)", [pattern]).fetchall()
+    except duckdb.Error as exc:
+        return str(exc).splitlines()[0]
+    return None
+
+
+def _check_regex(pattern: Any, what: str) -> str:
+    if not isinstance(pattern, str) or not pattern:
+        raise PolicyError(f"policy: {what} must be a non-empty regex string")
+    error = _re2_error(pattern)
+    if error is not None:
+        raise PolicyError(f"policy: {what} is not a valid RE2 regex: {error}")
+    return pattern
+
+
+
+def _check_arg_name(name: Any, what: str) -> None:
+    # argument names become JSON paths ($."name") in SQL: no quotes or backslashes
+    if not isinstance(name, str) or not name or '"' in name or "\\" in name:
+        raise PolicyError(f"policy: {what} has an invalid argument name {name!r}",
+                          "argument names are strings without quotes or backslashes")
+
+
+_INFERENCE_LISTS = ("read_verbs", "noun_verbs", "write_verbs", "exec_verbs", "shell_tokens", "code_tokens", "shell_args",
+                    "code_args", "resource_args", "destination_args", "control_args", "content_args")
+
+
+def _validate_inference(inf: Any, sinks: dict[str, Any]) -> None:
+    if not isinstance(inf, dict):
+        raise PolicyError("policy: [inference] must be a table")
+    for key in _INFERENCE_LISTS:
+        if not isinstance(inf.get(key, []), list) or not all(isinstance(w, str) for w in inf.get(key, [])):
+            raise PolicyError(f"policy: inference.{key} must be a list of strings")
+    for key in ("shell_args", "code_args"):
+        for arg in inf.get(key, []):
+            _check_arg_name(arg, f"inference.{key}")
+    for i, rule in enumerate(inf.get("sinks", [])):
+        if not isinstance(rule, dict) or rule.get("sink") not in sinks or not isinstance(rule.get("verbs"), list):
+            raise PolicyError(f"policy: inference.sinks[{i}] needs verbs and a sink kind under [sinks]")
+    for i, rule in enumerate(inf.get("values", [])):
+        _check_regex(rule.get("pattern") if isinstance(rule, dict) else None, f"inference.values[{i}].pattern")
+        roles = rule.get("roles")
+        if (not rule.get("name") or not isinstance(roles, list) or not roles
+                or not set(roles) <= {"destination", "resource"} or ("sink" in rule and rule["sink"] not in sinks)):
+            raise PolicyError(f"policy: inference.values[{i}] needs a name, roles from destination/resource "
+                              "and, if any, a sink kind under [sinks]")
+    for i, rule in enumerate(inf.get("sources", [])):
+        if not isinstance(rule, dict) or not isinstance(rule.get("tokens"), list):
+            raise PolicyError(f"policy: inference.sources[{i}] needs a list of tokens")
+        label(rule, f"inference.sources[{i}]")
+
+
+def validate(data: dict[str, Any]) -> None:
+    """Raise PolicyError for the first field of ``data`` that is missing, mistyped or out of range."""
+    settings = data.get("settings", {})
+    for key, kind in (("attempted_is_unsafe", bool), ("stepwise_threshold", (int, float)),
+                      ("max_record_bytes", int), ("min_fragment_length", int), ("max_fragment_sources", int),
+                      ("explain_pages", int)):
+        if not isinstance(settings.get(key), kind):
+            raise PolicyError(f"policy: settings.{key} is missing or has the wrong type")
+    if settings.get("unknown_tools", "infer") not in ("infer", "reject"):
+        raise PolicyError("policy: settings.unknown_tools must be 'infer' or 'reject'")
+    _validate_inference(data.get("inference", {}), data.get("sinks", {}))
+    if not isinstance(data.get("injection", {}).get("control_is_violation", True), bool):
+        raise PolicyError("policy: injection.control_is_violation must be true or false")
+    for name, entry in data.get("tools", {}).items():
+        if not isinstance(entry, dict):
+            raise PolicyError(f"policy: tools.{name} must be a table")
+        unknown = set(entry) - _TOOL_KEYS
+        if unknown:
+            raise PolicyError(f"policy: tools.{name} has unknown keys {sorted(unknown)}")
+        for key in TOOL_LIST_KEYS:
+            if not isinstance(entry.get(key, []), list):
+                raise PolicyError(f"policy: tools.{name}.{key} must be a list of argument names")
+            for arg in entry.get(key, []) if key != "aliases" else []:
+                _check_arg_name(arg, f"tools.{name}.{key}")
+        for key in ("shell", "code"):
+            if entry.get(key):
+                _check_arg_name(entry[key], f"tools.{name}.{key}")
+        sink = entry.get("sink")
+        if sink and sink not in data.get("sinks", {}):
+            raise PolicyError(f"policy: tools.{name}.sink {sink!r} is not a kind under [sinks]")
+    es = data.get("exec_status", {})
+    for etype, status in es.get("types", {}).items():
+        if status not in EXEC_STATUSES:
+            raise PolicyError(f"policy: exec_status.types.{etype} must be one of {EXEC_STATUSES}")
+    for i, rule in enumerate(es.get("rules", [])):
+        _check_regex(rule.get("pattern"), f"exec_status.rules[{i}].pattern")
+        if rule.get("status") not in EXEC_STATUSES or not rule.get("name"):
+            raise PolicyError(f"policy: exec_status.rules[{i}] needs a name and a status in {EXEC_STATUSES}")
+    for i, pattern in enumerate(es.get("content_error_patterns", [])):
+        _check_regex(pattern, f"exec_status.content_error_patterns[{i}]")
+    if "runs_later" in data.get("classifier", {}):
+        _check_regex(data["classifier"]["runs_later"], "classifier.runs_later")
+    for i, rule in enumerate(data.get("classifier", {}).get("rules", [])):
+        _check_regex(rule.get("pattern"), f"classifier.rules[{i}].pattern")
+        if rule.get("argument", "*") != "*":
+            _check_arg_name(rule["argument"], f"classifier.rules[{i}].argument")
+        if not rule.get("name") or not isinstance(rule.get("tools", ["*"]), list):
+            raise PolicyError(f"policy: classifier.rules[{i}] needs a name and a list of tools")
+    for kind in ("refusal", "success"):
+        for i, pattern in enumerate(data.get("hallucination", {}).get(kind, [])):
+            _check_regex(pattern, f"hallucination.{kind}[{i}]")
+    content = data.get("content", {})
+    if not isinstance(content.get("max_spans", 64), int) or content.get("max_spans", 64) < 1:
+        raise PolicyError("policy: content.max_spans must be a positive integer")
+    for i, rule in enumerate(content.get("sources", [])):
+        _check_regex(rule.get("pattern"), f"content.sources[{i}].pattern")
+        if not rule.get("name") or rule.get("kind", "match") not in ("match", "document"):
+            raise PolicyError(f"policy: content.sources[{i}] needs a name and kind 'match' or 'document'")
+    for kind in ("blocks", "markers"):
+        for i, pattern in enumerate(data.get("injection", {}).get(kind, [])):
+            _check_regex(pattern, f"injection.{kind}[{i}]")
+    if data.get("labels", {}).get("user_named_sources", "untrusted") not in ("trusted", "untrusted"):
+        raise PolicyError("policy: labels.user_named_sources must be 'trusted' or 'untrusted'")
+    for i, rule in enumerate(data.get("labels", {}).get("resources", [])):
+        if not isinstance(rule.get("pattern"), str):
+            raise PolicyError(f"policy: labels.resources[{i}].pattern must be a glob string")
