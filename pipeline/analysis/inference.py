@@ -41,6 +41,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.analysis.inference_values import ValueRule, value_kinds
+from pipeline.sql import query
 
 _CAMEL_LOWER = re.compile(r"([a-z0-9])([A-Z])")
 _CAMEL_ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
@@ -267,18 +268,6 @@ def inferred_entries(names_args: Iterable[tuple[str, list[str]]], data: dict[str
     return out
 
 
-_UNCATALOGUED = """
-select lower(e.tool_name) as tool_key, e.tool_name,
-    coalesce(list(distinct k.arg order by k.arg) filter (where k.arg is not null), []) as args
-from events e
-left join (select trajectory_id, step_idx, unnest(json_keys(arguments)) as arg
-           from events where kind = 'tool_call' and args_ok) k using (trajectory_id, step_idx)
-anti join policy_tools t on t.tool_key = lower(e.tool_name)
-where e.kind = 'tool_call' and e.tool_name is not null
-group by all
-"""
-
-
 def register_tool_roles(con: duckdb.DuckDBPyConnection, data: dict[str, Any]) -> None:
     """Replace ``policy_tools`` by the catalog plus inferred entries for the shard's other tools.
 
@@ -290,7 +279,7 @@ def register_tool_roles(con: duckdb.DuckDBPyConnection, data: dict[str, Any]) ->
     from pipeline.policy import tool_row
 
     catalog = con.table("policy_tools").to_arrow_table()
-    found = con.execute(_UNCATALOGUED).fetchall()
+    found = query(con, "uncatalogued_tools").fetchall()
     if not found:
         return
     kinds = value_kinds(con, lexicon(data.get("inference", {})).values)

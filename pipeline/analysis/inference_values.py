@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import duckdb
 
+from pipeline.sql import materialize, query
+
 
 @dataclass(frozen=True)
 class ValueRule:
@@ -29,39 +31,15 @@ class ValueRule:
 
 MAX_VALUE_CHARS = 512
 
-_VALUES = f"""
-create or replace temp table inference_arg_values as
-with args as (
-    select lower(e.tool_name) as tool_key, k.arg, json_extract(e.arguments, '$."' || k.arg || '"') as v
-    from events e, unnest(json_keys(e.arguments)) as k(arg)
-    anti join policy_tools t on t.tool_key = lower(e.tool_name)
-    where e.kind = 'tool_call' and e.args_ok and e.tool_name is not null and json_type(e.arguments) = 'OBJECT'
-        and k.arg not like '%"%' and k.arg not like '%\\%'
-),
-strings as (
-    -- a string value, or each string of a list value (recipients, attachments)
-    select tool_key, arg, unnest(case json_type(v) when 'VARCHAR' then [v ->> '$']
-                                               when 'ARRAY' then v ->> '$[*]' else [] end) as value
-    from args
-)
-select distinct tool_key, arg, value from strings
-where value is not null and length(value) between 1 and {MAX_VALUE_CHARS}
-"""
-
-_MATCHES = """
-select distinct tool_key, arg from inference_arg_values where regexp_full_match(value, $pattern)
-"""
-
-
 def value_kinds(con: duckdb.DuckDBPyConnection, rules: Sequence[ValueRule]) -> dict[str, dict[str, set[str]]]:
     """tool key -> argument name -> names of the value rules some value of it matched."""
     if not rules:
         return {}
-    con.execute(_VALUES)
+    materialize(con, "inference_arg_values", max_chars=MAX_VALUE_CHARS)
     out: dict[str, dict[str, set[str]]] = {}
     try:
         for rule in rules:
-            for key, arg in con.execute(_MATCHES, {"pattern": rule.pattern}).fetchall():
+            for key, arg in query(con, "inference_value_matches", pattern=rule.pattern).fetchall():
                 out.setdefault(key, {}).setdefault(arg, set()).add(rule.name)
     finally:
         con.execute("drop table if exists inference_arg_values")
