@@ -17,7 +17,8 @@ _HERE = Path(__file__).resolve().parent
 
 
 @cache
-def _sql_dir() -> Path:
+def sql_dir() -> Path:
+    """The folder of the ``.sql`` files (inside the package when installed from a wheel)."""
     installed = _HERE / "sql"  # inside a wheel (see pyproject force-include)
     return installed if installed.is_dir() else _HERE.parent / "sql"
 
@@ -25,7 +26,7 @@ def _sql_dir() -> Path:
 @cache
 def load_sql(name: str) -> str:
     """Text of ``sql/<name>.sql``."""
-    return (_sql_dir() / f"{name}.sql").read_text(encoding="utf-8")
+    return (sql_dir() / f"{name}.sql").read_text(encoding="utf-8")
 
 
 def _used(text: str, params: dict[str, Any]) -> dict[str, Any] | None:

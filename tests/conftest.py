@@ -110,3 +110,12 @@ def calls(*items: tuple[str, str, dict[str, Any] | str], text: str | None = None
 
 def result(cid: str, content: str = "ok", error: Any = None) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": cid, "content": content, "error": error}
+
+
+@pytest.fixture(autouse=True)
+def _own_canary_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts with an empty canary cache (pipeline/stages/canary_cache.py), so a
+    pass remembered by one test never hides a grader another test breaks on purpose."""
+    from pipeline.stages.canary_cache import CACHE_ENV
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path_factory.mktemp("canary-cache")))

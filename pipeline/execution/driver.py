@@ -122,9 +122,14 @@ class _Canaries(threading.Thread):
 
     def run(self) -> None:
         from pipeline.stages.canaries import check_canaries
+        from pipeline.stages.canary_cache import passed_before, remember_pass
 
         try:
+            if passed_before(self._policy.sha256):
+                return  # this install passed them before (canary_cache.py)
             self._found = check_canaries(self._policy)
+            if not self._found:
+                remember_pass(self._policy.sha256)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the driver's thread
             self._found = exc
 

@@ -1,0 +1,91 @@
+"""A remembered canary pass: a run skips the canaries when this install already passed them.
+
+The canaries (``canaries.py``) test the grader: the code, the SQL, the bundled policy and
+the engines that run them, never a user's data or ``--policy``. Their outcome is
+therefore a function of the installed files and library versions, and a nightly job
+re-scoring them every run spends CPU (about 0.4 s, a dozen SQL stages each planned once)
+to learn nothing new. After a pass, a marker named by :func:`install_digest` is written
+to the cache folder; a run whose digest has a marker skips them. Any change to a file of
+the package, a SQL file, the bundled policy, the canary set or an engine's version gives
+a new digest, so the canaries run again. Failures are never remembered.
+
+The folder: ``$LITMUS_GATE_CACHE_DIR``, else ``$XDG_CACHE_HOME/litmus-gate``, else
+``~/.cache/litmus-gate``. ``LITMUS_GATE_CACHE_DIR=""`` turns the cache off (canaries on
+every run). A folder that cannot be written only costs the saving.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import secrets
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+from pipeline.sql import sql_dir
+
+CACHE_ENV = "LITMUS_GATE_CACHE_DIR"
+# the libraries whose behaviour the stages depend on (regex engine, JSON, parsers)
+ENGINES = ("duckdb", "pyarrow", "tree-sitter", "tree-sitter-bash", "pyyaml")
+_SUFFIXES = frozenset({".py", ".sql", ".toml", ".jsonl", ".yaml"})
+
+
+def cache_dir() -> Path | None:
+    """The cache folder (None: the cache is off)."""
+    given = os.environ.get(CACHE_ENV)
+    if given is not None:
+        return Path(given) if given else None
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "litmus-gate"
+
+
+def grader_roots() -> tuple[Path, ...]:
+    """The folders whose files the grader runs: the package (code, bundled policy,
+    canaries) and the SQL."""
+    return (Path(__file__).resolve().parents[1], sql_dir())
+
+
+@cache
+def install_digest(policy_sha256: str, roots: tuple[Path, ...] | None = None) -> str:
+    """SHA-256 over every file the grader runs (``roots``, default :func:`grader_roots`),
+    the bundled policy's hash and the engines' versions: what the canaries' outcome
+    depends on."""
+    digest = hashlib.sha256()
+    for root in roots or grader_roots():
+        for path in sorted(p for p in root.rglob("*") if p.suffix in _SUFFIXES and "__pycache__" not in p.parts):
+            digest.update(f"{path.relative_to(root)}\0{path.stat().st_size}\0".encode())
+            digest.update(path.read_bytes())
+    digest.update(f"policy\0{policy_sha256}\0python\0{platform.python_version()}\0".encode())
+    for dist in ENGINES:
+        try:
+            digest.update(f"{dist}\0{metadata.version(dist)}\0".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{dist}\0-\0".encode())
+    return digest.hexdigest()
+
+
+def _marker(policy_sha256: str) -> Path | None:
+    folder = cache_dir()
+    return None if folder is None else folder / f"canaries-passed-{install_digest(policy_sha256)}"
+
+
+def passed_before(policy_sha256: str) -> bool:
+    """Whether this install (with this bundled policy) has passed its canaries before."""
+    marker = _marker(policy_sha256)
+    return marker is not None and marker.is_file()
+
+
+def remember_pass(policy_sha256: str) -> None:
+    """Record a pass (written whole; an unwritable folder is ignored)."""
+    marker = _marker(policy_sha256)
+    if marker is None:
+        return
+    tmp = marker.with_name(f"{marker.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text("all canaries passed\n", encoding="utf-8")
+        os.replace(tmp, marker)
+    except OSError:
+        tmp.unlink(missing_ok=True)
