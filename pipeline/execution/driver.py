@@ -93,18 +93,24 @@ def _manifest(config: RunConfig, inputs: list[InputFile], policy: Policy, record
 
 # below this many bytes per worker, one shard in this process beats starting a pool
 MIN_SPLIT_BYTES = 8 * 2**20
+# rounding down to a multiple of the workers may grow shards this much over shard_bytes
+SHARD_SLACK = 1.25
 
 
 def shard_count(config: RunConfig, total: int) -> int:
     """Shards of a run over ``total`` input bytes: ``--shards``, else one per
-    ``shard_bytes`` (which bounds a worker's memory), rounded up to a multiple of the
-    workers so the last round keeps every worker busy (3 shards on 2 workers would leave
-    one idle for a third of the run); a small input stays one shard."""
+    ``shard_bytes`` (which bounds a worker's memory), as a multiple of the workers so
+    the last round keeps every worker busy (3 shards on 2 workers would leave one idle
+    for a third of the run): rounded down when the shards stay within ``SHARD_SLACK`` of
+    ``shard_bytes`` (fewer shards, less fixed cost per shard), else up. A small input
+    stays one shard."""
     if config.shards:
         return config.shards
     n = max(1, -(-total // config.shard_bytes))
-    if config.workers > 1 and total >= config.workers * MIN_SPLIT_BYTES:
-        n = -(-n // config.workers) * config.workers
+    workers = config.workers
+    if workers > 1 and total >= workers * MIN_SPLIT_BYTES:
+        down = max(workers, n // workers * workers)
+        n = down if total <= down * config.shard_bytes * SHARD_SLACK else -(-n // workers) * workers
     return n
 
 
