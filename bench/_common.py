@@ -186,5 +186,5 @@ def auto_shards(nbytes: int, workers: int | None = None) -> str:
 
     config = RunConfig(inputs=(), out=Path("."), workers=workers or os.cpu_count() or 1)
     per = config.shard_bytes
-    return (f"auto ({shard_count(config, nbytes)}, at most {per // MIB} MB each, "
+    return (f"auto ({shard_count(config, nbytes)}, about one per {per // MIB} MB, "
             f"a multiple of {config.workers} workers)")
