@@ -17,7 +17,9 @@ msgs as (
     from (select trajectory_id, suite, unnest(l) as msg, (generate_subscripts(l, 1) - 1)::bigint as message_idx
           from (select trajectory_id, suite, json_extract(text, '$.messages[*]') as l from traj))
 ),
-messages as (
+messages as materialized (
+    -- materialized: message_steps and call_steps both read it, and an inlined copy would
+    -- parse every record's messages twice (most of this stage's time)
     select
         trajectory_id, suite, message_idx,
         -- trajectories rejected every record with a message that is not an object with a role
