@@ -73,8 +73,13 @@ all_steps as (
 numbered as (
     select
         *,
-        (row_number() over (partition by trajectory_id order by message_idx, sub) - 1)::bigint as step_idx
+        (row_number() over w - 1)::bigint as step_idx,
+        -- user/system messages seen so far: a retry chain never spans one (the same
+        -- window as step_idx: one sort of the trajectory's events for both)
+        sum(case when kind in ('user', 'system') then 1 else 0 end) over (w rows unbounded preceding)
+            as n_user_before
     from all_steps
+    window w as (partition by trajectory_id order by message_idx, sub)
 ),
 call_fields as (
     select
@@ -141,14 +146,6 @@ pairs as (
 matched as (
     select * from pairs where answer_no = 1
 ),
-user_counts as (
-    select
-        *,
-        -- user/system messages seen so far: a retry chain never spans one
-        sum(case when kind in ('user', 'system') then 1 else 0 end) over (
-            partition by trajectory_id order by step_idx rows unbounded preceding) as n_user_before
-    from args_parsed
-),
 final as (
     select
         s.trajectory_id, s.step_idx, s.suite, s.message_idx, s.kind,
@@ -160,7 +157,7 @@ final as (
         case when s.kind = 'tool_result' then coalesce(pr.answer_no = 1, false) end as answered,
         -- on a call row: what its result says (the rules read these)
         m.result_step_idx, m.result_content, m.err_type, m.err_message
-    from user_counts s
+    from args_parsed s
     left join pairs pr on pr.trajectory_id = s.trajectory_id and pr.result_step_idx = s.step_idx and s.kind = 'tool_result'
     left join args_parsed pc on pc.trajectory_id = s.trajectory_id and pc.step_idx = pr.call_step_idx
     left join matched m on m.trajectory_id = s.trajectory_id and m.call_step_idx = s.step_idx and s.kind = 'tool_call'
