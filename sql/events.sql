@@ -11,11 +11,14 @@ with traj as (
 ),
 msgs as (
     select trajectory_id, suite, message_idx,
-        -- each message is parsed once, for every field the later CTEs read
-        json_extract(msg, ['$.role', '$.content', '$.tool_calls', '$.tool_call_id', '$.tool_use_id',
-                           '$.error']) as f
-    from (select trajectory_id, suite, unnest(l) as msg, (generate_subscripts(l, 1) - 1)::bigint as message_idx
-          from (select trajectory_id, suite, json_extract(text, '$.messages[*]') as l from traj))
+        [m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_use_id, m.error] as f
+    -- the record is parsed once for every message field the later CTEs read (as JSON
+    -- values: a JSON null arrives as SQL null, which every test below treats alike)
+    from (select trajectory_id, suite, unnest(l) as m, (generate_subscripts(l, 1) - 1)::bigint as message_idx
+          from (select trajectory_id, suite, json_transform(text, '{"messages": [{"role": "JSON",
+                    "content": "JSON", "tool_calls": "JSON", "tool_call_id": "JSON", "tool_use_id": "JSON",
+                    "error": "JSON"}]}').messages as l
+                from traj))
 ),
 messages as materialized (
     -- materialized: message_steps and call_steps both read it, and an inlined copy would
