@@ -10,13 +10,21 @@ about one shard (``RunConfig.shard_bytes``, 32 MB by default). Prints, per stage
 wall seconds, CPU seconds (all threads) and the process's peak RSS so far, as one JSON
 line (``--json``) or a Markdown table. ``--operators STAGE`` also prints DuckDB's heaviest
 operators of that SQL stage (JSON profiling; operator times are summed over threads).
+``--threads N`` sets the connection's DuckDB threads (default: ``RunConfig.threads``, as a
+one-shard run; each worker of a multi-shard run uses 1, see ``pipeline.execution.driver``).
+``--warm`` scores the FILE once untimed first, in the same process, so imports (Polars,
+Pandera and its backends), SQL loading and other first-use costs are paid before the
+timed pass, as in a pool worker from its second shard on (peak RSS then covers both passes).
 
-Usage: python bench/stages.py FILE [--json] [--operators steps --operators edges]
+Runs its own checkout's code (the repository above this file comes first on sys.path).
+
+Usage: python bench/stages.py FILE [--json] [--threads N] [--warm] [--operators steps --operators edges]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import resource
 import shutil
@@ -54,7 +62,7 @@ def _top_operators(profile: Path, n: int = 8) -> list[dict]:
     return sorted(found, key=lambda d: -d["seconds"])[:n]
 
 
-def profile_stages(path: Path, operators: tuple[str, ...] = ()) -> dict:
+def profile_stages(path: Path, operators: tuple[str, ...] = (), threads: int | None = None) -> dict:
     """Time the stages of one shard (``pipeline.execution.shard.score_shard``) and every SQL table inside them."""
     import pipeline.analysis.resources as pres
     import pipeline.stages.tables as ps
@@ -67,6 +75,8 @@ def profile_stages(path: Path, operators: tuple[str, ...] = ()) -> dict:
 
     tmp = Path(tempfile.mkdtemp(prefix="lg-stages-", dir="/tmp"))
     config = RunConfig(inputs=(path,), out=tmp / "run", overwrite=True)
+    if threads is not None:
+        config = dataclasses.replace(config, threads=threads)
     stages: list[dict] = []
     ops: dict[str, list[dict]] = {}
     depth = [0]
@@ -163,8 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("file", type=Path)
     parser.add_argument("--json", action="store_true", help="print one JSON line instead of Markdown")
     parser.add_argument("--operators", action="append", default=[], help="profile this SQL stage's operators")
+    parser.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: RunConfig.threads)")
+    parser.add_argument("--warm", action="store_true", help="score FILE once untimed first (first-use costs paid)")
     args = parser.parse_args(argv)
-    res = profile_stages(args.file, tuple(args.operators))
+    if args.warm:
+        profile_stages(args.file, (), args.threads)
+    res = profile_stages(args.file, tuple(args.operators), args.threads)
     print(json.dumps(res) if args.json else markdown(res))
     return 0
 

@@ -49,11 +49,14 @@ output_keys as (
     -- an output's keys (lg_keys of its text) that some argument of its trajectory also
     -- carries: no other key can make an edge (data_matches joins on argument keys), and
     -- common_keys counts such a key's outputs whole. So lg_keys' tests run only on the
-    -- tokens that met an argument's key, not on every token of every output.
+    -- tokens that met an argument's key, not on every token of every output: a key
+    -- without the 'prefix:' mark passed lg_is_evidence in lg_keys, so a token equal to it
+    -- passes too; only a literal 'prefix:...' token needs the test. The test reads the
+    -- argument's key, so it stays after the join (on the matches, not on every token).
     select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, o.token as key
     from output_tokens o
     join argument_key_set k on k.trajectory_id = o.trajectory_id and k.key = o.token
-    where lg_is_evidence(o.token, $min_len)
+    where not starts_with(k.key, 'prefix:') or lg_is_evidence(o.token, $min_len)
     union
     -- lg_keys' 24-character prefix key of a long base64-like token
     select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, k.key

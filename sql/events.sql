@@ -11,13 +11,18 @@ with traj as (
 ),
 msgs as (
     select trajectory_id, suite, message_idx,
-        -- each message is parsed once, for every field the later CTEs read
-        json_extract(msg, ['$.role', '$.content', '$.tool_calls', '$.tool_call_id', '$.tool_use_id',
-                           '$.error']) as f
-    from (select trajectory_id, suite, unnest(l) as msg, (generate_subscripts(l, 1) - 1)::bigint as message_idx
-          from (select trajectory_id, suite, json_extract(text, '$.messages[*]') as l from traj))
+        [m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_use_id, m.error] as f
+    -- the record is parsed once for every message field the later CTEs read (as JSON
+    -- values: a JSON null arrives as SQL null, which every test below treats alike)
+    from (select trajectory_id, suite, unnest(l) as m, (generate_subscripts(l, 1) - 1)::bigint as message_idx
+          from (select trajectory_id, suite, json_transform(text, '{"messages": [{"role": "JSON",
+                    "content": "JSON", "tool_calls": "JSON", "tool_call_id": "JSON", "tool_use_id": "JSON",
+                    "error": "JSON"}]}').messages as l
+                from traj))
 ),
-messages as (
+messages as materialized (
+    -- materialized: message_steps and call_steps both read it, and an inlined copy would
+    -- parse every record's messages twice (most of this stage's time)
     select
         trajectory_id, suite, message_idx,
         -- trajectories rejected every record with a message that is not an object with a role
@@ -71,8 +76,13 @@ all_steps as (
 numbered as (
     select
         *,
-        (row_number() over (partition by trajectory_id order by message_idx, sub) - 1)::bigint as step_idx
+        (row_number() over w - 1)::bigint as step_idx,
+        -- user/system messages seen so far: a retry chain never spans one (the same
+        -- window as step_idx: one sort of the trajectory's events for both)
+        sum(case when kind in ('user', 'system') then 1 else 0 end) over (w rows unbounded preceding)
+            as n_user_before
     from all_steps
+    window w as (partition by trajectory_id order by message_idx, sub)
 ),
 call_fields as (
     select
@@ -139,14 +149,6 @@ pairs as (
 matched as (
     select * from pairs where answer_no = 1
 ),
-user_counts as (
-    select
-        *,
-        -- user/system messages seen so far: a retry chain never spans one
-        sum(case when kind in ('user', 'system') then 1 else 0 end) over (
-            partition by trajectory_id order by step_idx rows unbounded preceding) as n_user_before
-    from args_parsed
-),
 final as (
     select
         s.trajectory_id, s.step_idx, s.suite, s.message_idx, s.kind,
@@ -158,7 +160,7 @@ final as (
         case when s.kind = 'tool_result' then coalesce(pr.answer_no = 1, false) end as answered,
         -- on a call row: what its result says (the rules read these)
         m.result_step_idx, m.result_content, m.err_type, m.err_message
-    from user_counts s
+    from args_parsed s
     left join pairs pr on pr.trajectory_id = s.trajectory_id and pr.result_step_idx = s.step_idx and s.kind = 'tool_result'
     left join args_parsed pc on pc.trajectory_id = s.trajectory_id and pc.step_idx = pr.call_step_idx
     left join matched m on m.trajectory_id = s.trajectory_id and m.call_step_idx = s.step_idx and s.kind = 'tool_call'

@@ -75,6 +75,12 @@ _STEPS_INTERNALS = ("events", "content_error_hits", "error_texts", "error_rule_h
                     "classifier_hits")
 
 
+def _alternation(patterns: Iterable[object]) -> str:
+    """One RE2 pattern matching where any of ``patterns`` matches (each in its own group,
+    so inline flags such as ``(?i)`` stay its own); matches nothing when there are none."""
+    return "|".join(f"(?:{p})" for p in patterns) or r"[^\s\S]"
+
+
 def steps(con: duckdb.DuckDBPyConnection) -> None:
     """Stages ``trajectories``, ``events``, the rule hits and ``steps`` (record-level
     rejects, explode, call/result pairing, exec_status, built-in labels)."""
@@ -108,7 +114,10 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     resources(con)
     materialize(con, "action_roles")
     materialize(con, "outputs")
-    materialize_per_rule(con, "injection_spans", _rules(con, "policy_injection"))
+    injection = _rules(con, "policy_injection")
+    materialize(con, "injection_candidates", pattern=_alternation(r["pattern"] for r in injection))
+    materialize_per_rule(con, "injection_spans", injection)
+    con.execute("drop table injection_candidates")  # read by injection_spans only
     materialize(con, "content_candidates", pattern=con.execute("select pattern from policy_content_any").fetchall()[0][0])
     materialize_per_rule(con, "content_spans", _rules(con, "policy_content"))
     content_labels(con)
