@@ -12,6 +12,8 @@ driver's progress lines on stderr (``shards i/n``) and from the workers seen:
 - ``final``: after it (the duplicate-id pass, a rescoring pass if any, publish, report).
 
 Without progress lines (``--quiet``) ``final`` starts when no worker is alive any more.
+``tree_private`` is the tree's sum without file-backed and shared pages (the libraries'
+code, resident once but counted in every process's RSS).
 """
 
 from __future__ import annotations
@@ -45,11 +47,19 @@ def tree(pid: int) -> list[int]:
 
 def rss_of(pid: int) -> int:
     """Resident bytes of one process (0 when it is gone)."""
+    return resident(pid)[0]
+
+
+def resident(pid: int) -> tuple[int, int]:
+    """Resident bytes of one process and the part of them that is file-backed or shared
+    memory (``statm``'s ``shared``: mostly the libraries' code, the same pages in every
+    process, so a sum over processes counts them once per process); (0, 0) when it is gone."""
     try:
         with open(f"/proc/{pid}/statm") as handle:
-            return int(handle.read().split()[1]) * _PAGE
+            fields = handle.read().split()
+        return int(fields[1]) * _PAGE, int(fields[2]) * _PAGE
     except (OSError, IndexError, ValueError):
-        return 0
+        return 0, 0
 
 
 def _is_worker(pid: int) -> bool:
@@ -121,9 +131,10 @@ class Timeline:
     def sample(self) -> int:
         """One sample; returns the summed RSS of the tree."""
         self.progress.poll()
-        driver, other, workers = 0, 0, {}
+        driver, other, workers, shared = 0, 0, {}, 0
         for pid in tree(self.root):
-            rss = rss_of(pid)
+            rss, file_backed = resident(pid)
+            shared += file_backed
             role = self._role(pid)
             if role == "driver":
                 driver = rss
@@ -136,14 +147,16 @@ class Timeline:
             self.worker_pids.update(workers)
         phase = self._phase(bool(workers))
         total = driver + other + sum(workers.values())
-        peak = self.peaks.setdefault(phase, {"tree": 0, "driver": 0, "worker": 0, "workers": 0})
+        peak = self.peaks.setdefault(phase, {"tree": 0, "driver": 0, "worker": 0, "workers": 0, "tree_private": 0})
         peak["tree"] = max(peak["tree"], total)
+        peak["tree_private"] = max(peak["tree_private"], total - shared)  # without file-backed pages
         peak["driver"] = max(peak["driver"], driver)
         peak["worker"] = max(peak["worker"], max(workers.values(), default=0))  # one process
         peak["workers"] = max(peak["workers"], sum(workers.values()))
         largest = max(workers.values(), default=0)
         if total > self.at_peak.get("tree", -1):
             self.at_peak = {"t": round(time.monotonic() - self.started, 1), "phase": phase, "tree": total,
+                            "shared": shared,
                             "driver": driver, "other": other, "workers": sorted(workers.values(), reverse=True),
                             "done": self.progress.done, "total": self.progress.total}
         if phase == "scoring":
@@ -154,6 +167,7 @@ class Timeline:
         if self.keep:
             self.samples.append({"t": round(time.monotonic() - self.started, 2), "phase": phase,
                                  "done": self.progress.done, "total": self.progress.total, "tree": total,
+                                 "shared": shared,
                                  "driver": driver, "other": other, "workers": {str(k): v for k, v in workers.items()}})
         return total
 

@@ -52,7 +52,8 @@ def run(corpus: Path, out: Path, workers: int | None) -> dict:
             "cpu": m.cpu, "peak_rss": m.peak_rss, "tree_rss": m.tree_rss, "disk_peak": m.disk_peak,
             "run_bytes": published, "returncode": m.returncode, "stderr_tail": m.stderr.splitlines()[-5:],
             "shards": auto_shards(n_bytes), "command": " ".join(cmd), "rss_phases": m.rss["phases"] if m.rss else {},
-            "worker_processes": m.rss["worker_processes"] if m.rss else 0, "rss_at_peak": m.rss["at_peak"] if m.rss else {},
+            "worker_processes": m.rss["worker_processes"] if m.rss else 0,
+            "rss_at_peak": m.rss["at_peak"] if m.rss else {},
             "rss_tenths": m.rss["tenths"] if m.rss else []}
 
 
@@ -61,10 +62,11 @@ def phase_lines(res: dict) -> list[str]:
     phases = res.get("rss_phases") or {}
     if not phases:
         return []
-    lines = ["| phase | peak RSS, process tree | driver | largest worker | workers together |",
-             "|---|---:|---:|---:|---:|"]
+    lines = ["| phase | peak RSS, process tree | driver | largest worker | workers together "
+             "| tree without file-backed pages |", "|---|---:|---:|---:|---:|---:|"]
     for name, p in phases.items():
-        lines.append(f"| {name} | {gib(p['tree'])} | {gib(p['driver'])} | {gib(p['worker'])} | {gib(p['workers'])} |")
+        lines.append(f"| {name} | {gib(p['tree'])} | {gib(p['driver'])} | {gib(p['worker'])} | {gib(p['workers'])} "
+                     f"| {gib(p.get('tree_private', 0))} |")
     at = res.get("rss_at_peak") or {}
     workers = ", ".join(gib(w) for w in at.get("workers", [])) or "none"
     lines += ["", f"At the tree's peak ({at.get('phase')}, t = {at.get('t', 0):,.0f} s, shards {at.get('done')}/"

@@ -57,15 +57,18 @@ def report(res: dict[str, Any]) -> str:
     lines = [f"`{res['command']}`: exit {res['returncode']}, wall {res['wall']:,.1f} s, CPU {res['cpu']:,.1f} s, "
              f"peak RSS largest process {_mb(res['peak_rss'])} MB, process tree {_mb(res['tree_rss'])} MB; "
              f"{res['rss']['worker_processes']} worker processes.", "",
-             "| phase | tree MB | driver MB | largest worker MB | workers together MB |", "|---|---:|---:|---:|---:|"]
+             "| phase | tree MB | driver MB | largest worker MB | workers together MB | tree without file-backed MB |",
+             "|---|---:|---:|---:|---:|---:|"]
     for phase, p in res["rss"]["phases"].items():
-        lines.append(f"| {phase} | {_mb(p['tree'])} | {_mb(p['driver'])} | {_mb(p['worker'])} | {_mb(p['workers'])} |")
+        lines.append(f"| {phase} | {_mb(p['tree'])} | {_mb(p['driver'])} | {_mb(p['worker'])} | {_mb(p['workers'])} "
+                     f"| {_mb(p.get('tree_private', 0))} |")
     samples = res["samples"]
     if samples:
         top = max(samples, key=lambda s: s["tree"])
         workers = ", ".join(_mb(v) for v in top["workers"].values()) or "none"
         lines += ["", f"At the tree's peak (t = {top['t']:.1f} s, {top['phase']}, shards {top['done']}/{top['total']}): "
-                  f"driver {_mb(top['driver'])} MB, workers {workers} MB, other {_mb(top['other'])} MB."]
+                  f"driver {_mb(top['driver'])} MB, workers {workers} MB, other {_mb(top['other'])} MB "
+                  f"(file-backed {_mb(top.get('shared', 0))} MB of the sum)."]
     rows = per_tenth(samples)
     if rows:
         lines += ["", "Peak / lowest RSS (MB) per tenth of the first pass (by shards done):", "",
