@@ -17,6 +17,9 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from _rss import Timeline, rss_of, tree
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "performance.md"
@@ -47,34 +50,12 @@ class Measured:
     stderr: str
     tree_rss: int = 0
     disk_peak: int = 0  # peak bytes under the watched folders (the run's work and staging folders)
-
-
-_PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def _tree(pid: int) -> list[int]:
-    pids, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        pids.append(p)
-        try:
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as handle:
-                    todo.extend(int(c) for c in handle.read().split())
-        except OSError:
-            continue
-    return pids
+    rss: dict[str, Any] | None = None  # per-phase peaks, driver vs workers (bench/_rss.py's Timeline.summary)
+    samples: list[dict[str, Any]] | None = None  # every RSS sample (measure(..., timeline=True))
 
 
 def _tree_rss(pid: int) -> int:
-    total = 0
-    for p in _tree(pid):
-        try:
-            with open(f"/proc/{p}/statm") as handle:
-                total += int(handle.read().split()[1]) * _PAGE
-        except (OSError, IndexError, ValueError):
-            continue
-    return total
+    return sum(rss_of(p) for p in tree(pid))
 
 
 def folder_bytes(parent: Path, patterns: tuple[str, ...]) -> int:
@@ -92,15 +73,18 @@ def folder_bytes(parent: Path, patterns: tuple[str, ...]) -> int:
 
 
 class _Sampler(threading.Thread):
-    def __init__(self, pid: int, watch: tuple[Path, tuple[str, ...]] | None, disk_every: float = 0.1) -> None:
+    def __init__(self, pid: int, watch: tuple[Path, tuple[str, ...]] | None, disk_every: float = 0.1,
+                 progress: Path | None = None, keep: bool = False, every: float = 0.1) -> None:
         super().__init__(daemon=True)
         self.pid, self.peak, self.disk, self.watch, self.stop = pid, 0, 0, watch, threading.Event()
         self.disk_every = disk_every  # walking a work folder of thousands of files costs CPU
+        self.every = every
+        self.timeline = Timeline(pid, progress, keep)
 
     def run(self) -> None:
         walked = 0.0
-        while not self.stop.wait(0.1):
-            self.peak = max(self.peak, _tree_rss(self.pid))
+        while not self.stop.wait(self.every):
+            self.peak = max(self.peak, self.timeline.sample())
             if self.watch is not None and time.monotonic() - walked >= self.disk_every:
                 self.disk = max(self.disk, folder_bytes(*self.watch))
                 walked = time.monotonic()
@@ -108,16 +92,18 @@ class _Sampler(threading.Thread):
 
 def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None,
             watch: tuple[Path, tuple[str, ...]] | None = None, term_after: float | None = None,
-            disk_every: float = 0.1) -> Measured:
-    """Run ``cmd`` as a child and return its wall time, CPU time and peak RSS; with
-    ``watch`` (a folder and globs in it), also the peak bytes of those folders; with
-    ``term_after`` seconds, send SIGTERM then (a run that fails, measured the same way)."""
+            disk_every: float = 0.1, timeline: bool = False, every: float = 0.1) -> Measured:
+    """Run ``cmd`` as a child and return its wall time, CPU time and peak RSS (also per
+    phase, driver vs workers: ``Measured.rss``); with ``watch`` (a folder and globs in it),
+    also the peak bytes of those folders; with ``term_after`` seconds, send SIGTERM then
+    (a run that fails, measured the same way); with ``timeline``, every RSS sample
+    (taken each ``every`` seconds) in ``Measured.samples``."""
     out_path = Path(f"/tmp/.lg-bench-{os.getpid()}-out")
     err_path = Path(f"/tmp/.lg-bench-{os.getpid()}-err")
     with out_path.open("wb") as out, err_path.open("wb") as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd)
-        sampler = _Sampler(proc.pid, watch, disk_every)
+        sampler = _Sampler(proc.pid, watch, disk_every, progress=err_path, keep=timeline, every=every)
         sampler.start()
         timer = threading.Timer(term_after, proc.terminate) if term_after is not None else None
         if timer is not None:
@@ -134,7 +120,8 @@ def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None 
     out_path.unlink()
     err_path.unlink()
     return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, proc.returncode, stdout, stderr,
-                    max(sampler.peak, usage.ru_maxrss * 1024), sampler.disk)
+                    max(sampler.peak, usage.ru_maxrss * 1024), sampler.disk, sampler.timeline.summary(),
+                    sampler.timeline.samples if timeline else None)
 
 
 def _run(cmd: list[str]) -> str:

@@ -1,8 +1,10 @@
 """The large-corpus run: ``litmus-gate score`` on one big corpus folder, measured whole.
 
 One child process (``bench/_common.py``'s ``measure``): wall time, CPU time, peak RSS of
-the largest process and of the whole process tree (sampled every 0.1 s), and the peak
-bytes of the run's work and staging folders; the figures are recorded whether the run
+the largest process and of the whole process tree (sampled every 0.1 s), the tree's,
+the driver's and the workers' peaks per phase (``bench/_rss.py``: planning, scoring,
+the final phase after the last shard), and the peak bytes of the run's work and
+staging folders; the figures are recorded whether the run
 succeeds or fails (the exit code and the last lines of its stderr with them). Writes
 the figures as JSON to ``--result`` and, with ``--section``, a section of
 docs/performance.md. Deletes the run folder at the end unless ``--keep-run`` (the
@@ -49,7 +51,35 @@ def run(corpus: Path, out: Path, workers: int | None) -> dict:
     return {"started": started, "files": n_files, "bytes": n_bytes, "trajectories": lines, "wall": m.wall,
             "cpu": m.cpu, "peak_rss": m.peak_rss, "tree_rss": m.tree_rss, "disk_peak": m.disk_peak,
             "run_bytes": published, "returncode": m.returncode, "stderr_tail": m.stderr.splitlines()[-5:],
-            "shards": auto_shards(n_bytes), "command": " ".join(cmd)}
+            "shards": auto_shards(n_bytes), "command": " ".join(cmd), "rss_phases": m.rss["phases"] if m.rss else {},
+            "worker_processes": m.rss["worker_processes"] if m.rss else 0,
+            "rss_at_peak": m.rss["at_peak"] if m.rss else {},
+            "rss_tenths": m.rss["tenths"] if m.rss else []}
+
+
+def phase_lines(res: dict) -> list[str]:
+    """Peak RSS per phase, driver vs workers (results written before these keys: none)."""
+    phases = res.get("rss_phases") or {}
+    if not phases:
+        return []
+    lines = ["| phase | peak RSS, process tree | driver | largest worker | workers together "
+             "| tree without file-backed pages |", "|---|---:|---:|---:|---:|---:|"]
+    for name, p in phases.items():
+        lines.append(f"| {name} | {gib(p['tree'])} | {gib(p['driver'])} | {gib(p['worker'])} | {gib(p['workers'])} "
+                     f"| {gib(p.get('tree_private', 0))} |")
+    at = res.get("rss_at_peak") or {}
+    workers = ", ".join(gib(w) for w in at.get("workers", [])) or "none"
+    lines += ["", f"At the tree's peak ({at.get('phase')}, t = {at.get('t', 0):,.0f} s, shards {at.get('done')}/"
+              f"{at.get('total')}): driver {gib(at.get('driver', 0))}, workers {workers}, other {gib(at.get('other', 0))}; "
+              f"{res.get('worker_processes', 0)} worker processes over the run. Phases (`bench/_rss.py`): plan = before "
+              "the first worker, scoring = until the last shard of the first pass, final = duplicate ids, publishing, "
+              "report."]
+    tenths = res.get("rss_tenths") or []
+    if any(tenths):
+        cells = [f"{t['tree'] / 2**30:.2f} / {t['worker'] / 2**30:.2f}" if t else "-" for t in tenths]
+        lines += ["", "Scoring, peak RSS per tenth of the shards (GB, process tree / largest worker): "
+                  + ", ".join(cells) + "."]
+    return lines + [""]
 
 
 def markdown(res: dict) -> str:
@@ -70,6 +100,7 @@ def markdown(res: dict) -> str:
         f"| {gib(res['tree_rss'])} | {res['disk_peak'] / MIB:,.0f} MB ({100 * res['disk_peak'] / res['bytes']:.0f}%) "
         f"| {res['run_bytes'] / MIB:,.0f} MB |", "",
     ]
+    lines += phase_lines(res)
     if not ok:
         lines += ["Last lines of its stderr:", "", "```", *res["stderr_tail"], "```", ""]
     lines += [machine(), f"Command: `{res['command']}`"]

@@ -21,6 +21,13 @@ from pipeline.execution.signals import reassert, worker_init
 
 T = TypeVar("T")
 
+# A pool worker is replaced by a fresh process after this many tasks (0: never). A worker
+# keeps what its allocators hold after a shard (DuckDB's, Polars' jemalloc, Python's) and
+# that creeps shard after shard (measured: +0.4 MB per shard between shards, see
+# docs/design.md "Memory"), so a worker's RSS stays what a fresh one reaches; a new
+# worker costs its imports (about 0.9 CPU s, about 0.6% of 32 shards of 32 MB).
+TASKS_PER_WORKER = 32
+
 
 class Progress:
     """``shards i/n  R MB/s  ETA s`` lines on stderr (a ``\\r`` line on a tty)."""
@@ -51,7 +58,8 @@ def _indexed(job: tuple[Callable[[T], Any], int, T]) -> tuple[int, Any]:
 def _pool(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, on_done: Callable[[int], None]) -> list[Any]:
     results: list[Any] = [None] * len(tasks)
     ctx = multiprocessing.get_context("spawn")  # DuckDB threads do not survive fork
-    pool = ctx.Pool(processes=min(workers, len(tasks)), initializer=worker_init)
+    pool = ctx.Pool(processes=min(workers, len(tasks)), initializer=worker_init,
+                    maxtasksperchild=TASKS_PER_WORKER or None)
     try:
         jobs = [(fn, i, t) for i, t in enumerate(tasks)]
         for n, (i, result) in enumerate(pool.imap_unordered(_indexed, jobs), start=1):
