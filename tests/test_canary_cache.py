@@ -107,3 +107,14 @@ def test_no_home_folder_turns_the_cache_off(tmp_path: Path, monkeypatch: pytest.
     calls = _count_canary_runs(monkeypatch)
     assert _score(tmp_path / "a") == 0 and _score(tmp_path / "b") == 0
     assert len(calls) == 2
+
+
+@pytest.fixture(scope="module")
+def cache_seen_by_a_module_fixture() -> Path | None:
+    from pipeline.stages.canary_cache import cache_dir
+
+    return cache_dir()  # module fixtures (a sample run scored once) come before a test's own
+
+
+def test_module_fixtures_never_read_the_users_cache(cache_seen_by_a_module_fixture: Path | None) -> None:
+    assert cache_seen_by_a_module_fixture is None  # off: their canaries are scored every time
