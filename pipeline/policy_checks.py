@@ -56,6 +56,11 @@ def _re2_error(pattern: str) -> str | None:
     return None
 
 
+def re2_compiles(pattern: str) -> bool:
+    """Whether RE2 (DuckDB) compiles ``pattern`` (cached per pattern)."""
+    return _re2_error(pattern) is None
+
+
 def _check_regex(pattern: Any, what: str) -> str:
     if not isinstance(pattern, str) or not pattern:
         raise PolicyError(f"policy: {what} must be a non-empty regex string")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +110,17 @@ def calls(*items: tuple[str, str, dict[str, Any] | str], text: str | None = None
 
 def result(cid: str, content: str = "ok", error: Any = None) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": cid, "content": content, "error": error}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_shared_canary_cache() -> Iterator[None]:
+    """Module and session fixtures (set up before a test's own fixtures) run with the
+    canary cache off, never reading or writing the user's ``~/.cache``."""
+    from pipeline.stages.canary_cache import CACHE_ENV
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_ENV, "")
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -84,3 +84,37 @@ def test_digest_follows_every_file_of_the_grader(tmp_path: Path) -> None:
     install_digest.cache_clear()
     assert install_digest(sha, roots) not in (before, after_sql)
     assert install_digest("another bundled policy", roots) != install_digest(sha, roots)
+
+
+def test_a_file_where_the_cache_folder_should_be_only_costs_the_saving(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("", encoding="utf-8")
+    for folder in (blocker, blocker / "below"):
+        monkeypatch.setenv(CACHE_ENV, str(folder))
+        calls = _count_canary_runs(monkeypatch)
+        assert _score(tmp_path / f"run-{folder.name}") == 0
+        assert len(calls) == 1 and not passed_before(load_policy(None).sha256)
+
+
+def test_no_home_folder_turns_the_cache_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv(CACHE_ENV)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    calls = _count_canary_runs(monkeypatch)
+    assert _score(tmp_path / "a") == 0 and _score(tmp_path / "b") == 0
+    assert len(calls) == 2
+
+
+@pytest.fixture(scope="module")
+def cache_seen_by_a_module_fixture() -> Path | None:
+    from pipeline.stages.canary_cache import cache_dir
+
+    return cache_dir()  # module fixtures (a sample run scored once) come before a test's own
+
+
+def test_module_fixtures_never_read_the_users_cache(cache_seen_by_a_module_fixture: Path | None) -> None:
+    assert cache_seen_by_a_module_fixture is None  # off: their canaries are scored every time

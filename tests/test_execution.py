@@ -165,3 +165,22 @@ def test_a_shard_file_never_shares_its_temp_name_with_another_writer(tmp_path: P
     _write(pl.DataFrame({"a": [1, 2]}), target)
     assert pl.read_parquet(target)["a"].to_list() == [1, 2]
     assert sorted(p.name for p in target.parent.iterdir()) == [target.name, target.name + ".tmp"]
+
+
+def test_resume_with_other_workers_continues_the_killed_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # the default shard count follows --workers (driver.shard_count): a rerun after a
+    # kill on a smaller machine must still find the finished shards, not score them anew
+    monkeypatch.setattr("pipeline.execution.driver.MIN_SPLIT_BYTES", 1)  # the sample: 2 shards on 2 workers
+    args = ["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "run"), "--quiet"]
+    assert main(["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "clean"), "--workers", "1", "--quiet"]) == 0
+    with monkeypatch.context() as patch:
+        def boom(*a: object, **k: object) -> None:
+            raise OSError(28, "No space left on device")
+
+        patch.setattr("pipeline.execution.driver.publish_to", boom)
+        assert main([*args, "--workers", "2"]) == 1
+    capsys.readouterr()
+    assert main([*args, "--workers", "1", "--resume"]) == 0
+    assert "resuming: 2 of 2 shards already done" in capsys.readouterr().err
+    assert table_contents(tmp_path / "run") == table_contents(tmp_path / "clean")

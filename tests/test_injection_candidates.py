@@ -62,3 +62,11 @@ def test_no_patterns_match_nothing() -> None:
     con = _connection()
     materialize(con, "injection_candidates", pattern=stages._alternation([]))
     assert rows(con, "select count(*) as n from injection_candidates") == [{"n": 0}]
+
+
+def test_a_pattern_valid_alone_but_not_inside_a_group_keeps_every_output() -> None:
+    # RE2's \Q quotes to the end of the pattern: valid alone (the policy check passes it,
+    # and injection_spans runs a block pattern alone), but it swallows the group's ")"
+    con = _connection()
+    materialize(con, "injection_candidates", pattern=stages._alternation([r"\Q<SECRET>", "(?i)ignore all"]))
+    assert rows(con, "select count(*) as n from injection_candidates") == [{"n": len(OUTPUTS)}]

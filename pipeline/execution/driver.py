@@ -39,7 +39,7 @@ from pipeline.execution.plan import InputFile, plan_digest, scan_inputs, shard_p
 from pipeline.execution.publish import assemble, check_out_location, publish_to, staging_for, table_view
 from pipeline.execution.shard import ShardTask, first_pass, priors_digest, score_shard
 from pipeline.execution.signals import interruptible
-from pipeline.execution.workdir import WorkDir, open_work
+from pipeline.execution.workdir import WorkDir, open_work, planned_shards
 from pipeline.ingest.label_provenance import label_provenance, provenance_notes
 from pipeline.policy import Policy, load_policy
 from pipeline.storage import Location, location, open_raw, size
@@ -187,11 +187,13 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
         policy = load_policy(config.policy)
         labels = read_labels(duckdb.connect(), config.labels)
         n_shards = shard_count(config, sum(size(p) for p in files))
+        if config.resume and not config.shards:  # the default follows --workers: keep the killed run's
+            n_shards = planned_shards(out, config.work_dir) or n_shards
         inputs = scan_inputs(files, n_shards, config.fmt)
         plan = plan_digest(inputs, policy.sha256, sha256_of(config.labels) if config.labels else None,
                            n_shards, config.fmt if config.suite is None else f"{config.fmt}|suite={config.suite}",
                            tables)
-        workdir = open_work(out, config.work_dir, plan, config.resume)
+        workdir = open_work(out, config.work_dir, plan, config.resume, n_shards)
         threads = 1 if config.workers > 1 and n_shards > 1 else config.threads
         tasks = [ShardTask(k, tuple(pieces), workdir, config.fmt, int(policy.setting("max_record_bytes")),
                            config.policy, labels, tables, threads, config.memory_limit, suite=config.suite)

@@ -99,9 +99,9 @@ def work_guard(where: Location, error: type[LitmusError] = StorageError) -> Abst
                  hint + ("; --resume continues the run" if error is StorageError else ""))
 
 
-def _claim(plan_file: Location, digest: str, resume: bool, clear: Any) -> str:
+def _claim(plan_file: Location, digest: str, resume: bool, clear: Any, shards: int | None) -> str:
     """The run token: the folder's own on a matching --resume, else a new one
-    (after ``clear()`` empties the folder)."""
+    (after ``clear()`` empties the folder; ``shards`` is recorded for :func:`planned_shards`)."""
     if resume and plan_file.is_file():
         try:
             found = json.loads(plan_file.read_text())
@@ -111,38 +111,62 @@ def _claim(plan_file: Location, digest: str, resume: bool, clear: Any) -> str:
             return found["token"]
     clear()
     token = secrets.token_hex(8)
-    plan_file.write_text(json.dumps({"plan": digest, "token": token}))
+    plan_file.write_text(json.dumps({"plan": digest, "token": token, "shards": shards}))
     return token
 
 
-def _local(work: Path, digest: str, resume: bool) -> WorkDir:
+def _local(work: Path, digest: str, resume: bool, shards: int | None) -> WorkDir:
     def clear() -> None:
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
 
     work.parent.mkdir(parents=True, exist_ok=True)
-    token = _claim(work / PLAN_FILE, digest, resume, clear)
+    token = _claim(work / PLAN_FILE, digest, resume, clear, shards)
     return WorkDir(work, digest, token)
 
 
-def _remote(remote: Remote, digest: str, resume: bool) -> WorkDir:
+def _remote(remote: Remote, digest: str, resume: bool, shards: int | None) -> WorkDir:
     with work_guard(remote, UsageError):
-        token = _claim(remote / PLAN_FILE, digest, resume, remote.delete_contents)
+        token = _claim(remote / PLAN_FILE, digest, resume, remote.delete_contents, shards)
     return WorkDir(Path(tempfile.mkdtemp(prefix="litmus-gate-work-")), digest, token, remote)
 
 
-def open_work(out: Location, work_dir: Path | str | None, digest: str, resume: bool) -> WorkDir:
-    """The run's work folder (see the module docstring for where it goes)."""
+def _folder(out: Location, work_dir: Path | str | None) -> Location:
+    """Where the run's work folder goes (see the module docstring)."""
     base = location(work_dir) if work_dir is not None else None
     key = hashlib.sha256(str(out.resolve() if isinstance(out, Path) else out).encode()).hexdigest()[:16]
     if isinstance(base, Remote):
-        return _remote(base / f".{out.name}-{key}.work", digest, resume)
+        return base / f".{out.name}-{key}.work"
     if base is None and isinstance(out, Path):
-        return _local(out.resolve().parent / f".{out.name}.work", digest, resume)
+        return out.resolve().parent / f".{out.name}.work"
     if base is None:
-        base = Path(tempfile.gettempdir()) / "litmus-gate" / key
-        return _local(base / f".{out.name}.work", digest, resume)
-    return _local(base.resolve() / f".{out.name}-{key}.work", digest, resume)
+        return Path(tempfile.gettempdir()) / "litmus-gate" / key / f".{out.name}.work"
+    return base.resolve() / f".{out.name}-{key}.work"
+
+
+def open_work(out: Location, work_dir: Path | str | None, digest: str, resume: bool,
+              shards: int | None = None) -> WorkDir:
+    """The run's work folder (see the module docstring for where it goes)."""
+    folder = _folder(out, work_dir)
+    if isinstance(folder, Remote):
+        return _remote(folder, digest, resume, shards)
+    return _local(folder, digest, resume, shards)
+
+
+def planned_shards(out: Location, work_dir: Path | str | None) -> int | None:
+    """The shard count of the run that left its work folder for ``out`` (None: no such
+    folder, or one that does not say): ``--resume`` takes it, as the default count
+    follows ``--workers``, which a rerun may change."""
+    folder = _folder(out, work_dir)
+    with work_guard(folder, UsageError):
+        plan_file = folder / PLAN_FILE
+        text = plan_file.read_text() if plan_file.is_file() else ""
+    try:
+        found = json.loads(text) if text else {}
+    except ValueError:
+        return None
+    shards = found.get("shards") if isinstance(found, dict) else None
+    return shards if isinstance(shards, int) and not isinstance(shards, bool) and shards >= 1 else None
 
 
 def write_marker(path: Path, content: dict[str, Any]) -> None:

@@ -20,6 +20,7 @@ import hashlib
 import os
 import platform
 import secrets
+from contextlib import suppress
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -37,7 +38,10 @@ def cache_dir() -> Path | None:
     given = os.environ.get(CACHE_ENV)
     if given is not None:
         return Path(given) if given else None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    try:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    except RuntimeError:  # no HOME and a user id without a passwd entry (a container)
+        return None
     return Path(base) / "litmus-gate"
 
 
@@ -74,7 +78,10 @@ def _marker(policy_sha256: str) -> Path | None:
 def passed_before(policy_sha256: str) -> bool:
     """Whether this install (with this bundled policy) has passed its canaries before."""
     marker = _marker(policy_sha256)
-    return marker is not None and marker.is_file()
+    try:
+        return marker is not None and marker.is_file()
+    except OSError:  # a folder we may not search: as if never passed
+        return False
 
 
 def remember_pass(policy_sha256: str) -> None:
@@ -88,4 +95,5 @@ def remember_pass(policy_sha256: str) -> None:
         tmp.write_text("all canaries passed\n", encoding="utf-8")
         os.replace(tmp, marker)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        with suppress(OSError):  # a read-only folder, or a file where the folder should be
+            tmp.unlink(missing_ok=True)

@@ -14,6 +14,7 @@ import pyarrow as pa
 from pipeline.config import RunConfig
 from pipeline.analysis.inference import register_tool_roles
 from pipeline.policy import Policy
+from pipeline.policy_checks import re2_compiles
 from pipeline.ingest.records import RawRecord
 from pipeline.analysis.resources import resources
 from pipeline.sql import load_sql, materialize, materialize_per_rule
@@ -77,8 +78,11 @@ _STEPS_INTERNALS = ("events", "content_error_hits", "error_texts", "error_rule_h
 
 def _alternation(patterns: Iterable[object]) -> str:
     """One RE2 pattern matching where any of ``patterns`` matches (each in its own group,
-    so inline flags such as ``(?i)`` stay its own); matches nothing when there are none."""
-    return "|".join(f"(?:{p})" for p in patterns) or r"[^\s\S]"
+    so inline flags such as ``(?i)`` stay its own); matches nothing when there are none.
+    A pattern valid alone need not be inside a group (``\\Q`` quotes to its end, ``)``
+    included): then it matches everywhere, every output a candidate, as without it."""
+    alternation = "|".join(f"(?:{p})" for p in patterns) or r"[^\s\S]"
+    return alternation if re2_compiles(alternation) else ""
 
 
 def steps(con: duckdb.DuckDBPyConnection) -> None:
