@@ -67,6 +67,11 @@ def _check_regex(pattern: Any, what: str) -> str:
     error = _re2_error(pattern)
     if error is not None:
         raise PolicyError(f"policy: {what} is not a valid RE2 regex: {error}")
+    # the stages also run patterns inside a group ("(?:p)", and alternations of several);
+    # RE2's \Q quotes to the end of the pattern, so an unclosed \Q would swallow the ")"
+    if _re2_error(f"(?:{pattern})") is not None:
+        raise PolicyError(f"policy: {what} does not compile inside a group (?:...)",
+                          "close a \\Q quote with \\E")
     return pattern
 
 

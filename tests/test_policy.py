@@ -64,6 +64,8 @@ def test_yaml_policy_and_unknown_tool_without_it(tmp_path: Path) -> None:
     ("[[exec_status.rules]]\nname = 'r'\npattern = '(unclosed'\nstatus = 'failed'\n", "RE2"),
     ("[tools.x]\nsource = { confidentiality = 'top-secret' }\n", "confidentiality"),
     ("[tools.x]\nreads = 'path'\n", "list"),
+    # RE2 accepts an unclosed \Q alone, but the stages also run each pattern inside a group
+    ("[injection]\nmarkers = ['\\Q<INFORMATION>']\n", "inside a group"),
 ])
 def test_invalid_policy_is_a_clear_error(tmp_path: Path, text: str, needle: str) -> None:
     path = tmp_path / "bad.toml"
