@@ -16,13 +16,14 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 import pyarrow as pa
 import yaml
 
 from pipeline.errors import PolicyError
-from pipeline.policy_checks import CONFIDENTIALITY, INTEGRITY, TOOL_LIST_KEYS, label, level, validate
+from pipeline.policy_checks import CONFIDENTIALITY, INTEGRITY, TOOL_LIST_KEYS, label, level, re2_compiles, validate
 
 
 
@@ -109,6 +110,16 @@ class Policy:
         return _policy_tables(self.data, self.tool_names())
 
 
+def any_of(patterns: Iterable[object]) -> str:
+    """One RE2 pattern matching where any of ``patterns`` matches, for a one-pass prefilter
+    before the per-pattern queries (each pattern in its own group, so inline flags such as
+    ``(?i)`` stay its own); matches nothing when there are none. Should the alternation not
+    compile (too large for RE2), ``""``: it matches everywhere, so the prefilter keeps
+    every row, as without it."""
+    alternation = "|".join(f"(?:{p})" for p in patterns) or r"[^\s\S]"
+    return alternation if re2_compiles(alternation) else ""
+
+
 def tool_row(key: str, catalog: str | None, entry: dict[str, Any], sinks: dict[str, Any],
              role_source: str) -> dict[str, Any]:
     """One row of ``policy_tools`` for a catalog (or inferred) entry; ``catalog`` is None when inferred."""
@@ -164,6 +175,8 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
          "conf": level(r.get("confidentiality"), CONFIDENTIALITY, f"content.sources[{i}].confidentiality"),
          "integ": level(r.get("integrity"), INTEGRITY, f"content.sources[{i}].integrity")}
         for i, r in enumerate(content.get("sources", []))]
+    injection_rows = [{"ord": i, "kind": kind, "pattern": p} for i, (kind, p) in enumerate(
+        [("block", p) for p in inj.get("blocks", [])] + [("marker", p) for p in inj.get("markers", [])])]
     return {
         "tools": pa.Table.from_pylist(tool_rows, schema=_TOOLS_SCHEMA),
         "document": pa.table({"json": [json.dumps(data, sort_keys=True)]}),
@@ -196,11 +209,11 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
         "content": pa.Table.from_pylist(content_rows, schema=pa.schema([
             ("ord", pa.int64()), ("name", pa.string()), ("kind", pa.string()), ("pattern", pa.string()),
             ("luhn", pa.bool_()), ("max_spans", pa.int64()), ("conf", pa.int64()), ("integ", pa.int64())])),
-        "content_any": pa.table({"pattern": ["|".join(f"(?:{r['pattern']})" for r in content_rows) or "[^\\s\\S]"]}),
-        "injection": pa.Table.from_pylist(
-            [{"ord": i, "kind": kind, "pattern": p} for i, (kind, p) in enumerate(
-                [("block", p) for p in inj.get("blocks", [])] + [("marker", p) for p in inj.get("markers", [])])],
-            schema=pa.schema([("ord", pa.int64()), ("kind", pa.string()), ("pattern", pa.string())])),
+        "content_any": pa.table({"pattern": [any_of(r["pattern"] for r in content_rows)]}),
+        "injection": pa.Table.from_pylist(injection_rows,
+                                          schema=pa.schema([("ord", pa.int64()), ("kind", pa.string()),
+                                                            ("pattern", pa.string())])),
+        "injection_any": pa.table({"pattern": [any_of(r["pattern"] for r in injection_rows)]}),
     }
 
 

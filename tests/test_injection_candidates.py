@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.config import RunConfig
-from pipeline.policy import load_policy
+from pipeline.policy import any_of, load_policy
 from pipeline.sql import materialize, materialize_per_rule
 from pipeline.stages import tables as stages
 from tests.conftest import rows
@@ -36,8 +36,7 @@ def _connection() -> duckdb.DuckDBPyConnection:
 
 def test_candidates_are_the_outputs_some_pattern_matches() -> None:
     con = _connection()
-    rules = stages._rules(con, "policy_injection")
-    materialize(con, "injection_candidates", pattern=stages._alternation(r["pattern"] for r in rules))
+    materialize(con, "injection_candidates", pattern=stages._any_pattern(con, "policy_injection_any"))
     # each pattern keeps its own inline flags inside the alternation: the block's (?is)
     # matches across case and lines, the marker's (?i) matches "Ignore"
     assert rows(con, "select trajectory_id, action_idx from injection_candidates order by all") == [
@@ -47,7 +46,7 @@ def test_candidates_are_the_outputs_some_pattern_matches() -> None:
 def test_spans_from_candidates_equal_spans_from_every_output() -> None:
     con = _connection()
     rules = stages._rules(con, "policy_injection")
-    materialize(con, "injection_candidates", pattern=stages._alternation(r["pattern"] for r in rules))
+    materialize(con, "injection_candidates", pattern=stages._any_pattern(con, "policy_injection_any"))
     materialize_per_rule(con, "injection_spans", rules)
     prefiltered = rows(con, "select * from injection_spans order by all")
     con.execute("create or replace temp table injection_candidates as select * from outputs")
@@ -60,7 +59,7 @@ def test_spans_from_candidates_equal_spans_from_every_output() -> None:
 
 def test_no_patterns_match_nothing() -> None:
     con = _connection()
-    materialize(con, "injection_candidates", pattern=stages._alternation([]))
+    materialize(con, "injection_candidates", pattern=any_of([]))
     assert rows(con, "select count(*) as n from injection_candidates") == [{"n": 0}]
 
 
@@ -68,5 +67,5 @@ def test_a_pattern_valid_alone_but_not_inside_a_group_keeps_every_output() -> No
     # RE2's \Q quotes to the end of the pattern: valid alone (the policy check passes it,
     # and injection_spans runs a block pattern alone), but it swallows the group's ")"
     con = _connection()
-    materialize(con, "injection_candidates", pattern=stages._alternation([r"\Q<SECRET>", "(?i)ignore all"]))
+    materialize(con, "injection_candidates", pattern=any_of([r"\Q<SECRET>", "(?i)ignore all"]))
     assert rows(con, "select count(*) as n from injection_candidates") == [{"n": len(OUTPUTS)}]

@@ -13,8 +13,7 @@ import pyarrow as pa
 
 from pipeline.config import RunConfig
 from pipeline.analysis.inference import register_tool_roles
-from pipeline.policy import Policy
-from pipeline.policy_checks import re2_compiles
+from pipeline.policy import Policy, any_of
 from pipeline.ingest.records import RawRecord
 from pipeline.analysis.resources import resources
 from pipeline.sql import load_sql, materialize, materialize_per_rule
@@ -66,6 +65,11 @@ def register_inputs(con: duckdb.DuckDBPyConnection, records: pa.Table, policy: P
     con.register("labels_in", labels)
 
 
+def _any_pattern(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """The one-pass prefilter pattern of a ``policy_*_any`` table (``pipeline.policy.any_of``)."""
+    return str(con.execute(f"select pattern from {table}").fetchall()[0][0])  # our table name, never data
+
+
 def _rules(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, object]]:
     cur = con.execute(f"select * from {table} order by all")
     names = [d[0] for d in cur.description]
@@ -74,15 +78,6 @@ def _rules(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, object]
 
 _STEPS_INTERNALS = ("events", "content_error_hits", "error_texts", "error_rule_hits", "classifier_calls",
                     "classifier_hits")
-
-
-def _alternation(patterns: Iterable[object]) -> str:
-    """One RE2 pattern matching where any of ``patterns`` matches (each in its own group,
-    so inline flags such as ``(?i)`` stay its own); matches nothing when there are none.
-    A pattern valid alone need not be inside a group (``\\Q`` quotes to its end, ``)``
-    included): then it matches everywhere, every output a candidate, as without it."""
-    alternation = "|".join(f"(?:{p})" for p in patterns) or r"[^\s\S]"
-    return alternation if re2_compiles(alternation) else ""
 
 
 def steps(con: duckdb.DuckDBPyConnection) -> None:
@@ -99,7 +94,7 @@ def steps(con: duckdb.DuckDBPyConnection) -> None:
     wide = sorted({r["pattern"] for r in classifier if r["argument"] == "*"})
     runs_later = json.loads(con.execute("select json from policy_document").fetchall()[0][0]).get(
         "classifier", {}).get("runs_later") or r"[^\s\S]"
-    materialize(con, "classifier_calls", pattern="|".join(f"(?:{p})" for p in wide) or r"[^\s\S]",
+    materialize(con, "classifier_calls", pattern=any_of(wide),
                 runs_later=runs_later)
     materialize_per_rule(con, "classifier_hits", classifier)
     materialize(con, "steps")
@@ -118,11 +113,10 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     resources(con)
     materialize(con, "action_roles")
     materialize(con, "outputs")
-    injection = _rules(con, "policy_injection")
-    materialize(con, "injection_candidates", pattern=_alternation(r["pattern"] for r in injection))
-    materialize_per_rule(con, "injection_spans", injection)
+    materialize(con, "injection_candidates", pattern=_any_pattern(con, "policy_injection_any"))
+    materialize_per_rule(con, "injection_spans", _rules(con, "policy_injection"))
     con.execute("drop table injection_candidates")  # read by injection_spans only
-    materialize(con, "content_candidates", pattern=con.execute("select pattern from policy_content_any").fetchall()[0][0])
+    materialize(con, "content_candidates", pattern=_any_pattern(con, "policy_content_any"))
     materialize_per_rule(con, "content_spans", _rules(con, "policy_content"))
     content_labels(con)
     lexicon = policy.data.get("inference", {})
@@ -144,7 +138,7 @@ def content_labels(con: duckdb.DuckDBPyConnection) -> None:
             label_resource = case when c.conf > a.conf or c.integ > a.integ then c.why else a.label_resource end
         from content_resources c
         where a.trajectory_id = c.trajectory_id and a.action_idx = c.action_idx""")
-    materialize(con, "sink_arguments", pattern=con.execute("select pattern from policy_content_any").fetchall()[0][0])
+    materialize(con, "sink_arguments", pattern=_any_pattern(con, "policy_content_any"))
     materialize_per_rule(con, "sent_secrets", _rules(con, "policy_content"))
     # also a sink sending a file known to hold a secret (content_resources)
     con.execute("""
