@@ -1,45 +1,30 @@
 -- events: one row per event of an accepted trajectory, calls paired with their
 -- results (grain: trajectory_id, step_idx). The first half of stage `steps`: the
 -- policy's regex rules run on it next (sql/*_hits.sql), then sql/steps.sql finishes.
--- Inputs: trajectories (accepted rows have no reject_reason), records. Parameters: none.
+-- Inputs: trajectories (accepted rows have no reject_reason; their parsed `messages`).
+-- Parameters: none.
 -- Explode order (SPEC section 2): messages in order; an assistant message gives its
 -- text (only when non-blank) then its tool calls in order; a tool message one result.
-with traj as (
-    select t.trajectory_id, t.suite, r.text
-    from trajectories t join records r using (record_id)
-    where t.reject_reason is null
-),
-msgs as (
-    select trajectory_id, suite, message_idx,
-        [m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_use_id, m.error] as f
-    -- the record is parsed once for every message field the later CTEs read (as JSON
-    -- values: a JSON null arrives as SQL null, which every test below treats alike)
-    from (select trajectory_id, suite, unnest(l) as m, (generate_subscripts(l, 1) - 1)::bigint as message_idx
-          from (select trajectory_id, suite, json_transform(text, '{"messages": [{"role": "JSON",
-                    "content": "JSON", "tool_calls": "JSON", "tool_call_id": "JSON", "tool_use_id": "JSON",
-                    "error": "JSON"}]}').messages as l
-                from traj))
+with msgs as (
+    select trajectory_id, suite, unnest(messages) as m, (generate_subscripts(messages, 1) - 1)::bigint as message_idx
+    from trajectories
+    where reject_reason is null
 ),
 messages as materialized (
-    -- materialized: message_steps and call_steps both read it, and an inlined copy would
-    -- parse every record's messages twice (most of this stage's time)
     select
         trajectory_id, suite, message_idx,
-        -- trajectories rejected every record with a message that is not an object with a role
-        case when json_type(f[1]) = 'VARCHAR' then lower(f[1] ->> '$') end as role,
-        -- content may be a string, a list of text parts, null, or (hostile) any JSON
-        case json_type(f[2])
-            when 'VARCHAR' then f[2] ->> '$'
-            when 'NULL' then null
-            when 'ARRAY' then array_to_string(list_transform(
-                cast(json_extract(f[2], '$[*]') as json[]),
+        lower(m.role ->> '$') as role,
+        case
+            when starts_with(m.content, '"') then m.content ->> '$'
+            when starts_with(m.content, '[') then array_to_string(list_transform(
+                cast(json_extract(m.content, '$[*]') as json[]),
                 lambda p: coalesce(p ->> '$.text', p ->> '$.content',
                     case when json_type(p) = 'VARCHAR' then p ->> '$' end)), chr(10))
-            else f[2]::varchar
+            else m.content::varchar
         end as content,
-        case when json_type(f[3]) = 'ARRAY' then cast(json_extract(f[3], '$[*]') as json[]) end as calls,
-        coalesce(f[4] ->> '$', f[5] ->> '$') as answers_id,
-        f[6] as error_field
+        case when m.tool_calls is not null then cast(json_extract(m.tool_calls, '$[*]') as json[]) end as calls,
+        coalesce(m.tool_call_id ->> '$', m.tool_use_id ->> '$') as answers_id,
+        m.error as error_field
     from msgs
 ),
 message_steps as (
@@ -93,7 +78,11 @@ call_fields as (
             when kind = 'tool_result' then answers_id
         end as call_id,
         case when kind = 'tool_call' then coalesce(call[5], call[6]) end as args_raw,
-        case when kind = 'tool_call' and json_type(call[7]) = 'ARRAY'
+        -- arguments given as a JSON string: its text, unescaped once (JSON values from
+        -- json_extract come minified, so the first character is the type: no new parse)
+        case when kind = 'tool_call' and starts_with(coalesce(call[5], call[6]), '"')
+            then coalesce(call[5], call[6]) ->> '$' end as args_string,
+        case when kind = 'tool_call' and starts_with(call[7], '[')
             then cast(json_extract_string(call[7], '$[*]') as varchar[]) end as depends_on,
         case when kind = 'tool_result' then error_field end as error_raw
     from numbered
@@ -104,25 +93,27 @@ args_parsed as (
         -- arguments arrive as a JSON object or a string holding one; both end as JSON text
         case
             when kind <> 'tool_call' then null
-            when args_raw is null or json_type(args_raw) = 'NULL' then '{}'
-            when json_type(args_raw) = 'OBJECT' then json(args_raw)::varchar
-            when json_type(args_raw) = 'VARCHAR' and trim(args_raw ->> '$') = '' then '{}'
-            when json_type(args_raw) = 'VARCHAR' and json_valid(args_raw ->> '$')
-                 and json_type(args_raw ->> '$') = 'OBJECT' then json(args_raw ->> '$')::varchar
+            when args_raw is null or args_raw = 'null' then '{}'
+            when starts_with(args_raw, '{') then json(args_raw)::varchar
+            when args_string is null then null  -- a number, boolean or list is no arguments
+            when trim(args_string) = '' then '{}'
+            -- valid JSON whose first non-blank character (JSON blanks: space, tab, LF, CR)
+            -- is '{' is an object: no json_type parse
+            when regexp_matches(args_string, '^[ \t\n\r]*\{') and json_valid(args_string)
+                then json(args_string)::varchar
         end as args_json,
-        case when kind = 'tool_call' and json_type(args_raw) = 'VARCHAR' then args_raw ->> '$'
-             when kind = 'tool_call' then args_raw::varchar end as args_text
+        case when kind = 'tool_call' then coalesce(args_string, args_raw::varchar) end as args_text
     from call_fields
 ),
 results as (
     select
         trajectory_id, step_idx as result_step_idx, call_id, content as result_content,
-        case json_type(error_raw) when 'OBJECT' then error_raw ->> '$.type' end as err_type,
-        case json_type(error_raw)
-            when 'OBJECT' then coalesce(error_raw ->> '$.message', error_raw::varchar)
-            when 'VARCHAR' then nullif(error_raw ->> '$', '')
-            when 'NULL' then null
-            when 'BOOLEAN' then case when error_raw::varchar = 'true' then 'error' end
+        -- the error's type is its JSON text's first character (a JSON null is SQL null)
+        case when starts_with(error_raw, '{') then error_raw ->> '$.type' end as err_type,
+        case
+            when starts_with(error_raw, '{') then coalesce(error_raw ->> '$.message', error_raw::varchar)
+            when starts_with(error_raw, '"') then nullif(error_raw ->> '$', '')
+            when error_raw::varchar in ('true', 'false') then case when error_raw::varchar = 'true' then 'error' end
             else error_raw::varchar
         end as err_message
     from args_parsed

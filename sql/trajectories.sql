@@ -7,38 +7,45 @@
 -- Decides the record-level reject reasons of SPEC section 3, first that applies:
 -- malformed_record (and record_too_large from the reader), missing_trajectory_id,
 -- duplicate_trajectory_id, empty_trajectory. Later stages add the step-level ones.
--- Carries no record text: events reads accepted records' text from `records` by
--- record_id, so the shard's text is held once, not twice.
+-- The record is parsed once here (json_valid, then one json_transform); an accepted
+-- record's parsed messages go to `events` in column `messages` (stage `steps` drops it
+-- after events), so no later stage parses the record again. Carries no record text.
 with checked as (
     select
         record_id, source_file, source_line, fmt, text, reject_reason, reject_detail,
         reject_reason is null and json_valid(text) as is_json
     from records
 ),
+parsed as (
+    select
+        *,
+        -- the one parse of the record (each JSON function parses anew): the head fields and
+        -- every message field this stage and `events` read, as JSON values (a JSON null
+        -- arrives as SQL null; a message that is not an object gives nulls)
+        case when is_json then json_transform(text, '{"trajectory_id": "JSON", "suite": "JSON",
+            "meta": "JSON", "parent_trajectory_id": "JSON", "parent_call_id": "JSON",
+            "messages": [{"role": "JSON", "content": "JSON", "tool_calls": "JSON",
+                          "tool_call_id": "JSON", "tool_use_id": "JSON", "error": "JSON"}]}') end as doc
+    from checked
+),
 typed as (
     select
         *,
-        case when is_json then json_type(text) end as doc_type
-    from checked
-),
-head as (
-    select
-        *,
-        -- the scalar fields in one parse of the record (each JSON function parses anew)
-        case when doc_type = 'OBJECT'
-            then json_extract(text, ['$.trajectory_id', '$.suite', '$.meta', '$.parent_trajectory_id',
-                                     '$.parent_call_id']) end as head,
-        case when doc_type = 'OBJECT' then json_type(text, '$.messages') end as messages_type
-    from typed
+        -- valid JSON starting with '{' is an object; any other text (leading blanks too)
+        -- asks json_type, which parses it again (rare)
+        case when not is_json then null when starts_with(text, '{') then 'OBJECT' else json_type(text) end
+            as doc_type
+    from parsed
 ),
 shapes as (
     select
         *,
-        -- each message's role and tool_calls in one more parse (a message that is not an
-        -- object gives nulls: it fails the role test below)
-        case when messages_type = 'ARRAY' then json_transform(
-            text, '{"messages": [{"role": "JSON", "tool_calls": "JSON"}]}').messages end as shape
-    from head
+        -- messages is a list exactly when it is a JSON array; only a record without one
+        -- asks what it is instead (null, missing or another type: a reject detail)
+        case when doc_type = 'OBJECT' and doc.messages is not null then 'ARRAY'
+             when doc_type = 'OBJECT' then json_type(text, '$.messages') end as messages_type,
+        case when doc_type = 'OBJECT' then doc.messages end as shape
+    from typed
 ),
 counted as (
     select *, coalesce(len(shape), 0) as n_messages from shapes
@@ -46,8 +53,11 @@ counted as (
 fields as (
     select
         *,
-        json_type(head[1]) as id_type,
-        json_type(head[2]) as suite_type
+        -- a JSON null id arrives as SQL null: only then ask the record whether the field is
+        -- there at all (the reject detail tells the two apart)
+        case when doc.trajectory_id is not null then json_type(doc.trajectory_id)
+             when doc_type = 'OBJECT' then json_type(text, '$.trajectory_id') end as id_type,
+        json_type(doc.suite) as suite_type
     from counted
 ),
 shaped as (
@@ -56,33 +66,34 @@ shaped as (
         -- ids may be strings or integers (a number is kept in its decimal text);
         -- anything else cannot identify a trajectory
         case
-            when id_type = 'VARCHAR' then nullif(head[1] ->> '$', '')
-            when id_type in ('BIGINT', 'UBIGINT') then head[1] ->> '$'
+            when id_type = 'VARCHAR' then nullif(doc.trajectory_id ->> '$', '')
+            when id_type in ('BIGINT', 'UBIGINT') then doc.trajectory_id ->> '$'
             -- an integer too large for 64 bits parses as DOUBLE; its digits are still an id
-            when id_type = 'DOUBLE' and regexp_full_match(head[1] ->> '$', '-?[0-9]+')
-                then head[1] ->> '$'
+            when id_type = 'DOUBLE' and regexp_full_match(doc.trajectory_id ->> '$', '-?[0-9]+')
+                then doc.trajectory_id ->> '$'
         end as trajectory_id,
         case
             when suite_type is null or suite_type = 'NULL' then 'default'
             when suite_type in ('VARCHAR', 'BIGINT', 'UBIGINT', 'DOUBLE', 'BOOLEAN')
-                then coalesce(nullif(head[2] ->> '$', ''), 'default')
+                then coalesce(nullif(doc.suite ->> '$', ''), 'default')
         end as suite,
-        case when json_type(head[3]) = 'OBJECT' then json(head[3]) end as meta,
+        case when json_type(doc.meta) = 'OBJECT' then json(doc.meta) end as meta,
         -- a subagent's parent (claude-code): strings only; anything else is no link
-        case when json_type(head[4]) = 'VARCHAR' then nullif(head[4] ->> '$', '') end as parent_trajectory_id,
-        case when json_type(head[5]) = 'VARCHAR' then nullif(head[5] ->> '$', '') end as parent_call_id,
+        case when json_type(doc.parent_trajectory_id) = 'VARCHAR' then nullif(doc.parent_trajectory_id ->> '$', '') end as parent_trajectory_id,
+        case when json_type(doc.parent_call_id) = 'VARCHAR' then nullif(doc.parent_call_id ->> '$', '') end as parent_call_id,
         -- the first malformed message (not an object, no role, tool_calls not a list, a
         -- tool call without a name): decided here, before the id checks (SPEC order)
         case when messages_type = 'ARRAY' and not coalesce((
             -- quick, sound test first (on the shapes, no new parse of the record): every
             -- message has a string role, every tool_calls is a list or null, every call has
             -- a function.name; only records failing it pay for the per-message list below
-            -- (it copies every message: memory)
-            len(list_filter(shape, lambda m: json_type(m.role) = 'VARCHAR')) = n_messages
+            -- (it copies every message: memory). JSON values come minified, so a value's
+            -- first character is its type (a JSON null is SQL null): no json_type parse.
+            len(list_filter(shape, lambda m: starts_with(m.role, '"'))) = n_messages
             and len(list_filter(shape, lambda m: m.tool_calls is not null
-                                                 and json_type(m.tool_calls) not in ('ARRAY', 'NULL'))) = 0
+                                                 and not starts_with(m.tool_calls, '['))) = 0
             and coalesce(list_sum(list_transform(shape, lambda m:
-                    case when json_type(m.tool_calls) = 'ARRAY' then json_array_length(m.tool_calls)
+                    case when m.tool_calls is not null then json_array_length(m.tool_calls)
                         - len(list_filter(json_extract_string(m.tool_calls, '$[*].function.name'),
                                           lambda x: x is not null)) else 0 end)), 0) = 0
         ), false) then list_position(
@@ -96,7 +107,7 @@ shaped as (
             true) end as bad_message
     from fields
 ),
-record_reason as (
+record_reason as materialized (
     select
         *,
         case
@@ -124,16 +135,15 @@ record_reason as (
     from shaped
 ),
 numbered as (
+    -- the first copy of an id (in input order) is scored; every later copy is attrition;
+    -- copies in earlier shards come first (shards are contiguous in input order). A window
+    -- over the ids alone: it sorts every column it is given, and the messages are most bytes
     select
-        r.*,
-        -- the first copy of an id (in input order) is scored; every later copy is attrition;
-        -- copies in earlier shards come first (shards are contiguous in input order)
-        case when reason0 is null
-            then row_number() over (partition by r.trajectory_id, reason0 is null order by record_id)
-                 + coalesce(p.n, 0)
-        end as copy_no
+        record_id,
+        row_number() over (partition by r.trajectory_id order by record_id) + coalesce(p.n, 0) as copy_no
     from record_reason r
-    left join prior_copies p on reason0 is null and p.trajectory_id = r.trajectory_id
+    left join prior_copies p using (trajectory_id)
+    where reason0 is null
 ),
 final as (
     select
@@ -148,7 +158,11 @@ final as (
             when reason0 is not null then detail0
             when copy_no > 1 then 'copy ' || copy_no || ' of trajectory_id ' || trajectory_id
             when n_messages = 0 then 'no messages'
-        end as reject_detail
-    from numbered
+        end as reject_detail,
+        -- the parsed messages of an accepted record, for `events` (the stage drops the
+        -- column after it: later stages read no message)
+        case when reason0 is null and copy_no = 1 and n_messages > 0 then shape end as messages
+    from record_reason
+    left join numbered using (record_id)
 )
 select * from final
