@@ -5,15 +5,30 @@
 -- Parameters: none.
 -- Explode order (SPEC section 2): messages in order; an assistant message gives its
 -- text (only when non-blank) then its tool calls in order; a tool message one result.
-with msgs as (
-    select trajectory_id, suite, unnest(messages) as m, (generate_subscripts(messages, 1) - 1)::bigint as message_idx
-    from trajectories
-    where reject_reason is null
+with traj as (
+    select t.trajectory_id, t.suite, r.text
+    from trajectories t join records r using (record_id)
+    where t.reject_reason is null
+),
+msgs as (
+    select trajectory_id, suite, unnest(l) as m, (generate_subscripts(l, 1) - 1)::bigint as message_idx
+    -- the record is parsed once for every message field the later CTEs read. Typed where
+    -- trajectories made the type certain: every role is a string, every tool_calls a list
+    -- or null, every call an object (a JSON null, as a missing key, arrives as SQL null)
+    from (select trajectory_id, suite, json_transform(text, '{"messages": [{"role": "VARCHAR",
+              "content": "JSON", "tool_calls": [{"id": "JSON", "call_id": "JSON", "name": "JSON",
+              "arguments": "JSON", "depends_on": "JSON", "function": "JSON"}],
+              "tool_call_id": "JSON", "tool_use_id": "JSON", "error": "JSON"}]}').messages as l
+          from traj)
 ),
 messages as materialized (
+    -- materialized: message_steps and call_steps both read it
     select
         trajectory_id, suite, message_idx,
-        lower(m.role ->> '$') as role,
+        lower(m.role) as role,
+        -- content may be a string, a list of text parts, null, or (hostile) any JSON; the
+        -- type is the JSON text's first character (JSON values come minified: a string
+        -- starts with '"', an array with '['), not a new parse
         case
             when starts_with(m.content, '"') then m.content ->> '$'
             when starts_with(m.content, '[') then array_to_string(list_transform(
@@ -22,7 +37,7 @@ messages as materialized (
                     case when json_type(p) = 'VARCHAR' then p ->> '$' end)), chr(10))
             else m.content::varchar
         end as content,
-        case when m.tool_calls is not null then cast(json_extract(m.tool_calls, '$[*]') as json[]) end as calls,
+        m.tool_calls as calls,
         coalesce(m.tool_call_id ->> '$', m.tool_use_id ->> '$') as answers_id,
         m.error as error_field
     from msgs
@@ -44,14 +59,17 @@ message_steps as (
 call_steps as (
     select
         trajectory_id, suite, message_idx, sub, 'tool_call' as kind, role, null::varchar as content,
-        -- each call parsed once as well
-        json_extract(c, ['$.function.name', '$.name', '$.id', '$.call_id', '$.function.arguments',
-                         '$.arguments', '$.depends_on']) as call,
+        -- [function.name, name, id, call_id, function.arguments, arguments, depends_on]:
+        -- `function` (any JSON) is parsed once more, on its own; a JSON null that arrived as
+        -- SQL null reads as a missing key below (->> gives null for both; a null
+        -- `arguments` ends as '{}' either way)
+        [fn[1], c.name, c.id, c.call_id, fn[2], c.arguments, c.depends_on] as call,
         null::varchar as answers_id, null::json as error_field
-    from (select trajectory_id, suite, message_idx, role, unnest(calls) as c,
-                 generate_subscripts(calls, 1)::bigint as sub
-          from messages
-          where role = 'assistant' and calls is not null)
+    from (select *, json_extract(c.function, ['$.name', '$.arguments']) as fn
+          from (select trajectory_id, suite, message_idx, role, unnest(calls) as c,
+                       generate_subscripts(calls, 1)::bigint as sub
+                from messages
+                where role = 'assistant' and calls is not null))
 ),
 all_steps as (
     select * from message_steps

@@ -7,9 +7,8 @@
 -- Decides the record-level reject reasons of SPEC section 3, first that applies:
 -- malformed_record (and record_too_large from the reader), missing_trajectory_id,
 -- duplicate_trajectory_id, empty_trajectory. Later stages add the step-level ones.
--- The record is parsed once here (json_valid, then one json_transform); an accepted
--- record's parsed messages go to `events` in column `messages` (stage `steps` drops it
--- after events), so no later stage parses the record again. Carries no record text.
+-- Carries no record text: events reads accepted records' text from `records` by
+-- record_id, so the shard's text is held once, not twice.
 with checked as (
     select
         record_id, source_file, source_line, fmt, text, reject_reason, reject_detail,
@@ -19,13 +18,12 @@ with checked as (
 parsed as (
     select
         *,
-        -- the one parse of the record (each JSON function parses anew): the head fields and
-        -- every message field this stage and `events` read, as JSON values (a JSON null
-        -- arrives as SQL null; a message that is not an object gives nulls)
+        -- one parse of the record (each JSON function parses anew) for every field this
+        -- stage reads: the head fields, each message's role and tool_calls, as JSON values
+        -- (a JSON null arrives as SQL null; a message that is not an object gives nulls)
         case when is_json then json_transform(text, '{"trajectory_id": "JSON", "suite": "JSON",
             "meta": "JSON", "parent_trajectory_id": "JSON", "parent_call_id": "JSON",
-            "messages": [{"role": "JSON", "content": "JSON", "tool_calls": "JSON",
-                          "tool_call_id": "JSON", "tool_use_id": "JSON", "error": "JSON"}]}') end as doc
+            "messages": [{"role": "JSON", "tool_calls": "JSON"}]}') end as doc
     from checked
 ),
 typed as (
@@ -93,7 +91,7 @@ shaped as (
             and len(list_filter(shape, lambda m: m.tool_calls is not null
                                                  and not starts_with(m.tool_calls, '['))) = 0
             and coalesce(list_sum(list_transform(shape, lambda m:
-                    case when m.tool_calls is not null then json_array_length(m.tool_calls)
+                    case when starts_with(m.tool_calls, '[') then json_array_length(m.tool_calls)
                         - len(list_filter(json_extract_string(m.tool_calls, '$[*].function.name'),
                                           lambda x: x is not null)) else 0 end)), 0) = 0
         ), false) then list_position(
@@ -107,7 +105,7 @@ shaped as (
             true) end as bad_message
     from fields
 ),
-record_reason as materialized (
+record_reason as (
     select
         *,
         case
@@ -135,15 +133,16 @@ record_reason as materialized (
     from shaped
 ),
 numbered as (
-    -- the first copy of an id (in input order) is scored; every later copy is attrition;
-    -- copies in earlier shards come first (shards are contiguous in input order). A window
-    -- over the ids alone: it sorts every column it is given, and the messages are most bytes
     select
-        record_id,
-        row_number() over (partition by r.trajectory_id order by record_id) + coalesce(p.n, 0) as copy_no
+        r.*,
+        -- the first copy of an id (in input order) is scored; every later copy is attrition;
+        -- copies in earlier shards come first (shards are contiguous in input order)
+        case when reason0 is null
+            then row_number() over (partition by r.trajectory_id, reason0 is null order by record_id)
+                 + coalesce(p.n, 0)
+        end as copy_no
     from record_reason r
-    left join prior_copies p using (trajectory_id)
-    where reason0 is null
+    left join prior_copies p on reason0 is null and p.trajectory_id = r.trajectory_id
 ),
 final as (
     select
@@ -158,11 +157,7 @@ final as (
             when reason0 is not null then detail0
             when copy_no > 1 then 'copy ' || copy_no || ' of trajectory_id ' || trajectory_id
             when n_messages = 0 then 'no messages'
-        end as reject_detail,
-        -- the parsed messages of an accepted record, for `events` (the stage drops the
-        -- column after it: later stages read no message)
-        case when reason0 is null and copy_no = 1 and n_messages > 0 then shape end as messages
-    from record_reason
-    left join numbered using (record_id)
+        end as reject_detail
+    from numbered
 )
 select * from final

@@ -85,8 +85,6 @@ def steps(con: duckdb.DuckDBPyConnection) -> None:
     rejects, explode, call/result pairing, exec_status, built-in labels)."""
     materialize(con, "trajectories")
     materialize(con, "events")
-    # the parsed messages trajectories kept for events: no later stage reads them
-    con.execute("alter table trajectories drop column messages")
     # tools the catalog lacks get inferred roles before anything reads policy_tools
     register_tool_roles(con, json.loads(con.execute("select json from policy_document").fetchall()[0][0]))
     materialize_per_rule(con, "content_error_hits", _rules(con, "policy_content_errors"))
