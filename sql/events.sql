@@ -42,6 +42,25 @@ messages as materialized (
         m.error as error_field
     from msgs
 ),
+message_numbers as (
+    -- per message: the step_idx of its first step and the user/system messages up to it (a
+    -- retry chain never spans one). A window over these narrow rows, joined back below,
+    -- instead of one over every step with its content (a window sorts all it is given)
+    select
+        trajectory_id, message_idx, has_text, n_calls,
+        sum(has_text::int + n_calls) over w - (has_text::int + n_calls) as first_step,
+        sum(case when role is not null and role not in ('assistant', 'tool') then 1 else 0 end) over w
+            as n_user_before
+    from (select
+              trajectory_id, message_idx, role,
+              -- a message gives its own step unless it is a blank assistant text
+              -- (a case: only assistant texts are trimmed, which copies them)
+              case when role is null then false when role <> 'assistant' then true
+                   else trim(coalesce(content, '')) <> '' end as has_text,
+              case when role = 'assistant' then coalesce(len(calls), 0) else 0 end as n_calls
+          from messages)
+    window w as (partition by trajectory_id order by message_idx rows unbounded preceding)
+),
 message_steps as (
     select
         trajectory_id, suite, message_idx, 0 as sub,
@@ -51,10 +70,10 @@ message_steps as (
             when role = 'tool' then 'tool_result'
             else 'system'  -- system, developer and any other role speak for the operator
         end as kind,
-        role, content, null::json[] as call, answers_id, error_field
-    from messages
-    where role is not null
-      and (role <> 'assistant' or trim(coalesce(content, '')) <> '')
+        role, content, null::json[] as call, answers_id, error_field,
+        n.first_step::bigint as step_idx, n.n_user_before
+    -- the filter on the narrow side: the join builds on it, the messages stream past
+    from messages join (select * from message_numbers where has_text) n using (trajectory_id, message_idx)
 ),
 call_steps as (
     select
@@ -64,28 +83,19 @@ call_steps as (
         -- SQL null reads as a missing key below (->> gives null for both; a null
         -- `arguments` ends as '{}' either way)
         [fn[1], c.name, c.id, c.call_id, fn[2], c.arguments, c.depends_on] as call,
-        null::varchar as answers_id, null::json as error_field
+        null::varchar as answers_id, null::json as error_field,
+        (n.first_step + n.has_text::int + sub - 1)::bigint as step_idx, n.n_user_before
     from (select *, json_extract(c.function, ['$.name', '$.arguments']) as fn
           from (select trajectory_id, suite, message_idx, role, unnest(calls) as c,
                        generate_subscripts(calls, 1)::bigint as sub
                 from messages
                 where role = 'assistant' and calls is not null))
+    join (select * from message_numbers where n_calls > 0) n using (trajectory_id, message_idx)
 ),
-all_steps as (
+numbered as (
     select * from message_steps
     union all
     select * from call_steps
-),
-numbered as (
-    select
-        *,
-        (row_number() over w - 1)::bigint as step_idx,
-        -- user/system messages seen so far: a retry chain never spans one (the same
-        -- window as step_idx: one sort of the trajectory's events for both)
-        sum(case when kind in ('user', 'system') then 1 else 0 end) over (w rows unbounded preceding)
-            as n_user_before
-    from all_steps
-    window w as (partition by trajectory_id order by message_idx, sub)
 ),
 call_fields as (
     select
