@@ -124,10 +124,13 @@ args_parsed as (
             when args_raw is null or args_raw = 'null' then '{}'
             when starts_with(args_raw, '{') then json(args_raw)::varchar
             when args_string is null then null  -- a number, boolean or list is no arguments
-            when trim(args_string) = '' then '{}'
             -- valid JSON whose first non-blank character (JSON blanks: space, tab, LF, CR)
-            -- is '{' is an object: no json_type parse
-            when regexp_matches(args_string, '^[ \t\n\r]*\{') and json_valid(args_string)
+            -- is '{' is an object: no json_type parse. Text starting with '{' first (most
+            -- arguments): it is not blank, so the trim test below need not copy it
+            when starts_with(args_string, '{') then case when json_valid(args_string)
+                then json(args_string)::varchar end
+            when trim(args_string) = '' then '{}'
+            when regexp_matches(args_string, '^[ \t\n\r]+\{') and json_valid(args_string)
                 then json(args_string)::varchar
         end as args_json,
         case when kind = 'tool_call' then coalesce(args_string, args_raw::varchar) end as args_text
