@@ -1,7 +1,7 @@
 -- events: one row per event of an accepted trajectory, calls paired with their
 -- results (grain: trajectory_id, step_idx). The first half of stage `steps`: the
 -- policy's regex rules run on it next (sql/*_hits.sql), then sql/steps.sql finishes.
--- Inputs: trajectories (accepted rows have no reject_reason; their parsed `messages`).
+-- Inputs: trajectories (accepted rows have no reject_reason), records (their text).
 -- Parameters: none.
 -- Explode order (SPEC section 2): messages in order; an assistant message gives its
 -- text (only when non-blank) then its tool calls in order; a tool message one result.
@@ -22,7 +22,7 @@ msgs as (
           from traj)
 ),
 messages as materialized (
-    -- materialized: message_steps and call_steps both read it
+    -- materialized: message_numbers, message_steps and call_steps all read it
     select
         trajectory_id, suite, message_idx,
         lower(m.role) as role,
