@@ -24,7 +24,7 @@ WHOLE_OUTPUT_KEYS = """output_keys as (
 
 def _reference_sql() -> str:
     text = load_sql("edges")
-    start, end = text.index("argument_key_set as ("), text.index("span_keys as (")
+    start, end = text.index("argument_key_set as ("), text.index("span_texts as (")
     return text[:start] + WHOLE_OUTPUT_KEYS + text[end:]
 
 
