@@ -11,7 +11,8 @@
 -- by a second pass over only the fragments, joined by spaces: the parts' characters are
 -- the fragments' minus those five, so every part lies inside one fragment, a space stops
 -- both patterns, and the pass gives the very list a pass over the whole text gives
--- (tests/test_macros_tokens.py), reading about a third of the text.
+-- (tests/test_macros_tokens.py) while reading only the fragments (a third of the text
+-- of a benchmark shard).
 -- May repeat a fragment: lg_keys removes duplicates once.
 create or replace temp macro lg_tokens(txt, min_len) as
     list_transform(
@@ -33,12 +34,13 @@ create or replace temp macro lg_is_evidence(t, min_len) as
 -- fragments a 24-character prefix key, so that a value re-wrapped or concatenated
 -- (base64 output split at 76 columns, then joined) still matches its first line.
 -- Both are picked by one regex pass each over the fragments joined by two spaces, not
--- by tests on each fragment (those cost more than finding the fragments): no fragment
+-- by tests on each fragment (those cost as much as finding the fragments): no fragment
 -- holds a space, so a match starting at a fragment's first character runs to its last
--- (evidence, when min_len <= 24: a digit or '@', a dotted/slashed name, or 24+
--- characters before '=' padding; every fragment already has min_len) and a match needing
--- a space on both sides is one whole fragment (prefix). Same list, in the same order,
--- as lg_is_evidence and the prefix test on each fragment (tests/test_macros_tokens.py).
+-- (evidence: a digit or '@', a dotted/slashed name, or 24+ characters before '='
+-- padding; when min_len <= 24 every fragment already has min_len, above it the test is
+-- lg_is_evidence on each fragment) and a match needing a space on both sides is one
+-- whole fragment (prefix). Same list, in the same order, as lg_is_evidence and the
+-- prefix test on each fragment (tests/test_macros_tokens.py).
 create or replace temp macro lg_keys(txt, min_len) as
     list_transform([lg_tokens(txt, min_len)], lambda toks: list_transform([' ' || array_to_string(toks, '  ') || ' '],
         lambda joined: list_distinct(list_concat(
