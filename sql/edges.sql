@@ -87,7 +87,7 @@ output_keys as (
     join argument_key_set k on k.trajectory_id = o.trajectory_id and k.key = 'prefix:' || left(o.token, 24)
     where length(o.token) >= 32 and regexp_full_match(o.token, '[a-z0-9+/=_\-]{32,}')
 ),
-span_texts as (
+span_texts as materialized (
     -- each distinct span's keys once, as for argument values (the same injected payload
     -- or the same key file recurs across a suite's trajectories); likewise given_texts
     select span, lg_keys(span, $min_len) as keys

@@ -27,7 +27,7 @@ WHOLE_OUTPUT_KEYS = """output_keys as (
 
 def _reference_sql() -> str:
     text = load_sql("edges")
-    start, end = text.index("argument_key_set as ("), text.index("span_texts as (")
+    start, end = text.index("argument_key_set as ("), text.index("span_texts as")
     return text[:start] + WHOLE_OUTPUT_KEYS + text[end:]
 
 
@@ -45,7 +45,7 @@ PER_ROW = {
     from outputs
 ),
 """,
-    ("span_texts as (", "common_keys as ("): """span_keys as (
+    ("span_texts as", "common_keys as ("): """span_keys as (
     select distinct trajectory_id, action_idx, unnest(lg_keys(span, $min_len)) as key
     from injection_spans
 ),
