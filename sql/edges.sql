@@ -32,18 +32,41 @@ argument_values as (
             as is_control
     from arguments a, json_each(a.arguments) e
 ),
+value_keys as (
+    -- each distinct argument value's keys, computed once: agents pass the same path, id
+    -- or query again and again (retries, and a suite's trajectories replay one task), and
+    -- decoding and tokenising cost the same for every copy (a value that is NULL has no
+    -- keys either way)
+    select value, lg_keys(lg_decoded(value), $min_len) as keys
+    from (select distinct value from argument_values)
+),
 argument_keys as materialized (
-    select trajectory_id, action_idx, call_step_idx, is_control,
-        unnest(lg_keys(lg_decoded(value), $min_len)) as key
-    from argument_values
+    select a.trajectory_id, a.action_idx, a.call_step_idx, a.is_control, unnest(v.keys) as key
+    from argument_values a
+    join value_keys v using (value)
 ),
 argument_key_set as (
     select distinct trajectory_id, key from argument_keys
 ),
+repeated_hashes as (
+    select content_hash from outputs group by content_hash having count(*) > 1
+),
+repeated_texts as (
+    -- an output text that recurs is tokenised once: a suite's trajectories replay the same
+    -- environment, so one listing, page or file comes back in many of them. Only outputs
+    -- sharing a content_hash are compared by text (and an output whose hash no other
+    -- output has has a text no other has), so distinct outputs cost no string grouping
+    select content_hash, content, list_distinct(lg_tokens(content, $min_len)) as tokens
+    from (select distinct content_hash, content from outputs semi join repeated_hashes using (content_hash))
+),
 output_tokens as materialized (
     select trajectory_id, action_idx, result_step_idx, content_hash,
         unnest(list_distinct(lg_tokens(content, $min_len))) as token
-    from outputs
+    from outputs anti join repeated_hashes using (content_hash)
+    union all
+    select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, unnest(t.tokens) as token
+    from outputs o
+    join repeated_texts t using (content_hash, content)
 ),
 output_keys as (
     -- an output's keys (lg_keys of its text) that some argument of its trajectory also
@@ -64,24 +87,37 @@ output_keys as (
     join argument_key_set k on k.trajectory_id = o.trajectory_id and k.key = 'prefix:' || left(o.token, 24)
     where length(o.token) >= 32 and regexp_full_match(o.token, '[a-z0-9+/=_\-]{32,}')
 ),
+span_texts as materialized (
+    -- each distinct span's keys once, as for argument values (the same injected payload
+    -- or the same key file recurs across a suite's trajectories); likewise given_texts
+    select span, lg_keys(span, $min_len) as keys
+    from (select span from injection_spans union select span from content_spans)
+),
 span_keys as (
-    select distinct trajectory_id, action_idx, unnest(lg_keys(span, $min_len)) as key
-    from injection_spans
+    select distinct i.trajectory_id, i.action_idx, unnest(t.keys) as key
+    from injection_spans i
+    join span_texts t using (span)
 ),
 content_keys as (
     -- fragments inside a span a content detector labelled (key material, tokens, card
     -- numbers, a document marked confidential) carry that rule's label, whatever the tool's
     select c.trajectory_id, c.action_idx, c.key, max(p.conf) as conf, max(p.integ) as integ,
         arg_min(p.name, -(p.conf * 2 + p.integ) * 1000 + p.ord) as rule
-    from (select trajectory_id, action_idx, ord, unnest(lg_keys(span, $min_len)) as key from content_spans) c
+    from (select s.trajectory_id, s.action_idx, s.ord, unnest(t.keys) as key
+          from content_spans s join span_texts t using (span)) c
     join policy_content p using (ord)
     group by all
 ),
+given_texts as (
+    select content, lg_keys(content, $min_len) as keys
+    from (select distinct content from steps where kind in ('user', 'system'))
+),
 given_keys as (
     -- fragments the user or operator supplied are not evidence of a dependency
-    select distinct trajectory_id, unnest(lg_keys(content, $min_len)) as key
-    from steps
-    where kind in ('user', 'system')
+    select distinct s.trajectory_id, unnest(g.keys) as key
+    from steps s
+    join given_texts g using (content)
+    where s.kind in ('user', 'system')
 ),
 common_keys as (
     select trajectory_id, key

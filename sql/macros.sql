@@ -5,14 +5,22 @@
 -- (letters, digits and the punctuation of paths, URLs, e-mail addresses, base64), so
 -- an IBAN, a key line or a URL is one fragment. Each fragment also contributes its
 -- parts between '/', ':', '?', '&' and '=', so a secret carried in a URL path or query
--- still matches the bare secret. Both are found by one regex pass each over the
--- lower-cased text; the length bound sits in the regex because most runs are short
--- words, and materialising them only to drop them was most of this stage's time.
+-- still matches the bare secret. The length bound sits in the regexes because most runs
+-- are short words, and materialising them only to drop them was most of this stage's
+-- time. The fragments are found by one regex pass over the lower-cased text; the parts
+-- by a second pass over only the fragments, joined by spaces: the parts' characters are
+-- the fragments' minus those five, so every part lies inside one fragment, a space stops
+-- both patterns, and the pass gives the very list a pass over the whole text gives
+-- (tests/test_macros_tokens.py) while reading only the fragments (a third of the text
+-- of a benchmark shard).
 -- May repeat a fragment: lg_keys removes duplicates once.
 create or replace temp macro lg_tokens(txt, min_len) as
-    list_transform([lower(coalesce(txt, ''))], lambda low: list_concat(
-        regexp_extract_all(low, '[a-z0-9][a-z0-9+/_~%@:.?&=\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}'),
-        regexp_extract_all(low, '[a-z0-9][a-z0-9+_~%@.\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}')))[1];
+    list_transform(
+        [regexp_extract_all(lower(coalesce(txt, '')),
+                            '[a-z0-9][a-z0-9+/_~%@:.?&=\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}')],
+        lambda frags: list_concat(frags,
+            regexp_extract_all(array_to_string(frags, ' '),
+                               '[a-z0-9][a-z0-9+_~%@.\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}')))[1];
 
 -- lg_is_evidence: only fragments that cannot be plain words count as evidence of a
 -- dependency: at least min_len characters, and also 24+ characters (keys, tokens,
@@ -25,24 +33,48 @@ create or replace temp macro lg_is_evidence(t, min_len) as
 -- lg_keys: join keys of a text: its evidence fragments, plus for long base64-like
 -- fragments a 24-character prefix key, so that a value re-wrapped or concatenated
 -- (base64 output split at 76 columns, then joined) still matches its first line.
+-- Both are picked by one regex pass each over the fragments joined by two spaces, not
+-- by tests on each fragment (those cost as much as finding the fragments): no fragment
+-- holds a space, so a match starting at a fragment's first character runs to its last
+-- (evidence: a digit or '@', a dotted/slashed name, or 24+ characters before '='
+-- padding; when min_len <= 24 every fragment already has min_len, above it the test is
+-- lg_is_evidence on each fragment) and a match needing a space on both sides is one
+-- whole fragment (prefix). Same list, in the same order, as lg_is_evidence and the
+-- prefix test on each fragment (tests/test_macros_tokens.py).
 create or replace temp macro lg_keys(txt, min_len) as
-    list_transform([lg_tokens(txt, min_len)], lambda toks: list_distinct(list_concat(
-        list_filter(toks, lambda t: lg_is_evidence(t, min_len)),
-        list_transform(
-            list_filter(toks, lambda t: length(t) >= 32 and regexp_full_match(t, '[a-z0-9+/=_\-]{32,}')),
-            lambda t: 'prefix:' || left(t, 24)))))[1];
+    list_transform([lg_tokens(txt, min_len)], lambda toks: list_transform([' ' || array_to_string(toks, '  ') || ' '],
+        lambda joined: list_distinct(list_concat(
+            case when min_len <= 24
+                then regexp_extract_all(joined, '[^ ]*[0-9@][^ ]*|[^ ]*[a-z0-9][./][a-z][^ ]*|[^ ]{23,}[a-z0-9]={0,2}')
+                else list_filter(toks, lambda t: lg_is_evidence(t, min_len)) end,
+            list_transform(regexp_extract_all(joined, ' ([a-z0-9+/=_\-]{24})[a-z0-9+/=_\-]{8,} ', 1),
+                           lambda p: 'prefix:' || p))))[1])[1];
+
+-- lg_utf8: a blob read as UTF-8 text, NULL when it is not UTF-8 (as try(decode(b))).
+-- Most base64-alphabet runs in arguments (paths, identifiers) decode to bytes that are
+-- not UTF-8, and a failing decode inside try costs an error each; so bytes that break
+-- UTF-8's lead/continuation layout (a lone continuation byte, a lead byte without its
+-- continuation bytes, 0xF8-0xFF), seen by one regex over their hex digits, are NULL
+-- without decoding. Every other blob still goes through try(decode(b)), which also
+-- rejects what the layout test lets pass (overlong forms, surrogates).
+create or replace temp macro lg_utf8(b) as
+    case when regexp_full_match(hex(b),
+        '(?:[0-7][0-9A-F]|[C-D][0-9A-F][89AB][0-9A-F]|E[0-9A-F](?:[89AB][0-9A-F]){2}|F[0-7](?:[89AB][0-9A-F]){3})*')
+        then try(decode(b)) end;
 
 -- lg_decoded: a text plus its URL-decoded, base64-decoded and hex-decoded readings,
--- so a payload fragment still matches after the agent encoded it.
+-- so a payload fragment still matches after the agent encoded it. Hex digits are
+-- base64 characters, so every hex run lies inside one base64 run: the hex pass reads
+-- only the base64 runs (joined by spaces), not the whole text, and finds the same runs.
 create or replace temp macro lg_decoded(v) as
-    concat_ws(chr(10), v,
+    list_transform([regexp_extract_all(coalesce(v, ''), '[A-Za-z0-9+/]{16,}={0,2}')], lambda runs: concat_ws(chr(10), v,
         case when contains(coalesce(v, ''), '%') then try(url_decode(v)) end,
         array_to_string(list_transform(
-            list_filter(regexp_extract_all(coalesce(v, ''), '[A-Za-z0-9+/]{16,}={0,2}'), lambda b: length(b) % 4 = 0),
-            lambda b: try(decode(from_base64(b)))), chr(10)),
+            list_filter(runs, lambda b: length(b) % 4 = 0),
+            lambda b: lg_utf8(try(from_base64(b)))), chr(10)),
         array_to_string(list_transform(
-            list_filter(regexp_extract_all(coalesce(v, ''), '[0-9a-fA-F]{16,}'), lambda h: length(h) % 2 = 0),
-            lambda h: try(decode(unhex(h)))), chr(10)));
+            list_filter(regexp_extract_all(array_to_string(runs, ' '), '[0-9a-fA-F]{16,}'), lambda h: length(h) % 2 = 0),
+            lambda h: lg_utf8(try(unhex(h)))), chr(10))))[1];
 
 -- lg_luhn: whether a string of 13-19 digits passes the Luhn checksum (card numbers):
 -- from the right, every second digit doubled (minus 9 when over 9), the sum ends in 0.
