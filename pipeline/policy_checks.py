@@ -21,8 +21,14 @@ SINK_KINDS = ("egress", "send_mail", "payment", "share", "execute", "destructive
 EXEC_STATUSES = ("executed", "failed", "blocked", "unknown")
 TOOL_LIST_KEYS = ("reads", "writes", "executes", "deletes", "sends", "control", "aliases")
 _TOOL_KEYS = set(TOOL_LIST_KEYS) | {"shell", "code", "source", "sink", "accepts", "accepts_control"}
-_RE2_CHECK = duckdb.connect()
 _RE2_LOCK = threading.Lock()  # one connection, and the canaries run in a thread of the driver
+
+
+@cache
+def _re2_connection() -> duckdb.DuckDBPyConnection:
+    """The connection that compiles patterns, opened by the first check (a worker, which
+    scores with the driver's validated policy, never opens it)."""
+    return duckdb.connect()
 
 
 def level(value: Any, order: tuple[str, ...], what: str, default: int = 0) -> int:
@@ -50,7 +56,7 @@ def _re2_error(pattern: str) -> str | None:
     (DuckDB), so the check uses the same engine."""
     try:
         with _RE2_LOCK:
-            _RE2_CHECK.execute("select regexp_matches('', ?)", [pattern]).fetchall()
+            _re2_connection().execute("select regexp_matches('', ?)", [pattern]).fetchall()
     except duckdb.Error as exc:
         return str(exc).splitlines()[0]
     return None
