@@ -141,3 +141,47 @@ def test_worker_pool_maps_in_task_order_and_terminates_on_error() -> None:
     with pytest.raises(ValueError, match="shard failed"), WorkerPool(2) as pool:
         pool.map(_boom, [0, 1, 2], lambda n: None)
     assert multiprocessing.active_children() == []
+
+
+BAD_PATTERNS = ["a(", "(?P<x", "[z-a]", "x{2,1}", "\\", "(?<=a)b", "\\Qopen"]
+
+
+def test_batch_compile_agrees_with_one_query_per_pattern() -> None:
+    from pipeline import policy_checks
+    from pipeline.policy import load_policy
+
+    data = load_policy().data
+    patterns = [r["pattern"] for r in data["classifier"]["rules"]] + data["injection"]["markers"]
+    patterns += BAD_PATTERNS + ["(?i)ok", "\\d+", "(?:\\Qopen)", "caf\u00e9"]
+    one_by_one = {p: policy_checks._re2_message.__wrapped__(p) is None for p in patterns}
+    assert not any(one_by_one[p] for p in BAD_PATTERNS[:-1]) and one_by_one["\\d+"]
+    saved = set(policy_checks._COMPILED)
+    policy_checks._COMPILED.clear()
+    try:
+        policy_checks.prime_re2(patterns)
+        assert {p: p in policy_checks._COMPILED for p in patterns} == one_by_one
+    finally:
+        policy_checks._COMPILED.update(saved)
+
+
+def test_validate_reports_the_first_error_in_field_order() -> None:
+    import copy
+
+    from pipeline.policy import load_policy
+    from pipeline.policy_checks import validate
+
+    base = load_policy().data
+    bad_regex_first = copy.deepcopy(base)
+    bad_regex_first["exec_status"]["rules"][0]["pattern"] = "a("
+    bad_regex_first["classifier"]["rules"][0]["name"] = ""
+    with pytest.raises(PolicyError, match=r"exec_status\.rules\[0\]\.pattern is not a valid RE2 regex"):
+        validate(bad_regex_first)
+    bad_setting_first = copy.deepcopy(bad_regex_first)
+    bad_setting_first["settings"]["unknown_tools"] = "maybe"
+    with pytest.raises(PolicyError, match="settings.unknown_tools"):
+        validate(bad_setting_first)
+    unclosed = copy.deepcopy(base)
+    unclosed["hallucination"]["refusal"] = ["\\Qopen"]
+    with pytest.raises(PolicyError, match=r"hallucination\.refusal\[0\] does not compile inside a group"):
+        validate(unclosed)
+    validate(base)
