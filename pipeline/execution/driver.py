@@ -179,7 +179,7 @@ def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: 
 def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
     """Plan, score, check and publish one run (see the module docstring)."""
     from pipeline.ingest.reader import discover_inputs
-    from pipeline.ingest.tables_in import read_labels
+    from pipeline.ingest.tables_in import LABELS_SCHEMA, read_labels
 
     with interruptible(), ExitStack() as pools:
         out = location(config.out)
@@ -192,7 +192,8 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
         # a local pool starts now: its workers import their libraries while this process plans
         pool = pools.enter_context(_early_pool(config, n_shards))
         policy = load_policy(config.policy)
-        labels = read_labels(duckdb.connect(), config.labels)
+        # a DuckDB connection costs about 15 ms: opened only to read a labels file
+        labels = read_labels(duckdb.connect(), config.labels) if config.labels else LABELS_SCHEMA.empty_table()
         inputs = scan_inputs(files, n_shards, config.fmt)
         plan = plan_digest(inputs, policy.sha256, sha256_of(config.labels) if config.labels else None,
                            n_shards, config.fmt if config.suite is None else f"{config.fmt}|suite={config.suite}",
