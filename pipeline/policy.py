@@ -278,5 +278,9 @@ def _load_policy(user_file: Path | None, raw: bytes | None) -> Policy:
         sources.append(str(user_file))
     validate(merged)
     built = _policy_tables(merged, Policy(merged, "").tool_names())  # label values checked here
-    digest = hashlib.sha256(json.dumps(merged, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-    return Policy(merged, digest, tuple(sources), built)
+    return Policy(merged, document_sha256(merged), tuple(sources), built)
+
+
+def document_sha256(data: dict[str, Any]) -> str:
+    """A policy's ``sha256``: of its merged document as canonical JSON (about 1 ms)."""
+    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()

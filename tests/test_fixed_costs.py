@@ -185,3 +185,21 @@ def test_validate_reports_the_first_error_in_field_order() -> None:
     with pytest.raises(PolicyError, match=r"hallucination\.refusal\[0\] does not compile inside a group"):
         validate(unclosed)
     validate(base)
+
+
+def test_a_shard_refuses_a_policy_changed_after_validation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import copy
+    import dataclasses
+
+    from pipeline.policy import load_policy
+
+    def altered(user_file: Path | None = None) -> Any:
+        policy = load_policy(user_file)
+        data = copy.deepcopy(policy.data)
+        data["settings"]["stepwise_threshold"] = 0.01  # not what policy.sha256 was computed from
+        return dataclasses.replace(policy, data=data)
+
+    monkeypatch.setattr(driver, "load_policy", altered)
+    with pytest.raises(PolicyError, match="differs from the one this run validated"):
+        score(RunConfig(inputs=(SAMPLE,), out=tmp_path / "run"))
+    assert not (tmp_path / "run").exists()
