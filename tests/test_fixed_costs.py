@@ -203,3 +203,17 @@ def test_a_shard_refuses_a_policy_changed_after_validation(tmp_path: Path, monke
     with pytest.raises(PolicyError, match="differs from the one this run validated"):
         score(RunConfig(inputs=(SAMPLE,), out=tmp_path / "run"))
     assert not (tmp_path / "run").exists()
+
+
+def test_validate_raises_as_one_pass_did_on_a_malformed_document() -> None:
+    """A bad regex before a malformed entry: the regex error, as a single pass gave
+    (the first pass, which skips compiling, stumbles on the malformed entry instead)."""
+    import copy
+
+    from pipeline.policy import load_policy
+    from pipeline.policy_checks import validate
+
+    data = copy.deepcopy(load_policy().data)
+    data["exec_status"]["rules"][:1] = [{"name": "x", "status": "failed", "pattern": "a("}, "not a table"]
+    with pytest.raises(PolicyError, match=r"exec_status\.rules\[0\]\.pattern is not a valid RE2 regex"):
+        validate(data)
