@@ -20,7 +20,6 @@ from collections.abc import Iterable
 from typing import Any
 
 import pyarrow as pa
-import yaml
 
 from pipeline.errors import PolicyError
 from pipeline.policy_checks import CONFIDENTIALITY, INTEGRITY, TOOL_LIST_KEYS, label, level, re2_compiles, validate
@@ -58,15 +57,24 @@ def _read_bytes(path: Path) -> bytes:
         raise PolicyError(f"cannot read policy file {path}: {exc.strerror}", "check the --policy path") from exc
 
 
+def _unparsable(path: Path, exc: Exception) -> PolicyError:
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return PolicyError(f"policy file {path} does not parse: {first}", "TOML or YAML expected")
+
+
 def _parse_file(path: Path, raw: bytes) -> dict[str, Any]:
     try:
         if path.suffix.lower() in (".yaml", ".yml"):
-            data = yaml.safe_load(raw.decode("utf-8"))
+            import yaml  # imported for a YAML policy file only (about 15 ms a process)
+
+            try:
+                data = yaml.safe_load(raw.decode("utf-8"))
+            except yaml.YAMLError as exc:
+                raise _unparsable(path, exc) from exc
         else:
             data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise PolicyError(f"policy file {path} does not parse: {first}", "TOML or YAML expected") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise _unparsable(path, exc) from exc
     if not isinstance(data, dict):
         raise PolicyError(f"policy file {path} must hold a table/mapping at top level")
     return data
@@ -81,11 +89,17 @@ def _bundled_files() -> list[tuple[str, bytes]]:
 
 @dataclass(frozen=True)
 class Policy:
-    """A validated, merged policy. ``data`` is the merged document; ``sha256`` its hash."""
+    """A validated, merged policy. ``data`` is the merged document; ``sha256`` its hash.
+
+    A loaded policy carries its Arrow tables (built once, when it was validated) and is
+    what a shard task ships to its worker: the worker scores with exactly the document
+    the driver validated and hashed into the plan, and neither reads nor checks the
+    policy file again."""
 
     data: dict[str, Any]
     sha256: str
     sources: tuple[str, ...] = field(default=())
+    built: dict[str, pa.Table] | None = field(default=None, compare=False, repr=False)
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -107,7 +121,7 @@ class Policy:
 
     def tables(self) -> dict[str, pa.Table]:
         """The policy as Arrow tables, registered in DuckDB as ``policy_<name>``."""
-        return _policy_tables(self.data, self.tool_names())
+        return dict(self.built) if self.built is not None else _policy_tables(self.data, self.tool_names())
 
 
 def any_of(patterns: Iterable[object]) -> str:
@@ -263,6 +277,10 @@ def _load_policy(user_file: Path | None, raw: bytes | None) -> Policy:
         merged = _merge(merged, user)
         sources.append(str(user_file))
     validate(merged)
-    _policy_tables(merged, Policy(merged, "").tool_names())  # label values checked here
-    digest = hashlib.sha256(json.dumps(merged, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-    return Policy(merged, digest, tuple(sources))
+    built = _policy_tables(merged, Policy(merged, "").tool_names())  # label values checked here
+    return Policy(merged, document_sha256(merged), tuple(sources), built)
+
+
+def document_sha256(data: dict[str, Any]) -> str:
+    """A policy's ``sha256``: of its merged document as canonical JSON (about 1 ms)."""
+    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()

@@ -21,8 +21,14 @@ SINK_KINDS = ("egress", "send_mail", "payment", "share", "execute", "destructive
 EXEC_STATUSES = ("executed", "failed", "blocked", "unknown")
 TOOL_LIST_KEYS = ("reads", "writes", "executes", "deletes", "sends", "control", "aliases")
 _TOOL_KEYS = set(TOOL_LIST_KEYS) | {"shell", "code", "source", "sink", "accepts", "accepts_control"}
-_RE2_CHECK = duckdb.connect()
 _RE2_LOCK = threading.Lock()  # one connection, and the canaries run in a thread of the driver
+
+
+@cache
+def _re2_connection() -> duckdb.DuckDBPyConnection:
+    """The connection that compiles patterns, opened by the first check (a worker, which
+    scores with the driver's validated policy, never opens it)."""
+    return duckdb.connect()
 
 
 def level(value: Any, order: tuple[str, ...], what: str, default: int = 0) -> int:
@@ -44,13 +50,34 @@ def label(table: Any, what: str, default: tuple[int, int] = (0, 0)) -> tuple[int
     )
 
 
-@cache
+_COMPILED: set[str] = set()  # patterns RE2 compiled in one batch (prime_re2)
+_COLLECTING = threading.local()  # .patterns: a list while validate() collects them
+
+
+def prime_re2(patterns: list[str]) -> None:
+    """Compile ``patterns`` in one query (a query per pattern costs about 1 ms of DuckDB
+    set-up; a policy has about a hundred) and remember those that compile. A pattern
+    that does not is left to :func:`_re2_error`, which finds RE2's message."""
+    todo = [p for p in dict.fromkeys(patterns) if p not in _COMPILED]
+    if not todo:
+        return
+    with _RE2_LOCK:  # try(): an uncompilable pattern gives null instead of failing the query
+        rows = _re2_connection().execute(
+            "select p, try(regexp_matches('', p)) is not null from unnest(?::varchar[]) t(p)", [todo]).fetchall()
+    _COMPILED.update(p for p, ok in rows if ok)
+
+
 def _re2_error(pattern: str) -> str | None:
     """RE2's complaint about ``pattern`` (None when it compiles); the SQL stages use RE2
     (DuckDB), so the check uses the same engine."""
+    return None if pattern in _COMPILED else _re2_message(pattern)
+
+
+@cache
+def _re2_message(pattern: str) -> str | None:
     try:
         with _RE2_LOCK:
-            _RE2_CHECK.execute("select regexp_matches('', ?)", [pattern]).fetchall()
+            _re2_connection().execute("select regexp_matches('', ?)", [pattern]).fetchall()
     except duckdb.Error as exc:
         return str(exc).splitlines()[0]
     return None
@@ -64,6 +91,10 @@ def re2_compiles(pattern: str) -> bool:
 def _check_regex(pattern: Any, what: str) -> str:
     if not isinstance(pattern, str) or not pattern:
         raise PolicyError(f"policy: {what} must be a non-empty regex string")
+    collected = getattr(_COLLECTING, "patterns", None)
+    if collected is not None:  # the first pass of validate(): compiled in one batch after it
+        collected += [pattern, f"(?:{pattern})"]
+        return pattern
     error = _re2_error(pattern)
     if error is not None:
         raise PolicyError(f"policy: {what} is not a valid RE2 regex: {error}")
@@ -113,7 +144,24 @@ def _validate_inference(inf: Any, sinks: dict[str, Any]) -> None:
 
 
 def validate(data: dict[str, Any]) -> None:
-    """Raise PolicyError for the first field of ``data`` that is missing, mistyped or out of range."""
+    """Raise PolicyError for the first field of ``data`` that is missing, mistyped or out of range.
+
+    Two passes: the first runs every check but the regex compilations and collects the
+    patterns, which are then compiled in one batch; the second runs every check again,
+    in order, and finds RE2's message for a pattern the batch could not compile (when
+    the first pass fails, the second runs without a batch). Same errors as one pass."""
+    _COLLECTING.patterns = []
+    try:
+        _validate(data)
+        prime_re2(_COLLECTING.patterns)
+    except Exception:  # noqa: BLE001 - whatever stopped the first pass, the second raises it in field order
+        pass
+    finally:
+        _COLLECTING.patterns = None
+    _validate(data)
+
+
+def _validate(data: dict[str, Any]) -> None:
     settings = data.get("settings", {})
     for key, kind in (("attempted_is_unsafe", bool), ("stepwise_threshold", (int, float)),
                       ("max_record_bytes", int), ("min_fragment_length", int), ("max_fragment_sources", int),

@@ -23,6 +23,7 @@ import shutil
 import sys
 import threading
 import time
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
@@ -34,7 +35,7 @@ from pipeline import __version__
 from pipeline.config import RunConfig
 from pipeline.errors import CanaryError, LabelsError, SchemaValidationError, UsageError
 from pipeline.execution.duplicates import shard_priors, unknown_label_ids
-from pipeline.execution.engines import Progress, run_tasks
+from pipeline.execution.engines import Progress, WorkerPool, run_tasks
 from pipeline.execution.plan import InputFile, plan_digest, scan_inputs, shard_pieces
 from pipeline.execution.publish import assemble, check_out_location, publish_to, staging_for, table_view
 from pipeline.execution.shard import ShardTask, first_pass, priors_digest, score_shard
@@ -151,14 +152,14 @@ class _Canaries(threading.Thread):
 
 
 def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: Any,
-           n_bytes: int = 0) -> list[dict[str, Any]]:
+           n_bytes: int = 0, pool: WorkerPool | None = None) -> list[dict[str, Any]]:
     """Both passes over the shards; returns each shard's final done marker."""
     finished = sum(1 for t in tasks if workdir.done(t.shard) is not None)
     if finished:
         sys.stderr.write(f"litmus-gate: resuming: {finished} of {len(tasks)} shards already done\n")
     workers = config.workers
     markers = run_tasks(first_pass, tasks, workers, config.engine, config.address,
-                        Progress(len(tasks), n_bytes, config.progress))
+                        Progress(len(tasks), n_bytes, config.progress), pool)
     workdir.fetch_outputs()
     id_files = [str(workdir.local / "out" / m["ids"]) for m in markers]
     unknown = unknown_label_ids(workdir.local, id_files, labels)
@@ -168,7 +169,7 @@ def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: 
     again = [replace(t, priors=p) for t, p in zip(tasks, shard_priors(workdir.local, id_files, len(tasks)))]
     stale = [t for t, m in zip(again, markers) if m.get("priors") != priors_digest(t.priors)]
     if stale:
-        rescored = run_tasks(score_shard, stale, workers, config.engine, config.address)
+        rescored = run_tasks(score_shard, stale, workers, config.engine, config.address, pool=pool)
         workdir.fetch_outputs()
         for t, m in zip(stale, rescored):
             markers[t.shard] = m
@@ -178,17 +179,21 @@ def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: 
 def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
     """Plan, score, check and publish one run (see the module docstring)."""
     from pipeline.ingest.reader import discover_inputs
-    from pipeline.ingest.tables_in import read_labels
+    from pipeline.ingest.tables_in import LABELS_SCHEMA, read_labels
 
-    with interruptible():
+    with interruptible(), ExitStack() as pools:
         out = location(config.out)
         check_out_location(out, config.overwrite)
         files = discover_inputs(list(config.inputs))
-        policy = load_policy(config.policy)
-        labels = read_labels(duckdb.connect(), config.labels)
-        n_shards = shard_count(config, sum(size(p) for p in files))
+        n_bytes = sum(size(p) for p in files)
+        n_shards = shard_count(config, n_bytes)
         if config.resume and not config.shards:  # the default follows --workers: keep the killed run's
             n_shards = planned_shards(out, config.work_dir) or n_shards
+        # a local pool starts now: its workers import their libraries while this process plans
+        pool = pools.enter_context(_early_pool(config, n_shards))
+        policy = load_policy(config.policy)
+        # a DuckDB connection costs about 15 ms: opened only to read a labels file
+        labels = read_labels(duckdb.connect(), config.labels) if config.labels else LABELS_SCHEMA.empty_table()
         inputs = scan_inputs(files, n_shards, config.fmt)
         plan = plan_digest(inputs, policy.sha256, sha256_of(config.labels) if config.labels else None,
                            n_shards, config.fmt if config.suite is None else f"{config.fmt}|suite={config.suite}",
@@ -196,33 +201,42 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
         workdir = open_work(out, config.work_dir, plan, config.resume, n_shards)
         threads = 1 if config.workers > 1 and n_shards > 1 else config.threads
         tasks = [ShardTask(k, tuple(pieces), workdir, config.fmt, int(policy.setting("max_record_bytes")),
-                           config.policy, labels, tables, threads, config.memory_limit, suite=config.suite)
+                           policy, labels, tables, threads, config.memory_limit, suite=config.suite)
                  for k, pieces in enumerate(shard_pieces(inputs, n_shards))]
         # canaries check the grader (code, SQL, bundled policy), not a user's judgement calls;
         # they run in a thread of the driver while worker processes score the shards
         elsewhere = config.engine == "ray" or (config.workers > 1 and n_shards > 1)
         canaries = _Canaries(background=elsewhere) if tables != ("steps",) else None
         try:
-            markers = _score(config, tasks, workdir, labels, sum(f.bytes for f in inputs))
+            markers = _score(config, tasks, workdir, labels, sum(f.bytes for f in inputs), pool)
         except UsageError:
+            pools.close()  # no worker may write into the folder once it is removed
             workdir.remove()
             raise
+        pools.close()  # the workers are done: their memory goes before publishing
         failures = canaries.failures() if canaries is not None else []
         if failures:
             raise CanaryError("canaries failed, the grader is broken: " + "; ".join(failures),
                               "no run was published")
         manifest = _manifest(config, inputs, policy, sum(int(m["records"]) for m in markers))
-        result = _publish(config, out, workdir.local, markers, tables, manifest)
+        result = _publish(config, out, workdir.local, markers, tables, manifest, policy)
     workdir.remove()
     return result
 
 
+def _early_pool(config: RunConfig, n_shards: int) -> AbstractContextManager[WorkerPool | None]:
+    """The local worker pool of a run that scores shards in worker processes, else None."""
+    if config.engine == "local" and config.workers > 1 and n_shards > 1:
+        return WorkerPool(min(config.workers, n_shards))
+    return nullcontext(None)
+
+
 def _publish(config: RunConfig, out: Location, work: Path, markers: list[dict[str, Any]],
-             tables: tuple[str, ...], manifest: dict[str, object]) -> RunResult:
+             tables: tuple[str, ...], manifest: dict[str, object], policy: Policy) -> RunResult:
     staging = staging_for(out)
     moved: list[tuple[Path, Path]] = []
     try:
-        return _assemble_and_publish(config, out, work, markers, tables, manifest, staging, moved)
+        return _assemble_and_publish(config, out, work, markers, tables, manifest, staging, moved, policy)
     except BaseException:
         # whatever stopped it (SIGTERM included), the shard files go back for --resume
         for source, target in reversed(moved):
@@ -234,7 +248,7 @@ def _publish(config: RunConfig, out: Location, work: Path, markers: list[dict[st
 
 def _assemble_and_publish(config: RunConfig, out: Location, work: Path, markers: list[dict[str, Any]],
                           tables: tuple[str, ...], manifest: dict[str, object], staging: Path,
-                          moved: list[tuple[Path, Path]]) -> RunResult:
+                          moved: list[tuple[Path, Path]], policy: Policy) -> RunResult:
     from pipeline.outputs.report import render_report
     from pipeline.stages.tables import connect, metrics
     from pipeline.outputs.writer import conform, write_table
@@ -255,7 +269,7 @@ def _assemble_and_publish(config: RunConfig, out: Location, work: Path, markers:
         counts["metrics"] = write_table(staging, "metrics", conform("metrics", con.table("metrics").pl()))
     if "verdicts" in tables:
         html, markdown = render_report(con, out.name, staging / "explain",
-                                       load_policy(config.policy).setting("explain_pages"),
+                                       policy.setting("explain_pages"),
                                        provenance_notes(manifest.get("labels")))
         (staging / "report.html").write_text(html, encoding="utf-8")
         (staging / "report.md").write_text(markdown, encoding="utf-8")

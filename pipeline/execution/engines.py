@@ -55,21 +55,38 @@ def _indexed(job: tuple[Callable[[T], Any], int, T]) -> tuple[int, Any]:
     return i, fn(task)
 
 
-def _pool(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, on_done: Callable[[int], None]) -> list[Any]:
-    results: list[Any] = [None] * len(tasks)
-    ctx = multiprocessing.get_context("spawn")  # DuckDB threads do not survive fork
-    pool = ctx.Pool(processes=min(workers, len(tasks)), initializer=worker_init,
-                    maxtasksperchild=TASKS_PER_WORKER or None)
-    try:
+class WorkerPool:
+    """Local worker processes (a spawn pool), started before the tasks exist: the driver
+    starts them, then plans the run (policy, labels, hashing the inputs) while they
+    import their libraries (about 0.4 s each), and runs both passes of a run on them.
+    Leaving the ``with`` block, however it is left (SIGTERM/SIGINT included), terminates
+    and joins them: no worker outlives it."""
+
+    def __init__(self, workers: int) -> None:
+        ctx = multiprocessing.get_context("spawn")  # DuckDB threads do not survive fork
+        self._pool = ctx.Pool(processes=workers, initializer=worker_init,
+                              maxtasksperchild=TASKS_PER_WORKER or None)
+
+    def map(self, fn: Callable[[T], Any], tasks: Sequence[T], on_done: Callable[[int], None]) -> list[Any]:
+        """``[fn(t) for t in tasks]`` on the workers, in task order; ``on_done(n)`` as each ends."""
+        results: list[Any] = [None] * len(tasks)
         jobs = [(fn, i, t) for i, t in enumerate(tasks)]
-        for n, (i, result) in enumerate(pool.imap_unordered(_indexed, jobs), start=1):
+        for n, (i, result) in enumerate(self._pool.imap_unordered(_indexed, jobs), start=1):
             results[i] = result
             on_done(n)
-        pool.close()
-    finally:
-        pool.terminate()  # a no-op after close() and a finished map; kills workers otherwise
-        pool.join()
-    return results
+        return results
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.terminate()  # the tasks are done (or abandoned): kill the workers now
+        self._pool.join()
+
+
+def _pool(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, on_done: Callable[[int], None]) -> list[Any]:
+    with WorkerPool(min(workers, len(tasks))) as pool:
+        return pool.map(fn, tasks, on_done)
 
 
 def _ray(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, address: str | None,
@@ -116,11 +133,15 @@ def _ray(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, address: str 
 
 
 def run_tasks(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, engine: str = "local",
-              address: str | None = None, on_done: Callable[[int], None] = lambda n: None) -> list[Any]:
+              address: str | None = None, on_done: Callable[[int], None] = lambda n: None,
+              pool: WorkerPool | None = None) -> list[Any]:
     """``[fn(t) for t in tasks]``: serially with one worker (or one task), else in a
-    spawn pool of ``workers`` processes, or as Ray tasks with ``engine="ray"``."""
+    spawn pool of ``workers`` processes (``pool`` when given: started earlier by the
+    caller, who stops it), or as Ray tasks with ``engine="ray"``."""
     if engine == "ray":
         return _ray(fn, tasks, workers, address, on_done)
+    if pool is not None:  # its workers have imported what a task needs; this process may not have
+        return pool.map(fn, tasks, on_done)
     if workers <= 1 or len(tasks) <= 1:
         results = []
         for n, task in enumerate(tasks, start=1):

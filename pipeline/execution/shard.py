@@ -29,10 +29,10 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.config import RunConfig
-from pipeline.errors import SchemaValidationError
+from pipeline.errors import PolicyError, SchemaValidationError
 from pipeline.execution.plan import Piece
 from pipeline.execution.workdir import WorkDir, work_guard, write_marker
-from pipeline.policy import load_policy
+from pipeline.policy import Policy, document_sha256
 from pipeline.ingest.records import RawRecord
 from pipeline.stages.tables import (
     PRIOR_COPIES_SCHEMA, actions, connect, flows, records_table, register_inputs, steps, verdicts,
@@ -64,7 +64,7 @@ class ShardTask:
     work: WorkDir
     fmt: str
     max_record_bytes: int
-    policy_file: Path | None
+    policy: Policy  # as the driver validated it (and hashed into the plan): never re-read here
     labels: pa.Table
     tables: tuple[str, ...]
     threads: int
@@ -144,8 +144,9 @@ def _drop_tables(con: duckdb.DuckDBPyConnection, keep: set[str]) -> None:
 
 
 def _score_local(task: ShardTask, local: Path) -> dict[str, Any]:
-
-    policy = load_policy(task.policy_file)
+    policy = task.policy
+    if document_sha256(policy.data) != policy.sha256:  # never score with another document than was planned
+        raise PolicyError(f"shard {task.shard}: the policy differs from the one this run validated and planned with")
     con = connect(RunConfig(inputs=(), out=local, threads=task.threads, memory_limit=task.memory_limit))
     records = _records(task)
     register_inputs(con, records, policy, task.labels, task.priors)
