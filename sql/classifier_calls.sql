@@ -17,9 +17,11 @@ with calls as (
 ),
 writers as (
     select *,
-        -- a file that runs by itself later (start-up file, cron, hook): its content is run
-        writes_files and not coalesce(args_ok and len(list_filter(write_args, lambda k:
-            regexp_matches(coalesce(arguments ->> ('$."' || k || '"'), ''), $runs_later))) > 0, false) as writer
+        -- a file that runs by itself later (start-up file, cron, hook): its content is run.
+        -- A case, not `args_ok and ...`: SQL's and evaluates both sides, and arguments
+        -- that are not JSON (args_ok false) fail the JSON path
+        writes_files and not coalesce(case when args_ok then len(list_filter(write_args, lambda k:
+            regexp_matches(coalesce(arguments ->> ('$."' || k || '"'), ''), $runs_later))) > 0 end, false) as writer
     from calls
 ),
 final as (
