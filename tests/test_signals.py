@@ -103,6 +103,70 @@ def test_a_signal_stops_the_run_cleanly_and_a_fresh_run_never_sees_its_shards(
     assert _ids(out, "steps") <= new_ids
 
 
+# the CLI, with a terminal's Ctrl-C (SIGINT to the whole process group) sent from the
+# driver's first planning step, argv[1] seconds after the worker pool was started
+_CTRL_C_WHILE_PLANNING = """
+import os, signal, sys, time
+import pipeline.execution.driver as driver
+load = driver.load_policy
+def planning(*args, **kwargs):
+    time.sleep(float(sys.argv[1]))
+    os.killpg(0, signal.SIGINT)
+    time.sleep(30)
+    return load(*args, **kwargs)
+driver.load_policy = planning
+from pipeline.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_ctrl_c_while_the_workers_start_prints_one_line(tmp_path: Path) -> None:
+    # the pool starts before planning, so an early Ctrl-C lands while its workers still
+    # import, before worker_init ignores SIGINT: none of them may print a traceback
+    corpus = tmp_path / "c.jsonl"
+    _corpus(corpus, "c-", 20)
+    for i, delay in enumerate(("0", "0.02", "0.05", "0.1", "0.2", "0.3")):
+        cmd = [sys.executable, "-c", _CTRL_C_WHILE_PLANNING, delay, "score", str(corpus), "--out",
+               str(tmp_path / f"run{i}"), "--workers", "2", "--shards", "2", "--quiet"]
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)  # its own group: the Ctrl-C reaches it and its workers only
+        children: set[int] = set()
+        while proc.poll() is None:
+            children |= _descendants(proc.pid)
+            time.sleep(0.01)
+        stderr = proc.communicate(timeout=60)[1]
+        assert proc.returncode == 130, stderr[-2000:]
+        assert stderr.strip().splitlines() == [stderr.strip()] and "SIGINT" in stderr, (delay, stderr[-3000:])
+        assert children, "the run had worker processes"
+        time.sleep(1)
+        assert not [p for p in children if _alive(p)], "a worker outlived the driver"
+
+
+def test_a_sigint_held_while_the_pool_starts_stops_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # SIGINT is held while the workers are started; one that came meanwhile is raised
+    # as soon as they are, and those workers are terminated with it
+    import multiprocessing
+
+    from pipeline.errors import Interrupted
+    from pipeline.execution.engines import WorkerPool
+    from pipeline.execution.signals import interruptible
+
+    ctx = multiprocessing.get_context("spawn")
+    start = ctx.Pool
+
+    def start_then_ctrl_c(*args: object, **kwargs: object) -> object:
+        pool = start(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)  # held: not raised inside the multiprocessing code
+        return pool
+
+    monkeypatch.setattr(ctx, "Pool", start_then_ctrl_c)
+    with pytest.raises(Interrupted), interruptible():
+        WorkerPool(2)
+    assert multiprocessing.active_children() == []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # unblocked again
+
+
 def test_sigterm_during_a_duckdb_query_in_the_driver_is_interrupted() -> None:
     # DuckDB catches the handler's exception and raises its own "Query interrupted"
     import threading

@@ -14,10 +14,11 @@ import multiprocessing
 import sys
 import time
 from collections.abc import Callable, Sequence
+from multiprocessing import resource_tracker
 from typing import Any, TypeVar
 
 from pipeline.errors import Interrupted, UsageError
-from pipeline.execution.signals import reassert, worker_init
+from pipeline.execution.signals import reassert, sigint_held, worker_init
 
 T = TypeVar("T")
 
@@ -64,8 +65,21 @@ class WorkerPool:
 
     def __init__(self, workers: int) -> None:
         ctx = multiprocessing.get_context("spawn")  # DuckDB threads do not survive fork
-        self._pool = ctx.Pool(processes=workers, initializer=worker_init,
-                              maxtasksperchild=TASKS_PER_WORKER or None)
+        # the first spawn starts multiprocessing's resource tracker, which unblocks SIGINT
+        # in the calling thread when it has: start it before SIGINT is held
+        resource_tracker.ensure_running()
+        try:
+            # the workers (and the pool's threads, which start the replacements) start with
+            # SIGINT held until worker_init ignores it; a SIGINT for the driver meanwhile
+            # is raised as the block ends, and the workers started go with it
+            with sigint_held():
+                self._pool = ctx.Pool(processes=workers, initializer=worker_init,
+                                      maxtasksperchild=TASKS_PER_WORKER or None)
+        except BaseException:
+            if hasattr(self, "_pool"):
+                self._pool.terminate()
+                self._pool.join()
+            raise
 
     def map(self, fn: Callable[[T], Any], tasks: Sequence[T], on_done: Callable[[int], None]) -> list[Any]:
         """``[fn(t) for t in tasks]`` on the workers, in task order; ``on_done(n)`` as each ends."""

@@ -7,7 +7,9 @@ so the run unwinds through
 the engines' ``finally`` blocks: the local pool is terminated and joined, Ray tasks
 are cancelled, nothing is published and the work folder stays for ``--resume``.
 Worker processes ignore SIGINT (a terminal's Ctrl-C reaches the whole process group):
-only the driver decides, and it terminates them.
+only the driver decides, and it terminates them. They start with SIGINT blocked
+(:func:`sigint_held`) until :func:`worker_init` ignores it, so a Ctrl-C while they
+still import prints no traceback of theirs either.
 """
 
 from __future__ import annotations
@@ -55,10 +57,28 @@ def interruptible() -> Iterator[None]:
             signal.signal(s, handler)
 
 
+@contextmanager
+def sigint_held() -> Iterator[None]:
+    """SIGINT blocked in this thread within the block. A process (or thread) started in
+    it starts with SIGINT blocked: a terminal's Ctrl-C reaches the whole process group,
+    and a spawned worker still importing (before :func:`worker_init`) would print a
+    KeyboardInterrupt traceback. A SIGINT for this process waits until the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):  # not POSIX
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def worker_init() -> None:
     """Pool initializer: workers leave SIGINT to the driver and die on SIGTERM."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):  # started under sigint_held(): a held Ctrl-C is now ignored
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def reassert() -> None:
