@@ -27,7 +27,8 @@ _RE2_LOCK = threading.Lock()  # one connection, and the canaries run in a thread
 @cache
 def _re2_connection() -> duckdb.DuckDBPyConnection:
     """The connection that compiles patterns, opened by the first check (a worker, which
-    scores with the driver's validated policy, never opens it)."""
+    scores with the driver's validated policy, opens it only for ``any_of``'s check of
+    the classifier's alternation, once per process)."""
     return duckdb.connect()
 
 
