@@ -125,6 +125,7 @@ def test_ctrl_c_while_the_workers_start_prints_one_line(tmp_path: Path) -> None:
     # import, before worker_init ignores SIGINT: none of them may print a traceback
     corpus = tmp_path / "c.jsonl"
     _corpus(corpus, "c-", 20)
+    seen: set[int] = set()
     for i, delay in enumerate(("0", "0.02", "0.05", "0.1", "0.2", "0.3")):
         cmd = [sys.executable, "-c", _CTRL_C_WHILE_PLANNING, delay, "score", str(corpus), "--out",
                str(tmp_path / f"run{i}"), "--workers", "2", "--shards", "2", "--quiet"]
@@ -137,9 +138,10 @@ def test_ctrl_c_while_the_workers_start_prints_one_line(tmp_path: Path) -> None:
         stderr = proc.communicate(timeout=60)[1]
         assert proc.returncode == 130, stderr[-2000:]
         assert stderr.strip().splitlines() == [stderr.strip()] and "SIGINT" in stderr, (delay, stderr[-3000:])
-        assert children, "the run had worker processes"
+        seen |= children
         time.sleep(1)
         assert not [p for p in children if _alive(p)], "a worker outlived the driver"
+    assert seen, "the runs had worker processes"
 
 
 def test_a_sigint_held_while_the_pool_starts_stops_it(monkeypatch: pytest.MonkeyPatch) -> None:
