@@ -53,10 +53,13 @@ message_numbers as (
             as n_user_before
     from (select
               trajectory_id, message_idx, role,
-              -- a message gives its own step unless it is a blank assistant text
-              -- (a case: only assistant texts are trimmed, which copies them)
+              -- a message gives its own step unless it is a blank assistant text (SPEC
+              -- section 2): blank is whitespace only, the characters Python's str.isspace
+              -- counts (ASCII whitespace, \x1c-\x1f, U+0085, Unicode separators), so "\n\n"
+              -- before a tool call is no step (DuckDB's trim strips spaces, not newlines)
               case when role is null then false when role <> 'assistant' then true
-                   else trim(coalesce(content, '')) <> '' end as has_text,
+                   else not regexp_full_match(coalesce(content, ''),
+                                              '[\t\n\x{0b}\f\r\x{1c}-\x{1f}\x{85}\p{Z}]*') end as has_text,
               case when role = 'assistant' then coalesce(len(calls), 0) else 0 end as n_calls
           from messages)
     window w as (partition by trajectory_id order by message_idx rows unbounded preceding)

@@ -5,13 +5,14 @@ value has an unexpected JSON type (issue #12: the record is parsed fewer times).
 fields at parse time. These cases pin the places where a cheaper reading would differ:
 a JSON null beside a missing key, numbers where strings are expected (a number's text is
 the JSON writer's, e.g. `1e-7`, not a SQL cast's `1e-07`), content that is a list, an
-object or a JSON-looking string, duplicate keys (the first wins), blank texts (DuckDB's
-`trim` removes spaces, no-break spaces included, not tabs), and call/result pairing
+object or a JSON-looking string, duplicate keys (the first wins), blank texts (whitespace
+as Python's str.isspace counts it, newlines included), and call/result pairing
 around repeated ids. Records are given as raw JSON text.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable
 
 import pytest
@@ -116,8 +117,25 @@ def test_error_forms_and_pairing_around_repeated_ids(stages: Callable[..., Any])
     ]
 
 
-def test_blank_assistant_texts_follow_trim(stages: Callable[..., Any]) -> None:
+def test_blank_assistant_texts_are_whitespace_only(stages: Callable[..., Any]) -> None:
+    # SPEC section 2: an assistant text gives a step only when non-blank. "\n\n" before a
+    # tool call is common in real transcripts; DuckDB's trim strips spaces, not newlines
     text = ('{"trajectory_id": "i", "messages": [{"role": "assistant", "content": "\\u00a0 \\u3000"},'
-            ' {"role": "assistant", "content": "\\t"}, {"role": "assistant", "content": " x "}]}')
+            ' {"role": "assistant", "content": "\\t"}, {"role": "assistant", "content": "\\n\\n",'
+            ' "tool_calls": [{"id": "c1", "function": {"name": "t", "arguments": "{}"}}]},'
+            ' {"role": "assistant", "content": "\\u000b\\u001c\\u0085\\u2028\\r\\f"},'
+            ' {"role": "assistant", "content": "\\u200b"}, {"role": "assistant", "content": " x "}]}')
     assert _steps(stages, text, "message_idx, kind, content") == [
-        (1, "assistant_text", "\t"), (2, "assistant_text", " x ")]
+        (2, "tool_call", None),
+        (4, "assistant_text", "\u200b"),  # a zero-width space is a format character, not whitespace
+        (5, "assistant_text", " x ")]
+
+
+def test_blank_is_what_python_strips(stages: Callable[..., Any]) -> None:
+    # every character str.isspace counts is blank on its own, and no other character is
+    spaces = [chr(c) for c in range(0x3001) if chr(c).isspace()]
+    others = ["x", "\u200b", "\ufeff", "\u00ad", "\u0001", "\u180e"]
+    messages = ", ".join(json.dumps({"role": "assistant", "content": c}) for c in spaces + others)
+    text = f'{{"trajectory_id": "j", "messages": [{messages}]}}'
+    got = [r[0] for r in _steps(stages, text, "message_idx")]
+    assert got == [len(spaces) + i for i in range(len(others))]
