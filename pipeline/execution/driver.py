@@ -189,8 +189,10 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
         n_shards = shard_count(config, n_bytes)
         if config.resume and not config.shards:  # the default follows --workers: keep the killed run's
             n_shards = planned_shards(out, config.work_dir) or n_shards
+        # shards run in worker processes (local pool or Ray), not in this one
+        in_workers = config.workers > 1 and n_shards > 1
         # a local pool starts now: its workers import their libraries while this process plans
-        pool = pools.enter_context(_early_pool(config, n_shards))
+        pool = pools.enter_context(_early_pool(config, in_workers, n_shards))
         policy = load_policy(config.policy)
         # a DuckDB connection costs about 15 ms: opened only to read a labels file
         labels = read_labels(duckdb.connect(), config.labels) if config.labels else LABELS_SCHEMA.empty_table()
@@ -199,13 +201,13 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
                            n_shards, config.fmt if config.suite is None else f"{config.fmt}|suite={config.suite}",
                            tables)
         workdir = open_work(out, config.work_dir, plan, config.resume, n_shards)
-        threads = 1 if config.workers > 1 and n_shards > 1 else config.threads
+        threads = 1 if in_workers else config.threads
         tasks = [ShardTask(k, tuple(pieces), workdir, config.fmt, int(policy.setting("max_record_bytes")),
                            policy, labels, tables, threads, config.memory_limit, suite=config.suite)
                  for k, pieces in enumerate(shard_pieces(inputs, n_shards))]
         # canaries check the grader (code, SQL, bundled policy), not a user's judgement calls;
         # they run in a thread of the driver while worker processes score the shards
-        elsewhere = config.engine == "ray" or (config.workers > 1 and n_shards > 1)
+        elsewhere = config.engine == "ray" or in_workers
         canaries = _Canaries(background=elsewhere) if tables != ("steps",) else None
         try:
             markers = _score(config, tasks, workdir, labels, sum(f.bytes for f in inputs), pool)
@@ -224,9 +226,9 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
     return result
 
 
-def _early_pool(config: RunConfig, n_shards: int) -> AbstractContextManager[WorkerPool | None]:
+def _early_pool(config: RunConfig, in_workers: bool, n_shards: int) -> AbstractContextManager[WorkerPool | None]:
     """The local worker pool of a run that scores shards in worker processes, else None."""
-    if config.engine == "local" and config.workers > 1 and n_shards > 1:
+    if config.engine == "local" and in_workers:
         return WorkerPool(min(config.workers, n_shards))
     return nullcontext(None)
 
