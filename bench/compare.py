@@ -59,6 +59,11 @@ def write_corpus(out: Path, n: int, seed: int) -> tuple[int, int]:
     return written, n
 
 
+def median_run(runs: list[Measured]) -> Measured:
+    """The run of median wall time (the upper one of an even count)."""
+    return sorted(runs, key=lambda m: m.wall)[len(runs) // 2]
+
+
 def _check(name: str, m: Measured) -> None:
     if m.returncode != 0:
         sys.stderr.write(m.stderr[-4000:])
@@ -149,6 +154,7 @@ def compare(argv: list[str] | None = None) -> tuple[str, dict]:
                         help="run (d) on the first N trajectories only (0: the whole corpus)")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/litmus-compare"))
     parser.add_argument("--keep", action="store_true", help="keep the corpus and outputs in --workdir")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of (a) and of (b), alternating; the median is kept")
     parser.add_argument("--doc", type=Path, default=None, help="also write the report to this file")
     args = parser.parse_args(argv)
 
@@ -170,11 +176,6 @@ def compare(argv: list[str] | None = None) -> tuple[str, dict]:
           f"({time.perf_counter() - start:.1f} s)", file=sys.stderr)
     inv_n = min(n, args.invariant_limit) if args.invariant_limit > 0 else n
 
-    print("(a) raw DuckDB read_json -> explode -> Parquet ...", file=sys.stderr)
-    a = measure([PY, str(BENCH / "ingest.py"), "--_raw", str(corpus), str(work / "raw.parquet")], cwd=work)
-    _check("raw DuckDB ingest", a)
-    a_rows = json.loads(a.stdout.strip().splitlines()[-1])["rows"]
-    (work / "raw.parquet").unlink(missing_ok=True)
     env = dict(os.environ)
     small_n = min(FIXED_COST_TRAJECTORIES, n)
     small = work / "corpus-head.jsonl"
@@ -194,10 +195,23 @@ def compare(argv: list[str] | None = None) -> tuple[str, dict]:
     b1 = measure([CLI, "score", str(small), "--out", str(work / "run-head"), "--overwrite", "--quiet"],
                  env=env_b, cwd=REPO)
     _check("litmus-gate score (head)", b1)
-    print("(b) litmus-gate score ...", file=sys.stderr)
-    b = measure([CLI, "score", str(corpus), "--out", str(run_dir), "--overwrite", "--quiet"], env=env_b, cwd=REPO)
-    _check("litmus-gate score", b)
-    print(f"    {b.wall:.1f} s", file=sys.stderr)
+    # (a) and (b) alternate, args.repeat times each: one run of 1-6 s on a shared machine
+    # moves by +-15%; each keeps its run of median wall time (CPU, RSS from that same run)
+    a_runs: list[Measured] = []
+    b_runs: list[Measured] = []
+    for i in range(args.repeat):
+        print(f"[{i + 1}/{args.repeat}] (a) raw DuckDB read_json -> explode -> Parquet ...", file=sys.stderr)
+        m = measure([PY, str(BENCH / "ingest.py"), "--_raw", str(corpus), str(work / "raw.parquet")], cwd=work)
+        _check("raw DuckDB ingest", m)
+        a_runs.append(m)
+        (work / "raw.parquet").unlink(missing_ok=True)
+        print(f"[{i + 1}/{args.repeat}] (b) litmus-gate score ...", file=sys.stderr)
+        m = measure([CLI, "score", str(corpus), "--out", str(run_dir), "--overwrite", "--quiet"], env=env_b, cwd=REPO)
+        _check("litmus-gate score", m)
+        b_runs.append(m)
+        print(f"    (a) {a_runs[-1].wall:.1f} s, (b) {m.wall:.1f} s", file=sys.stderr)
+    a, b = median_run(a_runs), median_run(b_runs)
+    a_rows = json.loads(a.stdout.strip().splitlines()[-1])["rows"]
     print("(c) reference scorer ...", file=sys.stderr)
     c = measure([PY, str(BENCH / "reference_scorer.py"), str(corpus), "--out", str(ref_out)], cwd=REPO)
     _check("reference_scorer", c)
@@ -290,7 +304,8 @@ def compare(argv: list[str] | None = None) -> tuple[str, dict]:
             versions.append(f"{dist} (not installed)")
     report = "\n".join([
         f"Corpus: {n:,} trajectories, {size / MIB:.1f} MB of canonical NDJSON from `bench/gen_corpus.py` (seed "
-        f"{args.seed}).", "", *table, "", ratios, "", findings, "", agree_text, "", *conf_table, "", inv_text])
+        f"{args.seed}). (a) and (b): the run of median wall time of {args.repeat}, alternating (a) (b) (a) (b) ...; "
+        "(b1), (c) and (d): one run each.", "", *table, "", ratios, "", findings, "", agree_text, "", *conf_table, "", inv_text])
     if args.doc is not None:
         args.doc.write_text(doc_text(facts, versions, command, report), encoding="utf-8")
         print(f"\nwrote {args.doc}", file=sys.stderr)
