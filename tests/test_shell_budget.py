@@ -16,7 +16,7 @@ from collections.abc import Callable
 import pytest
 
 from pipeline.analysis.shell import ShellAnalysis, analyse_code, analyse_command
-from pipeline.analysis.shell.model import ANALYSIS_CPU_SECONDS, MAX_COMMAND_CHARS, TOO_COMPLEX
+from pipeline.analysis.shell.model import ANALYSIS_CPU_SECONDS, MAX_COMMAND_CHARS, TOO_COMPLEX, Budget, TooComplex
 from pipeline.analysis.shell.tree import PARSE_CPU_SECONDS
 from tests.conftest import REPO
 
@@ -91,6 +91,47 @@ def test_ordinary_commands_stay_far_from_the_budget() -> None:
     result, cpu = _timed(analyse_command, text)
     assert not result.opaque and len(result.writes) == 1_500
     assert cpu < ANALYSIS_CPU_SECONDS
+
+
+def _counting_clock(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count ``time.thread_time`` readings (a system call) from here on."""
+    count, real = [0], time.thread_time
+
+    def clock() -> float:
+        count[0] += 1
+        return real()
+    monkeypatch.setattr(time, "thread_time", clock)
+    return count
+
+
+@pytest.mark.parametrize("text", ["ls -la", "cd /repo && git status | head -5 > out.txt"])
+def test_an_ordinary_command_reads_the_cpu_clock_once(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the budget's clock starts with the reading its first parse takes for its own deadline
+    count = _counting_clock(monkeypatch)
+    assert not analyse_command(text).opaque
+    assert count[0] == 1
+
+
+def test_a_code_step_starts_the_clock_before_its_own_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    count = _counting_clock(monkeypatch)
+    assert analyse_code("import os\nos.system('cat notes.txt')\n").reads == ("notes.txt",)
+    assert count[0] == 2  # the code step's start, then its one shell string's parse
+
+
+def test_the_budget_clock_starts_at_its_first_reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [100.0]
+    monkeypatch.setattr(time, "thread_time", lambda: now[0])
+    spend = Budget(work=10**9, seconds=1.0)
+    assert spend.deadline_at(5.0) == 6.0 and spend.deadline_at(50.0) == 6.0  # the first reading wins
+    lazy = Budget(work=10**9, seconds=1.0)
+    assert lazy.deadline == 101.0  # started by the first look at it
+    for _ in range(63):
+        lazy.spend(1)  # within the budget: the clock is read every 64th call
+    now[0] = 101.5
+    with pytest.raises(TooComplex):
+        lazy.spend(1)
+    with pytest.raises(TooComplex):  # spent for good
+        lazy.spend(0)
 
 
 def test_fuzz_harness_finds_no_crash_on_the_crash_prone_families() -> None:

@@ -66,15 +66,28 @@ def _per_call(arguments: str, arg: str | None, candidates: tuple[str, ...]) -> s
     return next((c for c in candidates if c in present), arg)
 
 
-def _analyse(arguments: str, shell_arg: str | None, code_arg: str | None,
-             candidates: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> ShellAnalysis | None:
+def _program(arguments: str, shell_arg: str | None, code_arg: str | None,
+             candidates: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> tuple[bool, str] | None:
+    """The program a call runs: (True, shell command) or (False, code), None if neither."""
     shell_arg = _per_call(arguments, shell_arg, candidates[0])
     code_arg = _per_call(arguments, code_arg, candidates[1])
     command = _program_text(arguments, shell_arg)
     if command is not None:
-        return analyse_command(command)
+        return True, command
     code = _program_text(arguments, code_arg)
-    return analyse_code(code) if code is not None else None
+    return (False, code) if code is not None else None
+
+
+_Found = tuple[str | None, tuple[tuple[str, str], ...]]  # (opaque reason or None, (access, resource)s)
+
+
+def _found(analysis: ShellAnalysis) -> _Found:
+    """What ``resources`` records of one analysis: its opaque reason and resource rows."""
+    rows = tuple((access, name) for access, field in _ACCESS_FIELDS for name in getattr(analysis, field)
+                 # an inline literal sent out: its content links by data edges, not by name
+                 if not (field == "payloads" and name.startswith("data:")))
+    reason = (analysis.opaque_reason or "cannot be analysed") if analysis.opaque else None
+    return reason, rows
 
 
 def _table(rows: list[tuple[object, ...]], schema: pa.Schema) -> pa.Table:
@@ -93,18 +106,22 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
                tuple(str(a) for a in inference.get("code_args", [])))
     cursor = con.execute(
         "select program_id, arguments, shell_arg, code_arg, inferred from shell_programs order by program_id")
+    # Each distinct program text is analysed once per shard: calls whose arguments differ
+    # only beside the command (a timeout, a description, OpenHands' security_risk, a
+    # working folder) run the same text. The analysis is a function of the text alone.
+    seen: dict[tuple[bool, str], _Found] = {}
     while batch := cursor.fetchmany(batch_rows):
         for program_id, arguments, shell_arg, code_arg, inferred in batch:
-            analysis = _analyse(arguments, shell_arg, code_arg, lexicon if inferred else ((), ()))
-            if analysis is None:
+            program = _program(arguments, shell_arg, code_arg, lexicon if inferred else ((), ()))
+            if program is None:
                 continue
-            if analysis.opaque:
-                opaque_rows.append((program_id, analysis.opaque_reason or "cannot be analysed"))
-            for access, field in _ACCESS_FIELDS:
-                for name in getattr(analysis, field):
-                    if field == "payloads" and name.startswith("data:"):
-                        continue  # an inline literal sent out: its content links by data edges, not by name
-                    program_rows.append((program_id, access, name))
+            found = seen.get(program)
+            if found is None:
+                found = seen[program] = _found(
+                    analyse_command(program[1]) if program[0] else analyse_code(program[1]))
+            if found[0] is not None:
+                opaque_rows.append((program_id, found[0]))
+            program_rows.extend((program_id, access, name) for access, name in found[1])
     con.register("program_resources_in", _table(program_rows, _PROGRAM_RES_SCHEMA))
     con.register("program_opaque_in", _table(opaque_rows, _PROGRAM_OPAQUE_SCHEMA))
     con.execute(f"create or replace temp table shell_calls as {_SHELL_CALLS}")

@@ -10,7 +10,10 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import threading
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +42,40 @@ def partition_dir_name(value: str) -> str:
     return quoted
 
 
+class _Engine:
+    """Who holds Polars' engine affinity for :func:`conform` (see :func:`_in_memory_engine`)."""
+
+    lock = threading.Lock()
+    users = 0  # conform calls inside _in_memory_engine now
+    replaced: str | None = None  # the affinity they replaced (POLARS_ENGINE_AFFINITY)
+
+
+@contextmanager
+def _in_memory_engine() -> Iterator[None]:
+    """Polars' in-memory engine for the queries Pandera runs (restored after).
+
+    Pandera's polars backend collects a small lazy query per check (about 40 per table: a
+    column's dtype, nulls, each ``Field`` check, ``unique``); Polars 2's default engine
+    for ``collect()`` is the streaming one, whose set-up per query costs more than these
+    one-column scans of a frame already in memory (22% of ``conform``'s CPU on a 32 MB
+    shard). Same checks, same results. Counted under a lock, so overlapping calls from
+    threads set and restore the process-wide affinity once."""
+    import polars as pl
+
+    with _Engine.lock:
+        if _Engine.users == 0:
+            _Engine.replaced = os.environ.get("POLARS_ENGINE_AFFINITY")
+            pl.Config.set_engine_affinity("in-memory")
+        _Engine.users += 1
+    try:
+        yield
+    finally:
+        with _Engine.lock:
+            _Engine.users -= 1
+            if _Engine.users == 0:
+                pl.Config.set_engine_affinity(_Engine.replaced)  # type: ignore[arg-type]
+
+
 def conform(table: str, frame: pl.DataFrame) -> pl.DataFrame:
     """Select the schema's columns in order, sort by grain, validate data."""
     import pandera.errors
@@ -51,7 +88,8 @@ def conform(table: str, frame: pl.DataFrame) -> pl.DataFrame:
         raise SchemaValidationError(f"table {table}: stage produced no column(s) {missing}")
     frame = frame.select(columns).sort(list(module.GRAIN), nulls_last=True, maintain_order=True)
     try:
-        return schema.validate(frame, lazy=True)
+        with _in_memory_engine():
+            return schema.validate(frame, lazy=True)
     except pandera.errors.SchemaErrors as exc:
         cases = exc.failure_cases
         summary = "; ".join(

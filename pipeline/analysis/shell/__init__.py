@@ -22,6 +22,8 @@ unresolved variable or substitution, or pipes decoded/generated text into an int
 
 from __future__ import annotations
 
+import time
+
 from pipeline.analysis.shell.code import analyse_code_text
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.engine import analyse
@@ -44,7 +46,8 @@ def analyse_code(src: str) -> ShellAnalysis:
     if len(src) > MAX_COMMAND_CHARS:
         return ShellAnalysis(opaque=True, opaque_reason="code too long")
     try:
-        with budget():  # shared by the shell commands the code runs
+        with budget() as spend:  # shared by the shell commands the code runs
+            spend.deadline_at(time.thread_time())  # the clock counts the code's own parse too
             return analyse_code_text(src, python=True, depth=0)
     except RecursionError:
         return ShellAnalysis(opaque=True, opaque_reason="code nested too deeply")

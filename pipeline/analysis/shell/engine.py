@@ -112,7 +112,8 @@ class Analyser:
         if len(text) > MAX_COMMAND_CHARS:
             return ShellAnalysis(opaque=True, opaque_reason="command too long")
         self.budget.spend(len(text))
-        parsed = parse(text, min(self.budget.deadline, time.thread_time() + PARSE_CPU_SECONDS))
+        now = time.thread_time()  # one clock reading: this parse's deadline and the budget's start
+        parsed = parse(text, min(self.budget.deadline_at(now), now + PARSE_CPU_SECONDS))
         if isinstance(parsed, str):
             return ShellAnalysis(opaque=True, opaque_reason=parsed)
         self.subs, self.docs = parsed.subs, parsed.docs
