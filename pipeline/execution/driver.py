@@ -34,6 +34,7 @@ import duckdb
 from pipeline import __version__
 from pipeline.config import RunConfig
 from pipeline.errors import CanaryError, LabelsError, SchemaValidationError, UsageError
+from pipeline.execution.closing import Closing
 from pipeline.execution.duplicates import shard_priors, unknown_label_ids
 from pipeline.execution.engines import Progress, WorkerPool, run_tasks
 from pipeline.execution.plan import InputFile, plan_digest, scan_inputs, shard_pieces
@@ -215,13 +216,17 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
             pools.close()  # no worker may write into the folder once it is removed
             workdir.remove()
             raise
-        pools.close()  # the workers are done: their memory goes before publishing
-        failures = canaries.failures() if canaries is not None else []
-        if failures:
-            raise CanaryError("canaries failed, the grader is broken: " + "; ".join(failures),
-                              "no run was published")
-        manifest = _manifest(config, inputs, policy, sum(int(m["records"]) for m in markers))
-        result = _publish(config, out, workdir.local, markers, tables, manifest, policy)
+        # the workers are done: terminated and joined in a thread while publishing (closing.py)
+        closing = Closing(pools)
+        try:
+            failures = canaries.failures() if canaries is not None else []
+            if failures:
+                raise CanaryError("canaries failed, the grader is broken: " + "; ".join(failures),
+                                  "no run was published")
+            manifest = _manifest(config, inputs, policy, sum(int(m["records"]) for m in markers))
+            result = _publish(config, out, workdir.local, markers, tables, manifest, policy)
+        finally:
+            closing.wait()  # no worker outlives the run, however it ends
     workdir.remove()
     return result
 
@@ -255,7 +260,7 @@ def _assemble_and_publish(config: RunConfig, out: Location, work: Path, markers:
     from pipeline.stages.tables import connect, metrics
     from pipeline.outputs.writer import conform, write_table
 
-    con = connect(config)
+    con = connect(config, macros=False)  # no publishing query calls them
     counts: dict[str, int] = {}
     for table in tables:
         counts[table] = sum(f[2] for m in markers for f in m["files"].get(table, []))
