@@ -23,6 +23,7 @@ import shutil
 import sys
 import threading
 import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from importlib import metadata
@@ -216,7 +217,8 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
             pools.close()  # no worker may write into the folder once it is removed
             workdir.remove()
             raise
-        # the workers are done: terminated and joined in a thread while publishing (closing.py)
+        # the workers are done: terminated and joined in a thread while publishing moves the
+        # files and opens its views; gone before its queries (closing.py)
         closing = Closing(pools)
         try:
             failures = canaries.failures() if canaries is not None else []
@@ -224,7 +226,7 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
                 raise CanaryError("canaries failed, the grader is broken: " + "; ".join(failures),
                                   "no run was published")
             manifest = _manifest(config, inputs, policy, sum(int(m["records"]) for m in markers))
-            result = _publish(config, out, workdir.local, markers, tables, manifest, policy)
+            result = _publish(config, out, workdir.local, markers, tables, manifest, policy, closing.wait)
         finally:
             closing.wait()  # no worker outlives the run, however it ends
     workdir.remove()
@@ -239,11 +241,13 @@ def _early_pool(config: RunConfig, in_workers: bool, n_shards: int) -> AbstractC
 
 
 def _publish(config: RunConfig, out: Location, work: Path, markers: list[dict[str, Any]],
-             tables: tuple[str, ...], manifest: dict[str, object], policy: Policy) -> RunResult:
+             tables: tuple[str, ...], manifest: dict[str, object], policy: Policy,
+             workers_gone: Callable[[], None] = lambda: None) -> RunResult:
     staging = staging_for(out)
     moved: list[tuple[Path, Path]] = []
     try:
-        return _assemble_and_publish(config, out, work, markers, tables, manifest, staging, moved, policy)
+        return _assemble_and_publish(config, out, work, markers, tables, manifest, staging, moved, policy,
+                                     workers_gone)
     except BaseException:
         # whatever stopped it (SIGTERM included), the shard files go back for --resume
         for source, target in reversed(moved):
@@ -255,7 +259,8 @@ def _publish(config: RunConfig, out: Location, work: Path, markers: list[dict[st
 
 def _assemble_and_publish(config: RunConfig, out: Location, work: Path, markers: list[dict[str, Any]],
                           tables: tuple[str, ...], manifest: dict[str, object], staging: Path,
-                          moved: list[tuple[Path, Path]], policy: Policy) -> RunResult:
+                          moved: list[tuple[Path, Path]], policy: Policy,
+                          workers_gone: Callable[[], None]) -> RunResult:
     from pipeline.outputs.report import render_report
     from pipeline.stages.tables import connect, metrics
     from pipeline.outputs.writer import conform, write_table
@@ -271,6 +276,7 @@ def _assemble_and_publish(config: RunConfig, out: Location, work: Path, markers:
             # each shard checked its own records; this catches a shard lost between them
             raise SchemaValidationError(f"{manifest['records_read']} records read, {landed} in verdicts + attrition",
                                         "no run was published; rerun with --resume")
+    workers_gone()  # the workers' memory is free before the metrics' and the report's queries
     if config.gold is not None and "verdicts" in tables:
         metrics(con, config.gold)
         counts["metrics"] = write_table(staging, "metrics", conform("metrics", con.table("metrics").pl()))
