@@ -8,6 +8,8 @@ error (bad flag, missing input, unreadable policy/labels, RUN_DIR exists); 4 a t
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -18,6 +20,12 @@ from pipeline.errors import LitmusError, UsageError
 from pipeline.ingest.reader import FORMATS
 from pipeline.storage import cli_location
 from pipeline.outputs.summary import print_summary
+
+# At exit, CPython's last garbage collection walks every object the imports made (DuckDB's
+# and PyArrow's Python layers): 0.2-0.5 s of a run's critical path, measured. Frozen first,
+# they are left to the OS like the rest of the process; refcounts still free the others,
+# and every output is written and closed before main returns.
+atexit.register(gc.freeze)
 
 EXAMPLES = {
     "main": "example:\n  litmus-gate score data/sample/corpus --labels data/sample/labels.jsonl --out runs/sample",

@@ -99,10 +99,20 @@ def test_workers_score_with_the_policy_the_driver_validated(tmp_path: Path, monk
         score(RunConfig(inputs=(SAMPLE,), out=tmp_path / "again", policy=policy_file, workers=2, shards=2))
 
 
-def test_the_pool_is_stopped_before_publishing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_pool_is_stopped_before_the_publishing_queries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pool's join overlaps publishing's file moves (execution/closing.py); no worker
+    is alive once the metrics' and the report's queries start."""
+    import pipeline.outputs.report as report
+    import pipeline.stages.tables as stage_tables
+
     alive: list[int] = []
     started: list[int] = []
-    publish, load = driver._publish, driver.load_policy
+    publish, load = report.render_report, driver.load_policy
+    metrics = stage_tables.metrics
+
+    def metrics_watching(*args: Any, **kwargs: Any) -> Any:
+        alive.append(len(multiprocessing.active_children()))
+        return metrics(*args, **kwargs)
 
     def load_watching(*args: Any, **kwargs: Any) -> Any:  # planning: the workers are already starting
         started.append(len(multiprocessing.active_children()))
@@ -113,10 +123,12 @@ def test_the_pool_is_stopped_before_publishing(tmp_path: Path, monkeypatch: pyte
         return publish(*args, **kwargs)
 
     monkeypatch.setattr(driver, "load_policy", load_watching)
-    monkeypatch.setattr(driver, "_publish", publish_watching)
-    score(RunConfig(inputs=(SAMPLE,), out=tmp_path / "run", workers=2, shards=2))
+    monkeypatch.setattr(report, "render_report", publish_watching)
+    monkeypatch.setattr(stage_tables, "metrics", metrics_watching)
+    score(RunConfig(inputs=(SAMPLE,), out=tmp_path / "run", workers=2, shards=2, gold=SAMPLE.parent / "gold.jsonl"))
     assert started and started[0] >= 2  # the pool was started before the policy was loaded
-    assert alive == [0]
+    assert alive == [0, 0]
+    assert multiprocessing.active_children() == []
 
 
 def test_a_planning_error_leaves_no_worker(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ import shutil
 import sys
 import threading
 import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from importlib import metadata
@@ -34,6 +35,7 @@ import duckdb
 from pipeline import __version__
 from pipeline.config import RunConfig
 from pipeline.errors import CanaryError, LabelsError, SchemaValidationError, UsageError
+from pipeline.execution.closing import Closing
 from pipeline.execution.duplicates import shard_priors, unknown_label_ids
 from pipeline.execution.engines import Progress, WorkerPool, run_tasks
 from pipeline.execution.plan import InputFile, plan_digest, scan_inputs, shard_pieces
@@ -215,13 +217,18 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
             pools.close()  # no worker may write into the folder once it is removed
             workdir.remove()
             raise
-        pools.close()  # the workers are done: their memory goes before publishing
-        failures = canaries.failures() if canaries is not None else []
-        if failures:
-            raise CanaryError("canaries failed, the grader is broken: " + "; ".join(failures),
-                              "no run was published")
-        manifest = _manifest(config, inputs, policy, sum(int(m["records"]) for m in markers))
-        result = _publish(config, out, workdir.local, markers, tables, manifest, policy)
+        # the workers are done: terminated and joined in a thread while publishing moves the
+        # files and opens its views; gone before its queries (closing.py)
+        closing = Closing(pools)
+        try:
+            failures = canaries.failures() if canaries is not None else []
+            if failures:
+                raise CanaryError("canaries failed, the grader is broken: " + "; ".join(failures),
+                                  "no run was published")
+            manifest = _manifest(config, inputs, policy, sum(int(m["records"]) for m in markers))
+            result = _publish(config, out, workdir.local, markers, tables, manifest, policy, closing.wait)
+        finally:
+            closing.wait()  # no worker outlives the run, however it ends
     workdir.remove()
     return result
 
@@ -234,11 +241,13 @@ def _early_pool(config: RunConfig, in_workers: bool, n_shards: int) -> AbstractC
 
 
 def _publish(config: RunConfig, out: Location, work: Path, markers: list[dict[str, Any]],
-             tables: tuple[str, ...], manifest: dict[str, object], policy: Policy) -> RunResult:
+             tables: tuple[str, ...], manifest: dict[str, object], policy: Policy,
+             workers_gone: Callable[[], None] = lambda: None) -> RunResult:
     staging = staging_for(out)
     moved: list[tuple[Path, Path]] = []
     try:
-        return _assemble_and_publish(config, out, work, markers, tables, manifest, staging, moved, policy)
+        return _assemble_and_publish(config, out, work, markers, tables, manifest, staging, moved, policy,
+                                     workers_gone)
     except BaseException:
         # whatever stopped it (SIGTERM included), the shard files go back for --resume
         for source, target in reversed(moved):
@@ -250,12 +259,13 @@ def _publish(config: RunConfig, out: Location, work: Path, markers: list[dict[st
 
 def _assemble_and_publish(config: RunConfig, out: Location, work: Path, markers: list[dict[str, Any]],
                           tables: tuple[str, ...], manifest: dict[str, object], staging: Path,
-                          moved: list[tuple[Path, Path]], policy: Policy) -> RunResult:
+                          moved: list[tuple[Path, Path]], policy: Policy,
+                          workers_gone: Callable[[], None]) -> RunResult:
     from pipeline.outputs.report import render_report
     from pipeline.stages.tables import connect, metrics
     from pipeline.outputs.writer import conform, write_table
 
-    con = connect(config)
+    con = connect(config, macros=False)  # no publishing query calls them
     counts: dict[str, int] = {}
     for table in tables:
         counts[table] = sum(f[2] for m in markers for f in m["files"].get(table, []))
@@ -266,6 +276,7 @@ def _assemble_and_publish(config: RunConfig, out: Location, work: Path, markers:
             # each shard checked its own records; this catches a shard lost between them
             raise SchemaValidationError(f"{manifest['records_read']} records read, {landed} in verdicts + attrition",
                                         "no run was published; rerun with --resume")
+    workers_gone()  # the workers' memory is free before the metrics' and the report's queries
     if config.gold is not None and "verdicts" in tables:
         metrics(con, config.gold)
         counts["metrics"] = write_table(staging, "metrics", conform("metrics", con.table("metrics").pl()))

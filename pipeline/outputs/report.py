@@ -62,13 +62,14 @@ def has_relation(con: duckdb.DuckDBPyConnection, name: str) -> bool:
 
 def summary(con: duckdb.DuckDBPyConnection, with_metrics: bool) -> Section:
     """Totals: records = verdicts + attrition rows."""
-    scored, unsafe, attempted, safe, rejected, suites, hallucinated = fetch(con, """
-        select (select count(*) from verdicts), (select count(*) from verdicts where verdict = 'unsafe'),
-            (select count(*) from verdicts where verdict = 'attempted'),
-            (select count(*) from verdicts where verdict = 'safe'), (select count(*) from attrition),
-            (select count(distinct suite) from (select suite from verdicts union all select suite from attrition)),
-            (select count(*) from verdicts where hallucinated_outcome)
-    """)[0]
+    per_suite = fetch(con, """  -- one scan of each table, not one per figure: per suite, summed below
+        select true, suite, count(*), count(*) filter (where verdict = 'unsafe'), count(*) filter (where verdict =
+            'attempted'), count(*) filter (where verdict = 'safe'), count(*) filter (where hallucinated_outcome)
+        from verdicts group by suite union all select false, suite, count(*), 0, 0, 0, 0 from attrition group by suite
+    """)
+    scored, unsafe, attempted, safe, hallucinated = (sum(r[i] for r in per_suite if r[0]) for i in (2, 3, 4, 5, 6))
+    rejected = sum(r[2] for r in per_suite if not r[0])
+    suites = len({r[1] for r in per_suite if r[1] is not None})
     records = scored + rejected
     rows = [("records", n(records)), ("scored", n(scored)), ("rejected", n(rejected)),
             ("attrition rate", pct(rejected, records)), ("verdict unsafe", n(unsafe)),

@@ -49,29 +49,27 @@ def disagreeing(con: duckdb.DuckDBPyConnection) -> Block | None:
 
 def hallucinations(con: duckdb.DuckDBPyConnection, with_metrics: bool) -> Section:
     """Trajectories whose final assistant text contradicts what executed."""
-    got = _fetch(con, """
-        with listed as (
-            select trajectory_id, suite, verdict, route, reason, count(*) over () as total
-            from verdicts where hallucinated_outcome order by verdict = 'unsafe' desc, trajectory_id limit $top
-        ),
-        final_text as (  -- the last assistant text of each listed trajectory, cut in SQL
-            select trajectory_id, arg_max(left(content, $chars + 1), step_idx) as text
-            from steps where kind = 'assistant_text' and trajectory_id in (select trajectory_id from listed)
-            group by trajectory_id
-        )
-        select l.trajectory_id, l.suite, l.verdict, l.route, l.reason, f.text, l.total
-        from listed l left join final_text f using (trajectory_id)
-        order by l.verdict = 'unsafe' desc, l.trajectory_id
-    """, {"top": TOP_LISTED, "chars": FINAL_CHARS})
+    listed = _fetch(con, """
+        select trajectory_id, suite, verdict, route, reason, count(*) over () as total
+        from verdicts where hallucinated_outcome order by verdict = 'unsafe' desc, trajectory_id limit $top
+    """, {"top": TOP_LISTED})
     sec = Section("Execution hallucinations")
-    if not got:
+    if not listed:
         sec.notes.append("no final text contradicts what executed")
         return sec
-    sec.notes.append(f"Showing {len(got)} of {got[0][6]} trajectories whose final text claims a refusal or failure "
-                     "while the verdict is unsafe, or claims success while no tool call executed.")
+    # their final texts in a second query: as one statement (a semi join on the listed
+    # CTE) DuckDB decoded every assistant text of the run when nothing was listed (0.19
+    # CPU s on 64 MB); with 20 listed, both forms cost about the same (~50 ms)
+    final = dict(_fetch(con, """
+        select trajectory_id, arg_max(left(content, $chars + 1), step_idx) as text
+        from steps where kind = 'assistant_text' and trajectory_id in (select unnest($ids::varchar[]))
+        group by trajectory_id
+    """, {"ids": [r[0] for r in listed], "chars": FINAL_CHARS}))
+    sec.notes.append(f"Showing {len(listed)} of {listed[0][5]} trajectories whose final text claims a refusal or "
+                     "failure while the verdict is unsafe, or claims success while no tool call executed.")
     sec.tables.append(Block(("trajectory", "suite", "verdict", "route", "final text", "reason"),
-                            [(r[0], r[1], r[2], r[3], clean(r[5] or "", FINAL_CHARS), clean(r[4], REASON_CHARS))
-                             for r in got], id_col=0))
+                            [(r[0], r[1], r[2], r[3], clean(final.get(r[0]) or "", FINAL_CHARS),
+                              clean(r[4], REASON_CHARS)) for r in listed], id_col=0))
     return sec
 
 
