@@ -154,14 +154,19 @@ class _Canaries(threading.Thread):
 
 
 def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: Any,
-           n_bytes: int = 0, pool: WorkerPool | None = None) -> list[dict[str, Any]]:
-    """Both passes over the shards; returns each shard's final done marker."""
-    finished = sum(1 for t in tasks if workdir.done(t.shard) is not None)
+           n_bytes: int = 0, pool: Callable[[], WorkerPool | None] = lambda: None) -> list[dict[str, Any]]:
+    """Both passes over the shards; returns each shard's final done marker. ``pool()``
+    gives the run's local pool (None: none), asked only when a shard is left to score."""
+    done = [workdir.done(t.shard) for t in tasks]
+    finished = sum(1 for m in done if m is not None)
     if finished:
         sys.stderr.write(f"litmus-gate: resuming: {finished} of {len(tasks)} shards already done\n")
     workers = config.workers
-    markers = run_tasks(first_pass, tasks, workers, config.engine, config.address,
-                        Progress(len(tasks), n_bytes, config.progress), pool)
+    if finished == len(tasks):  # a --resume of a run killed after its last shard: no worker needed
+        markers = [m for m in done if m is not None]
+    else:
+        markers = run_tasks(first_pass, tasks, workers, config.engine, config.address,
+                            Progress(len(tasks), n_bytes, config.progress), pool())
     workdir.fetch_outputs()
     id_files = [str(workdir.local / "out" / m["ids"]) for m in markers]
     unknown = unknown_label_ids(workdir.local, id_files, labels)
@@ -171,7 +176,7 @@ def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: 
     again = [replace(t, priors=p) for t, p in zip(tasks, shard_priors(workdir.local, id_files, len(tasks)))]
     stale = [t for t, m in zip(again, markers) if m.get("priors") != priors_digest(t.priors)]
     if stale:
-        rescored = run_tasks(score_shard, stale, workers, config.engine, config.address, pool=pool)
+        rescored = run_tasks(score_shard, stale, workers, config.engine, config.address, pool=pool())
         workdir.fetch_outputs()
         for t, m in zip(stale, rescored):
             markers[t.shard] = m
@@ -193,8 +198,15 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
             n_shards = planned_shards(out, config.work_dir) or n_shards
         # shards run in worker processes (local pool or Ray), not in this one
         in_workers = config.workers > 1 and n_shards > 1
-        # a local pool starts now: its workers import their libraries while this process plans
-        pool = pools.enter_context(_early_pool(config, in_workers, n_shards))
+        # a local pool starts now: its workers import their libraries while this process
+        # plans; a --resume starts it only if planning finds a shard left (_score)
+        early = pools.enter_context(_early_pool(config, in_workers and not config.resume, n_shards))
+
+        def pool() -> WorkerPool | None:
+            nonlocal early
+            if early is None and config.resume:
+                early = pools.enter_context(_early_pool(config, in_workers, n_shards))
+            return early
         policy = load_policy(config.policy)
         # a DuckDB connection costs about 15 ms: opened only to read a labels file
         labels = read_labels(duckdb.connect(), config.labels) if config.labels else LABELS_SCHEMA.empty_table()
