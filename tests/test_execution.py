@@ -186,9 +186,10 @@ def test_resume_with_other_workers_continues_the_killed_run(tmp_path: Path, monk
     assert table_contents(tmp_path / "run") == table_contents(tmp_path / "clean")
 
 
-def test_resume_with_every_shard_done_starts_no_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # a run killed after its last shard (here: its publish failed) leaves nothing to score:
-    # its --resume publishes without paying for worker processes that would do nothing
+def _published_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[int]]:
+    """A 2-shard, 2-worker run of the sample whose publish failed (every shard done), a
+    clean run in ``clean``; returns the run's args and a list that records every
+    ``WorkerPool`` started from now on (its worker count)."""
     from pipeline.execution import engines
 
     monkeypatch.setattr("pipeline.execution.driver.MIN_SPLIT_BYTES", 1)  # the sample: 2 shards on 2 workers
@@ -208,6 +209,13 @@ def test_resume_with_every_shard_done_starts_no_worker(tmp_path: Path, monkeypat
         real_init(self, workers)
 
     monkeypatch.setattr(engines.WorkerPool, "__init__", counted)
+    return args, started
+
+
+def test_resume_with_every_shard_done_starts_no_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a run killed after its last shard (here: its publish failed) leaves nothing to score:
+    # its --resume publishes without paying for worker processes that would do nothing
+    args, started = _published_nothing(tmp_path, monkeypatch)
     assert main([*args, "--resume"]) == 0
     assert started == []
     assert table_contents(tmp_path / "run") == table_contents(tmp_path / "clean")
@@ -215,28 +223,10 @@ def test_resume_with_every_shard_done_starts_no_worker(tmp_path: Path, monkeypat
 
 def test_resume_with_a_shard_left_scores_it_on_a_pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    from pipeline.execution import engines
-
-    monkeypatch.setattr("pipeline.execution.driver.MIN_SPLIT_BYTES", 1)  # the sample: 2 shards on 2 workers
-    args = ["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "run"), "--workers", "2", "--quiet"]
-    assert main(["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "clean"), "--workers", "1", "--quiet"]) == 0
-    with monkeypatch.context() as patch:
-        def boom(*a: object, **k: object) -> None:
-            raise OSError(28, "No space left on device")
-
-        patch.setattr("pipeline.execution.driver.publish_to", boom)
-        assert main(args) == 1
+    args, started = _published_nothing(tmp_path, monkeypatch)
     markers = sorted((tmp_path / ".run.work" / "out").glob("shard-00001.*.done"))
     assert len(markers) == 1
     markers[0].unlink()  # as if killed before shard 1 ended
-    started: list[int] = []
-    real_init = engines.WorkerPool.__init__
-
-    def counted(self: engines.WorkerPool, workers: int) -> None:
-        started.append(workers)
-        real_init(self, workers)
-
-    monkeypatch.setattr(engines.WorkerPool, "__init__", counted)
     capsys.readouterr()
     assert main([*args, "--resume"]) == 0
     assert "resuming: 1 of 2 shards already done" in capsys.readouterr().err
