@@ -174,3 +174,28 @@ def test_summary_equals_the_replaced_statement_on_empty_tables_and_nulls(
     rows = dict(summary(con, False).tables[0].rows)
     assert (rows["scored"], rows["verdict unsafe"], rows["verdict attempted"], rows["verdict safe"],
             rows["rejected"], rows["suites"], rows["final text contradicts execution"]) == tuple(str(v) for v in old)
+
+
+def test_a_sigterm_during_the_pools_join_still_waits_for_the_workers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # SIGTERM while the driver waits for the pool's join (publishing's workers_gone):
+    # Python 3.11/3.12's Thread.join, interrupted, marks the thread stopped, so a second
+    # join returned at once and the run ended with its workers alive
+    import os
+    import signal
+
+    slow_exit = WorkerPool.__exit__
+
+    def slow(self: WorkerPool, *exc: object) -> None:
+        time.sleep(0.5)  # the driver is in its wait by now
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.5)
+        slow_exit(self, *exc)
+
+    monkeypatch.setattr(WorkerPool, "__exit__", slow)
+    capsys.readouterr()
+    assert main(["score", "--out", str(tmp_path / "run"), "--workers", "2", "--shards", "2", "--quiet"]) == 143
+    assert multiprocessing.active_children() == []
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "SIGTERM" in err
+    assert not (tmp_path / "run").exists()
