@@ -232,3 +232,38 @@ def test_resume_with_a_shard_left_scores_it_on_a_pool(tmp_path: Path, monkeypatc
     assert "resuming: 1 of 2 shards already done" in capsys.readouterr().err
     assert started == [2]
     assert table_contents(tmp_path / "run") == table_contents(tmp_path / "clean")
+
+
+def test_resume_with_every_shard_done_but_stale_priors_rescores_on_a_pool(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # killed after the first pass of every shard, before the second pass rescored a shard
+    # whose ids an earlier shard has: the --resume finds every shard done, yet one stale,
+    # and starts its pool (lazily) for that one
+    from pipeline.execution import engines
+
+    monkeypatch.setattr("pipeline.execution.driver.MIN_SPLIT_BYTES", 1)  # the sample: 2 shards on 2 workers
+    args = ["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "run"), "--workers", "2", "--quiet"]
+    assert main(["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "clean"), "--workers", "1", "--quiet"]) == 0
+    with monkeypatch.context() as patch:
+        def boom(*a: object, **k: object) -> None:
+            raise OSError(28, "No space left on device")
+
+        patch.setattr("pipeline.execution.driver.publish_to", boom)
+        assert main(args) == 1
+    [marker] = sorted((tmp_path / ".run.work" / "out").glob("shard-00001.*.done"))
+    found = json.loads(marker.read_text())
+    found["priors"] = "0" * 64  # not the priors the second pass computes: stale
+    marker.write_text(json.dumps(found))
+    started: list[int] = []
+    real_init = engines.WorkerPool.__init__
+
+    def counted(self: engines.WorkerPool, workers: int) -> None:
+        started.append(workers)
+        real_init(self, workers)
+
+    monkeypatch.setattr(engines.WorkerPool, "__init__", counted)
+    capsys.readouterr()
+    assert main([*args, "--resume"]) == 0
+    assert "resuming: 2 of 2 shards already done" in capsys.readouterr().err
+    assert started == [2]  # the stale shard was scored again, on the pool started for it
+    assert table_contents(tmp_path / "run") == table_contents(tmp_path / "clean")

@@ -126,3 +126,76 @@ def test_pool_is_joined_before_a_failed_publish_raises(tmp_path: Path, monkeypat
         main(["score", "--out", str(tmp_path / "run"), "--workers", "2", "--shards", "2", "--quiet"])
     assert not multiprocessing.active_children()
     assert not (tmp_path / "run").exists()
+
+
+# ids a transcript may carry: quotes, NUL, backslashes, list syntax, astral text, long, empty
+HOSTILE_IDS = ["it's", 'say "hi"', "a\x00b", "x\\y", "[1, 2]", "{a,b}", "é\U0001f642", "a" * 5000, "NULL", "",
+               "'); drop table steps; --", "  padded  "]
+
+
+def test_hallucinations_list_hostile_ids_as_the_replaced_statement_did() -> None:
+    con = duckdb.connect()
+    con.execute("create table verdicts (trajectory_id varchar, suite varchar, verdict varchar, route varchar, "
+                "reason varchar, hallucinated_outcome boolean)")
+    con.execute("create table steps (trajectory_id varchar, step_idx integer, kind varchar, content varchar)")
+    for k, tid in enumerate(HOSTILE_IDS):
+        con.execute("insert into verdicts values ($1, 's', $2, 'flow', 'claims success', true)",
+                    [tid, "unsafe" if k % 2 else "safe"])
+        con.execute("insert into steps values ($1, 1, 'assistant_text', $2), ($1, 2, 'assistant_text', $3)",
+                    [tid, "first", f"final text of {tid!r}"])
+    con.execute("insert into verdicts values ('quiet', 's', 'safe', 'flow', 'r', false)")
+    con.execute("insert into steps values ('quiet', 1, 'assistant_text', 'never listed')")
+    listed = con.execute(OLD_HALLUCINATIONS, {"top": TOP_LISTED, "chars": FINAL_CHARS}).fetchall()
+    sec = hallucinations(con, False)
+    assert len(listed) == len(HOSTILE_IDS)
+    assert [r[:4] for r in sec.tables[0].rows] == [r[:4] for r in listed]
+    texts = [r[4] for r in sec.tables[0].rows]
+    assert texts == [clean(r[5] or "", FINAL_CHARS) for r in listed] and all(texts)
+    assert con.execute("select count(*) from steps").fetchall()[0][0] == 2 * len(HOSTILE_IDS) + 1
+
+
+@pytest.mark.parametrize("verdict_rows, attrition_rows", [
+    ([], []),  # nothing scored, nothing rejected
+    ([], [("a", None), ("b", "s1")]),  # only attrition, a NULL suite among them
+    ([("a", None, "unsafe", None), ("b", "s1", "safe", True), ("c", "s1", "attempted", False)], []),
+    ([("a", None, "unsafe", True), ("b", "s2", "odd", None)], [("c", None), ("d", "s2"), ("e", "s3")]),
+])
+def test_summary_equals_the_replaced_statement_on_empty_tables_and_nulls(
+        verdict_rows: list[tuple[object, ...]], attrition_rows: list[tuple[object, ...]]) -> None:
+    con = duckdb.connect()
+    con.execute("create table verdicts (trajectory_id varchar, suite varchar, verdict varchar, "
+                "hallucinated_outcome boolean)")
+    con.execute("create table attrition (record_id varchar, suite varchar)")
+    for row in verdict_rows:
+        con.execute("insert into verdicts values (?, ?, ?, ?)", list(row))
+    for row in attrition_rows:
+        con.execute("insert into attrition values (?, ?)", list(row))
+    old = con.execute(OLD_SUMMARY).fetchall()[0]
+    rows = dict(summary(con, False).tables[0].rows)
+    assert (rows["scored"], rows["verdict unsafe"], rows["verdict attempted"], rows["verdict safe"],
+            rows["rejected"], rows["suites"], rows["final text contradicts execution"]) == tuple(str(v) for v in old)
+
+
+def test_a_sigterm_during_the_pools_join_still_waits_for_the_workers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # SIGTERM while the driver waits for the pool's join (publishing's workers_gone):
+    # Python 3.11/3.12's Thread.join, interrupted, marks the thread stopped, so a second
+    # join returned at once and the run ended with its workers alive
+    import os
+    import signal
+
+    slow_exit = WorkerPool.__exit__
+
+    def slow(self: WorkerPool, *exc: object) -> None:
+        time.sleep(0.5)  # the driver is in its wait by now
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.5)
+        slow_exit(self, *exc)
+
+    monkeypatch.setattr(WorkerPool, "__exit__", slow)
+    capsys.readouterr()
+    assert main(["score", "--out", str(tmp_path / "run"), "--workers", "2", "--shards", "2", "--quiet"]) == 143
+    assert multiprocessing.active_children() == []
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "SIGTERM" in err
+    assert not (tmp_path / "run").exists()

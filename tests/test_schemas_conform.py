@@ -135,3 +135,22 @@ def test_an_engine_set_inside_conform_is_in_memory(frames: dict[str, pl.DataFram
     assert seen == ["in-memory"]
 
 
+
+
+def test_conform_keeps_an_affinity_it_could_not_put_back(frames: dict[str, pl.DataFrame]) -> None:
+    # Polars reads POLARS_ENGINE_AFFINITY=cpu (its old name for in-memory) but
+    # set_engine_affinity refuses it; an engine object is not in the variable at all:
+    # conform must neither fail putting them back nor lose them
+    from polars.lazyframe.engine_config import get_engine_affinity_override
+
+    before = os.environ.get("POLARS_ENGINE_AFFINITY")
+    try:
+        os.environ["POLARS_ENGINE_AFFINITY"] = "cpu"
+        conform("edges", frames["edges"])
+        assert os.environ.get("POLARS_ENGINE_AFFINITY") == "cpu"
+        engine = pl.StreamingEngine()
+        pl.Config.set_engine_affinity(engine)
+        conform("edges", frames["edges"])
+        assert get_engine_affinity_override() is engine
+    finally:
+        pl.Config.set_engine_affinity(before)  # type: ignore[arg-type]

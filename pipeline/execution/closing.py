@@ -21,6 +21,7 @@ class Closing(threading.Thread):
         super().__init__(name="litmus-gate-pool-close", daemon=True)
         self._pools = pools
         self._error: BaseException | None = None
+        self._closed = threading.Event()
         self.start()
 
     def run(self) -> None:
@@ -28,9 +29,21 @@ class Closing(threading.Thread):
             self._pools.close()
         except BaseException as exc:  # noqa: BLE001 - re-raised by wait()
             self._error = exc
+        finally:
+            self._closed.set()
 
     def wait(self) -> None:
-        """Join the thread; re-raise its error."""
-        self.join()
+        """Wait until the pools are closed, also when a signal's exception interrupts
+        the wait (it is raised once they are: a wait of at most the pool's join); then
+        re-raise the thread's error. Not ``join``: on Python 3.11/3.12 an interrupted
+        ``Thread.join`` marks the thread stopped, and the next one returns at once."""
+        interrupted: BaseException | None = None
+        while not self._closed.is_set():
+            try:
+                self._closed.wait()
+            except BaseException as exc:  # noqa: BLE001 - SIGTERM/SIGINT's Interrupted, raised below
+                interrupted = interrupted or exc
+        if interrupted is not None:
+            raise interrupted
         if self._error is not None:
             raise self._error

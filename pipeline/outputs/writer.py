@@ -48,6 +48,26 @@ class _Engine:
     lock = threading.Lock()
     users = 0  # conform calls inside _in_memory_engine now
     replaced: str | None = None  # the affinity they replaced (POLARS_ENGINE_AFFINITY)
+    switched = False  # whether the first of them set in-memory (see _restorable)
+
+
+# the names Config.set_engine_affinity takes (its documented values)
+_ENGINE_NAMES = ("auto", "in-memory", "streaming", "gpu")
+
+
+def _restorable() -> bool:
+    """Whether the affinity in force can be put back by ``set_engine_affinity``: not when
+    ``POLARS_ENGINE_AFFINITY`` holds a value Polars reads but that function refuses
+    (``cpu``, its old name for in-memory) or an engine object is set
+    (``set_engine_affinity(pl.StreamingEngine())``: it is not in the variable). Then
+    the caller's choice is left as it is."""
+    if os.environ.get("POLARS_ENGINE_AFFINITY") not in (None, *_ENGINE_NAMES):
+        return False
+    try:
+        from polars.lazyframe.engine_config import get_engine_affinity_override
+    except ImportError:  # a Polars that keeps it elsewhere: an object may be set, leave it
+        return False
+    return get_engine_affinity_override() is None
 
 
 @contextmanager
@@ -65,14 +85,16 @@ def _in_memory_engine() -> Iterator[None]:
     with _Engine.lock:
         if _Engine.users == 0:
             _Engine.replaced = os.environ.get("POLARS_ENGINE_AFFINITY")
-            pl.Config.set_engine_affinity("in-memory")
+            _Engine.switched = _restorable()
+            if _Engine.switched:
+                pl.Config.set_engine_affinity("in-memory")
         _Engine.users += 1
     try:
         yield
     finally:
         with _Engine.lock:
             _Engine.users -= 1
-            if _Engine.users == 0:
+            if _Engine.users == 0 and _Engine.switched:
                 pl.Config.set_engine_affinity(_Engine.replaced)  # type: ignore[arg-type]
 
 
