@@ -267,3 +267,29 @@ def test_resume_with_every_shard_done_but_stale_priors_rescores_on_a_pool(
     assert "resuming: 2 of 2 shards already done" in capsys.readouterr().err
     assert started == [2]  # the stale shard was scored again, on the pool started for it
     assert table_contents(tmp_path / "run") == table_contents(tmp_path / "clean")
+
+
+def test_resume_without_a_killed_run_starts_its_pool_before_planning(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # a nightly job that always passes --resume: with no work folder there is nothing to
+    # resume, so its workers start before planning like any run's
+    from pipeline.execution import driver, engines
+
+    monkeypatch.setattr("pipeline.execution.driver.MIN_SPLIT_BYTES", 1)  # the sample: 2 shards on 2 workers
+    started: list[int] = []
+    real_init, real_scan = engines.WorkerPool.__init__, driver.scan_inputs
+    at_planning: list[list[int]] = []
+
+    def counted(self: engines.WorkerPool, workers: int) -> None:
+        started.append(workers)
+        real_init(self, workers)
+
+    def scan(*a: object, **k: object) -> object:
+        at_planning.append(list(started))
+        return real_scan(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engines.WorkerPool, "__init__", counted)
+    monkeypatch.setattr(driver, "scan_inputs", scan)
+    assert main(["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "run"), "--workers", "2",
+                 "--resume", "--quiet"]) == 0
+    assert at_planning == [[2]] and started == [2]

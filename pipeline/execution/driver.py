@@ -194,17 +194,19 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
         files = discover_inputs(list(config.inputs))
         n_bytes = sum(size(p) for p in files)
         n_shards = shard_count(config, n_bytes)
-        if config.resume and not config.shards:  # the default follows --workers: keep the killed run's
-            n_shards = planned_shards(out, config.work_dir) or n_shards
+        # a --resume that finds a killed run's work folder may have nothing left to score
+        killed = planned_shards(out, config.work_dir) if config.resume else None
+        if killed and not config.shards:  # the default follows --workers: keep the killed run's
+            n_shards = killed
         # shards run in worker processes (local pool or Ray), not in this one
         in_workers = config.workers > 1 and n_shards > 1
         # a local pool starts now: its workers import their libraries while this process
-        # plans; a --resume starts it only if planning finds a shard left (_score)
-        early = pools.enter_context(_early_pool(config, in_workers and not config.resume, n_shards))
+        # plans; resuming a killed run, only if planning finds a shard left (_score)
+        early = pools.enter_context(_early_pool(config, in_workers and killed is None, n_shards))
 
         def pool() -> WorkerPool | None:
             nonlocal early
-            if early is None and config.resume:
+            if early is None and killed is not None:
                 early = pools.enter_context(_early_pool(config, in_workers, n_shards))
             return early
         policy = load_policy(config.policy)
