@@ -188,10 +188,7 @@ def test_resume_with_other_workers_continues_the_killed_run(tmp_path: Path, monk
 
 def _published_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[int]]:
     """A 2-shard, 2-worker run of the sample whose publish failed (every shard done), a
-    clean run in ``clean``; returns the run's args and a list that records every
-    ``WorkerPool`` started from now on (its worker count)."""
-    from pipeline.execution import engines
-
+    clean run in ``clean``; returns the run's args and :func:`_counted_pools`."""
     monkeypatch.setattr("pipeline.execution.driver.MIN_SPLIT_BYTES", 1)  # the sample: 2 shards on 2 workers
     args = ["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "run"), "--workers", "2", "--quiet"]
     assert main(["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "clean"), "--workers", "1", "--quiet"]) == 0
@@ -201,6 +198,13 @@ def _published_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple
 
         patch.setattr("pipeline.execution.driver.publish_to", boom)
         assert main(args) == 1
+    return args, _counted_pools(monkeypatch)
+
+
+def _counted_pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that records every ``WorkerPool`` started from now on (its worker count)."""
+    from pipeline.execution import engines
+
     started: list[int] = []
     real_init = engines.WorkerPool.__init__
 
@@ -209,7 +213,7 @@ def _published_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple
         real_init(self, workers)
 
     monkeypatch.setattr(engines.WorkerPool, "__init__", counted)
-    return args, started
+    return started
 
 
 def test_resume_with_every_shard_done_starts_no_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -239,29 +243,11 @@ def test_resume_with_every_shard_done_but_stale_priors_rescores_on_a_pool(
     # killed after the first pass of every shard, before the second pass rescored a shard
     # whose ids an earlier shard has: the --resume finds every shard done, yet one stale,
     # and starts its pool (lazily) for that one
-    from pipeline.execution import engines
-
-    monkeypatch.setattr("pipeline.execution.driver.MIN_SPLIT_BYTES", 1)  # the sample: 2 shards on 2 workers
-    args = ["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "run"), "--workers", "2", "--quiet"]
-    assert main(["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "clean"), "--workers", "1", "--quiet"]) == 0
-    with monkeypatch.context() as patch:
-        def boom(*a: object, **k: object) -> None:
-            raise OSError(28, "No space left on device")
-
-        patch.setattr("pipeline.execution.driver.publish_to", boom)
-        assert main(args) == 1
+    args, started = _published_nothing(tmp_path, monkeypatch)
     [marker] = sorted((tmp_path / ".run.work" / "out").glob("shard-00001.*.done"))
     found = json.loads(marker.read_text())
     found["priors"] = "0" * 64  # not the priors the second pass computes: stale
     marker.write_text(json.dumps(found))
-    started: list[int] = []
-    real_init = engines.WorkerPool.__init__
-
-    def counted(self: engines.WorkerPool, workers: int) -> None:
-        started.append(workers)
-        real_init(self, workers)
-
-    monkeypatch.setattr(engines.WorkerPool, "__init__", counted)
     capsys.readouterr()
     assert main([*args, "--resume"]) == 0
     assert "resuming: 2 of 2 shards already done" in capsys.readouterr().err
@@ -273,22 +259,17 @@ def test_resume_without_a_killed_run_starts_its_pool_before_planning(tmp_path: P
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     # a nightly job that always passes --resume: with no work folder there is nothing to
     # resume, so its workers start before planning like any run's
-    from pipeline.execution import driver, engines
+    from pipeline.execution import driver
 
     monkeypatch.setattr("pipeline.execution.driver.MIN_SPLIT_BYTES", 1)  # the sample: 2 shards on 2 workers
-    started: list[int] = []
-    real_init, real_scan = engines.WorkerPool.__init__, driver.scan_inputs
+    started = _counted_pools(monkeypatch)
+    real_scan = driver.scan_inputs
     at_planning: list[list[int]] = []
-
-    def counted(self: engines.WorkerPool, workers: int) -> None:
-        started.append(workers)
-        real_init(self, workers)
 
     def scan(*a: object, **k: object) -> object:
         at_planning.append(list(started))
         return real_scan(*a, **k)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(engines.WorkerPool, "__init__", counted)
     monkeypatch.setattr(driver, "scan_inputs", scan)
     assert main(["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "run"), "--workers", "2",
                  "--resume", "--quiet"]) == 0
