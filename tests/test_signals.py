@@ -185,3 +185,32 @@ def test_sigterm_during_a_duckdb_query_in_the_driver_is_interrupted() -> None:
     timer.cancel()
     assert caught.value.exit_code == 143 and "SIGTERM" in caught.value.one_line()
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored
+
+
+@pytest.mark.parametrize("stage, resumable", [("scan_inputs", False), ("_score", True)])
+def test_the_hint_offers_resume_only_once_a_work_folder_exists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               stage: str, resumable: bool) -> None:
+    # a SIGTERM while the inputs are still being hashed leaves no work folder behind
+    from pipeline.config import RunConfig
+    from pipeline.errors import Interrupted
+    from pipeline.execution import driver
+
+    corpus = tmp_path / "in.jsonl"
+    _corpus(corpus, "h", 4)
+    original = getattr(driver, stage)
+
+    def terminated(*args: object, **kwargs: object) -> object:
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler raises before this returns
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(driver, stage, terminated)
+    out = tmp_path / "out"
+    with pytest.raises(Interrupted) as caught:
+        driver.execute(RunConfig(inputs=(str(corpus),), out=str(out), workers=1, progress=False),
+                       ("steps", "actions", "flows", "verdicts"))
+    line = caught.value.one_line()
+    assert caught.value.exit_code == 143 and "no run was published" in line
+    assert ("--resume" in line) is resumable, line
+    assert not out.exists()
+    leftovers = [p for p in tmp_path.iterdir() if p.name not in {"in.jsonl"}]
+    assert bool(leftovers) is resumable, leftovers  # the work folder, only once planned

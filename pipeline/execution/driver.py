@@ -11,7 +11,8 @@
    with ``manifest.json`` last).
 
 SIGTERM / SIGINT at any point: :class:`pipeline.errors.Interrupted` (``signals.py``),
-workers terminated, nothing published, the work folder kept for ``--resume``.
+workers terminated, nothing published, the work folder kept for ``--resume`` (none yet
+while planning: then the message says to rerun the same command).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager, ExitStack, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
@@ -34,7 +35,7 @@ import duckdb
 
 from pipeline import __version__
 from pipeline.config import RunConfig
-from pipeline.errors import CanaryError, LabelsError, SchemaValidationError, UsageError
+from pipeline.errors import CanaryError, Interrupted, LabelsError, SchemaValidationError, UsageError
 from pipeline.execution.closing import Closing
 from pipeline.execution.duplicates import shard_priors, unknown_label_ids
 from pipeline.execution.engines import Progress, WorkerPool, run_tasks
@@ -188,7 +189,8 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
     from pipeline.ingest.reader import discover_inputs
     from pipeline.ingest.tables_in import LABELS_SCHEMA, read_labels
 
-    with interruptible(), ExitStack() as pools:
+    kept: list[bool] = []  # a work folder is there for --resume: this run's, or a killed run's
+    with _resume_hint(kept), interruptible(), ExitStack() as pools:
         out = location(config.out)
         check_out_location(out, config.overwrite)
         files = discover_inputs(list(config.inputs))
@@ -196,6 +198,7 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
         n_shards = shard_count(config, n_bytes)
         # a --resume that finds a killed run's work folder may have nothing left to score
         killed = planned_shards(out, config.work_dir) if config.resume else None
+        kept.extend([True] if killed else [])
         if killed and not config.shards:  # the default follows --workers: keep the killed run's
             n_shards = killed
         # shards run in worker processes (local pool or Ray), not in this one
@@ -217,6 +220,7 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
                            n_shards, config.fmt if config.suite is None else f"{config.fmt}|suite={config.suite}",
                            tables)
         workdir = open_work(out, config.work_dir, plan, config.resume, n_shards)
+        kept.append(True)
         threads = 1 if in_workers else config.threads
         tasks = [ShardTask(k, tuple(pieces), workdir, config.fmt, int(policy.setting("max_record_bytes")),
                            policy, labels, tables, threads, config.memory_limit, suite=config.suite)
@@ -245,6 +249,18 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
             closing.wait()  # no worker outlives the run, however it ends
     workdir.remove()
     return result
+
+
+@contextmanager
+def _resume_hint(kept: list[bool]) -> Iterator[None]:
+    """An interrupt before any work folder exists (planning: hashing the inputs) leaves
+    nothing for ``--resume``: its hint says to rerun the same command instead."""
+    try:
+        yield
+    except Interrupted as exc:
+        if not kept:
+            exc.hint = "nothing was kept: rerun the same command"
+        raise
 
 
 def _early_pool(config: RunConfig, in_workers: bool, n_shards: int) -> AbstractContextManager[WorkerPool | None]:
