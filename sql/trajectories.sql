@@ -9,31 +9,41 @@
 -- duplicate_trajectory_id, empty_trajectory. Later stages add the step-level ones.
 -- Carries no record text: events reads accepted records' text from `records` by
 -- record_id, so the shard's text is held once, not twice.
-with checked as (
+with parsed as (
     select
         record_id, source_file, source_line, fmt, text, reject_reason, reject_detail,
-        reject_reason is null and json_valid(text) as is_json
-    from records
-),
-parsed as (
-    select
-        *,
         -- one parse of the record (each JSON function parses anew) for every field this
         -- stage reads: the head fields, each message's role and tool_calls, as JSON values
-        -- (a JSON null arrives as SQL null; a message that is not an object gives nulls)
-        case when is_json then json_transform(text, '{"trajectory_id": "JSON", "suite": "JSON",
-            "meta": "JSON", "parent_trajectory_id": "JSON", "parent_call_id": "JSON",
-            "messages": [{"role": "JSON", "tool_calls": "JSON"}]}') end as doc
-    from checked
+        -- (a JSON null arrives as SQL null; a message that is not an object gives nulls).
+        -- try: a text that is not JSON gives null here instead of a separate json_valid
+        -- parse of every record (the same reader flags accept the same texts)
+        case when reject_reason is null then try(json_transform(text, '{"trajectory_id": "JSON",
+            "suite": "JSON", "meta": "JSON", "parent_trajectory_id": "JSON", "parent_call_id": "JSON",
+            "messages": [{"role": "JSON", "tool_calls": "JSON"}]}')) end as doc
+    from records
+),
+checked as (
+    select
+        *,
+        -- a null doc is either no JSON or the JSON text null: only those rare texts are
+        -- parsed again to tell which (a CASE: DuckDB may evaluate both sides of an OR)
+        case when reject_reason is not null then false when doc is not null then true
+             else json_valid(text) end as is_json
+    from parsed
 ),
 typed as (
     select
         *,
         -- valid JSON starting with '{' is an object; any other text (leading blanks too)
-        -- asks json_type, which parses it again (rare)
-        case when not is_json then null when starts_with(text, '{') then 'OBJECT' else json_type(text) end
+        -- asks json_type, which parses it again (rare). Valid JSON with no doc is the JSON
+        -- null; any other would be an engine failure that try hid: stop, never misfile it
+        case when not is_json then null
+             -- nested: DuckDB may evaluate the parts of an AND in any order
+             when doc is null then case when json_type(text) = 'NULL' then 'NULL'
+                 else error('trajectories: json_transform failed on valid JSON') end
+             when starts_with(text, '{') then 'OBJECT' else json_type(text) end
             as doc_type
-    from parsed
+    from checked
 ),
 shapes as (
     select
