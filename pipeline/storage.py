@@ -25,12 +25,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Union
+from typing import IO, TYPE_CHECKING, Union
 
 import pyarrow as pa
-import pyarrow.fs as pafs
 
 from pipeline.errors import LitmusError, UsageError
+
+# pyarrow.fs (with its S3, GCS and TLS modules, about 25 ms) is imported where a URI
+# location needs it, never by a local run: every process of a run imports this module
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+://")
 _BUFFER = 1 << 20
@@ -109,10 +113,14 @@ class Remote:
 
     def is_file(self) -> bool:
         """True when an object/file exists at exactly this path."""
+        import pyarrow.fs as pafs  # a URI's only (see the imports)
+
         return self.known_file or self.info().type == pafs.FileType.File
 
     def is_dir(self) -> bool:
         """True when this path is a folder / a non-empty prefix."""
+        import pyarrow.fs as pafs  # a URI's only (see the imports)
+
         return self.info().type == pafs.FileType.Directory
 
     def size(self) -> int:
@@ -140,6 +148,8 @@ class Remote:
 
     def entries(self, recursive: bool = False) -> list[pafs.FileInfo]:
         """Entries under this folder (empty when it does not exist)."""
+        import pyarrow.fs as pafs  # a URI's only (see the imports)
+
         return list(self.fs.get_file_info(pafs.FileSelector(self.path, allow_not_found=True,
                                                             recursive=recursive)))
 
@@ -173,6 +183,8 @@ def location(value: str | Path | Remote) -> Location:
         raise UsageError("credentials in a URI are refused: they would be written into the run's tables",
                          "use the environment (AWS_ACCESS_KEY_ID, ...) or an instance role")
     with guard(f"cannot open {value.split('?', 1)[0]}", UsageError, URI_HINT):
+        import pyarrow.fs as pafs  # a URI's only (see the imports)
+
         fs, path = pafs.FileSystem.from_uri(value)
     return Remote(fs, path.rstrip("/") or path, _strip_slash(value.split("?", 1)[0]))
 
@@ -235,6 +247,8 @@ def _walk_key(parts: list[str]) -> list[tuple[int, str]]:
 def walk_files(root: Remote) -> list[Remote]:
     """Files under a remote folder, recursively, in the order a sorted ``os.walk`` of a
     local copy gives; entries with a hidden (``.``) component are left out."""
+    import pyarrow.fs as pafs  # a URI's only (see the imports)
+
     base = root.path.rstrip("/")
     found: list[tuple[list[str], Remote]] = []
     for entry in root.entries(recursive=True):
@@ -251,6 +265,8 @@ def walk_files(root: Remote) -> list[Remote]:
 
 def upload_tree(local: Path, remote: Remote) -> None:
     """Copy a local folder's contents under ``remote`` (objects keep relative paths)."""
+    import pyarrow.fs as pafs  # a URI's only (see the imports)
+
     pafs.copy_files(str(local), remote.path, source_filesystem=pafs.LocalFileSystem(),
                     destination_filesystem=remote.fs)
 
@@ -263,6 +279,8 @@ def upload_file(local: Path, remote: Remote) -> None:
 
 def download_tree(remote: Remote, local: Path) -> bool:
     """Copy a remote folder's contents into ``local``; False when it does not exist."""
+    import pyarrow.fs as pafs  # a URI's only (see the imports)
+
     if not remote.entries():
         return False
     local.mkdir(parents=True, exist_ok=True)

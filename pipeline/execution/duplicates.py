@@ -11,11 +11,11 @@ a corpus without duplicates across shards is scored once. The id files are small
 
 from __future__ import annotations
 
+from itertools import groupby
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 _PRIORS = """
 with ids as (
@@ -49,9 +49,13 @@ def shard_priors(work: Path, id_files: list[str], n_shards: int) -> list[pa.Tabl
         return out
     with _connect(work) as con:
         found = con.sql(_PRIORS, params={"files": id_files}).to_arrow_table()
-    for shard in sorted(set(found.column("shard").to_pylist())):
-        rows = found.filter(pc.equal(found.column("shard"), shard))
-        out[shard] = rows.select(["trajectory_id", "n"]).cast(PRIOR_COPIES_SCHEMA)
+    # the rows come ordered by shard: each shard's are one slice (no pyarrow.compute
+    # filter, whose import costs every run's driver about 30 ms)
+    start = 0
+    for shard, run in groupby(found.column("shard").to_pylist()):
+        length = sum(1 for _ in run)
+        out[shard] = found.slice(start, length).select(["trajectory_id", "n"]).cast(PRIOR_COPIES_SCHEMA)
+        start += length
     return out
 
 

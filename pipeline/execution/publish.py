@@ -26,7 +26,6 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.fs as pafs
 
 from pipeline.errors import RunDirError, SchemaValidationError
 from pipeline.storage import Location, Remote, guard, upload_tree
@@ -42,6 +41,8 @@ def check_out_location(out: Location, overwrite: bool) -> None:
     if isinstance(out, Path):
         check_out(out, overwrite)
         return
+    import pyarrow.fs as pafs  # a URI's only: a local run never imports it (pipeline.storage)
+
     with guard(f"cannot use --out {out}", RunDirError, "check the URI, credentials and endpoint"):
         if out.info().type == pafs.FileType.File:
             raise RunDirError(f"{out} is an object, not a folder", "choose another --out")
@@ -60,6 +61,8 @@ def check_out_location(out: Location, overwrite: bool) -> None:
 
 def _check_container(out: Remote) -> None:
     """The bucket must exist (object stores) or the parent folder be creatable (file://)."""
+    import pyarrow.fs as pafs  # a URI's only: a local run never imports it (pipeline.storage)
+
     if out.fs.type_name == "local":
         out.fs.create_dir(out.parent.path, recursive=True)
         return

@@ -52,8 +52,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pyarrow.fs as pafs
-
 from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
 from pipeline.ingest.adapters._detect import detect, warn_without_ids
 from pipeline.ingest.adapters._io import (
@@ -125,6 +123,8 @@ def _label_file(child: Location) -> bool:
 
 def _remote_inputs(path: Remote) -> list[Remote]:
     """The input files at a URI: the object itself, or the prefix walked like a folder."""
+    import pyarrow.fs as pafs  # a URI's only: a local run never imports it (pipeline.storage)
+
     if path.known_file:
         return [path]
     with guard(f"cannot read input {path}", InputNotFoundError, "check the URI, credentials and endpoint"):
