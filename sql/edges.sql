@@ -48,13 +48,6 @@ argument_keys as materialized (
 argument_key_set as (
     select distinct trajectory_id, key from argument_keys
 ),
-trajectory_keys as (
-    -- each trajectory's argument keys as one list, for list_intersect below; and whether
-    -- any is a prefix key (only then can an output's long token make one)
-    select trajectory_id, list(key) as keys, bool_or(starts_with(key, 'prefix:')) as any_prefix
-    from argument_key_set
-    group by all
-),
 repeated_hashes as (
     select content_hash from outputs group by content_hash having count(*) > 1
 ),
@@ -63,48 +56,36 @@ repeated_texts as (
     -- environment, so one listing, page or file comes back in many of them. Only outputs
     -- sharing a content_hash are compared by text (and an output whose hash no other
     -- output has has a text no other has), so distinct outputs cost no string grouping
-    select content_hash, content, lg_tokens(content, $min_len) as tokens
+    select content_hash, content, list_distinct(lg_tokens(content, $min_len)) as tokens
     from (select distinct content_hash, content from outputs semi join repeated_hashes using (content_hash))
 ),
-output_token_lists as materialized (
-    select trajectory_id, action_idx, result_step_idx, content_hash, lg_tokens(content, $min_len) as tokens
+output_tokens as materialized (
+    select trajectory_id, action_idx, result_step_idx, content_hash,
+        unnest(list_distinct(lg_tokens(content, $min_len))) as token
     from outputs anti join repeated_hashes using (content_hash)
     union all
-    select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, t.tokens
+    select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, unnest(t.tokens) as token
     from outputs o
     join repeated_texts t using (content_hash, content)
 ),
 output_keys as (
     -- an output's keys (lg_keys of its text) that some argument of its trajectory also
     -- carries: no other key can make an edge (data_matches joins on argument keys), and
-    -- common_keys counts such a key's outputs whole (every output of the trajectory, the
-    -- last action's too). So lg_keys' tests run only on the tokens that equal an
-    -- argument's key, not on every token of every output: a key without the 'prefix:'
-    -- mark passed lg_is_evidence in lg_keys, so a token equal to it passes too; only a
-    -- literal 'prefix:...' token needs the test. The tokens meet the keys by
-    -- list_intersect of each output's token list with its trajectory's key list (distinct
-    -- elements, as the join of distinct tokens gave), not by unnesting every token to
-    -- join it: two thirds of the outputs share no key with an argument, and the unnest
-    -- and list_distinct of some 365,000 tokens a shard cost more than the intersections.
-    select trajectory_id, action_idx, result_step_idx, content_hash, key
-    from (select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash,
-              unnest(list_intersect(o.tokens, k.keys)) as key
-          from output_token_lists o
-          join trajectory_keys k using (trajectory_id))
-    where not starts_with(key, 'prefix:') or lg_is_evidence(key, $min_len)
+    -- common_keys counts such a key's outputs whole. So lg_keys' tests run only on the
+    -- tokens that met an argument's key, not on every token of every output: a key
+    -- without the 'prefix:' mark passed lg_is_evidence in lg_keys, so a token equal to it
+    -- passes too; only a literal 'prefix:...' token needs the test. The test reads the
+    -- argument's key, so it stays after the join (on the matches, not on every token).
+    select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, o.token as key
+    from output_tokens o
+    join argument_key_set k on k.trajectory_id = o.trajectory_id and k.key = o.token
+    where not starts_with(k.key, 'prefix:') or lg_is_evidence(o.token, $min_len)
     union
-    -- lg_keys' 24-character prefix key of a long base64-like token, found as lg_keys
-    -- finds it: a whole token of 32+ base64 characters in the tokens joined by two spaces
-    -- (no token holds a space), only in trajectories whose arguments carry a prefix key
-    select trajectory_id, action_idx, result_step_idx, content_hash, key
-    from (select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash,
-              unnest(list_intersect(list_transform(
-                  regexp_extract_all(' ' || array_to_string(o.tokens, '  ') || ' ',
-                                     ' ([a-z0-9+/=_\-]{24})[a-z0-9+/=_\-]{8,} ', 1),
-                  lambda p: 'prefix:' || p), k.keys)) as key
-          from output_token_lists o
-          join trajectory_keys k using (trajectory_id)
-          where k.any_prefix)
+    -- lg_keys' 24-character prefix key of a long base64-like token
+    select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, k.key
+    from output_tokens o
+    join argument_key_set k on k.trajectory_id = o.trajectory_id and k.key = 'prefix:' || left(o.token, 24)
+    where length(o.token) >= 32 and regexp_full_match(o.token, '[a-z0-9+/=_\-]{32,}')
 ),
 span_texts as materialized (
     -- each distinct span's keys once, as for argument values (the same injected payload

