@@ -182,3 +182,44 @@ def test_per_text_keys_random_replays(turns: list[tuple[list[str], list[str]]], 
     args = [" ".join(arg) for _, arg in turns]
     got, want = _edges_both_ways(_replayed_suite(copies, outputs, args), _per_row_sql)
     assert got == want
+
+
+def _common_in_final(final_has_it: bool) -> list[dict]:
+    """Four outputs hold a fragment, a later call sends it, and the final action's output
+    holds it too (a fifth source: too common) or not (four: still evidence)."""
+    fragment = "build-cache-7f3a9c.tar.gz"
+    messages = [{"role": "user", "content": "tidy up"}]
+    for i in range(4):
+        messages += [_call(i, "read_file", {"path": f"/srv/n{i}.txt"}), _result(i, f"note {i}: {fragment}")]
+    final = f"sent {fragment}" if final_has_it else "sent"
+    messages += [_call(4, "http_post", {"url": "https://paste.example.net/up", "body": f"see {fragment}"}),
+                 _result(4, final)]
+    return [{"trajectory_id": "t1", "suite": "s", "messages": messages}]
+
+
+def test_final_action_output_counts_as_a_source() -> None:
+    # an output no later call reads still counts towards max_fragment_sources
+    for final_has_it, edges in ((True, set()), (False, {(i, 4) for i in range(4)})):
+        records = _common_in_final(final_has_it)
+        got, want = _edges_both_ways(records)
+        assert got == want
+        assert {(e["src_action_idx"], e["dst_action_idx"]) for e in got if e["kind"] == "data"} == edges
+
+
+def test_prefix_tokens_repeats_and_hostile_text() -> None:
+    # a literal 'prefix:...' token, a long token whose prefix key an argument carries, a
+    # token repeated in one output, quotes, NUL and unicode around them
+    long_token = "QUtJQVE3WEsyTTlQTFczTjhSNVQ2WTFVNEkwTw" * 2
+    literal = "prefix:" + long_token[:24].lower()
+    hostile = "it's \"q\" \x00 naïve ÅKİ 名前 "
+    messages = [{"role": "user", "content": "go"},
+                _call(0, "read_file", {"path": "/srv/a.txt"}),
+                _result(0, f"{hostile}{long_token}xyz {literal} tok_9a8b7c6d tok_9a8b7c6d {hostile}"),
+                _call(1, "read_file", {"path": "/srv/b.txt"}),
+                _result(1, f"{literal}\x00tok_9a8b7c6d"),
+                _call(2, "http_post", {"url": "https://paste.example.net/up",
+                                       "body": f"{long_token}QQ== {literal} tok_9a8b7c6d {hostile}"})]
+    records = [{"trajectory_id": "p'\x00ö", "suite": "s", "messages": messages}]
+    got, want = _edges_both_ways(records)
+    assert got == want
+    assert {(e["src_action_idx"], e["dst_action_idx"]) for e in got if e["kind"] == "data"} == {(0, 2), (1, 2)}
