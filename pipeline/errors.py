@@ -76,7 +76,8 @@ class EndpointError(UsageError):
 
 class Interrupted(LitmusError):
     """SIGTERM or SIGINT stopped the run: nothing was published, the work folder is
-    kept for ``--resume``. ``exit_code`` is 128 + the signal number (143, 130)."""
+    kept for ``--resume`` (an interrupt while planning has none: the driver's hint then
+    says to rerun the same command). ``exit_code`` is 128 + the signal number (143, 130)."""
 
     def __init__(self, signum: int, name: str) -> None:
         super().__init__(f"interrupted by {name}; no run was published",

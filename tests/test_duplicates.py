@@ -40,3 +40,18 @@ def test_each_shard_gets_the_copies_of_earlier_shards(tmp_path: Path) -> None:
 
 def test_no_id_files_gives_empty_priors(tmp_path: Path) -> None:
     assert [t.num_rows for t in shard_priors(tmp_path, [], 3)] == [0, 0, 0]
+
+
+def test_priors_import_no_pyarrow_compute(tmp_path: Path) -> None:
+    # a corpus with an id in two shards still keeps pyarrow.compute out of the driver
+    import subprocess
+    import sys
+
+    files = [_ids(tmp_path, 0, [("a", 1)]), _ids(tmp_path, 1, [("a", 1), ("b", 1)])]
+    probe = ("import sys; from pathlib import Path; from pipeline.execution.duplicates import shard_priors; "
+             f"p = shard_priors(Path({str(tmp_path)!r}), {files!r}, 2); "
+             "assert p[1].column('trajectory_id').to_pylist() == ['a'], p; "
+             "print('pyarrow.compute' in sys.modules)")
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                           cwd=Path(__file__).resolve().parents[1])
+    assert found.stdout.strip() == "False", found.stdout + found.stderr

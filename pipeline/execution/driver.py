@@ -219,8 +219,8 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
         plan = plan_digest(inputs, policy.sha256, sha256_of(config.labels) if config.labels else None,
                            n_shards, config.fmt if config.suite is None else f"{config.fmt}|suite={config.suite}",
                            tables)
+        kept.append(True)  # from here a folder may exist: a --resume of it is always safe
         workdir = open_work(out, config.work_dir, plan, config.resume, n_shards)
-        kept.append(True)
         threads = 1 if in_workers else config.threads
         tasks = [ShardTask(k, tuple(pieces), workdir, config.fmt, int(policy.setting("max_record_bytes")),
                            policy, labels, tables, threads, config.memory_limit, suite=config.suite)
@@ -233,6 +233,7 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
             markers = _score(config, tasks, workdir, labels, sum(f.bytes for f in inputs), pool)
         except UsageError:
             pools.close()  # no worker may write into the folder once it is removed
+            kept.clear()
             workdir.remove()
             raise
         # the workers are done: terminated and joined in a thread while publishing moves the

@@ -28,7 +28,9 @@ running as (
     from ids
 ),
 final as (
-    select shard, trajectory_id, n from running where n > 0 and n_copies > 0
+    -- n as BIGINT: a sum of BIGINTs is a HUGEINT (DECIMAL in Arrow), and the priors
+    -- schema's int64 then needs an Arrow cast, which imports pyarrow.compute
+    select shard, trajectory_id, n::bigint as n from running where n > 0 and n_copies > 0
 )
 select * from final order by shard, trajectory_id
 """
@@ -54,7 +56,10 @@ def shard_priors(work: Path, id_files: list[str], n_shards: int) -> list[pa.Tabl
     start = 0
     for shard, run in groupby(found.column("shard").to_pylist()):
         length = sum(1 for _ in run)
-        out[shard] = found.slice(start, length).select(["trajectory_id", "n"]).cast(PRIOR_COPIES_SCHEMA)
+        piece = found.slice(start, length)
+        # from_arrays checks the types against the schema without casting (see _PRIORS)
+        out[shard] = pa.Table.from_arrays([piece.column("trajectory_id"), piece.column("n")],
+                                          schema=PRIOR_COPIES_SCHEMA)
         start += length
     return out
 

@@ -5,7 +5,8 @@ in the driver (main thread only; elsewhere it is a no-op), also when a library t
 the handler's exception into its own (DuckDB's "Query interrupted", Ray's SystemError),
 so the run unwinds through
 the engines' ``finally`` blocks: the local pool is terminated and joined, Ray tasks
-are cancelled, nothing is published and the work folder stays for ``--resume``.
+are cancelled, nothing is published and the work folder stays for ``--resume`` (if
+planning got as far as making one).
 Worker processes ignore SIGINT (a terminal's Ctrl-C reaches the whole process group):
 only the driver decides, and it terminates them. They start with SIGINT blocked
 (:func:`sigint_held`) until :func:`worker_init` ignores it, so a Ctrl-C while they
