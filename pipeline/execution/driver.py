@@ -198,7 +198,8 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
         n_shards = shard_count(config, n_bytes)
         # a --resume that finds a killed run's work folder may have nothing left to score
         killed = planned_shards(out, config.work_dir) if config.resume else None
-        kept.extend([True] if killed else [])
+        if killed:
+            kept.append(True)
         if killed and not config.shards:  # the default follows --workers: keep the killed run's
             n_shards = killed
         # shards run in worker processes (local pool or Ray), not in this one
