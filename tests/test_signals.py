@@ -17,6 +17,8 @@ import pytest
 
 from tests.conftest import REPO, calls, result, traj, user
 
+TABLES = ("steps", "actions", "edges", "flows", "verdicts", "attrition")  # a score run's (RunConfig.tables)
+
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 
 
@@ -214,3 +216,43 @@ def test_the_hint_offers_resume_only_once_a_work_folder_exists(tmp_path: Path, m
     assert not out.exists()
     leftovers = [p for p in tmp_path.iterdir() if p.name not in {"in.jsonl"}]
     assert bool(leftovers) is resumable, leftovers  # the work folder, only once planned
+
+
+def test_a_resume_interrupted_while_planning_keeps_the_killed_runs_folder(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # a killed run's work folder is there for --resume: a --resume stopped while it hashes
+    # the inputs again must not say "nothing was kept", and must leave that folder as it was
+    from pipeline.config import RunConfig
+    from pipeline.errors import Interrupted
+    from pipeline.execution import driver
+
+    corpus = tmp_path / "in.jsonl"
+    _corpus(corpus, "k", 4)
+    out = tmp_path / "out"
+
+    def stop_in(stage: str) -> None:
+        original = getattr(driver, stage)
+
+        def terminated(*args: object, **kwargs: object) -> object:
+            os.kill(os.getpid(), signal.SIGTERM)  # the handler raises before this returns
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(driver, stage, terminated)
+
+    stop_in("_score")
+    with pytest.raises(Interrupted):
+        driver.execute(RunConfig(inputs=(str(corpus),), out=str(out), workers=1, progress=False), TABLES)
+    killed = sorted(p.name for p in tmp_path.iterdir() if p.name != "in.jsonl")
+    assert killed, "the killed run left no work folder"
+    monkeypatch.undo()
+    stop_in("scan_inputs")
+    with pytest.raises(Interrupted) as caught:
+        driver.execute(RunConfig(inputs=(str(corpus),), out=str(out), workers=1, progress=False, resume=True),
+                       TABLES)
+    line = caught.value.one_line()
+    assert caught.value.exit_code == 143 and "--resume" in line and "nothing was kept" not in line, line
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "in.jsonl") == killed
+    monkeypatch.undo()
+    result = driver.execute(RunConfig(inputs=(str(corpus),), out=str(out), workers=1, progress=False, resume=True),
+                            TABLES)
+    assert result.records_read == 4 and (out / "manifest.json").is_file()
