@@ -229,3 +229,31 @@ def test_validate_raises_as_one_pass_did_on_a_malformed_document() -> None:
     data["exec_status"]["rules"][:1] = [{"name": "x", "status": "failed", "pattern": "a("}, "not a table"]
     with pytest.raises(PolicyError, match=r"exec_status\.rules\[0\]\.pattern is not a valid RE2 regex"):
         validate(data)
+
+
+def test_a_shard_compiles_no_pattern_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every prefilter alternation (the classifier's too) is compiled where the policy is
+    validated and shipped with it: a worker's stages never open RE2's connection."""
+    import pickle
+
+    from pipeline import policy_checks
+    from pipeline.policy import any_of, load_policy
+
+    policy = load_policy()
+    rules = policy.data["classifier"]["rules"]
+    wide = sorted({r["pattern"] for r in rules if r.get("argument", "*") == "*"})
+    assert policy.tables()["classifier_any"].column("pattern").to_pylist() == [any_of(wide)]
+    shipped = pickle.loads(pickle.dumps(policy))  # as a worker receives it
+
+    def no_connection() -> Any:
+        raise AssertionError("a shard's stages compiled a pattern in Python")
+
+    monkeypatch.setattr(policy_checks, "_re2_connection", no_connection)
+    monkeypatch.setattr(policy_checks, "_COMPILED", set())
+    policy_checks._re2_message.cache_clear()
+    con = stage_connection([{"trajectory_id": "t1", "messages": [
+        {"role": "user", "content": "clean up"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "name": "bash", "arguments": {"command": "rm -rf /tmp/x"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "done"}]}], policy=shipped)
+    assert con.execute("select count(*) from verdicts").fetchall()[0][0] == 1

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from pipeline.config import RunConfig
 from pipeline.analysis.inference import register_tool_roles
-from pipeline.policy import Policy, any_of
+from pipeline.policy import Policy
 from pipeline.ingest.records import RawRecord
 from pipeline.analysis.resources import resources
 from pipeline.sql import load_sql, materialize, materialize_per_rule
@@ -87,15 +87,14 @@ def steps(con: duckdb.DuckDBPyConnection) -> None:
     materialize(con, "trajectories")
     materialize(con, "events")
     # tools the catalog lacks get inferred roles before anything reads policy_tools
-    register_tool_roles(con, json.loads(con.execute("select json from policy_document").fetchall()[0][0]))
+    document = json.loads(con.execute("select json from policy_document").fetchall()[0][0])
+    register_tool_roles(con, document)
     materialize_per_rule(con, "content_error_hits", _rules(con, "policy_content_errors"))
     materialize(con, "error_texts")
     materialize_per_rule(con, "error_rule_hits", _rules(con, "policy_error_rules"))
     classifier = _rules(con, "policy_classifier")
-    wide = sorted({r["pattern"] for r in classifier if r["argument"] == "*"})
-    runs_later = json.loads(con.execute("select json from policy_document").fetchall()[0][0]).get(
-        "classifier", {}).get("runs_later") or r"[^\s\S]"
-    materialize(con, "classifier_calls", pattern=any_of(wide),
+    runs_later = document.get("classifier", {}).get("runs_later") or r"[^\s\S]"
+    materialize(con, "classifier_calls", pattern=_any_pattern(con, "policy_classifier_any"),
                 runs_later=runs_later)
     materialize_per_rule(con, "classifier_hits", classifier)
     materialize(con, "steps")
