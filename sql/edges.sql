@@ -56,12 +56,14 @@ repeated_texts as (
     -- environment, so one listing, page or file comes back in many of them. Only outputs
     -- sharing a content_hash are compared by text (and an output whose hash no other
     -- output has has a text no other has), so distinct outputs cost no string grouping
-    select content_hash, content, list_distinct(lg_tokens(content, $min_len)) as tokens
+    select content_hash, content, lg_tokens(content, $min_len) as tokens
     from (select distinct content_hash, content from outputs semi join repeated_hashes using (content_hash))
 ),
-output_tokens as materialized (
+output_tokens as (
+    -- may repeat a token of one output: output_keys removes duplicates after its join,
+    -- on the few tokens that met an argument's key, not in every output's whole list
     select trajectory_id, action_idx, result_step_idx, content_hash,
-        unnest(list_distinct(lg_tokens(content, $min_len))) as token
+        unnest(lg_tokens(content, $min_len)) as token
     from outputs anti join repeated_hashes using (content_hash)
     union all
     select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, unnest(t.tokens) as token
@@ -76,16 +78,15 @@ output_keys as (
     -- without the 'prefix:' mark passed lg_is_evidence in lg_keys, so a token equal to it
     -- passes too; only a literal 'prefix:...' token needs the test. The test reads the
     -- argument's key, so it stays after the join (on the matches, not on every token).
-    select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, o.token as key
-    from output_tokens o
-    join argument_key_set k on k.trajectory_id = o.trajectory_id and k.key = o.token
-    where not starts_with(k.key, 'prefix:') or lg_is_evidence(o.token, $min_len)
-    union
-    -- lg_keys' 24-character prefix key of a long base64-like token
-    select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, k.key
-    from output_tokens o
-    join argument_key_set k on k.trajectory_id = o.trajectory_id and k.key = 'prefix:' || left(o.token, 24)
-    where length(o.token) >= 32 and regexp_full_match(o.token, '[a-z0-9+/=_\-]{32,}')
+    -- Each token is looked up as itself and, when long and base64-like, also as lg_keys'
+    -- 24-character prefix key (a token with ':' is not base64-like, so a literal
+    -- 'prefix:...' token is never a prefix key): one join, its input streamed, not stored.
+    select distinct o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, o.key
+    from (select *, unnest(case when length(token) >= 32 and regexp_full_match(token, '[a-z0-9+/=_\-]{32,}')
+                                then [token, 'prefix:' || left(token, 24)] else [token] end) as key
+          from output_tokens) o
+    join argument_key_set k on k.trajectory_id = o.trajectory_id and k.key = o.key
+    where o.key <> o.token or not starts_with(o.key, 'prefix:') or lg_is_evidence(o.token, $min_len)
 ),
 span_texts as materialized (
     -- each distinct span's keys once, as for argument values (the same injected payload
