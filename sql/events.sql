@@ -11,34 +11,15 @@ with traj as (
     where t.reject_reason is null
 ),
 msgs as (
-    select trajectory_id, suite, text, unnest(l) as m, (generate_subscripts(l, 1) - 1)::bigint as message_idx
+    select trajectory_id, suite, unnest(l) as m, (generate_subscripts(l, 1) - 1)::bigint as message_idx
     -- the record is parsed once for every message field the later CTEs read. Typed where
     -- trajectories made the type certain: every role is a string, every tool_calls a list
-    -- or null, every call an object (a JSON null, as a missing key, arrives as SQL null).
-    -- content as VARCHAR: a string arrives unescaped (not as JSON text to unescape again)
-    -- and any other value as its JSON text (see contents)
-    from (select trajectory_id, suite, text, json_transform(text, '{"messages": [{"role": "VARCHAR",
-              "content": "VARCHAR", "tool_calls": [{"id": "JSON", "call_id": "JSON", "name": "JSON",
+    -- or null, every call an object (a JSON null, as a missing key, arrives as SQL null)
+    from (select trajectory_id, suite, json_transform(text, '{"messages": [{"role": "VARCHAR",
+              "content": "JSON", "tool_calls": [{"id": "JSON", "call_id": "JSON", "name": "JSON",
               "arguments": "JSON", "depends_on": "JSON", "function": "JSON"}],
               "tool_call_id": "JSON", "tool_use_id": "JSON", "error": "JSON"}]}').messages as l
           from traj)
-),
-contents as (
-    select
-        *,
-        -- the content's JSON, read from the record again, only where its VARCHAR reads
-        -- otherwise than the rules below would read the value: an array (a list of parts:
-        -- its minified text, which a string is only when json() leaves it unchanged) or a
-        -- non-integer number (DuckDB writes a double unlike JSON text). Objects, booleans,
-        -- integers and strings read the same either way; nested cases: DuckDB may evaluate
-        -- the parts of an AND in any order
-        case
-            when case when starts_with(m.content, '[') and ends_with(m.content, ']')
-                      then case when json_valid(m.content) then json(m.content)::varchar = m.content end end
-                 or regexp_full_match(m.content, '-?[0-9]+[.eE][0-9eE+-]*')
-                then json_extract(text, '$.messages[' || message_idx || '].content')
-        end as content_json
-    from msgs
 ),
 messages as materialized (
     -- materialized: message_numbers, message_steps and call_steps all read it
@@ -49,18 +30,17 @@ messages as materialized (
         -- type is the JSON text's first character (JSON values come minified: a string
         -- starts with '"', an array with '['), not a new parse
         case
-            when content_json is null then m.content
-            when starts_with(content_json, '"') then content_json ->> '$'
-            when starts_with(content_json, '[') then array_to_string(list_transform(
-                cast(json_extract(content_json, '$[*]') as json[]),
+            when starts_with(m.content, '"') then m.content ->> '$'
+            when starts_with(m.content, '[') then array_to_string(list_transform(
+                cast(json_extract(m.content, '$[*]') as json[]),
                 lambda p: coalesce(p ->> '$.text', p ->> '$.content',
                     case when json_type(p) = 'VARCHAR' then p ->> '$' end)), chr(10))
-            else content_json::varchar
+            else m.content::varchar
         end as content,
         m.tool_calls as calls,
         coalesce(m.tool_call_id ->> '$', m.tool_use_id ->> '$') as answers_id,
         m.error as error_field
-    from contents
+    from msgs
 ),
 message_numbers as (
     -- per message: the step_idx of its first step and the user/system messages up to it (a
