@@ -230,8 +230,10 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
         "injection_any": pa.table({"pattern": [any_of(r["pattern"] for r in injection_rows)]}),
         # the prefilter of the rules on any argument, compiled here (the driver, which has RE2
         # primed) and shipped with the policy: a worker then opens no connection of its own for it
+        # (the patterns of the rows of "classifier" above: a rule with ``tools = []`` has none)
         "classifier_any": pa.table({"pattern": [any_of(sorted({r["pattern"] for r in classifier
-                                                               if r.get("argument", "*") == "*"}))]}),
+                                                               if r.get("argument", "*") == "*"
+                                                               and r.get("tools", ["*"])}))]}),
     }
 
 

@@ -26,9 +26,9 @@ _RE2_LOCK = threading.Lock()  # one connection, and the canaries run in a thread
 
 @cache
 def _re2_connection() -> duckdb.DuckDBPyConnection:
-    """The connection that compiles patterns, opened by the first check (a worker, which
-    scores with the driver's validated policy, opens it only for ``any_of``'s check of
-    the classifier's alternation, once per process)."""
+    """The connection that compiles patterns, opened by the first check (in the driver: a
+    worker scores with the driver's validated policy, whose prefilter alternations are
+    built there too, and never opens it)."""
     return duckdb.connect()
 
 

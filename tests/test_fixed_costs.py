@@ -240,8 +240,8 @@ def test_a_shard_compiles_no_pattern_of_its_own(monkeypatch: pytest.MonkeyPatch)
     from pipeline.policy import any_of, load_policy
 
     policy = load_policy()
-    rules = policy.data["classifier"]["rules"]
-    wide = sorted({r["pattern"] for r in rules if r.get("argument", "*") == "*"})
+    rows = policy.tables()["classifier"].to_pylist()  # the rules the stages run, one row per tool
+    wide = sorted({r["pattern"] for r in rows if r["argument"] == "*"})
     assert policy.tables()["classifier_any"].column("pattern").to_pylist() == [any_of(wide)]
     shipped = pickle.loads(pickle.dumps(policy))  # as a worker receives it
 
@@ -250,10 +250,26 @@ def test_a_shard_compiles_no_pattern_of_its_own(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(policy_checks, "_re2_connection", no_connection)
     monkeypatch.setattr(policy_checks, "_COMPILED", set())
-    policy_checks._re2_message.cache_clear()
+    policy_checks._re2_message.cache_clear()  # (it only caches messages: later checks redo theirs)
     con = stage_connection([{"trajectory_id": "t1", "messages": [
         {"role": "user", "content": "clean up"},
         {"role": "assistant", "content": None, "tool_calls": [
             {"id": "c1", "name": "bash", "arguments": {"command": "rm -rf /tmp/x"}}]},
         {"role": "tool", "tool_call_id": "c1", "content": "done"}]}], policy=shipped)
     assert con.execute("select count(*) from verdicts").fetchall()[0][0] == 1
+
+
+def test_a_classifier_rule_for_no_tool_stays_out_of_the_prefilter(tmp_path: Path) -> None:
+    """The prefilter is the alternation of the rules the stages run: a rule with
+    ``tools = []`` has no row in ``policy_classifier``, so its pattern is not in it."""
+    from pipeline.policy import load_policy
+
+    user = tmp_path / "policy.toml"
+    user.write_text('[[classifier.rules]]\nname = "for_no_tool"\ntools = []\nargument = "*"\n'
+                    "pattern = 'zz_for_no_tool_zz'\n"
+                    '[[classifier.rules]]\nname = "for_bash"\ntools = ["bash"]\nargument = "*"\n'
+                    "pattern = 'zz_for_bash_zz'\n", encoding="utf-8")
+    tables = load_policy(user).tables()
+    assert "for_no_tool" not in tables["classifier"].column("name").to_pylist()
+    prefilter = tables["classifier_any"].column("pattern").to_pylist()[0]
+    assert "zz_for_bash_zz" in prefilter and "zz_for_no_tool_zz" not in prefilter

@@ -78,6 +78,18 @@ def test_content_of_every_json_type(stages: Callable[..., Any]) -> None:
     ]
 
 
+def test_content_strings_that_read_like_other_values(stages: Callable[..., Any]) -> None:
+    # events reads content as text and reads the record again only where a string and
+    # another value give the same text: a minified list, a number with a fraction or an
+    # exponent (a double's text is the JSON writer's: 1e16 is 10000000000000000.0)
+    text = ('{"trajectory_id": "s", "messages": [{"role": "user", "content": "[1,{\\"text\\":\\"a\\"}]"},'
+            ' {"role": "user", "content": [1,{"text":"a"}]}, {"role": "user", "content": "1e+16"},'
+            ' {"role": "user", "content": 1e16}, {"role": "user", "content": "2.5"}, {"role": "user", "content": []},'
+            ' {"role": "user", "content": "[]"}, {"role": "user", "content": -12}]}')
+    assert [c for (c,) in _steps(stages, text, "content")] == [
+        '[1,{"text":"a"}]', "a", "1e+16", "10000000000000000.0", "2.5", "", "[]", "-12"]
+
+
 def test_arguments_strings(stages: Callable[..., Any]) -> None:
     calls = ", ".join(
         f'{{"id": "c{i}", "function": {{"name": "t", "arguments": {args}}}}}'
