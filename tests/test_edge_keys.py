@@ -122,6 +122,9 @@ def test_prefix_key_and_common_fragment() -> None:
     data = [e for e in got if e["kind"] == "data"]
     assert [(e["src_action_idx"], e["dst_action_idx"]) for e in data] == [(6, 7)]
     assert listing not in data[0]["evidence"]
+    # the one key both share is lg_keys' 24-character prefix key of the base64 token (the
+    # argument holds 40 characters of it; the secret's first 30 characters are no token)
+    assert data[0]["evidence"] == wrapped[:24].lower()
 
 
 fragments = st.sampled_from([
