@@ -189,7 +189,10 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
          "conf": level(r.get("confidentiality"), CONFIDENTIALITY, f"content.sources[{i}].confidentiality"),
          "integ": level(r.get("integrity"), INTEGRITY, f"content.sources[{i}].integrity")}
         for i, r in enumerate(content.get("sources", []))]
-    classifier = data.get("classifier", {}).get("rules", [])
+    classifier_rows = [  # one row per rule and tool it names: a rule with ``tools = []`` has none
+        {"ord": i, "name": r["name"], "tool_key": str(t).lower(), "argument": r.get("argument", "*"),
+         "pattern": r["pattern"]}
+        for i, r in enumerate(data.get("classifier", {}).get("rules", [])) for t in r.get("tools", ["*"])]
     injection_rows = [{"ord": i, "kind": kind, "pattern": p} for i, (kind, p) in enumerate(
         [("block", p) for p in inj.get("blocks", [])] + [("marker", p) for p in inj.get("markers", [])])]
     return {
@@ -208,8 +211,7 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
             [{"ord": i, "pattern": p} for i, p in enumerate(es.get("content_error_patterns", []))],
             schema=pa.schema([("ord", pa.int64()), ("pattern", pa.string())])),
         "classifier": pa.Table.from_pylist(
-            [{"ord": i, "name": r["name"], "tool_key": str(t).lower(), "argument": r.get("argument", "*"),
-              "pattern": r["pattern"]} for i, r in enumerate(classifier) for t in r.get("tools", ["*"])],
+            classifier_rows,
             schema=pa.schema([("ord", pa.int64()), ("name", pa.string()), ("tool_key", pa.string()),
                               ("argument", pa.string()), ("pattern", pa.string())])),
         "resource_labels": pa.Table.from_pylist(
@@ -230,10 +232,8 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
         "injection_any": pa.table({"pattern": [any_of(r["pattern"] for r in injection_rows)]}),
         # the prefilter of the rules on any argument, compiled here (the driver, which has RE2
         # primed) and shipped with the policy: a worker then opens no connection of its own for it
-        # (the patterns of the rows of "classifier" above: a rule with ``tools = []`` has none)
-        "classifier_any": pa.table({"pattern": [any_of(sorted({r["pattern"] for r in classifier
-                                                               if r.get("argument", "*") == "*"
-                                                               and r.get("tools", ["*"])}))]}),
+        "classifier_any": pa.table({"pattern": [any_of(sorted({r["pattern"] for r in classifier_rows
+                                                               if r["argument"] == "*"}))]}),
     }
 
 

@@ -189,6 +189,19 @@ def test_sigterm_during_a_duckdb_query_in_the_driver_is_interrupted() -> None:
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored
 
 
+def _sigterm_in(monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
+    """A SIGTERM to this process as the driver enters ``stage`` (a function of driver.py)."""
+    from pipeline.execution import driver
+
+    original = getattr(driver, stage)
+
+    def terminated(*args: object, **kwargs: object) -> object:
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler raises before this returns
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(driver, stage, terminated)
+
+
 @pytest.mark.parametrize("stage, resumable", [("scan_inputs", False), ("_score", True)])
 def test_the_hint_offers_resume_only_once_a_work_folder_exists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                stage: str, resumable: bool) -> None:
@@ -199,13 +212,7 @@ def test_the_hint_offers_resume_only_once_a_work_folder_exists(tmp_path: Path, m
 
     corpus = tmp_path / "in.jsonl"
     _corpus(corpus, "h", 4)
-    original = getattr(driver, stage)
-
-    def terminated(*args: object, **kwargs: object) -> object:
-        os.kill(os.getpid(), signal.SIGTERM)  # the handler raises before this returns
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(driver, stage, terminated)
+    _sigterm_in(monkeypatch, stage)
     out = tmp_path / "out"
     with pytest.raises(Interrupted) as caught:
         driver.execute(RunConfig(inputs=(str(corpus),), out=str(out), workers=1, progress=False),
@@ -230,16 +237,7 @@ def test_a_resume_interrupted_while_planning_keeps_the_killed_runs_folder(tmp_pa
     _corpus(corpus, "k", 4)
     out = tmp_path / "out"
 
-    def stop_in(stage: str) -> None:
-        original = getattr(driver, stage)
-
-        def terminated(*args: object, **kwargs: object) -> object:
-            os.kill(os.getpid(), signal.SIGTERM)  # the handler raises before this returns
-            return original(*args, **kwargs)
-
-        monkeypatch.setattr(driver, stage, terminated)
-
-    stop_in("_score")
+    _sigterm_in(monkeypatch, "_score")
     with pytest.raises(Interrupted):
         driver.execute(RunConfig(inputs=(str(corpus),), out=str(out), workers=1, progress=False), TABLES)
     def left() -> list[tuple[str, int]]:  # every file and folder beside the input, with its size
@@ -249,7 +247,7 @@ def test_a_resume_interrupted_while_planning_keeps_the_killed_runs_folder(tmp_pa
     killed = left()
     assert killed, "the killed run left no work folder"
     monkeypatch.undo()
-    stop_in("scan_inputs")
+    _sigterm_in(monkeypatch, "scan_inputs")
     with pytest.raises(Interrupted) as caught:
         driver.execute(RunConfig(inputs=(str(corpus),), out=str(out), workers=1, progress=False, resume=True),
                        TABLES)
