@@ -9,6 +9,7 @@ lost after scoring, or a publish that fails, never publishes and keeps the work.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -43,6 +44,32 @@ def test_pieces_read_exactly_the_records_of_the_whole_file(tmp_path_factory: pyt
     read = [r for p in pieces for r in iter_piece(p.path, "auto", 200, p.start, p.end, p.first_line)]
     assert read == whole
     assert inputs[0].sha256 and inputs[0].bytes == path.stat().st_size
+
+
+@settings(max_examples=60, deadline=None)
+@given(lines=st.lists(_LINE, min_size=1, max_size=40), n_shards=st.integers(2, 9), block=st.integers(1, 97))
+def test_cut_points_name_their_line_whatever_the_read_block(tmp_path_factory: pytest.TempPathFactory,
+                                                             lines: list[str], n_shards: int, block: int) -> None:
+    """Each cut is just after a newline and carries the 1-based number of the line it
+    starts, also when the file is read in many blocks (line counting stops after the
+    last cut) and when a cut falls on a block's edge."""
+    import pipeline.execution.plan as plan
+
+    path = tmp_path_factory.mktemp("cuts") / "in.jsonl"
+    data = "".join(lines).encode()
+    path.write_bytes(data)
+    real = plan._BLOCK
+    plan._BLOCK = block
+    try:
+        (scanned,) = scan_inputs([path], n_shards, "auto")
+    finally:
+        plan._BLOCK = real
+    assert scanned.sha256 == hashlib.sha256(data).hexdigest()
+    (whole,) = scan_inputs([path], n_shards, "auto")
+    assert scanned.cuts == whole.cuts
+    for offset, line in scanned.cuts:
+        assert 0 < offset < len(data) and data[offset - 1:offset] == b"\n"
+        assert line == data.count(b"\n", 0, offset) + 1
 
 
 def test_shards_are_contiguous_and_unsplittable_files_stay_whole(tmp_path: Path) -> None:

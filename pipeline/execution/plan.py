@@ -58,7 +58,8 @@ def _scan(path: Location, targets: list[int], split: bool) -> tuple[str, tuple[t
                 if not cuts or cuts[-1][0] != cut:
                     cuts.append((cut, lines + block.count(b"\n", 0, at + 1) + 1))
                 pending = [t for t in pending if t >= cut]
-            lines += block.count(b"\n")
+            if pending:  # line numbers are needed only up to the last cut
+                lines += block.count(b"\n")
             pos += len(block)
     return digest.hexdigest(), tuple((c, n) for c, n in cuts if c < pos)
 
