@@ -4,6 +4,7 @@ sees the killed run's shards."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -57,9 +58,12 @@ def _alive(pid: int) -> bool:
 
 def _interrupt(tmp_path: Path, corpus: Path, out: Path, signum: int,
                extra: list[str] | None = None) -> tuple[subprocess.CompletedProcess[str], set[int]]:
-    cmd = [sys.executable, "-m", "pipeline.cli", "score", str(corpus), "--out", str(out), "--workers", "2",
-           "--shards", "8", "--quiet", *(extra or [])]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # -X faulthandler: a driver that hangs after the signal is sent SIGABRT and prints every
+    # thread's stack (what a CI log needs to say where it hung)
+    cmd = [sys.executable, "-X", "faulthandler", "-m", "pipeline.cli", "score", str(corpus), "--out", str(out),
+           "--workers", "2", "--shards", "8", "--quiet", *(extra or [])]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # its own group: a hung run's workers can be killed
     work = out.parent / f".{out.name}.work" / "out"
     children: set[int] = set()
     deadline = time.monotonic() + 180
@@ -69,7 +73,14 @@ def _interrupt(tmp_path: Path, corpus: Path, out: Path, signum: int,
     children |= _descendants(proc.pid)
     assert proc.poll() is None, "the run finished before it could be interrupted"
     os.kill(proc.pid, signum)
-    stdout, stderr = proc.communicate(timeout=60)
+    try:
+        stdout, stderr = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGABRT)
+        stacks = proc.communicate(timeout=30)[1]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail(f"the run did not stop within 60 s of {signal.Signals(signum).name}; its threads:\n{stacks[-6000:]}")
     return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr), children
 
 
@@ -169,6 +180,81 @@ def test_a_sigint_held_while_the_pool_starts_stops_it(monkeypatch: pytest.Monkey
     assert multiprocessing.active_children() == []
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # unblocked again
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_while_the_pool_works_is_raised_at_our_poll_never_inside_its_code(signum: int) -> None:
+    # raised inside multiprocessing's own code, the exception can leave a lock its handler
+    # threads need held, and terminate() then hangs (a CI run: 60 s): the pool's wait
+    # defers the signal and raises it from raise_pending, between two of its polls
+    import multiprocessing
+    import threading
+
+    from pipeline.errors import Interrupted
+    from pipeline.execution.engines import WorkerPool
+    from pipeline.execution.signals import interruptible
+
+    for delay in (0.3, 0.55, 0.8):
+        timer = threading.Timer(delay, os.kill, (os.getpid(), signum))
+        started = time.monotonic()
+        with pytest.raises(Interrupted) as caught, interruptible(), WorkerPool(2) as pool:
+            timer.start()
+            pool.map(time.sleep, [30.0, 30.0, 30.0], lambda n: None)
+        timer.cancel()
+        assert time.monotonic() - started < 20, "the pool was not stopped at once"
+        innermost = caught.tb
+        while innermost.tb_next is not None:
+            innermost = innermost.tb_next
+        assert innermost.tb_frame.f_code.co_name == "raise_pending", caught.traceback[-3:]
+        assert caught.value.exit_code == 128 + signum
+        assert multiprocessing.active_children() == []
+
+
+# Both workers busy (1 s and 5 s), a 1 MB task taken by the first to be free at 1 s, the
+# next being pickled (0.4 s) when SIGTERM comes at 1.2 s: Pool.terminate() drains the empty
+# pipe, kills the workers and joins the feeding thread, whose 1 MB write then never ends.
+_BIG_TASK_DURING_TERMINATE = """
+import os, signal, threading
+from pipeline.errors import Interrupted
+from pipeline.execution.engines import WorkerPool
+from pipeline.execution.signals import interruptible
+from tests.pool_jobs import SlowToPickle, hold
+with WorkerPool(2) as pool:
+    pool.map(len, [b""], lambda n: None)  # the workers are up
+    timer = threading.Timer(1.2, os.kill, (os.getpid(), signal.SIGTERM))
+    try:
+        with interruptible():
+            timer.start()
+            pool.map(hold, [(1.0, b""), (5.0, b""), SlowToPickle(), SlowToPickle()], lambda n: None)
+    except Interrupted:
+        print("interrupted", flush=True)
+print("stopped", flush=True)
+"""
+
+
+def test_a_pool_stopped_while_it_feeds_a_big_task_does_not_hang() -> None:
+    # a job over INLINE_JOB_BYTES goes through a spool file: what the pipe carries fits in it
+    try:
+        done = subprocess.run([sys.executable, "-c", _BIG_TASK_DURING_TERMINATE], cwd=REPO, capture_output=True,
+                              text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("terminate() hung on the pool's feeding thread")
+    assert done.returncode == 0 and done.stdout.split() == ["interrupted", "stopped"], done.stderr[-2000:]
+
+
+def test_a_signal_inside_deferred_waits_for_its_end() -> None:
+    from pipeline.errors import Interrupted
+    from pipeline.execution.signals import deferred, interruptible
+
+    reached = []
+    with pytest.raises(Interrupted) as caught, interruptible():
+        with deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)  # the handler has run by now: it only recorded the signal
+            reached.append(True)
+    assert reached and caught.value.exit_code == 143
+    with interruptible(), deferred():  # a pending signal does not leak into the next block
+        pass
 
 
 def test_sigterm_during_a_duckdb_query_in_the_driver_is_interrupted() -> None:

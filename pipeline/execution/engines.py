@@ -10,15 +10,20 @@ shut down.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
+import pickle
+import shutil
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing import resource_tracker
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pipeline.errors import Interrupted, UsageError
-from pipeline.execution.signals import reassert, sigint_held, worker_init
+from pipeline.execution.signals import deferred, raise_pending, reassert, sigint_held, worker_init
 
 T = TypeVar("T")
 
@@ -28,6 +33,16 @@ T = TypeVar("T")
 # docs/design.md "Memory"), so a worker's RSS stays what a fresh one reaches; a new
 # worker costs its imports (about 0.9 CPU s, about 0.6% of 32 shards of 32 MB).
 TASKS_PER_WORKER = 32
+# How often the pool's wait looks for a deferred SIGTERM / SIGINT: the longest delay
+# before an interrupted run starts to stop its workers.
+SIGNAL_POLL_S = 0.1
+# A job (function and task, pickled) goes to a worker through the pool's pipe while it is
+# at most this big, else through a file of the pool's spool folder. Pool.terminate()
+# drains the pipe once, kills the workers, then joins the thread that feeds the pipe: a
+# write larger than the pipe's buffer begun after the drain never ends, and the driver
+# hangs (a SIGTERM'd run did, in task_handler.join(): a shard task carries the run's
+# policy, 170 KB pickled, and its labels). Linux pipes hold 64 KB.
+INLINE_JOB_BYTES = 16 * 1024
 
 
 class Progress:
@@ -51,8 +66,15 @@ class Progress:
         sys.stderr.flush()
 
 
-def _indexed(job: tuple[Callable[[T], Any], int, T]) -> tuple[int, Any]:
-    fn, i, task = job
+def _run_job(job: tuple[int, bytes | str]) -> tuple[int, Any]:
+    """A worker's side of :meth:`WorkerPool.map`: the job inline or in a spool file
+    (read once, then removed), run."""
+    i, body = job
+    if isinstance(body, str):
+        path = Path(body)
+        body = path.read_bytes()
+        path.unlink()
+    fn, task = pickle.loads(body)  # pickled by our driver (the pool would pickle it too)
     return i, fn(task)
 
 
@@ -71,8 +93,9 @@ class WorkerPool:
         try:
             # the workers (and the pool's threads, which start the replacements) start with
             # SIGINT held until worker_init ignores it; a SIGINT for the driver meanwhile
-            # is raised as the block ends, and the workers started go with it
-            with sigint_held():
+            # is raised as the block ends, and the workers started go with it; a SIGTERM
+            # waits too (deferred), so it never lands inside the pool's constructor
+            with deferred(), sigint_held():
                 self._pool = ctx.Pool(processes=workers, initializer=worker_init,
                                       maxtasksperchild=TASKS_PER_WORKER or None)
         except BaseException:
@@ -80,22 +103,48 @@ class WorkerPool:
                 self._pool.terminate()
                 self._pool.join()
             raise
+        self._spool = Path(tempfile.mkdtemp(prefix="litmus-gate-pool-"))  # private (0700); removed on exit
+        self._numbers = itertools.count()
+
+    def _jobs(self, fn: Callable[[T], Any], tasks: Sequence[T]) -> Iterator[tuple[int, bytes | str]]:
+        """Each task's job, inline or as a spool file's path (INLINE_JOB_BYTES). The pool's
+        feeding thread draws them one at a time, so only the files of the tasks a worker
+        has not read yet are on disk."""
+        for i, task in enumerate(tasks):
+            body = pickle.dumps((fn, task), protocol=pickle.HIGHEST_PROTOCOL)
+            if len(body) <= INLINE_JOB_BYTES:
+                yield i, body
+            else:
+                path = self._spool / f"job-{next(self._numbers)}.pickle"
+                path.write_bytes(body)
+                yield i, str(path)
 
     def map(self, fn: Callable[[T], Any], tasks: Sequence[T], on_done: Callable[[int], None]) -> list[Any]:
         """``[fn(t) for t in tasks]`` on the workers, in task order; ``on_done(n)`` as each ends."""
         results: list[Any] = [None] * len(tasks)
-        jobs = [(fn, i, t) for i, t in enumerate(tasks)]
-        for n, (i, result) in enumerate(self._pool.imap_unordered(_indexed, jobs), start=1):
-            results[i] = result
-            on_done(n)
+        # signals are raised here, between waits, never inside the pool's code (signals.py)
+        with deferred():
+            found = self._pool.imap_unordered(_run_job, self._jobs(fn, tasks))
+            for n in range(1, len(tasks) + 1):
+                while True:
+                    raise_pending()
+                    try:
+                        i, result = found.next(timeout=SIGNAL_POLL_S)
+                        break
+                    except multiprocessing.TimeoutError:
+                        continue
+                results[i] = result
+                on_done(n)
         return results
 
     def __enter__(self) -> WorkerPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._pool.terminate()  # the tasks are done (or abandoned): kill the workers now
-        self._pool.join()
+        with deferred():  # a second signal waits until the workers are gone
+            self._pool.terminate()  # the tasks are done (or abandoned): kill the workers now
+            self._pool.join()
+            shutil.rmtree(self._spool, ignore_errors=True)
 
 
 def _pool(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, on_done: Callable[[int], None]) -> list[Any]:

@@ -11,6 +11,12 @@ Worker processes ignore SIGINT (a terminal's Ctrl-C reaches the whole process gr
 only the driver decides, and it terminates them. They start with SIGINT blocked
 (:func:`sigint_held`) until :func:`worker_init` ignores it, so a Ctrl-C while they
 still import prints no traceback of theirs either.
+
+A handler that raises lands between any two bytecodes of the main thread, also inside
+``multiprocessing.Pool``'s own code, where an exception can leave a lock held that the
+pool's handler threads need: ``terminate()`` then waits for them forever (a CI run hung
+60 s so). Code that drives the pool runs in :func:`deferred`: a signal is recorded there
+and raised by :func:`raise_pending` at a point of ours (the pool's wait polls it).
 """
 
 from __future__ import annotations
@@ -28,11 +34,41 @@ _active = threading.Event()  # set inside interruptible()
 
 
 _received: list[int] = []  # signals seen inside interruptible(), newest last
+_pending: list[int] = []  # signals received inside deferred() and not raised yet
+_deferring = [False]  # main thread inside deferred()
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
     _received.append(signum)
+    if _deferring[0]:
+        _pending.append(signum)  # raised by raise_pending(), where no library lock is held
+        return
     raise Interrupted(signum, signal.Signals(signum).name)
+
+
+def raise_pending() -> None:
+    """Raise ``Interrupted`` for a signal that :func:`deferred` held back (else nothing)."""
+    if _pending:
+        signum = _pending[-1]
+        _pending.clear()
+        raise Interrupted(signum, signal.Signals(signum).name)
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Within the block (main thread), SIGTERM / SIGINT inside :func:`interruptible` are
+    recorded, not raised: the block calls :func:`raise_pending` at its safe points, and a
+    signal still pending when the block ends normally is raised then. Outside the main
+    thread, or nested, it changes nothing."""
+    if threading.current_thread() is not threading.main_thread() or _deferring[0]:
+        yield
+        return
+    _deferring[0] = True
+    try:
+        yield
+    finally:
+        _deferring[0] = False
+    raise_pending()
 
 
 @contextmanager
@@ -44,6 +80,7 @@ def interruptible() -> Iterator[None]:
     previous = {s: signal.signal(s, _raise) for s in _SIGNALS}
     _active.set()
     _received.clear()
+    _pending.clear()
     try:
         yield
     except Interrupted:
