@@ -23,8 +23,10 @@ $(VENV)/.installed-dev: pyproject.toml constraints-dev.txt | $(BIN)/python
 run: $(VENV)/.installed
 	$(BIN)/litmus-gate score --out runs/sample --overwrite --summary
 
+# two test processes (pytest-xdist; one on a one-core machine): the suite takes ~4.5 min
+# here instead of ~7.5 min in one
 test: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --maxprocesses 2
 
 # Invariant's analyzer needs openai<2 and the dev extra's openai-agents openai>=3: the
 # bench has a venv of its own with the package and the bench extra only.
