@@ -20,3 +20,8 @@ class SlowToPickle:
     def __reduce__(self) -> tuple[Any, ...]:
         time.sleep(0.4)
         return (tuple, ((1.0, b"x" * 2**20),))
+
+
+def sized(n: int) -> bytes:
+    """A result of ``n`` bytes."""
+    return b"r" * n

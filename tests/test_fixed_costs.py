@@ -15,7 +15,7 @@ import pipeline.execution.driver as driver
 import pipeline.sql as sql
 from pipeline.config import RunConfig
 from pipeline.errors import PolicyError
-from pipeline.execution.engines import WorkerPool
+from pipeline.execution.pool import WorkerPool
 from pipeline.run import score
 from pipeline.stages import tables as stage_tables
 from tests.conftest import REPO, stage_connection

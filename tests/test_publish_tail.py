@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pipeline.execution.driver as driver
-from pipeline.execution.engines import WorkerPool
+from pipeline.execution.pool import WorkerPool
 from pipeline.cli import main
 from pipeline.outputs.explain import load, neutral
 from pipeline.outputs.explain_html import page_name, render_page

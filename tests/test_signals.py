@@ -163,7 +163,7 @@ def test_a_sigint_held_while_the_pool_starts_stops_it(monkeypatch: pytest.Monkey
     import multiprocessing
 
     from pipeline.errors import Interrupted
-    from pipeline.execution.engines import WorkerPool
+    from pipeline.execution.pool import WorkerPool
     from pipeline.execution.signals import interruptible
 
     ctx = multiprocessing.get_context("spawn")
@@ -191,7 +191,7 @@ def test_a_signal_while_the_pool_works_is_raised_at_our_poll_never_inside_its_co
     import threading
 
     from pipeline.errors import Interrupted
-    from pipeline.execution.engines import WorkerPool
+    from pipeline.execution.pool import WorkerPool
     from pipeline.execution.signals import interruptible
 
     for delay in (0.3, 0.55, 0.8):
@@ -216,7 +216,7 @@ def test_a_signal_while_the_pool_works_is_raised_at_our_poll_never_inside_its_co
 _BIG_TASK_DURING_TERMINATE = """
 import os, signal, threading
 from pipeline.errors import Interrupted
-from pipeline.execution.engines import WorkerPool
+from pipeline.execution.pool import WorkerPool
 from pipeline.execution.signals import interruptible
 from tests.pool_jobs import SlowToPickle, hold
 with WorkerPool(2) as pool:
@@ -233,7 +233,7 @@ print("stopped", flush=True)
 
 
 def test_a_pool_stopped_while_it_feeds_a_big_task_does_not_hang() -> None:
-    # a job over INLINE_JOB_BYTES goes through a spool file: what the pipe carries fits in it
+    # a job over INLINE_JOB_BYTES goes through a spool file (pool.py): what the pipe carries fits in it
     try:
         done = subprocess.run([sys.executable, "-c", _BIG_TASK_DURING_TERMINATE], cwd=REPO, capture_output=True,
                               text=True, timeout=30)

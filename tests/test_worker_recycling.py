@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
-from pipeline.execution import engines
+from pipeline.execution import engines, pool
 from tests.conftest import REPO, parquet_digests
 
 SAMPLE = REPO / "data" / "sample"
@@ -29,7 +29,7 @@ def _fail_on_three(i: int) -> int:
 @pytest.mark.parametrize("per_worker, least", [(2, 4), (3, 3)])
 def test_each_worker_runs_at_most_tasks_per_worker_tasks(monkeypatch: pytest.MonkeyPatch, per_worker: int,
                                                          least: int) -> None:
-    monkeypatch.setattr(engines, "TASKS_PER_WORKER", per_worker)
+    monkeypatch.setattr(pool, "TASKS_PER_WORKER", per_worker)
     pids = engines.run_tasks(_pid, list(range(8)), workers=2)
     assert os.getpid() not in pids
     # 8 tasks, at most per_worker in one process: at least ceil(8 / per_worker) processes
@@ -38,12 +38,12 @@ def test_each_worker_runs_at_most_tasks_per_worker_tasks(monkeypatch: pytest.Mon
 
 
 def test_without_recycling_two_workers_run_everything(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engines, "TASKS_PER_WORKER", 0)
+    monkeypatch.setattr(pool, "TASKS_PER_WORKER", 0)
     assert len(set(engines.run_tasks(_pid, list(range(8)), workers=2))) <= 2
 
 
 def test_a_failed_shard_leaves_no_worker_while_workers_are_recycled(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engines, "TASKS_PER_WORKER", 1)
+    monkeypatch.setattr(pool, "TASKS_PER_WORKER", 1)
     with pytest.raises(ValueError, match="shard 3 failed"):
         engines.run_tasks(_fail_on_three, list(range(12)), workers=2)
     assert multiprocessing.active_children() == []
@@ -52,7 +52,7 @@ def test_a_failed_shard_leaves_no_worker_while_workers_are_recycled(monkeypatch:
 def test_recycled_workers_give_identical_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runs = []
     for per_worker in (0, 1):  # never replaced; replaced after every shard
-        monkeypatch.setattr(engines, "TASKS_PER_WORKER", per_worker)
+        monkeypatch.setattr(pool, "TASKS_PER_WORKER", per_worker)
         out = tmp_path / f"run-{per_worker}"
         assert main(["score", str(SAMPLE / "corpus"), "--labels", str(SAMPLE / "labels.jsonl"), "--out", str(out),
                      "--workers", "2", "--shards", "5", "--quiet"]) == 0

@@ -1,0 +1,140 @@
+"""The local worker pool: spawned processes that run shard tasks, stopped cleanly however
+a run ends.
+
+Two hazards of ``multiprocessing.Pool`` shape it:
+
+- ``Pool.terminate()`` drains the task pipe once, kills the workers, then joins the thread
+  that feeds the pipe. A write larger than the pipe's buffer that the thread begins after
+  the drain never ends, and the driver hangs (a SIGTERM'd run did, in
+  ``task_handler.join()``: a shard task carries the run's policy, 170 KB pickled, and its
+  labels; Linux pipes hold 64 KB). And a worker killed while it writes a result larger
+  than ``PIPE_BUF`` leaves half a message, on which the result thread waits forever. So
+  what crosses a pipe stays small: a job or result over its bound goes through a file of
+  the pool's spool folder, and the pipe carries the file's name.
+- A signal handler that raises lands between any two bytecodes of the main thread, also
+  inside the pool's own code, where it can leave a lock held that the pool's threads
+  need. The wait runs in :func:`pipeline.execution.signals.deferred` and raises a
+  SIGTERM / SIGINT between two polls.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import pickle
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from multiprocessing import resource_tracker
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pipeline.execution.signals import deferred, raise_pending, sigint_held, worker_init
+
+T = TypeVar("T")
+
+# A pool worker is replaced by a fresh process after this many tasks (0: never). A worker
+# keeps what its allocators hold after a shard (DuckDB's, Polars' jemalloc, Python's) and
+# that creeps shard after shard (measured: +0.4 MB per shard between shards, see
+# docs/design.md "Memory"), so a worker's RSS stays what a fresh one reaches; a new
+# worker costs its imports (about 0.9 CPU s, about 0.6% of 32 shards of 32 MB).
+TASKS_PER_WORKER = 32
+# How often the pool's wait looks for a deferred SIGTERM / SIGINT: the longest delay
+# before an interrupted run starts to stop its workers.
+SIGNAL_POLL_S = 0.1
+# The most a job (function and task, pickled) may weigh on the task pipe: well under the
+# pipe's buffer, which then always takes the one write begun after terminate()'s drain.
+INLINE_JOB_BYTES = 16 * 1024
+# The most a result (pickled) may weigh on the result pipe: with the pool's framing, the
+# whole message stays under PIPE_BUF (4,096 bytes on Linux), written atomically, so a
+# worker killed mid-run never leaves half of one.
+INLINE_RESULT_BYTES = 3 * 1024
+
+
+def _pack(value: Any, limit: int, file: Path) -> bytes | str:
+    """``value`` pickled, or the name of ``file`` holding it when over ``limit`` bytes."""
+    body = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    if len(body) <= limit:
+        return body
+    file.write_bytes(body)
+    return str(file)
+
+
+def _unpack(packed: bytes | str) -> Any:
+    """What :func:`_pack` packed (a file is read once, then removed). Only our own
+    processes write these: the pool would pickle the same values itself."""
+    if isinstance(packed, str):
+        path = Path(packed)
+        packed = path.read_bytes()
+        path.unlink()
+    return pickle.loads(packed)
+
+
+def _run_job(job: tuple[int, bytes | str, str]) -> tuple[int, bytes | str]:
+    """A worker's side of :meth:`WorkerPool.map`: unpack the job, run it, pack its result."""
+    i, packed, spool = job
+    fn, task = _unpack(packed)
+    name = Path(packed).name if isinstance(packed, str) else f"inline-{i}-{multiprocessing.current_process().pid}"
+    return i, _pack(fn(task), INLINE_RESULT_BYTES, Path(spool) / f"result-{name}")
+
+
+class WorkerPool:
+    """Local worker processes (a spawn pool), started before the tasks exist: the driver
+    starts them, then plans the run (policy, labels, hashing the inputs) while they
+    import their libraries (about 0.4 s each), and runs both passes of a run on them.
+    Leaving the ``with`` block, however it is left (SIGTERM/SIGINT included), terminates
+    and joins them (no worker outlives it) and removes the spool folder."""
+
+    def __init__(self, workers: int) -> None:
+        ctx = multiprocessing.get_context("spawn")  # DuckDB threads do not survive fork
+        # the first spawn starts multiprocessing's resource tracker, which unblocks SIGINT
+        # in the calling thread when it has: start it before SIGINT is held
+        resource_tracker.ensure_running()
+        try:
+            # the workers (and the pool's threads, which start the replacements) start with
+            # SIGINT held until worker_init ignores it; a SIGINT for the driver meanwhile
+            # is raised as the block ends, and the workers started go with it; a SIGTERM
+            # waits too (deferred), so it never lands inside the pool's constructor
+            with deferred(), sigint_held():
+                self._pool = ctx.Pool(processes=workers, initializer=worker_init,
+                                      maxtasksperchild=TASKS_PER_WORKER or None)
+        except BaseException:
+            if hasattr(self, "_pool"):
+                self._pool.terminate()
+                self._pool.join()
+            raise
+        self._spool = Path(tempfile.mkdtemp(prefix="litmus-gate-pool-"))  # private (0700)
+        self._numbers = itertools.count()
+
+    def _jobs(self, fn: Callable[[T], Any], tasks: Sequence[T]) -> Iterator[tuple[int, bytes | str, str]]:
+        """Each task's job, packed. The pool's feeding thread draws them one at a time, so
+        only the files of the jobs no worker has read yet are on disk."""
+        for i, task in enumerate(tasks):
+            yield i, _pack((fn, task), INLINE_JOB_BYTES, self._spool / f"job-{next(self._numbers)}"), str(self._spool)
+
+    def map(self, fn: Callable[[T], Any], tasks: Sequence[T], on_done: Callable[[int], None]) -> list[Any]:
+        """``[fn(t) for t in tasks]`` on the workers, in task order; ``on_done(n)`` as each ends."""
+        results: list[Any] = [None] * len(tasks)
+        # signals are raised here, between waits, never inside the pool's code
+        with deferred():
+            found = self._pool.imap_unordered(_run_job, self._jobs(fn, tasks))
+            for n in range(1, len(tasks) + 1):
+                while True:
+                    raise_pending()
+                    try:
+                        i, packed = found.next(timeout=SIGNAL_POLL_S)
+                        break
+                    except multiprocessing.TimeoutError:
+                        continue
+                results[i] = _unpack(packed)
+                on_done(n)
+        return results
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with deferred():  # a second signal waits until the workers are gone
+            self._pool.terminate()  # the tasks are done (or abandoned): kill the workers now
+            self._pool.join()
+            shutil.rmtree(self._spool, ignore_errors=True)
