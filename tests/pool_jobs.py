@@ -25,3 +25,9 @@ class SlowToPickle:
 def sized(n: int) -> bytes:
     """A result of ``n`` bytes."""
     return b"r" * n
+
+
+def first_len(task: tuple[bytes, int]) -> tuple[int, int]:
+    """The length of a task's shared payload, and its number."""
+    payload, number = task
+    return len(payload), number

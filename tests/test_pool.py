@@ -6,8 +6,12 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
+import pytest
+
+from pipeline.execution import pool
 from pipeline.execution.pool import INLINE_JOB_BYTES, INLINE_RESULT_BYTES, WorkerPool, _pack, _unpack
-from tests.pool_jobs import sized
+from tests.conftest import REPO
+from tests.pool_jobs import first_len, sized
 
 
 def test_pack_keeps_small_values_inline_and_big_ones_in_a_file(tmp_path: Path) -> None:
@@ -35,3 +39,36 @@ def test_big_jobs_and_results_round_trip_and_the_spool_goes_with_the_pool() -> N
         assert workers.map(len, payloads, lambda n: None) == [len(p) for p in payloads]
         assert list(spool.iterdir()) == []  # every file read once and removed
     assert not spool.exists()
+
+
+def test_a_shared_value_travels_once_and_the_jobs_stay_inline(tmp_path: Path) -> None:
+    big = b"s" * 2_000_000
+    tasks = [(big, i) for i in range(6)]
+    assert isinstance(_pack((first_len, tasks[0]), INLINE_JOB_BYTES, tmp_path / "j"), str)  # alone: a file
+    with WorkerPool(2) as workers:
+        refs = workers._share([big])
+        assert isinstance(_pack((first_len, tasks[0]), INLINE_JOB_BYTES, tmp_path / "j", refs), bytes)
+        assert workers.map(first_len, tasks, lambda n: None, shared=[big]) == [(len(big), i) for i in range(6)]
+        assert workers.map(first_len, tasks[:2], lambda n: None, shared=[big]) == [(len(big), 0), (len(big), 1)]
+        left = sorted(p.name for p in workers._spool.iterdir())
+    assert left == ["shared-0-0"]  # the one _share above; each map removes its own
+
+
+def test_a_runs_shard_tasks_go_inline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the run's policy (170 KB pickled) and labels are shared: each job on the pipe is small
+    from pipeline.cli import main
+
+    packed: list[bytes | str] = []
+    real = pool._pack
+
+    def recording(value: object, limit: int, file: Path, shared: dict | None = None) -> bytes | str:
+        out = real(value, limit, file, shared)
+        if limit == INLINE_JOB_BYTES:
+            packed.append(out)
+        return out
+
+    monkeypatch.setattr(pool, "_pack", recording)
+    sample = REPO / "data" / "sample"
+    assert main(["score", str(sample / "corpus"), "--labels", str(sample / "labels.jsonl"), "--out",
+                 str(tmp_path / "run"), "--workers", "2", "--shards", "4", "--quiet"]) == 0
+    assert len(packed) == 4 and all(isinstance(p, bytes) for p in packed), [type(p) for p in packed]

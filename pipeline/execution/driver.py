@@ -163,11 +163,12 @@ def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: 
     if finished:
         sys.stderr.write(f"litmus-gate: resuming: {finished} of {len(tasks)} shards already done\n")
     workers = config.workers
+    shared = (tasks[0].policy, tasks[0].labels) if tasks else ()  # every task's: shipped once to each worker
     if finished == len(tasks):  # a --resume of a run killed after its last shard: no worker needed
         markers = [m for m in done if m is not None]
     else:
         markers = run_tasks(first_pass, tasks, workers, config.engine, config.address,
-                            Progress(len(tasks), n_bytes, config.progress), pool())
+                            Progress(len(tasks), n_bytes, config.progress), pool(), shared)
     workdir.fetch_outputs()
     id_files = [str(workdir.local / "out" / m["ids"]) for m in markers]
     unknown = unknown_label_ids(workdir.local, id_files, labels)
@@ -177,7 +178,7 @@ def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: 
     again = [replace(t, priors=p) for t, p in zip(tasks, shard_priors(workdir.local, id_files, len(tasks)))]
     stale = [t for t, m in zip(again, markers) if m.get("priors") != priors_digest(t.priors)]
     if stale:
-        rescored = run_tasks(score_shard, stale, workers, config.engine, config.address, pool=pool())
+        rescored = run_tasks(score_shard, stale, workers, config.engine, config.address, pool=pool(), shared=shared)
         workdir.fetch_outputs()
         for t, m in zip(stale, rescored):
             markers[t.shard] = m

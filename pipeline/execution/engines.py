@@ -43,9 +43,10 @@ class Progress:
         sys.stderr.flush()
 
 
-def _pool(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, on_done: Callable[[int], None]) -> list[Any]:
+def _pool(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, on_done: Callable[[int], None],
+          shared: Sequence[object]) -> list[Any]:
     with WorkerPool(min(workers, len(tasks))) as pool:
-        return pool.map(fn, tasks, on_done)
+        return pool.map(fn, tasks, on_done, shared)
 
 
 def _ray(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, address: str | None,
@@ -93,18 +94,19 @@ def _ray(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, address: str 
 
 def run_tasks(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, engine: str = "local",
               address: str | None = None, on_done: Callable[[int], None] = lambda n: None,
-              pool: WorkerPool | None = None) -> list[Any]:
+              pool: WorkerPool | None = None, shared: Sequence[object] = ()) -> list[Any]:
     """``[fn(t) for t in tasks]``: serially with one worker (or one task), else in a
     spawn pool of ``workers`` processes (``pool`` when given: started earlier by the
-    caller, who stops it), or as Ray tasks with ``engine="ray"``."""
+    caller, who stops it), or as Ray tasks with ``engine="ray"``. ``shared``: values
+    every task holds (a run's policy and labels), which a pool ships to each worker once."""
     if engine == "ray":
         return _ray(fn, tasks, workers, address, on_done)
     if pool is not None:  # its workers have imported what a task needs; this process may not have
-        return pool.map(fn, tasks, on_done)
+        return pool.map(fn, tasks, on_done, shared)
     if workers <= 1 or len(tasks) <= 1:
         results = []
         for n, task in enumerate(tasks, start=1):
             results.append(fn(task))
             on_done(n)
         return results
-    return _pool(fn, tasks, workers, on_done)
+    return _pool(fn, tasks, workers, on_done, shared)

@@ -9,8 +9,10 @@ Two hazards of ``multiprocessing.Pool`` shape it:
   ``task_handler.join()``: a shard task carries the run's policy, 170 KB pickled, and its
   labels; Linux pipes hold 64 KB). And a worker killed while it writes a result larger
   than ``PIPE_BUF`` leaves half a message, on which the result thread waits forever. So
-  what crosses a pipe stays small: a job or result over its bound goes through a file of
-  the pool's spool folder, and the pipe carries the file's name.
+  what crosses a pipe stays small: the values every task of a map shares (a run's policy
+  and labels) are written once to the pool's spool folder and each worker reads them
+  once (pickle's persistent ids), and a job or result still over its bound goes through
+  a file of that folder, the pipe carrying the file's name.
 - A signal handler that raises lands between any two bytecodes of the main thread, also
   inside the pool's own code, where it can leave a lock held that the pool's threads
   need. The wait runs in :func:`pipeline.execution.signals.deferred` and raises a
@@ -19,6 +21,7 @@ Two hazards of ``multiprocessing.Pool`` shape it:
 
 from __future__ import annotations
 
+import io
 import itertools
 import multiprocessing
 import pickle
@@ -51,9 +54,44 @@ INLINE_JOB_BYTES = 16 * 1024
 INLINE_RESULT_BYTES = 3 * 1024
 
 
-def _pack(value: Any, limit: int, file: Path) -> bytes | str:
-    """``value`` pickled, or the name of ``file`` holding it when over ``limit`` bytes."""
-    body = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+# A shared value's reference: (the map's number, its file in the spool folder).
+SharedRef = tuple[int, str]
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a shared value (by identity) as its reference."""
+
+    def __init__(self, file: io.BytesIO, shared: dict[int, SharedRef]) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._shared = shared
+
+    def persistent_id(self, obj: Any) -> SharedRef | None:  # noqa: D102 - pickle's hook
+        return self._shared.get(id(obj))
+
+
+# A worker's shared values, of one map at a time: {"map": number, "values": {file: value}}
+_loaded: dict[str, Any] = {"map": None, "values": {}}
+
+
+class _Unpickler(pickle.Unpickler):
+    """Resolves a shared value's reference: read from its file once per worker and map."""
+
+    def persistent_load(self, pid: SharedRef) -> Any:  # noqa: D102 - pickle's hook
+        number, file = pid
+        if _loaded["map"] != number:
+            _loaded["map"], _loaded["values"] = number, {}
+        values = _loaded["values"]
+        if file not in values:
+            values[file] = pickle.loads(Path(file).read_bytes())
+        return values[file]
+
+
+def _pack(value: Any, limit: int, file: Path, shared: dict[int, SharedRef] | None = None) -> bytes | str:
+    """``value`` pickled (``shared`` values as their references), or the name of ``file``
+    holding it when over ``limit`` bytes."""
+    buffer = io.BytesIO()
+    _Pickler(buffer, shared or {}).dump(value)
+    body = buffer.getvalue()
     if len(body) <= limit:
         return body
     file.write_bytes(body)
@@ -67,7 +105,7 @@ def _unpack(packed: bytes | str) -> Any:
         path = Path(packed)
         packed = path.read_bytes()
         path.unlink()
-    return pickle.loads(packed)
+    return _Unpickler(io.BytesIO(packed)).load()
 
 
 def _run_job(job: tuple[int, bytes | str, str]) -> tuple[int, bytes | str]:
@@ -105,19 +143,33 @@ class WorkerPool:
             raise
         self._spool = Path(tempfile.mkdtemp(prefix="litmus-gate-pool-"))  # private (0700)
         self._numbers = itertools.count()
+        self._maps = itertools.count()
 
-    def _jobs(self, fn: Callable[[T], Any], tasks: Sequence[T]) -> Iterator[tuple[int, bytes | str, str]]:
-        """Each task's job, packed. The pool's feeding thread draws them one at a time, so
-        only the files of the jobs no worker has read yet are on disk."""
+    def _share(self, shared: Sequence[object]) -> dict[int, SharedRef]:
+        """Write each shared value to the spool folder once; their references by identity."""
+        number, refs = next(self._maps), {}
+        for k, value in enumerate(shared):
+            file = self._spool / f"shared-{number}-{k}"
+            file.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+            refs[id(value)] = (number, str(file))
+        return refs
+
+    def _jobs(self, fn: Callable[[T], Any], tasks: Sequence[T],
+              shared: dict[int, SharedRef]) -> Iterator[tuple[int, bytes | str, str]]:
+        """Each task's job, packed. The pool's feeding thread draws them one at a time."""
         for i, task in enumerate(tasks):
-            yield i, _pack((fn, task), INLINE_JOB_BYTES, self._spool / f"job-{next(self._numbers)}"), str(self._spool)
+            file = self._spool / f"job-{next(self._numbers)}"
+            yield i, _pack((fn, task), INLINE_JOB_BYTES, file, shared), str(self._spool)
 
-    def map(self, fn: Callable[[T], Any], tasks: Sequence[T], on_done: Callable[[int], None]) -> list[Any]:
-        """``[fn(t) for t in tasks]`` on the workers, in task order; ``on_done(n)`` as each ends."""
+    def map(self, fn: Callable[[T], Any], tasks: Sequence[T], on_done: Callable[[int], None],
+            shared: Sequence[object] = ()) -> list[Any]:
+        """``[fn(t) for t in tasks]`` on the workers, in task order; ``on_done(n)`` as each
+        ends. ``shared``: values the tasks hold in common (by identity), shipped once."""
         results: list[Any] = [None] * len(tasks)
+        refs = self._share(shared)
         # signals are raised here, between waits, never inside the pool's code
         with deferred():
-            found = self._pool.imap_unordered(_run_job, self._jobs(fn, tasks))
+            found = self._pool.imap_unordered(_run_job, self._jobs(fn, tasks, refs))
             for n in range(1, len(tasks) + 1):
                 while True:
                     raise_pending()
@@ -128,6 +180,8 @@ class WorkerPool:
                         continue
                 results[i] = _unpack(packed)
                 on_done(n)
+        for _, file in refs.values():  # every task has run: no worker reads them again
+            Path(file).unlink()
         return results
 
     def __enter__(self) -> WorkerPool:
