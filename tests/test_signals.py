@@ -185,8 +185,8 @@ def test_a_sigint_held_while_the_pool_starts_stops_it(monkeypatch: pytest.Monkey
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_while_the_pool_works_is_raised_at_our_poll_never_inside_its_code(signum: int) -> None:
     # raised inside multiprocessing's own code, the exception can leave a lock its handler
-    # threads need held, and terminate() then hangs (a CI run: 60 s): the pool's wait
-    # defers the signal and raises it from raise_pending, between two of its polls
+    # threads need held, and terminate() would hang: the pool's wait defers the signal
+    # and raises it from raise_pending, between two of its polls
     import multiprocessing
     import threading
 

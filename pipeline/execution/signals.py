@@ -13,10 +13,12 @@ only the driver decides, and it terminates them. They start with SIGINT blocked
 still import prints no traceback of theirs either.
 
 A handler that raises lands between any two bytecodes of the main thread, also inside
-``multiprocessing.Pool``'s own code, where an exception can leave a lock held that the
-pool's handler threads need: ``terminate()`` then waits for them forever (a CI run hung
-60 s so). Code that drives the pool runs in :func:`deferred`: a signal is recorded there
-and raised by :func:`raise_pending` at a point of ours (the pool's wait polls it).
+``multiprocessing.Pool``'s own code (a ``with`` on its result condition, its task queue's
+lock), where the exception can leave a lock held that the pool's threads need, and
+``terminate()`` would then wait for them forever. Code that drives the pool runs in
+:func:`deferred`: a signal is recorded there and raised by :func:`raise_pending` at a
+point of ours (the pool's wait polls it). (The hang a CI run showed had another cause,
+a task bigger than the pipe: ``pool.py``.)
 """
 
 from __future__ import annotations
