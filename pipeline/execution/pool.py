@@ -128,6 +128,7 @@ class WorkerPool:
         # the first spawn starts multiprocessing's resource tracker, which unblocks SIGINT
         # in the calling thread when it has: start it before SIGINT is held
         resource_tracker.ensure_running()
+        self._spool = Path(tempfile.mkdtemp(prefix="litmus-gate-pool-"))  # private (0700); before any worker
         try:
             # the workers (and the pool's threads, which start the replacements) start with
             # SIGINT held until worker_init ignores it; a SIGINT for the driver meanwhile
@@ -140,8 +141,8 @@ class WorkerPool:
             if hasattr(self, "_pool"):
                 self._pool.terminate()
                 self._pool.join()
+            shutil.rmtree(self._spool, ignore_errors=True)
             raise
-        self._spool = Path(tempfile.mkdtemp(prefix="litmus-gate-pool-"))  # private (0700)
         self._numbers = itertools.count()
         self._maps = itertools.count()
 
