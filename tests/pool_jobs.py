@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 
 def hold(job: tuple[float, bytes]) -> int:
@@ -11,15 +10,6 @@ def hold(job: tuple[float, bytes]) -> int:
     seconds, payload = job
     time.sleep(seconds)
     return len(payload)
-
-
-class SlowToPickle:
-    """A task the driver takes 0.4 s to pickle into 1 MB (a shard task carries the run's
-    policy, 170 KB pickled, and its labels)."""
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        time.sleep(0.4)
-        return (tuple, ((1.0, b"x" * 2**20),))
 
 
 def sized(n: int) -> bytes:
@@ -31,3 +21,8 @@ def first_len(task: tuple[bytes, int]) -> tuple[int, int]:
     """The length of a task's shared payload, and its number."""
     payload, number = task
     return len(payload), number
+
+
+def fail_loudly(n: int) -> int:
+    """Raise an error whose text is ``n`` bytes."""
+    raise ValueError("e" * n)

@@ -9,49 +9,54 @@ from pathlib import Path
 import pytest
 
 from pipeline.execution import pool
-from pipeline.execution.pool import INLINE_JOB_BYTES, INLINE_RESULT_BYTES, WorkerPool, _pack, _unpack
+from pipeline.execution.pool import INLINE_BYTES, WorkerPool, _pack, _unpack
 from tests.conftest import REPO
-from tests.pool_jobs import first_len, sized
+from tests.pool_jobs import fail_loudly, first_len, sized
 
 
 def test_pack_keeps_small_values_inline_and_big_ones_in_a_file(tmp_path: Path) -> None:
-    small = _pack(b"x" * 100, INLINE_RESULT_BYTES, tmp_path / "a")
+    small = _pack(b"x" * 100, INLINE_BYTES, tmp_path / "a")
     assert isinstance(small, bytes) and _unpack(small) == b"x" * 100
-    big = _pack(b"y" * 10_000, INLINE_RESULT_BYTES, tmp_path / "b")
+    big = _pack(b"y" * 10_000, INLINE_BYTES, tmp_path / "b")
     assert big == str(tmp_path / "b") and (tmp_path / "b").is_file()
     assert _unpack(big) == b"y" * 10_000
     assert not (tmp_path / "b").exists()  # read once, then removed
 
 
 def test_a_pool_message_stays_under_pipe_buf() -> None:
-    # the worker's result message: the pool pickles (job, i, (True, (i, packed))) with a 4-byte header
-    framed = pickle.dumps((10**9, 10**6, (True, (10**6, b"r" * INLINE_RESULT_BYTES))))
-    assert len(framed) + 4 <= 4096
-    assert INLINE_JOB_BYTES < 64 * 1024 // 2
+    # what the pool writes, with its 4-byte header: a result (job, i, (True, (i, packed)))
+    # and a job (job, i, _run_job, ((i, packed, result file),), {}); a spool path of 200 bytes
+    from pipeline.execution.pool import _run_job
+
+    result = pickle.dumps((10**9, 10**6, (True, (10**6, b"r" * INLINE_BYTES))))
+    job = pickle.dumps((10**9, 10**6, _run_job, ((10**6, b"j" * INLINE_BYTES, "/" + "p" * 199),), {}))
+    assert len(result) + 4 <= 4096 and len(job) + 4 <= 4096
 
 
 def test_big_jobs_and_results_round_trip_and_the_spool_goes_with_the_pool() -> None:
-    sizes = [0, 10, INLINE_RESULT_BYTES, INLINE_RESULT_BYTES + 1, 200_000]
+    sizes = [0, 10, INLINE_BYTES, INLINE_BYTES + 1, 200_000]
     with WorkerPool(2) as workers:
         spool = workers._spool
         assert workers.map(sized, sizes, lambda n: None) == [b"r" * n for n in sizes]
-        payloads = [b"j" * 10, b"j" * (INLINE_JOB_BYTES + 1), b"j" * 1_000_000]
+        payloads = [b"j" * 10, b"j" * (INLINE_BYTES + 1), b"j" * 1_000_000]
         assert workers.map(len, payloads, lambda n: None) == [len(p) for p in payloads]
         assert list(spool.iterdir()) == []  # every file read once and removed
     assert not spool.exists()
 
 
 def test_a_shared_value_travels_once_and_the_jobs_stay_inline(tmp_path: Path) -> None:
-    big = b"s" * 2_000_000
+    big = bytearray(b"s" * 2_000_000)  # shared by identity (bytes would be a scalar)
     tasks = [(big, i) for i in range(6)]
-    assert isinstance(_pack((first_len, tasks[0]), INLINE_JOB_BYTES, tmp_path / "j"), str)  # alone: a file
+    assert isinstance(_pack((first_len, tasks[0]), INLINE_BYTES, tmp_path / "j"), str)  # alone: a file
     with WorkerPool(2) as workers:
         refs = workers._share([big])
-        assert isinstance(_pack((first_len, tasks[0]), INLINE_JOB_BYTES, tmp_path / "j", refs), bytes)
+        assert isinstance(_pack((first_len, tasks[0]), INLINE_BYTES, tmp_path / "j", refs), bytes)
         assert workers.map(first_len, tasks, lambda n: None, shared=[big]) == [(len(big), i) for i in range(6)]
         assert workers.map(first_len, tasks[:2], lambda n: None, shared=[big]) == [(len(big), 0), (len(big), 1)]
         left = sorted(p.name for p in workers._spool.iterdir())
     assert left == ["shared-0-0"]  # the one _share above; each map removes its own
+    with WorkerPool(1) as workers:
+        assert workers._share([None, 3, "x", big, big]).keys() == {id(big)}  # once; no scalar
 
 
 def test_a_runs_shard_tasks_go_inline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -63,7 +68,7 @@ def test_a_runs_shard_tasks_go_inline(tmp_path: Path, monkeypatch: pytest.Monkey
 
     def recording(value: object, limit: int, file: Path, shared: dict | None = None) -> bytes | str:
         out = real(value, limit, file, shared)
-        if limit == INLINE_JOB_BYTES:
+        if limit == INLINE_BYTES:
             packed.append(out)
         return out
 
@@ -72,3 +77,14 @@ def test_a_runs_shard_tasks_go_inline(tmp_path: Path, monkeypatch: pytest.Monkey
     assert main(["score", str(sample / "corpus"), "--labels", str(sample / "labels.jsonl"), "--out",
                  str(tmp_path / "run"), "--workers", "2", "--shards", "4", "--quiet"]) == 0
     assert len(packed) == 4 and all(isinstance(p, bytes) for p in packed), [type(p) for p in packed]
+
+
+def test_a_workers_error_is_raised_in_the_driver_whatever_its_size() -> None:
+    # an error's traceback is unbounded text: it crosses the pipe like a result
+    with WorkerPool(2) as workers:
+        for n in (10, 50_000):
+            with pytest.raises(ValueError) as caught:
+                workers.map(fail_loudly, [n], lambda n: None)
+            assert str(caught.value) == "e" * n
+            assert "fail_loudly" in str(caught.value.__cause__)  # the worker's traceback
+        assert list(workers._spool.iterdir()) == []

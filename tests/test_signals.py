@@ -210,22 +210,30 @@ def test_a_signal_while_the_pool_works_is_raised_at_our_poll_never_inside_its_co
         assert multiprocessing.active_children() == []
 
 
-# Both workers busy (1 s and 5 s), a 1 MB task taken by the first to be free at 1 s, the
-# next being pickled (0.4 s) when SIGTERM comes at 1.2 s: Pool.terminate() drains the empty
-# pipe, kills the workers and joins the feeding thread, whose 1 MB write then never ends.
+# Both workers busy (1 s and 5 s), a 1 MB task taken by the first to be free at 1 s, and
+# the pool's feeding thread, past its state check, pickling the next (0.4 s, patched) when
+# SIGTERM comes at 1.2 s: Pool.terminate() drains the empty pipe, kills the workers and
+# joins that thread, whose write of 1 MB into a 64 KB pipe nobody reads then never ends.
 _BIG_TASK_DURING_TERMINATE = """
-import os, signal, threading
+import os, signal, threading, time
+import multiprocessing.connection as connection
 from pipeline.errors import Interrupted
 from pipeline.execution.pool import WorkerPool
 from pipeline.execution.signals import interruptible
-from tests.pool_jobs import SlowToPickle, hold
+from tests.pool_jobs import hold
+dumps = connection._ForkingPickler.dumps
+def slow(obj, protocol=None):  # the pool's own pickling of a job, after its state check
+    if isinstance(obj, tuple) and len(obj) == 5 and obj[3] and isinstance(obj[3][0], tuple) and obj[3][0][0] >= 2:
+        time.sleep(0.4)
+    return dumps(obj, protocol)
+connection._ForkingPickler.dumps = staticmethod(slow)
 with WorkerPool(2) as pool:
     pool.map(len, [b""], lambda n: None)  # the workers are up
     timer = threading.Timer(1.2, os.kill, (os.getpid(), signal.SIGTERM))
     try:
         with interruptible():
             timer.start()
-            pool.map(hold, [(1.0, b""), (5.0, b""), SlowToPickle(), SlowToPickle()], lambda n: None)
+            pool.map(hold, [(1.0, b""), (5.0, b""), (1.0, b"x" * 2**20), (1.0, b"x" * 2**20)], lambda n: None)
     except Interrupted:
         print("interrupted", flush=True)
 print("stopped", flush=True)
@@ -233,7 +241,7 @@ print("stopped", flush=True)
 
 
 def test_a_pool_stopped_while_it_feeds_a_big_task_does_not_hang() -> None:
-    # a job over INLINE_JOB_BYTES goes through a spool file (pool.py): what the pipe carries fits in it
+    # a job over INLINE_BYTES goes through a spool file (pool.py): what the pipe carries fits in it
     try:
         done = subprocess.run([sys.executable, "-c", _BIG_TASK_DURING_TERMINATE], cwd=REPO, capture_output=True,
                               text=True, timeout=30)
@@ -255,6 +263,17 @@ def test_a_signal_inside_deferred_waits_for_its_end() -> None:
     assert reached and caught.value.exit_code == 143
     with interruptible(), deferred():  # a pending signal does not leak into the next block
         pass
+    with pytest.raises(Interrupted), interruptible(), deferred():  # left by an error: its signal goes with it
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)
+        raise KeyError("x")
+    with interruptible(), deferred():
+        pass
+    with pytest.raises(Interrupted) as caught, interruptible(), deferred(drop=True):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+        raise Interrupted(signal.SIGTERM, "SIGTERM")  # already leaving on one: the second is dropped
+    assert caught.value.exit_code == 143
 
 
 def test_sigterm_during_a_duckdb_query_in_the_driver_is_interrupted() -> None:

@@ -7,12 +7,15 @@ Two hazards of ``multiprocessing.Pool`` shape it:
   that feeds the pipe. A write larger than the pipe's buffer that the thread begins after
   the drain never ends, and the driver hangs (a SIGTERM'd run did, in
   ``task_handler.join()``: a shard task carries the run's policy, 170 KB pickled, and its
-  labels; Linux pipes hold 64 KB). And a worker killed while it writes a result larger
-  than ``PIPE_BUF`` leaves half a message, on which the result thread waits forever. So
-  what crosses a pipe stays small: the values every task of a map shares (a run's policy
-  and labels) are written once to the pool's spool folder and each worker reads them
-  once (pickle's persistent ids), and a job or result still over its bound goes through
-  a file of that folder, the pipe carrying the file's name.
+  labels; Linux pipes hold 64 KB, and 4-8 KB for a user over ``pipe-user-pages-soft``).
+  And a worker killed while it writes a result larger than ``PIPE_BUF`` leaves half a
+  message, on which the result thread waits forever. So what crosses a pipe stays under
+  ``PIPE_BUF``: the values every task of a map shares (a run's policy and labels) are
+  written once to the pool's spool folder and each worker reads them once (pickle's
+  persistent ids), which leaves a shard task at about 1.1 KB; a job, result or error
+  still over the bound goes through a file of that folder, the pipe carrying its name.
+  (One hazard is CPython's own and stays: a worker killed while it holds the result
+  queue's write lock, a window of a few instructions per result.)
 - A signal handler that raises lands between any two bytecodes of the main thread, also
   inside the pool's own code, where it can leave a lock held that the pool's threads
   need. The wait runs in :func:`pipeline.execution.signals.deferred` and raises a
@@ -29,9 +32,11 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing import resource_tracker
+from multiprocessing.pool import ExceptionWithTraceback  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pipeline.errors import Interrupted
 from pipeline.execution.signals import deferred, raise_pending, sigint_held, worker_init
 
 T = TypeVar("T")
@@ -45,13 +50,11 @@ TASKS_PER_WORKER = 32
 # How often the pool's wait looks for a deferred SIGTERM / SIGINT: the longest delay
 # before an interrupted run starts to stop its workers.
 SIGNAL_POLL_S = 0.1
-# The most a job (function and task, pickled) may weigh on the task pipe: well under the
-# pipe's buffer, which then always takes the one write begun after terminate()'s drain.
-INLINE_JOB_BYTES = 16 * 1024
-# The most a result (pickled) may weigh on the result pipe: with the pool's framing, the
-# whole message stays under PIPE_BUF (4,096 bytes on Linux), written atomically, so a
-# worker killed mid-run never leaves half of one.
-INLINE_RESULT_BYTES = 3 * 1024
+# The most a job or a result (pickled) may weigh on a pipe: with the pool's framing the
+# whole message stays under PIPE_BUF (4,096 bytes on Linux). A result is then written
+# atomically (a worker killed mid-run never leaves half of one), and the drained task pipe,
+# however small, always takes the one job write begun after terminate()'s drain.
+INLINE_BYTES = 3 * 1024
 
 
 # A shared value's reference: (the map's number, its file in the spool folder).
@@ -109,11 +112,16 @@ def _unpack(packed: bytes | str) -> Any:
 
 
 def _run_job(job: tuple[int, bytes | str, str]) -> tuple[int, bytes | str]:
-    """A worker's side of :meth:`WorkerPool.map`: unpack the job, run it, pack its result."""
-    i, packed, spool = job
-    fn, task = _unpack(packed)
-    name = Path(packed).name if isinstance(packed, str) else f"inline-{i}-{multiprocessing.current_process().pid}"
-    return i, _pack(fn(task), INLINE_RESULT_BYTES, Path(spool) / f"result-{name}")
+    """A worker's side of :meth:`WorkerPool.map`: unpack the job, run it, pack its outcome
+    (``(True, result)`` or ``(False, error)``: an error's traceback is unbounded text, so
+    it is bounded like a result) into ``result_file`` when it is over the bound."""
+    i, packed, result_file = job
+    try:
+        fn, task = _unpack(packed)
+        outcome: tuple[bool, Any] = (True, fn(task))
+    except Exception as exc:  # noqa: BLE001 - re-raised in the driver by map()
+        outcome = (False, ExceptionWithTraceback(exc, exc.__traceback__))
+    return i, _pack(outcome, INLINE_BYTES, Path(result_file))
 
 
 class WorkerPool:
@@ -138,18 +146,23 @@ class WorkerPool:
                 self._pool = ctx.Pool(processes=workers, initializer=worker_init,
                                       maxtasksperchild=TASKS_PER_WORKER or None)
         except BaseException:
-            if hasattr(self, "_pool"):
-                self._pool.terminate()
-                self._pool.join()
-            shutil.rmtree(self._spool, ignore_errors=True)
+            with deferred():
+                if hasattr(self, "_pool"):
+                    self._pool.terminate()
+                    self._pool.join()
+                shutil.rmtree(self._spool, ignore_errors=True)
             raise
         self._numbers = itertools.count()
         self._maps = itertools.count()
 
     def _share(self, shared: Sequence[object]) -> dict[int, SharedRef]:
-        """Write each shared value to the spool folder once; their references by identity."""
+        """Write each shared value to the spool folder once; their references by identity.
+        Scalars are left out: they are small, and an interned one (``None``, a small int)
+        is the same object wherever it appears."""
         number, refs = next(self._maps), {}
         for k, value in enumerate(shared):
+            if id(value) in refs or value is None or isinstance(value, (bool, int, float, str, bytes)):
+                continue
             file = self._spool / f"shared-{number}-{k}"
             file.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
             refs[id(value)] = (number, str(file))
@@ -157,10 +170,13 @@ class WorkerPool:
 
     def _jobs(self, fn: Callable[[T], Any], tasks: Sequence[T],
               shared: dict[int, SharedRef]) -> Iterator[tuple[int, bytes | str, str]]:
-        """Each task's job, packed. The pool's feeding thread draws them one at a time."""
+        """Each task's job: its index, the job packed, where an oversized outcome goes.
+        The pool's feeding thread draws them as the task pipe takes them, so the spool
+        holds the files of the jobs queued there (rare: a shard task is about 1.1 KB)."""
         for i, task in enumerate(tasks):
-            file = self._spool / f"job-{next(self._numbers)}"
-            yield i, _pack((fn, task), INLINE_JOB_BYTES, file, shared), str(self._spool)
+            number = next(self._numbers)
+            packed = _pack((fn, task), INLINE_BYTES, self._spool / f"job-{number}", shared)
+            yield i, packed, str(self._spool / f"result-{number}")
 
     def map(self, fn: Callable[[T], Any], tasks: Sequence[T], on_done: Callable[[int], None],
             shared: Sequence[object] = ()) -> list[Any]:
@@ -168,28 +184,34 @@ class WorkerPool:
         ends. ``shared``: values the tasks hold in common (by identity), shipped once."""
         results: list[Any] = [None] * len(tasks)
         refs = self._share(shared)
-        # signals are raised here, between waits, never inside the pool's code
-        with deferred():
-            found = self._pool.imap_unordered(_run_job, self._jobs(fn, tasks, refs))
-            for n in range(1, len(tasks) + 1):
-                while True:
-                    raise_pending()
-                    try:
-                        i, packed = found.next(timeout=SIGNAL_POLL_S)
-                        break
-                    except multiprocessing.TimeoutError:
-                        continue
-                results[i] = _unpack(packed)
-                on_done(n)
-        for _, file in refs.values():  # every task has run: no worker reads them again
-            Path(file).unlink()
+        try:
+            # signals are raised here, between waits, never inside the pool's code
+            with deferred():
+                found = self._pool.imap_unordered(_run_job, self._jobs(fn, tasks, refs))
+                for n in range(1, len(tasks) + 1):
+                    while True:
+                        raise_pending()
+                        try:
+                            i, packed = found.next(timeout=SIGNAL_POLL_S)
+                            break
+                        except multiprocessing.TimeoutError:
+                            continue
+                    ok, results[i] = _unpack(packed)
+                    if not ok:
+                        raise results[i]  # the worker's exception, its traceback as the cause
+                    on_done(n)
+        finally:
+            for _, file in refs.values():  # no worker of this map needs them any more
+                Path(file).unlink(missing_ok=True)
         return results
 
     def __enter__(self) -> WorkerPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        with deferred():  # a second signal waits until the workers are gone
+        # a second signal waits until the workers are gone, and is dropped when the
+        # block is already leaving on one (the first signal's exit code stands)
+        with deferred(drop=isinstance(exc[1], Interrupted)):
             self._pool.terminate()  # the tasks are done (or abandoned): kill the workers now
             self._pool.join()
             shutil.rmtree(self._spool, ignore_errors=True)

@@ -57,10 +57,11 @@ def raise_pending() -> None:
 
 
 @contextmanager
-def deferred() -> Iterator[None]:
+def deferred(drop: bool = False) -> Iterator[None]:
     """Within the block (main thread), SIGTERM / SIGINT inside :func:`interruptible` are
     recorded, not raised: the block calls :func:`raise_pending` at its safe points, and a
-    signal still pending when the block ends normally is raised then. Outside the main
+    signal still pending when the block ends normally is raised then (``drop``: forgotten,
+    for a block run while an ``Interrupted`` is already on its way out). Outside the main
     thread, or nested, it changes nothing."""
     if threading.current_thread() is not threading.main_thread() or _deferring[0]:
         yield
@@ -70,6 +71,8 @@ def deferred() -> Iterator[None]:
         yield
     finally:
         _deferring[0] = False
+        if drop:
+            _pending.clear()
     raise_pending()
 
 
@@ -93,6 +96,7 @@ def interruptible() -> Iterator[None]:
         raise
     finally:
         _active.clear()
+        _pending.clear()  # a deferred block left by an exception: never raised in a later run
         for s, handler in previous.items():
             signal.signal(s, handler)
 
