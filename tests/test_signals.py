@@ -56,14 +56,30 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _started(args: list[str]) -> subprocess.Popen[str]:
+    """``python -X faulthandler ARGS`` in its own process group: if it hangs, :func:`_finished`
+    can print every thread's stack (SIGABRT) and kill its workers with it."""
+    return subprocess.Popen([sys.executable, "-X", "faulthandler", *args], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _finished(proc: subprocess.Popen[str], seconds: float, what: str) -> tuple[str, str]:
+    """Its stdout and stderr; a failure with its threads' stacks if it runs ``seconds`` more."""
+    try:
+        return proc.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGABRT)
+        stacks = proc.communicate(timeout=30)[1]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail(f"{what} within {seconds:.0f} s; its threads:\n{stacks[-6000:]}")
+
+
 def _interrupt(tmp_path: Path, corpus: Path, out: Path, signum: int,
                extra: list[str] | None = None) -> tuple[subprocess.CompletedProcess[str], set[int]]:
-    # -X faulthandler: a driver that hangs after the signal is sent SIGABRT and prints every
-    # thread's stack (what a CI log needs to say where it hung)
-    cmd = [sys.executable, "-X", "faulthandler", "-m", "pipeline.cli", "score", str(corpus), "--out", str(out),
-           "--workers", "2", "--shards", "8", "--quiet", *(extra or [])]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)  # its own group: a hung run's workers can be killed
+    cmd = ["-m", "pipeline.cli", "score", str(corpus), "--out", str(out), "--workers", "2", "--shards", "8",
+           "--quiet", *(extra or [])]
+    proc = _started(cmd)
     work = out.parent / f".{out.name}.work" / "out"
     children: set[int] = set()
     deadline = time.monotonic() + 180
@@ -73,14 +89,7 @@ def _interrupt(tmp_path: Path, corpus: Path, out: Path, signum: int,
     children |= _descendants(proc.pid)
     assert proc.poll() is None, "the run finished before it could be interrupted"
     os.kill(proc.pid, signum)
-    try:
-        stdout, stderr = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.kill(proc.pid, signal.SIGABRT)
-        stacks = proc.communicate(timeout=30)[1]
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        pytest.fail(f"the run did not stop within 60 s of {signal.Signals(signum).name}; its threads:\n{stacks[-6000:]}")
+    stdout, stderr = _finished(proc, 60, f"the run did not stop after {signal.Signals(signum).name}")
     return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr), children
 
 
@@ -242,12 +251,9 @@ print("stopped", flush=True)
 
 def test_a_pool_stopped_while_it_feeds_a_big_task_does_not_hang() -> None:
     # a job over INLINE_BYTES goes through a spool file (pool.py): what the pipe carries fits in it
-    try:
-        done = subprocess.run([sys.executable, "-c", _BIG_TASK_DURING_TERMINATE], cwd=REPO, capture_output=True,
-                              text=True, timeout=30)
-    except subprocess.TimeoutExpired:
-        pytest.fail("terminate() hung on the pool's feeding thread")
-    assert done.returncode == 0 and done.stdout.split() == ["interrupted", "stopped"], done.stderr[-2000:]
+    proc = _started(["-c", _BIG_TASK_DURING_TERMINATE])
+    stdout, stderr = _finished(proc, 30, "terminate() did not end")
+    assert proc.returncode == 0 and stdout.split() == ["interrupted", "stopped"], stderr[-2000:]
 
 
 def test_a_signal_inside_deferred_waits_for_its_end() -> None:
