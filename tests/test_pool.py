@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.execution import pool
-from pipeline.execution.pool import INLINE_BYTES, WorkerPool, _pack, _unpack
+from pipeline.execution.pool import (INLINE_BYTES, WorkerPool, _pack, _unpack, dumps_referring, loads_referring,
+                                     shareable)
 from tests.conftest import REPO
 from tests.pool_jobs import fail_loudly, first_len, sized
 
@@ -57,6 +58,15 @@ def test_a_shared_value_travels_once_and_the_jobs_stay_inline(tmp_path: Path) ->
     assert left == ["shared-0-0"]  # the one _share above; each map removes its own
     with WorkerPool(1) as workers:
         assert workers._share([None, 3, "x", big, big]).keys() == {id(big)}  # once; no scalar
+
+
+def test_a_value_pickled_with_references_gets_the_referred_objects_back() -> None:
+    big = bytearray(b"s" * 100_000)
+    assert shareable([None, 3, "x", big, big, b"b"]) == [big]  # once; no scalar
+    job = dumps_referring({"task": 1, "policy": big}, {id(big): 0})
+    assert len(job) < 100
+    back = loads_referring(job, [big].__getitem__)
+    assert back == {"task": 1, "policy": big} and back["policy"] is big
 
 
 def test_a_runs_shard_tasks_go_inline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from pipeline.errors import Interrupted, UsageError
-from pipeline.execution.pool import WorkerPool
+from pipeline.execution.pool import WorkerPool, dumps_referring, loads_referring, shareable
 from pipeline.execution.signals import reassert
 
 T = TypeVar("T")
@@ -49,10 +49,18 @@ def _pool(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, on_done: Cal
         return pool.map(fn, tasks, on_done, shared)
 
 
+def _ray_job(job: bytes, *values: Any) -> Any:
+    """One Ray task: ``fn(task)`` from ``job``, pickled with references to ``values``
+    (Ray passes each as an object ref, resolved here: a node fetches it once)."""
+    fn, task = loads_referring(job, values.__getitem__)
+    return fn(task)
+
+
 def _ray(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, address: str | None,
-         on_done: Callable[[int], None]) -> list[Any]:
+         on_done: Callable[[int], None], shared: Sequence[object]) -> list[Any]:
     """The same function as Ray tasks (optional extra: ``litmus-gate[ray]``). Every
-    node must see the inputs and the work folder (a shared mount, or URIs)."""
+    node must see the inputs and the work folder (a shared mount, or URIs). The
+    ``shared`` values go into Ray's object store once (``ray.put``), not with every task."""
     try:
         import ray
     except ImportError as exc:
@@ -64,8 +72,11 @@ def _ray(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, address: str 
         reassert()
     refs: list[Any] = []
     try:
-        remote = ray.remote(fn)
-        refs = [remote.remote(t) for t in tasks]
+        values = shareable(shared)
+        stored = [ray.put(v) for v in values]
+        references = {id(v): k for k, v in enumerate(values)}
+        remote = ray.remote(_ray_job)
+        refs = [remote.remote(dumps_referring((fn, t), references), *stored) for t in tasks]
         index = {ref: i for i, ref in enumerate(refs)}
         results: list[Any] = [None] * len(tasks)
         pending, done = list(refs), 0
@@ -98,9 +109,10 @@ def run_tasks(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, engine: 
     """``[fn(t) for t in tasks]``: serially with one worker (or one task), else in a
     spawn pool of ``workers`` processes (``pool`` when given: started earlier by the
     caller, who stops it), or as Ray tasks with ``engine="ray"``. ``shared``: values
-    every task holds (a run's policy and labels), which a pool ships to each worker once."""
+    every task holds (a run's policy and labels), shipped once: to a pool's workers
+    through its spool folder, to Ray through its object store."""
     if engine == "ray":
-        return _ray(fn, tasks, workers, address, on_done)
+        return _ray(fn, tasks, workers, address, on_done, shared)
     if pool is not None:  # its workers have imported what a task needs; this process may not have
         return pool.map(fn, tasks, on_done, shared)
     if workers <= 1 or len(tasks) <= 1:

@@ -64,37 +64,66 @@ SharedRef = tuple[int, str]
 class _Pickler(pickle.Pickler):
     """Pickles a shared value (by identity) as its reference."""
 
-    def __init__(self, file: io.BytesIO, shared: dict[int, SharedRef]) -> None:
+    def __init__(self, file: io.BytesIO, shared: dict[int, Any]) -> None:
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
         self._shared = shared
 
-    def persistent_id(self, obj: Any) -> SharedRef | None:  # noqa: D102 - pickle's hook
+    def persistent_id(self, obj: Any) -> Any:  # noqa: D102 - pickle's hook
         return self._shared.get(id(obj))
+
+
+def shareable(shared: Sequence[object]) -> list[object]:
+    """The values of ``shared`` worth shipping once, each once (by identity). Scalars are
+    left out: they are small, and an interned one (``None``, a small int) is the same
+    object wherever it appears."""
+    seen: dict[int, object] = {}
+    for value in shared:
+        if value is not None and not isinstance(value, (bool, int, float, str, bytes)):
+            seen.setdefault(id(value), value)
+    return list(seen.values())
+
+
+def dumps_referring(value: Any, refs: dict[int, Any]) -> bytes:
+    """``value`` pickled, each object whose ``id`` is a key of ``refs`` as that key's
+    reference (pickle's persistent ids); :func:`loads_referring` resolves them."""
+    buffer = io.BytesIO()
+    _Pickler(buffer, refs).dump(value)
+    return buffer.getvalue()
+
+
+class _Resolver(pickle.Unpickler):
+    def __init__(self, data: bytes, resolve: Callable[[Any], Any]) -> None:
+        super().__init__(io.BytesIO(data))
+        self._resolve = resolve
+
+    def persistent_load(self, pid: Any) -> Any:  # noqa: D102 - pickle's hook
+        return self._resolve(pid)
+
+
+def loads_referring(data: bytes, resolve: Callable[[Any], Any]) -> Any:
+    """What :func:`dumps_referring` pickled, ``resolve(reference)`` giving each referred value."""
+    return _Resolver(data, resolve).load()
 
 
 # A worker's shared values, of one map at a time: {"map": number, "values": {file: value}}
 _loaded: dict[str, Any] = {"map": None, "values": {}}
 
 
-class _Unpickler(pickle.Unpickler):
-    """Resolves a shared value's reference: read from its file once per worker and map."""
-
-    def persistent_load(self, pid: SharedRef) -> Any:  # noqa: D102 - pickle's hook
-        number, file = pid
-        if _loaded["map"] != number:
-            _loaded["map"], _loaded["values"] = number, {}
-        values = _loaded["values"]
-        if file not in values:
-            values[file] = pickle.loads(Path(file).read_bytes())
-        return values[file]
+def _load_shared(pid: SharedRef) -> Any:
+    """A shared value from its reference: read from its file once per worker and map."""
+    number, file = pid
+    if _loaded["map"] != number:
+        _loaded["map"], _loaded["values"] = number, {}
+    values = _loaded["values"]
+    if file not in values:
+        values[file] = pickle.loads(Path(file).read_bytes())
+    return values[file]
 
 
 def _pack(value: Any, limit: int, file: Path, shared: dict[int, SharedRef] | None = None) -> bytes | str:
     """``value`` pickled (``shared`` values as their references), or the name of ``file``
     holding it when over ``limit`` bytes."""
-    buffer = io.BytesIO()
-    _Pickler(buffer, shared or {}).dump(value)
-    body = buffer.getvalue()
+    body = dumps_referring(value, shared or {})
     if len(body) <= limit:
         return body
     file.write_bytes(body)
@@ -108,7 +137,7 @@ def _unpack(packed: bytes | str) -> Any:
         path = Path(packed)
         packed = path.read_bytes()
         path.unlink()
-    return _Unpickler(io.BytesIO(packed)).load()
+    return loads_referring(packed, _load_shared)
 
 
 def _run_job(job: tuple[int, bytes | str, str]) -> tuple[int, bytes | str]:
@@ -156,13 +185,10 @@ class WorkerPool:
         self._maps = itertools.count()
 
     def _share(self, shared: Sequence[object]) -> dict[int, SharedRef]:
-        """Write each shared value to the spool folder once; their references by identity.
-        Scalars are left out: they are small, and an interned one (``None``, a small int)
-        is the same object wherever it appears."""
+        """Write each shared value (:func:`shareable`) to the spool folder once; their
+        references by identity."""
         number, refs = next(self._maps), {}
-        for k, value in enumerate(shared):
-            if id(value) in refs or value is None or isinstance(value, (bool, int, float, str, bytes)):
-                continue
+        for k, value in enumerate(shareable(shared)):
             file = self._spool / f"shared-{number}-{k}"
             file.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
             refs[id(value)] = (number, str(file))
