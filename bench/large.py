@@ -45,6 +45,7 @@ def run(corpus: Path, out: Path, workers: int | None) -> dict:
     if workers:
         cmd += ["--workers", str(workers)]
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    at_start = machine()  # the load average before the run, not after it
     m = measure(cmd, cwd=REPO, watch=(out.parent, (f".{out.name}.work", f".{out.name}.staging-*")),
                 disk_every=5.0)
     published = folder_bytes(out.parent, (out.name,)) if m.returncode == 0 else 0
@@ -54,7 +55,7 @@ def run(corpus: Path, out: Path, workers: int | None) -> dict:
             "shards": auto_shards(n_bytes), "command": " ".join(cmd), "rss_phases": m.rss["phases"] if m.rss else {},
             "worker_processes": m.rss["worker_processes"] if m.rss else 0,
             "rss_at_peak": m.rss["at_peak"] if m.rss else {},
-            "rss_tenths": m.rss["tenths"] if m.rss else []}
+            "rss_tenths": m.rss["tenths"] if m.rss else [], "machine": at_start}
 
 
 def phase_lines(res: dict) -> list[str]:
@@ -103,7 +104,7 @@ def markdown(res: dict) -> str:
     lines += phase_lines(res)
     if not ok:
         lines += ["Last lines of its stderr:", "", "```", *res["stderr_tail"], "```", ""]
-    lines += [machine(), f"Command: `{res['command']}`"]
+    lines += [res.get("machine") or machine(), f"Command: `{res['command']}`"]
     return "\n".join(lines)
 
 
