@@ -14,6 +14,41 @@ pytest.importorskip("ray")
 SAMPLE = REPO / "data" / "sample"
 
 
+def test_ray_tasks_carry_references_to_what_they_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The function and the shared values go to Ray's object store once; each task's
+    arguments are its small job and object refs. The function may be one pickle cannot
+    ship by name (a lambda, a function of ``__main__``): Ray's own serializer ships it."""
+    import ray
+
+    from pipeline.execution import engines
+    from pipeline.execution.engines import run_tasks
+
+    calls: list[tuple[object, ...]] = []
+    real_remote = ray.remote
+
+    def remote(*args, **kwargs):  # type: ignore[no-untyped-def]
+        task = real_remote(*args, **kwargs)
+        if args[:1] != (engines._ray_job,):  # Ray's own uses
+            return task
+
+        class Recording:
+            def remote(self, *args: object) -> object:
+                calls.append(args)
+                return task.remote(*args)
+
+        return Recording()
+
+    monkeypatch.setattr(ray, "remote", remote)
+    table = {"words": ["x" * 1000] * 200}  # about 200 KB: more than any task should carry
+    offset = 7
+    results = run_tasks(lambda t: len(table["words"]) * t + offset, [1, 2, 3], 2, engine="ray",
+                        shared=[table, None, offset])
+    assert results == [207, 407, 607]
+    assert len(calls) == 3
+    for job, *stored in calls:
+        assert isinstance(job, bytes) and len(job) < 4096, len(job)
+        # the lambda and the table (not the scalar): references, not copies
+        assert len(stored) == 2 and all(isinstance(ref, ray.ObjectRef) for ref in stored), stored
 
 
 def test_ray_engine_equals_local_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -72,11 +72,14 @@ def _ray(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, address: str 
         reassert()
     refs: list[Any] = []
     try:
-        values = shareable(shared)
-        stored = [ray.put(v) for v in values]
-        references = {id(v): k for k, v in enumerate(values)}
+        # the function goes by reference too: Ray's serializer (cloudpickle) ships it, so
+        # a function defined in __main__ works as with any Ray task
+        values = shareable([fn, *shared])
+        stored = [ray.put(v) for v in values.values()]
+        references = {key: k for k, key in enumerate(values)}
         remote = ray.remote(_ray_job)
-        refs = [remote.remote(dumps_referring((fn, t), references), *stored) for t in tasks]
+        for t in tasks:  # appended one by one: a task that fails to pickle leaves the earlier ones to cancel
+            refs.append(remote.remote(dumps_referring((fn, t), references), *stored))
         index = {ref: i for i, ref in enumerate(refs)}
         results: list[Any] = [None] * len(tasks)
         pending, done = list(refs), 0

@@ -72,15 +72,16 @@ class _Pickler(pickle.Pickler):
         return self._shared.get(id(obj))
 
 
-def shareable(shared: Sequence[object]) -> list[object]:
-    """The values of ``shared`` worth shipping once, each once (by identity). Scalars are
-    left out: they are small, and an interned one (``None``, a small int) is the same
-    object wherever it appears."""
+def shareable(shared: Sequence[object]) -> dict[int, object]:
+    """The values of ``shared`` worth shipping once, each once, keyed by identity (the
+    keys :func:`dumps_referring` looks objects up by). Scalars are left out: they are
+    small, and an interned one (``None``, a small int) is the same object wherever it
+    appears."""
     seen: dict[int, object] = {}
     for value in shared:
         if value is not None and not isinstance(value, (bool, int, float, str, bytes)):
             seen.setdefault(id(value), value)
-    return list(seen.values())
+    return seen
 
 
 def dumps_referring(value: Any, refs: dict[int, Any]) -> bytes:
@@ -188,10 +189,10 @@ class WorkerPool:
         """Write each shared value (:func:`shareable`) to the spool folder once; their
         references by identity."""
         number, refs = next(self._maps), {}
-        for k, value in enumerate(shareable(shared)):
+        for k, (key, value) in enumerate(shareable(shared).items()):
             file = self._spool / f"shared-{number}-{k}"
             file.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-            refs[id(value)] = (number, str(file))
+            refs[key] = (number, str(file))
         return refs
 
     def _jobs(self, fn: Callable[[T], Any], tasks: Sequence[T],
