@@ -16,13 +16,15 @@ marker; the driver downloads the finished outputs (``fetch_outputs``) to publish
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import secrets
 import shutil
 import tempfile
-from contextlib import AbstractContextManager, suppress
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,6 +144,39 @@ def _folder(out: Location, work_dir: Path | str | None) -> Location:
     if base is None:
         return Path(tempfile.gettempdir()) / "litmus-gate" / key / f".{out.name}.work"
     return base.resolve() / f".{out.name}-{key}.work"
+
+
+def lock_file(out: Location) -> Path:
+    """The file a run into ``out`` locks: ``.<RUN name>.lock`` beside a local RUN_DIR; for a
+    URI, a file of the system temp folder keyed by it (runs of one machine only)."""
+    if isinstance(out, Path):
+        return out.resolve().parent / f".{out.name}.lock"
+    key = hashlib.sha256(str(out).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / "litmus-gate" / key / f".{out.name}.lock"
+
+
+@contextmanager
+def run_lock(out: Location) -> Iterator[None]:
+    """Hold the lock of runs into ``out`` for the block, or fail at once: two runs into
+    one RUN_DIR (a nightly job started while the last one still runs) would share the
+    work folder, each clearing the other's shards. The kernel releases the lock however
+    the process ends (SIGKILL too), so a killed run never blocks the next; the file stays."""
+    path = lock_file(out)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a+")  # noqa: SIM115 - held for the block
+    except OSError as exc:
+        raise UsageError(f"cannot create the run's lock file {path}: {exc.strerror or exc}",
+                         "check that the folder of --out is writable") from exc
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"another litmus-gate run is writing to {out} (it holds {path})",
+                             "wait for it to end, or give another --out") from None
+        yield
+    finally:
+        handle.close()  # releases the lock
 
 
 def open_work(out: Location, work_dir: Path | str | None, digest: str, resume: bool,

@@ -1,0 +1,74 @@
+"""Two runs into one RUN_DIR: the second fails at once with one line and touches nothing
+(the first one's work folder, shards and result stay whole); a killed run's lock never
+blocks the next run."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from pipeline.execution.workdir import lock_file, run_lock
+from tests.conftest import REPO
+from tests.test_signals import _corpus, _finished, _ids, _started
+
+SAMPLE = REPO / "data" / "sample" / "corpus"
+
+
+def test_a_run_into_a_run_dir_another_run_holds_fails_and_touches_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    work = tmp_path / ".run.work"
+    work.mkdir()
+    (work / "plan.json").write_text('{"plan": "theirs", "token": "t"}')
+    with run_lock(out):  # as the other run holds it (flock: per open file, also in one process)
+        assert main(["score", str(SAMPLE), "--out", str(out), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "another litmus-gate run is writing to" in err[0], err
+        assert not out.exists() and (work / "plan.json").read_text() == '{"plan": "theirs", "token": "t"}'
+        assert main(["score", str(SAMPLE), "--out", str(out), "--overwrite", "--resume", "--quiet"]) == 2
+    assert main(["score", str(SAMPLE), "--out", str(out), "--quiet"]) == 0  # released with the block
+    assert (out / "manifest.json").is_file() and not work.exists()
+
+
+def test_a_killed_runs_lock_does_not_block_the_next_run(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
+         "from pipeline.execution.workdir import run_lock\n"
+         "with run_lock(Path(sys.argv[1])):\n    print('held', flush=True)\n    time.sleep(600)\n", str(out)],
+        cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert main(["score", str(SAMPLE), "--out", str(out), "--quiet"]) == 2
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(30)
+    finally:
+        holder.kill()
+    assert lock_file(out).is_file()  # the file stays; the kernel dropped the lock with the process
+    assert main(["score", str(SAMPLE), "--out", str(out), "--quiet"]) == 0
+
+
+def test_a_second_run_started_while_the_first_scores_leaves_it_whole(tmp_path: Path) -> None:
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    ids = _corpus(first, "one-", 1600)
+    _corpus(second, "two-", 50)
+    out = tmp_path / "run"
+    proc = _started(["-m", "pipeline.cli", "score", str(first), "--out", str(out), "--workers", "2",
+                     "--shards", "8", "--quiet"])
+    work = tmp_path / ".run.work" / "out"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not list(work.glob("shard-*.done")) and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the first run finished before the second started"
+    late = subprocess.run([sys.executable, "-m", "pipeline.cli", "score", str(second), "--out", str(out),
+                           "--overwrite", "--quiet"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert late.returncode == 2 and "another litmus-gate run" in late.stderr, late.stderr
+    _finished(proc, 180, "the first run did not finish")
+    assert proc.returncode == 0
+    assert _ids(out, "verdicts") == ids  # all of the first run's records, none of the second's
