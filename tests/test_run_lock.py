@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
-from pipeline.execution.workdir import lock_file, run_lock
+from pipeline.execution.workdir import RunLock, lock_file
 from tests.conftest import REPO
 from tests.test_signals import _corpus, _finished, _ids, _started
 
@@ -26,7 +26,8 @@ def test_a_run_into_a_run_dir_another_run_holds_fails_and_touches_nothing(
     work = tmp_path / ".run.work"
     work.mkdir()
     (work / "plan.json").write_text('{"plan": "theirs", "token": "t"}')
-    with run_lock(out):  # as the other run holds it (flock: per open file, also in one process)
+    with RunLock(out) as other:  # as another run holds it (flock: per open file, also in one process)
+        other.acquire()
         assert main(["score", str(SAMPLE), "--out", str(out), "--quiet"]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "another litmus-gate run is writing to" in err[0], err
@@ -34,14 +35,16 @@ def test_a_run_into_a_run_dir_another_run_holds_fails_and_touches_nothing(
         assert main(["score", str(SAMPLE), "--out", str(out), "--overwrite", "--resume", "--quiet"]) == 2
     assert main(["score", str(SAMPLE), "--out", str(out), "--quiet"]) == 0  # released with the block
     assert (out / "manifest.json").is_file() and not work.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # the lock's file went with it
 
 
 def test_a_killed_runs_lock_does_not_block_the_next_run(tmp_path: Path) -> None:
     out = tmp_path / "run"
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
-         "from pipeline.execution.workdir import run_lock\n"
-         "with run_lock(Path(sys.argv[1])):\n    print('held', flush=True)\n    time.sleep(600)\n", str(out)],
+         "from pipeline.execution.workdir import RunLock\n"
+         "with RunLock(Path(sys.argv[1])) as lock:\n    lock.acquire()\n    print('held', flush=True)\n"
+         "    time.sleep(600)\n", str(out)],
         cwd=REPO, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
@@ -50,8 +53,9 @@ def test_a_killed_runs_lock_does_not_block_the_next_run(tmp_path: Path) -> None:
         holder.wait(30)
     finally:
         holder.kill()
-    assert lock_file(out).is_file()  # the file stays; the kernel dropped the lock with the process
+    assert lock_file(out).is_file()  # a SIGKILL leaves the file; the kernel dropped the lock
     assert main(["score", str(SAMPLE), "--out", str(out), "--quiet"]) == 0
+    assert not lock_file(out).exists()
 
 
 def test_a_second_run_started_while_the_first_scores_leaves_it_whole(tmp_path: Path) -> None:

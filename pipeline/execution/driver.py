@@ -43,7 +43,7 @@ from pipeline.execution.plan import InputFile, plan_digest, scan_inputs, shard_p
 from pipeline.execution.publish import assemble, check_out_location, publish_to, staging_for, table_view
 from pipeline.execution.shard import ShardTask, first_pass, priors_digest, score_shard
 from pipeline.execution.signals import interruptible
-from pipeline.execution.workdir import WorkDir, open_work, planned_shards, run_lock
+from pipeline.execution.workdir import RunLock, WorkDir, open_work, planned_shards
 from pipeline.ingest.label_provenance import label_provenance, provenance_notes
 from pipeline.policy import Policy, load_policy
 from pipeline.storage import Location, location, open_raw, size
@@ -189,17 +189,18 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
     """Plan, score, check and publish one run (see the module docstring), holding the
     lock of runs into its RUN_DIR from the start to the work folder's removal."""
     out = location(config.out)
-    with run_lock(out):
-        return _execute(config, tables, out)
+    with RunLock(out) as lock:
+        return _execute(config, tables, out, lock)
 
 
-def _execute(config: RunConfig, tables: tuple[str, ...], out: Location) -> RunResult:
+def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: RunLock) -> RunResult:
     from pipeline.ingest.reader import discover_inputs
     from pipeline.ingest.tables_in import LABELS_SCHEMA, read_labels
 
     kept: list[bool] = []  # a work folder is there for --resume: this run's, or a killed run's
     with _resume_hint(kept), interruptible(), ExitStack() as pools:
         check_out_location(out, config.overwrite)
+        lock.acquire()  # after the operator's mistakes (which write nothing), before the work folder
         files = discover_inputs(list(config.inputs))
         n_bytes = sum(size(p) for p in files)
         n_shards = shard_count(config, n_bytes)

@@ -23,8 +23,7 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -155,28 +154,50 @@ def lock_file(out: Location) -> Path:
     return Path(tempfile.gettempdir()) / "litmus-gate" / key / f".{out.name}.lock"
 
 
-@contextmanager
-def run_lock(out: Location) -> Iterator[None]:
-    """Hold the lock of runs into ``out`` for the block, or fail at once: two runs into
-    one RUN_DIR (a nightly job started while the last one still runs) would share the
-    work folder, each clearing the other's shards. The kernel releases the lock however
-    the process ends (SIGKILL too), so a killed run never blocks the next; the file stays."""
-    path = lock_file(out)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(path, "a+")  # noqa: SIM115 - held for the block
-    except OSError as exc:
-        raise UsageError(f"cannot create the run's lock file {path}: {exc.strerror or exc}",
-                         "check that the folder of --out is writable") from exc
-    try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise UsageError(f"another litmus-gate run is writing to {out} (it holds {path})",
-                             "wait for it to end, or give another --out") from None
-        yield
-    finally:
-        handle.close()  # releases the lock
+class RunLock:
+    """The lock of runs into one RUN_DIR: two runs into it (a nightly job started while
+    the last one still runs) would share the work folder, each clearing the other's
+    shards. :meth:`acquire` takes it or fails at once; leaving the ``with`` block releases
+    it and removes its file (a run leaves nothing beside RUN_DIR). The kernel releases an
+    ``flock`` however the process ends (SIGKILL too): a killed run's file never blocks."""
+
+    def __init__(self, out: Location) -> None:
+        self.out, self.path = out, lock_file(out)
+        self._handle: Any = None
+
+    def acquire(self) -> None:
+        """Hold the lock until the block ends, or raise :class:`UsageError`."""
+        while self._handle is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                handle = open(self.path, "a+")  # noqa: SIM115 - held until release
+            except OSError as exc:
+                raise UsageError(f"cannot create the run's lock file {self.path}: {exc.strerror or exc}",
+                                 "check that the folder of --out is writable") from exc
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                raise UsageError(f"another litmus-gate run is writing to {self.out} (it holds {self.path})",
+                                 "wait for it to end, or give another --out") from None
+            try:  # the file a run that just ended removed is no lock: open the path's new one
+                same = os.stat(self.path).st_ino == os.fstat(handle.fileno()).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                self._handle = handle
+            else:
+                handle.close()
+
+    def __enter__(self) -> RunLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._handle is not None:
+            with suppress(OSError):
+                self.path.unlink()  # while held: a run waiting on this file then opens a new one
+            self._handle.close()
+            self._handle = None
 
 
 def open_work(out: Location, work_dir: Path | str | None, digest: str, resume: bool,
