@@ -17,9 +17,7 @@ while planning: then the message says to rerun the same command).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import platform
 import shutil
 import sys
 import threading
@@ -27,26 +25,25 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from pipeline import __version__
 from pipeline.config import RunConfig
 from pipeline.errors import CanaryError, Interrupted, LabelsError, SchemaValidationError, UsageError
 from pipeline.execution.closing import Closing
 from pipeline.execution.duplicates import shard_priors, unknown_label_ids
+from pipeline.execution.manifest import run_manifest, sha256_of
 from pipeline.execution.engines import Progress, WorkerPool, run_tasks
-from pipeline.execution.plan import InputFile, plan_digest, scan_inputs, shard_pieces
+from pipeline.execution.plan import plan_digest, scan_inputs, shard_pieces
 from pipeline.execution.publish import assemble, check_out_location, publish_to, staging_for, table_view
 from pipeline.execution.shard import ShardTask, first_pass, priors_digest, score_shard
 from pipeline.execution.signals import interruptible
 from pipeline.execution.workdir import RunLock, WorkDir, open_work, planned_shards
-from pipeline.ingest.label_provenance import label_provenance, provenance_notes
+from pipeline.ingest.label_provenance import provenance_notes
 from pipeline.policy import Policy, load_policy
-from pipeline.storage import Location, location, open_raw, size
+from pipeline.storage import Location, location, size
 
 
 @dataclass(frozen=True)
@@ -57,42 +54,6 @@ class RunResult:
     row_counts: dict[str, int]
     records_read: int
     manifest: dict[str, object]
-
-
-def sha256_of(path: Location) -> str:
-    """SHA-256 of a (small) file: labels, gold."""
-    digest = hashlib.sha256()
-    with open_raw(path) as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _versions() -> dict[str, str]:
-    out = {"litmus-gate": __version__, "python": platform.python_version()}
-    for dist in ("duckdb", "polars", "pyarrow", "pandera"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "unknown"
-    return out
-
-
-def _manifest(config: RunConfig, inputs: list[InputFile], policy: Policy, records: int) -> dict[str, object]:
-    return {
-        "command": config.extra.get("command", "score"),
-        "inputs": [{"path": str(f.path), "sha256": f.sha256, "bytes": f.bytes} for f in inputs],
-        "format": config.fmt,
-        "suite": config.suite,
-        "policy": {"sha256": policy.sha256, "sources": list(policy.sources)},
-        "labels": {"path": str(config.labels), "sha256": sha256_of(config.labels),
-                   **label_provenance(config.labels)} if config.labels else None,
-        "gold": {"path": str(config.gold), "sha256": sha256_of(config.gold)} if config.gold else None,
-        "versions": _versions(),
-        "settings": {"workers": config.workers, "shards": config.shards},
-        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "records_read": records,
-    }
 
 
 # below this many bytes per worker, one shard in this process beats starting a pool
@@ -253,7 +214,7 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
             if failures:
                 raise CanaryError("canaries failed, the grader is broken: " + "; ".join(failures),
                                   "no run was published")
-            manifest = _manifest(config, inputs, policy, sum(int(m["records"]) for m in markers))
+            manifest = run_manifest(config, inputs, policy, sum(int(m["records"]) for m in markers))
             result = _publish(config, out, workdir.local, markers, tables, manifest, policy, closing.wait)
         finally:
             closing.wait()  # no worker outlives the run, however it ends
