@@ -39,10 +39,11 @@ def test_ray_tasks_carry_references_to_what_they_share(monkeypatch: pytest.Monke
         return Recording()
 
     monkeypatch.setattr(ray, "remote", remote)
-    table = {"words": ["x" * 1000] * 200}  # about 200 KB: more than any task should carry
+    table = {"words": [f"{i:04d}" + "x" * 996 for i in range(200)]}  # 200 KB pickled (distinct strings)
     offset = 7
-    results = run_tasks(lambda t: len(table["words"]) * t + offset, [1, 2, 3], 2, engine="ray",
-                        shared=[table, None, offset])
+    # each task holds the table, as a shard task holds the run's policy and labels
+    results = run_tasks(lambda t: len(t[0]["words"]) * t[1] + offset, [(table, 1), (table, 2), (table, 3)], 2,
+                        engine="ray", shared=[table, None, offset])
     assert results == [207, 407, 607]
     assert len(calls) == 3
     for job, *stored in calls:

@@ -4,6 +4,7 @@ blocks the next run."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -13,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
-from pipeline.execution.workdir import RunLock, lock_file
+from pipeline.errors import UsageError
+from pipeline.execution import workdir
+from pipeline.execution.workdir import RunLock, lock_file, private_temp
 from tests.conftest import REPO
 from tests.test_signals import _corpus, _finished, _ids, _started
 
@@ -33,12 +36,13 @@ def test_a_run_into_a_run_dir_another_run_holds_fails_and_touches_nothing(
         assert len(err) == 1 and "another litmus-gate run is writing to" in err[0], err
         assert not out.exists() and (work / "plan.json").read_text() == '{"plan": "theirs", "token": "t"}'
         assert main(["score", str(SAMPLE), "--out", str(out), "--overwrite", "--resume", "--quiet"]) == 2
+        assert "another litmus-gate run is writing to" in capsys.readouterr().err
     assert main(["score", str(SAMPLE), "--out", str(out), "--quiet"]) == 0  # released with the block
     assert (out / "manifest.json").is_file() and not work.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # the lock's file went with it
 
 
-def test_a_killed_runs_lock_does_not_block_the_next_run(tmp_path: Path) -> None:
+def test_a_killed_runs_lock_does_not_block_the_next_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
@@ -49,6 +53,7 @@ def test_a_killed_runs_lock_does_not_block_the_next_run(tmp_path: Path) -> None:
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         assert main(["score", str(SAMPLE), "--out", str(out), "--quiet"]) == 2
+        assert "another litmus-gate run is writing to" in capsys.readouterr().err
         holder.send_signal(signal.SIGKILL)
         holder.wait(30)
     finally:
@@ -76,3 +81,55 @@ def test_a_second_run_started_while_the_first_scores_leaves_it_whole(tmp_path: P
     _finished(proc, 180, "the first run did not finish")
     assert proc.returncode == 0
     assert _ids(out, "verdicts") == ids  # all of the first run's records, none of the second's
+
+
+def test_a_lock_file_removed_between_open_and_flock_is_opened_again(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # run A opens the lock file; run B takes the lock, ends and removes the file; A's flock
+    # then succeeds on a file nobody looks at: A must open the path's new file and lock that
+    out = tmp_path / "run"
+    real = workdir.fcntl.flock
+    interleaved: list[int] = []
+
+    def flock(handle: object, flags: int) -> None:
+        if not interleaved:
+            interleaved.append(1)
+            with RunLock(out) as b:
+                b.acquire()  # B: its own open file, locked, released and removed below
+        real(handle, flags)
+
+    monkeypatch.setattr(workdir.fcntl, "flock", flock)
+    with RunLock(out) as a:
+        a.acquire()
+        monkeypatch.setattr(workdir.fcntl, "flock", real)
+        assert interleaved and lock_file(out).is_file()
+        held = os.fstat(a._handle.fileno())
+        assert (held.st_dev, held.st_ino) == (os.stat(lock_file(out)).st_dev, os.stat(lock_file(out)).st_ino)
+        with RunLock(out) as c, pytest.raises(UsageError, match="another litmus-gate run"):
+            c.acquire()  # a third run sees A's lock
+    assert not lock_file(out).exists()
+
+
+def test_a_release_removes_only_its_own_file(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with RunLock(out) as a:
+        a.acquire()
+        lock_file(out).unlink()  # removed by hand while held; another run then locks a new file
+        with RunLock(out) as b:
+            b.acquire()
+            a.__exit__(None, None, None)  # A's release must leave B's file alone
+            assert lock_file(out).is_file()
+    assert not lock_file(out).exists()
+
+
+def test_a_uri_runs_lock_is_in_this_users_private_temp_folder(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.storage import location
+
+    monkeypatch.setattr(workdir.tempfile, "gettempdir", lambda: str(tmp_path))
+    path = lock_file(location(f"file://{tmp_path}/bucket/nightly"))
+    assert path.parent == tmp_path / f"litmus-gate-{os.getuid()}" and path.name.endswith(".lock")
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    path.parent.chmod(0o755)  # not private (another user's, or loosened): refused, not used
+    with pytest.raises(UsageError, match="not this user's private folder"):
+        private_temp()

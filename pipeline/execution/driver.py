@@ -148,8 +148,10 @@ def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: 
 
 def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
     """Plan, score, check and publish one run (see the module docstring), holding the
-    lock of runs into its RUN_DIR from the start to the work folder's removal."""
-    out = location(config.out)
+    lock of runs into its RUN_DIR from after the operator's checks to the work folder's
+    removal."""
+    with _resume_hint([]), interruptible():  # a URI may look its bucket up on the network
+        out = location(config.out)
     with RunLock(out) as lock:
         return _execute(config, tables, out, lock)
 
@@ -162,6 +164,7 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
     with _resume_hint(kept), interruptible(), ExitStack() as pools:
         check_out_location(out, config.overwrite)
         lock.acquire()  # after the operator's mistakes (which write nothing), before the work folder
+        check_out_location(out, config.overwrite)  # again: a run may have published meanwhile
         files = discover_inputs(list(config.inputs))
         n_bytes = sum(size(p) for p in files)
         n_shards = shard_count(config, n_bytes)

@@ -1,7 +1,8 @@
 """Run shard tasks: in this process, in local worker processes, or as Ray tasks.
 
-Every engine runs the same picklable function on the same tasks and returns the
-results in task order. Whatever stops a run (an error in a shard, SIGTERM/SIGINT as
+Every engine runs the same function on the same tasks and returns the results in task
+order (the function picklable by reference, as a module's function is: Ray's serializer
+also ships a lambda). Whatever stops a run (an error in a shard, SIGTERM/SIGINT as
 :class:`pipeline.errors.Interrupted`), the engine cleans up before it returns: the
 local pool is terminated and joined (no worker outlives the driver), pending Ray
 tasks are cancelled (on a cluster given by address) and a Ray cluster started here is
@@ -51,7 +52,8 @@ def _pool(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, on_done: Cal
 
 def _ray_job(job: bytes, *values: Any) -> Any:
     """One Ray task: ``fn(task)`` from ``job``, pickled with references to ``values``
-    (Ray passes each as an object ref, resolved here: a node fetches it once)."""
+    (passed as object refs: Ray resolves them before the call, from its object store,
+    so the values cross the cluster once; each task still deserializes them)."""
     fn, task = loads_referring(job, values.__getitem__)
     return fn(task)
 

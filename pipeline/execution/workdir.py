@@ -2,7 +2,7 @@
 
 ``.<RUN name>.work`` beside a local RUN_DIR by default; ``.<RUN name>-<hash of
 RUN_DIR>.work`` under ``--work-dir`` (runs sharing one work dir never meet); for a URI
-RUN_DIR without ``--work-dir``, under the system temp folder (keyed by the URI, so
+RUN_DIR without ``--work-dir``, under this user's temp folder (:func:`private_temp`; keyed by the URI, so
 ``--resume`` finds it again). ``plan.json`` holds the run's plan digest and a run
 token drawn when the folder is made: ``--resume`` reuses a folder whose plan matches
 (keeping its token), any other run replaces it with a new token. Every shard output
@@ -141,50 +141,68 @@ def _folder(out: Location, work_dir: Path | str | None) -> Location:
     if base is None and isinstance(out, Path):
         return out.resolve().parent / f".{out.name}.work"
     if base is None:
-        return Path(tempfile.gettempdir()) / "litmus-gate" / key / f".{out.name}.work"
+        return private_temp() / key / f".{out.name}.work"
     return base.resolve() / f".{out.name}-{key}.work"
+
+
+def private_temp() -> Path:
+    """This user's folder of the system temp folder (``litmus-gate-<uid>``, mode 0700),
+    for what a URI run keeps on this machine: its default work folder and its lock. One
+    another user made (a shared /tmp) is refused, not used."""
+    folder = Path(tempfile.gettempdir()) / f"litmus-gate-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        info = folder.lstat()
+    except OSError as exc:
+        raise UsageError(f"cannot create {folder}: {exc.strerror or exc}",
+                         "check the system temp folder (TMPDIR), or pass --work-dir") from exc
+    if info.st_uid != os.getuid() or info.st_mode & 0o077 or not folder.is_dir() or folder.is_symlink():
+        raise UsageError(f"{folder} is not this user's private folder", "remove it, or set TMPDIR")
+    return folder
 
 
 def lock_file(out: Location) -> Path:
     """The file a run into ``out`` locks: ``.<RUN name>.lock`` beside a local RUN_DIR; for a
-    URI, a file of the system temp folder keyed by it (runs of one machine only)."""
+    URI, ``<key>.lock`` in this user's temp folder (:func:`private_temp`; runs of one
+    machine and user only)."""
     if isinstance(out, Path):
         return out.resolve().parent / f".{out.name}.lock"
-    key = hashlib.sha256(str(out).encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / "litmus-gate" / key / f".{out.name}.lock"
+    return private_temp() / f"{hashlib.sha256(str(out).encode()).hexdigest()[:16]}.lock"
 
 
 class RunLock:
     """The lock of runs into one RUN_DIR: two runs into it (a nightly job started while
     the last one still runs) would share the work folder, each clearing the other's
-    shards. :meth:`acquire` takes it or fails at once; leaving the ``with`` block releases
-    it and removes its file (a run leaves nothing beside RUN_DIR). The kernel releases an
-    ``flock`` however the process ends (SIGKILL too): a killed run's file never blocks."""
+    shards. :meth:`acquire` takes it or fails at once (no waiting); leaving the ``with``
+    block releases it and removes its file (a run leaves nothing beside RUN_DIR). The
+    kernel releases an ``flock`` however the process ends (SIGKILL too): a killed run's
+    file never blocks."""
 
     def __init__(self, out: Location) -> None:
-        self.out, self.path = out, lock_file(out)
+        self.out = out
+        self._path: Path | None = None
         self._handle: Any = None
 
     def acquire(self) -> None:
         """Hold the lock until the block ends, or raise :class:`UsageError`."""
+        self._path = path = self._path or lock_file(self.out)
+        hint = "check that the folder of --out is writable" if isinstance(self.out, Path) else \
+            "check the system temp folder (TMPDIR)"
         while self._handle is None:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                handle = open(self.path, "a+")  # noqa: SIM115 - held until release
+                path.parent.mkdir(parents=True, exist_ok=True)
+                handle = open(path, "a+")  # noqa: SIM115 - held until release
             except OSError as exc:
-                raise UsageError(f"cannot create the run's lock file {self.path}: {exc.strerror or exc}",
-                                 "check that the folder of --out is writable") from exc
+                raise UsageError(f"cannot create the run's lock file {path}: {exc.strerror or exc}", hint) from exc
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 handle.close()
-                raise UsageError(f"another litmus-gate run is writing to {self.out} (it holds {self.path})",
+                raise UsageError(f"another litmus-gate run is writing to {self.out} (it holds {path})",
                                  "wait for it to end, or give another --out") from None
-            try:  # the file a run that just ended removed is no lock: open the path's new one
-                same = os.stat(self.path).st_ino == os.fstat(handle.fileno()).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
+            # a run that ended between our open and our flock removed the file we opened:
+            # locking it locks nothing another run would look at; open the path's new file
+            if _same_file(path, handle):
                 self._handle = handle
             else:
                 handle.close()
@@ -193,11 +211,23 @@ class RunLock:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._handle is not None:
-            with suppress(OSError):
-                self.path.unlink()  # while held: a run waiting on this file then opens a new one
+        if self._handle is not None and self._path is not None:
+            # removed while still held, and only if it is still ours: a run that opened it
+            # meanwhile sees the path gone (or another file) once it gets the lock, and reopens
+            if _same_file(self._path, self._handle):
+                with suppress(OSError):
+                    self._path.unlink()
             self._handle.close()
             self._handle = None
+
+
+def _same_file(path: Path, handle: Any) -> bool:
+    """Whether ``path`` names the file ``handle`` has open."""
+    try:
+        found, held = os.stat(path), os.fstat(handle.fileno())
+    except OSError:
+        return False
+    return (found.st_dev, found.st_ino) == (held.st_dev, held.st_ino)
 
 
 def open_work(out: Location, work_dir: Path | str | None, digest: str, resume: bool,
