@@ -34,8 +34,8 @@ from pipeline.config import RunConfig
 from pipeline.errors import CanaryError, Interrupted, LabelsError, SchemaValidationError, UsageError
 from pipeline.execution.closing import Closing
 from pipeline.execution.duplicates import shard_priors, unknown_label_ids
-from pipeline.execution.manifest import run_manifest, sha256_of
 from pipeline.execution.engines import Progress, WorkerPool, run_tasks
+from pipeline.execution.manifest import run_manifest, sha256_of
 from pipeline.execution.plan import plan_digest, scan_inputs, shard_pieces
 from pipeline.execution.publish import assemble, check_out_location, publish_to, staging_for, table_view
 from pipeline.execution.shard import ShardTask, first_pass, priors_digest, score_shard
