@@ -22,6 +22,7 @@ from pipeline.ingest.label_provenance import provenance_notes
 from pipeline.outputs.query import table_relation
 from pipeline.execution.driver import RunResult, execute
 from pipeline.execution.shard import chunks
+from pipeline.execution.workdir import RunLock
 from pipeline.outputs.writer import conform, write_table
 
 __all__ = ["RunResult", "explode", "rebuild_report", "score", "suggest"]
@@ -67,7 +68,15 @@ def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
     """Recompute ``metrics`` (when gold is given) and the reports of an existing run.
 
     Files are replaced one by one with ``os.replace`` so each is whole at any moment.
+    Under the run lock of RUN_DIR: never while a ``score`` into it (or another
+    ``report``) writes there.
     """
+    with RunLock(run_dir) as lock:
+        lock.acquire()
+        return _rebuild_report(run_dir, gold)
+
+
+def _rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
     import os
 
     from pipeline.errors import RunDirError

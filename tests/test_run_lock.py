@@ -133,3 +133,18 @@ def test_a_uri_runs_lock_is_in_this_users_private_temp_folder(tmp_path: Path,
     path.parent.chmod(0o755)  # not private (another user's, or loosened): refused, not used
     with pytest.raises(UsageError, match="not this user's private folder"):
         private_temp()
+
+
+def test_report_fails_while_another_run_writes_the_run_dir(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    gold = REPO / "data" / "sample" / "gold.jsonl"
+    assert main(["score", str(SAMPLE), "--out", str(out), "--quiet"]) == 0
+    before = {p.relative_to(out): p.stat().st_mtime_ns for p in out.rglob("*")}
+    with RunLock(out) as other:
+        other.acquire()  # a score --overwrite into it, or another report
+        assert main(["report", str(out), "--gold", str(gold)]) == 2
+        assert "another litmus-gate run is writing to" in capsys.readouterr().err
+    assert {p.relative_to(out): p.stat().st_mtime_ns for p in out.rglob("*")} == before
+    assert main(["report", str(out), "--gold", str(gold)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
