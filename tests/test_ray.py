@@ -3,6 +3,7 @@ same tables as local worker processes."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ pytest.importorskip("ray")
 SAMPLE = REPO / "data" / "sample"
 
 
-def test_ray_tasks_carry_references_to_what_they_share(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ray_tasks_carry_references_to_what_they_share(monkeypatch: pytest.MonkeyPatch,
+                                                    request: pytest.FixtureRequest) -> None:
     """The function and the shared values go to Ray's object store once; each task's
     arguments are its small job and object refs. The function may be one pickle cannot
     ship by name (a lambda, a function of ``__main__``): Ray's own serializer ships it."""
@@ -39,6 +41,11 @@ def test_ray_tasks_carry_references_to_what_they_share(monkeypatch: pytest.Monke
         return Recording()
 
     monkeypatch.setattr(ray, "remote", remote)
+    # ray.init installs its own SIGTERM handler in this process (a run restores the
+    # previous handlers as interruptible() ends; this call runs outside one): put them back
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        handler = signal.getsignal(signum)
+        request.addfinalizer(lambda s=signum, h=handler: signal.signal(s, h))
     table = {"words": [f"{i:04d}" + "x" * 996 for i in range(200)]}  # 200 KB pickled (distinct strings)
     offset = 7
     # each task holds the table, as a shard task holds the run's policy and labels
