@@ -148,3 +148,34 @@ def test_report_fails_while_another_run_writes_the_run_dir(
     assert {p.relative_to(out): p.stat().st_mtime_ns for p in out.rglob("*")} == before
     assert main(["report", str(out), "--gold", str(gold)]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+@pytest.mark.parametrize("code", ["ENOLCK", "EOPNOTSUPP"])
+def test_a_file_system_without_locks_runs_unguarded_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], code: str) -> None:
+    import errno
+
+    def no_locks(handle: object, flags: int) -> None:
+        raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)))
+
+    monkeypatch.setattr(workdir.fcntl, "flock", no_locks)
+    out = tmp_path / "run"
+    assert main(["score", str(SAMPLE), "--out", str(out), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: cannot lock" in err and "not guarded" in err, err
+    assert (out / "manifest.json").is_file() and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_any_other_lock_failure_stops_the_run_with_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import errno
+
+    def broken(handle: object, flags: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(workdir.fcntl, "flock", broken)
+    out = tmp_path / "run"
+    assert main(["score", str(SAMPLE), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot lock" in err[0], err
+    assert not out.exists() and not (tmp_path / ".run.work").exists()

@@ -16,12 +16,14 @@ marker; the driver downloads the finished outputs (``fetch_outputs``) to publish
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
 import os
 import secrets
 import shutil
+import sys
 import tempfile
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
@@ -200,6 +202,14 @@ class RunLock:
                 handle.close()
                 raise UsageError(f"another litmus-gate run is writing to {self.out} (it holds {path})",
                                  "wait for it to end, or give another --out") from None
+            except OSError as exc:
+                if exc.errno not in _NO_LOCKS:
+                    handle.close()
+                    raise UsageError(f"cannot lock {path}: {exc.strerror or exc}", hint) from exc
+                # a file system without locks (some FUSE and network mounts): the run goes on
+                # unguarded, as it did before runs locked, and says so
+                sys.stderr.write(f"litmus-gate: warning: cannot lock {path} ({exc.strerror}): "
+                                 "runs into this RUN_DIR are not guarded against each other\n")
             # a run that ended between our open and our flock removed the file we opened:
             # locking it locks nothing another run would look at; open the path's new file
             if _same_file(path, handle):
@@ -219,6 +229,10 @@ class RunLock:
                     self._path.unlink()
             self._handle.close()
             self._handle = None
+
+
+# flock's errors that mean the file system keeps no locks at all (not that one is held)
+_NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS}
 
 
 def _same_file(path: Path, handle: Any) -> bool:
