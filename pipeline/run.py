@@ -71,19 +71,20 @@ def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
     Under the run lock of RUN_DIR: never while a ``score`` into it (or another
     ``report``) writes there.
     """
-    with RunLock(run_dir) as lock:
-        lock.acquire()
-        return _rebuild_report(run_dir, gold)
-
-
-def _rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
-    import os
-
     from pipeline.errors import RunDirError
 
     manifest_path = run_dir / "manifest.json"
-    if not manifest_path.is_file():
+    if not manifest_path.is_file():  # before the lock: an operator's mistake writes nothing
         raise RunDirError(f"{run_dir} is not a litmus-gate run (no manifest.json)")
+    with RunLock(run_dir) as lock:
+        lock.acquire()  # a score into RUN_DIR publishes under it: the run is whole here
+        return _rebuild_report(run_dir, gold, manifest_path)
+
+
+def _rebuild_report(run_dir: Path, gold: Path | None, manifest_path: Path) -> dict[str, int]:
+    import os
+
+    from pipeline.errors import RunDirError
     con = connect(RunConfig(inputs=(), out=run_dir))
     for name in ("steps", "actions", "flows", "verdicts", "attrition"):
         relation = table_relation(con, run_dir, name)

@@ -179,3 +179,17 @@ def test_any_other_lock_failure_stops_the_run_with_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "cannot lock" in err[0], err
     assert not out.exists() and not (tmp_path / ".run.work").exists()
+
+
+def test_report_on_a_folder_that_is_no_run_writes_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "not" / "there" / "run"
+    assert main(["report", str(missing)]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no parent folders, no lock file
+
+
+def test_a_lock_file_replaced_again_and_again_is_an_error_not_a_loop(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "run"
+    monkeypatch.setattr(workdir, "_same_file", lambda path, handle: False)  # always replaced
+    with RunLock(out) as lock, pytest.raises(UsageError, match="replaced 5 times"):
+        lock.acquire()

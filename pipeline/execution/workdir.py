@@ -23,6 +23,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import sys
 import tempfile
 from contextlib import AbstractContextManager, suppress
@@ -158,7 +159,7 @@ def private_temp() -> Path:
     except OSError as exc:
         raise UsageError(f"cannot create {folder}: {exc.strerror or exc}",
                          "check the system temp folder (TMPDIR), or pass --work-dir") from exc
-    if info.st_uid != os.getuid() or info.st_mode & 0o077 or not folder.is_dir() or folder.is_symlink():
+    if info.st_uid != os.getuid() or info.st_mode & 0o077 or not stat.S_ISDIR(info.st_mode):  # lstat: a link is no dir
         raise UsageError(f"{folder} is not this user's private folder", "remove it, or set TMPDIR")
     return folder
 
@@ -190,7 +191,7 @@ class RunLock:
         self._path = path = self._path or lock_file(self.out)
         hint = "check that the folder of --out is writable" if isinstance(self.out, Path) else \
             "check the system temp folder (TMPDIR)"
-        while self._handle is None:
+        for _ in range(_LOCK_TRIES):
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 handle = open(path, "a+")  # noqa: SIM115 - held until release
@@ -210,12 +211,16 @@ class RunLock:
                 # unguarded, as it did before runs locked, and says so
                 sys.stderr.write(f"litmus-gate: warning: cannot lock {path} ({exc.strerror}): "
                                  "runs into this RUN_DIR are not guarded against each other\n")
+                self._handle = handle  # nothing is locked, so nothing to check
+                return
             # a run that ended between our open and our flock removed the file we opened:
             # locking it locks nothing another run would look at; open the path's new file
             if _same_file(path, handle):
                 self._handle = handle
-            else:
-                handle.close()
+                return
+            handle.close()
+        raise UsageError(f"cannot lock {path}: it was replaced {_LOCK_TRIES} times while this run locked it",
+                         "is another program removing it?")
 
     def __enter__(self) -> RunLock:
         return self
@@ -231,6 +236,9 @@ class RunLock:
             self._handle = None
 
 
+# a lock file replaced this often between a run's open and its flock is no race between
+# runs (each ends after its flock): something else is removing it
+_LOCK_TRIES = 5
 # flock's errors that mean the file system keeps no locks at all (not that one is held)
 _NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS}
 
