@@ -26,3 +26,12 @@ def first_len(task: tuple[bytes, int]) -> tuple[int, int]:
 def fail_loudly(n: int) -> int:
     """Raise an error whose text is ``n`` bytes."""
     raise ValueError("e" * n)
+
+
+def worker_state(_: int) -> tuple[int, bool]:
+    """How many objects this worker's garbage collector has frozen, and whether Pandera's
+    polars backend is loaded (what ``pipeline.execution.shard.prepare_worker`` does)."""
+    import gc
+    import sys
+
+    return gc.get_freeze_count(), "pandera.polars" in sys.modules

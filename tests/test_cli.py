@@ -141,3 +141,23 @@ def test_report_rebuilds_metrics_with_gold(tmp_path: Path) -> None:
                      "where scorer = 'flow_aware' and suite = '*' and slice = '*'").fetchall()
     # ok-2 is unsafe in gold but scored safe (fn); ok-1 safe (tn); orphan was rejected (unscored)
     assert got == [(0, 0, 1, 1, 1, None, 0.0, 0.0)]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="threads counted from /proc")
+@pytest.mark.parametrize(("given", "expected"), [(None, "1 1"), ("2", "2 2")])
+def test_openblas_runs_one_thread_unless_the_user_says_otherwise(given: str | None, expected: str) -> None:
+    # NumPy's OpenBLAS threads busy-wait (~0.1 CPU s a process); the setting must be in the
+    # environment before NumPy loads (its threads are started then), in the driver and in
+    # the workers it spawns (they inherit it). OpenBLAS' threads keep the interpreter's name.
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    probe = ("import os, sys, pipeline.cli; assert 'numpy' in sys.modules; "
+             "names = [open(f'/proc/self/task/{t}/comm').read().strip() for t in os.listdir('/proc/self/task')]; "
+             "print(os.environ['OPENBLAS_NUM_THREADS'], names.count(open('/proc/self/comm').read().strip()))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
+                          cwd=Path(__file__).parents[1])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == expected

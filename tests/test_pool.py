@@ -12,7 +12,9 @@ from pipeline.execution import pool
 from pipeline.execution.pool import (INLINE_BYTES, WorkerPool, _pack, _unpack, dumps_referring, loads_referring,
                                      shareable)
 from tests.conftest import REPO
-from tests.pool_jobs import fail_loudly, first_len, sized
+from pipeline.execution import driver
+from pipeline.execution.shard import prepare_worker
+from tests.pool_jobs import fail_loudly, first_len, sized, worker_state
 
 
 def test_pack_keeps_small_values_inline_and_big_ones_in_a_file(tmp_path: Path) -> None:
@@ -87,6 +89,32 @@ def test_a_runs_shard_tasks_go_inline(tmp_path: Path, monkeypatch: pytest.Monkey
     assert main(["score", str(sample / "corpus"), "--labels", str(sample / "labels.jsonl"), "--out",
                  str(tmp_path / "run"), "--workers", "2", "--shards", "4", "--quiet"]) == 0
     assert len(packed) == 4 and all(isinstance(p, bytes) for p in packed), [type(p) for p in packed]
+
+
+def test_prepare_runs_in_each_worker_before_its_first_task() -> None:
+    with WorkerPool(1) as plain:
+        assert plain.map(worker_state, [0], lambda n: None) == [(0, False)]
+    with WorkerPool(2, prepare=prepare_worker) as prepared:
+        states = prepared.map(worker_state, [0, 1, 2, 3], lambda n: None)
+    # the libraries a shard loads lazily are loaded, and the objects the imports made frozen
+    assert all(loaded and frozen > 10_000 for frozen, loaded in states), states
+
+
+def test_a_runs_pool_prepares_its_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.cli import main
+
+    made: list[object] = []
+
+    class Recording(WorkerPool):
+        def __init__(self, workers: int, prepare: object = None) -> None:
+            made.append(prepare)
+            super().__init__(workers, prepare)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(driver, "WorkerPool", Recording)
+    sample = REPO / "data" / "sample"
+    assert main(["score", str(sample / "corpus"), "--out", str(tmp_path / "run"), "--workers", "2",
+                 "--shards", "2", "--quiet"]) == 0
+    assert made == [prepare_worker]
 
 
 def test_a_workers_error_is_raised_in_the_driver_whatever_its_size() -> None:

@@ -38,7 +38,7 @@ from pipeline.execution.engines import Progress, WorkerPool, run_tasks
 from pipeline.execution.manifest import run_manifest, sha256_of
 from pipeline.execution.plan import plan_digest, scan_inputs, shard_pieces
 from pipeline.execution.publish import assemble, check_out_location, publish_to, staging_for, table_view
-from pipeline.execution.shard import ShardTask, first_pass, priors_digest, score_shard
+from pipeline.execution.shard import ShardTask, first_pass, prepare_worker, priors_digest, score_shard
 from pipeline.execution.signals import interruptible
 from pipeline.execution.workdir import RunLock, WorkDir, open_work, planned_shards
 from pipeline.ingest.label_provenance import provenance_notes
@@ -240,7 +240,7 @@ def _resume_hint(kept: list[bool]) -> Iterator[None]:
 def _early_pool(config: RunConfig, in_workers: bool, n_shards: int) -> AbstractContextManager[WorkerPool | None]:
     """The local worker pool of a run that scores shards in worker processes, else None."""
     if config.engine == "local" and in_workers:
-        return WorkerPool(min(config.workers, n_shards))
+        return WorkerPool(min(config.workers, n_shards), prepare=prepare_worker)
     return nullcontext(None)
 
 

@@ -157,11 +157,12 @@ def _run_job(job: tuple[int, bytes | str, str]) -> tuple[int, bytes | str]:
 class WorkerPool:
     """Local worker processes (a spawn pool), started before the tasks exist: the driver
     starts them, then plans the run (policy, labels, hashing the inputs) while they
-    import their libraries (about 0.4 s each), and runs both passes of a run on them.
+    import their libraries (about 0.4 s each; ``prepare``, a module-level function, runs in
+    each worker as it starts), and runs both passes of a run on them.
     Leaving the ``with`` block, however it is left (SIGTERM/SIGINT included), terminates
     and joins them (no worker outlives it) and removes the spool folder."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, prepare: Callable[[], None] | None = None) -> None:
         ctx = multiprocessing.get_context("spawn")  # DuckDB threads do not survive fork
         # the first spawn starts multiprocessing's resource tracker, which unblocks SIGINT
         # in the calling thread when it has: start it before SIGINT is held
@@ -173,7 +174,7 @@ class WorkerPool:
             # is raised as the block ends, and the workers started go with it; a SIGTERM
             # waits too (deferred), so it never lands inside the pool's constructor
             with deferred(), sigint_held():
-                self._pool = ctx.Pool(processes=workers, initializer=worker_init,
+                self._pool = ctx.Pool(processes=workers, initializer=worker_init, initargs=(prepare,),
                                       maxtasksperchild=TASKS_PER_WORKER or None)
         except BaseException:
             with deferred():

@@ -73,6 +73,24 @@ class ShardTask:
     suite: str | None = None  # --suite: the suite of session formats whose files name none
 
 
+def prepare_worker() -> None:
+    """A pool worker's start-up, while the driver still plans: import what scoring a shard
+    loads lazily (Polars, Pandera, the schemas), then move every object the imports made
+    out of the garbage collector's reach (``gc.freeze``). Without it each full collection
+    during the shard walks the libraries' hundreds of thousands of objects again (about
+    0.07 CPU s a 32 MB shard, measured); they live as long as the worker anyway."""
+    import gc
+
+    import pandera.polars  # noqa: F401 - imported for its side effect: loaded once, here
+    import polars  # noqa: F401
+
+    from schemas import TABLES, schema_module
+
+    for table in TABLES:
+        schema_module(table)
+    gc.freeze()
+
+
 def priors_digest(priors: pa.Table) -> str:
     """A digest of a priors table ("" when empty): the marker says which it was scored with."""
     if priors.num_rows == 0:

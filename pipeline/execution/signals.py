@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
@@ -117,12 +117,15 @@ def sigint_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def worker_init() -> None:
-    """Pool initializer: workers leave SIGINT to the driver and die on SIGTERM."""
+def worker_init(prepare: Callable[[], None] | None = None) -> None:
+    """Pool initializer: workers leave SIGINT to the driver and die on SIGTERM; then
+    ``prepare()``, if given (the pool's own start-up work)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):  # started under sigint_held(): a held Ctrl-C is now ignored
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if prepare is not None:
+        prepare()
 
 
 def reassert() -> None:
