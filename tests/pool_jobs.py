@@ -35,3 +35,8 @@ def worker_state(_: int) -> tuple[int, bool]:
     import sys
 
     return gc.get_freeze_count(), "pandera.polars" in sys.modules
+
+
+def fail_to_prepare() -> None:
+    """A worker start-up that fails (a library that will not load)."""
+    raise RuntimeError("cannot prepare")

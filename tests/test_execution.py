@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -235,9 +236,9 @@ def _counted_pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     started: list[int] = []
     real_init = engines.WorkerPool.__init__
 
-    def counted(self: engines.WorkerPool, workers: int) -> None:
+    def counted(self: engines.WorkerPool, workers: int, *args: Any, **kwargs: Any) -> None:
         started.append(workers)
-        real_init(self, workers)
+        real_init(self, workers, *args, **kwargs)
 
     monkeypatch.setattr(engines.WorkerPool, "__init__", counted)
     return started

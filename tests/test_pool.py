@@ -3,17 +3,20 @@ big jobs and results go through its spool folder intact, and the folder goes wit
 
 from __future__ import annotations
 
+import os
 import pickle
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from pipeline.execution import pool
+from pipeline.execution import driver, pool
 from pipeline.execution.pool import (INLINE_BYTES, WorkerPool, _pack, _unpack, dumps_referring, loads_referring,
                                      shareable)
-from tests.conftest import REPO
-from pipeline.execution import driver
 from pipeline.execution.shard import prepare_worker
+from tests.conftest import REPO
 from tests.pool_jobs import fail_loudly, first_len, sized, worker_state
 
 
@@ -98,6 +101,25 @@ def test_prepare_runs_in_each_worker_before_its_first_task() -> None:
         states = prepared.map(worker_state, [0, 1, 2, 3], lambda n: None)
     # the libraries a shard loads lazily are loaded, and the objects the imports made frozen
     assert all(loaded and frozen > 10_000 for frozen, loaded in states), states
+
+
+def test_a_prepare_that_fails_leaves_the_tasks_to_run() -> None:
+    # an initializer's error kills the worker and the pool starts another, for ever: the run
+    # would hang. Best effort: the tasks run (one that needs what failed reports it itself)
+    code = ("from pipeline.execution.pool import WorkerPool\n"
+            "from tests.pool_jobs import fail_to_prepare, sized\n"
+            "with WorkerPool(2, prepare=fail_to_prepare) as workers:\n"
+            "    print(workers.map(sized, [3, 1], lambda n: None))\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver and the workers it keeps restarting
+        proc.communicate()
+        pytest.fail("the pool hung on a failing prepare")
+    assert proc.returncode == 0, err
+    assert out.strip() == "[b'rrr', b'r']"
 
 
 def test_a_runs_pool_prepares_its_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -157,8 +157,8 @@ def _run_job(job: tuple[int, bytes | str, str]) -> tuple[int, bytes | str]:
 class WorkerPool:
     """Local worker processes (a spawn pool), started before the tasks exist: the driver
     starts them, then plans the run (policy, labels, hashing the inputs) while they
-    import their libraries (about 0.4 s each; ``prepare``, a module-level function, runs in
-    each worker as it starts), and runs both passes of a run on them.
+    import their libraries (about 0.5 CPU s each; ``prepare``, a module-level function, runs
+    in each worker as it starts, replacements included), and runs both passes of a run on them.
     Leaving the ``with`` block, however it is left (SIGTERM/SIGINT included), terminates
     and joins them (no worker outlives it) and removes the spool folder."""
 

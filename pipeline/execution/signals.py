@@ -119,13 +119,19 @@ def sigint_held() -> Iterator[None]:
 
 def worker_init(prepare: Callable[[], None] | None = None) -> None:
     """Pool initializer: workers leave SIGINT to the driver and die on SIGTERM; then
-    ``prepare()``, if given (the pool's own start-up work)."""
+    ``prepare()``, if given (the pool's own start-up work, best effort)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):  # started under sigint_held(): a held Ctrl-C is now ignored
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     if prepare is not None:
-        prepare()
+        try:
+            prepare()
+        except Exception:  # noqa: BLE001 - start-up work only: see below
+            # an initializer's error kills the worker, and the pool starts another that
+            # fails the same way, for ever; a task that needs what failed meets the error
+            # itself and reports it as any task's error (one line in the driver)
+            pass
 
 
 def reassert() -> None:
