@@ -18,7 +18,7 @@ from pathlib import Path
 # NumPy (loaded by PyArrow and Pandera; we never call BLAS) starts OpenBLAS with a thread
 # per core that busy-waits after start-up: about 0.1 CPU s in each process of a run (the
 # driver and every worker, which inherit this environment). Before the imports below load
-# NumPy; a user's own setting wins.
+# NumPy; a user's own OPENBLAS_NUM_THREADS wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from pipeline.config import RunConfig, sample_root
