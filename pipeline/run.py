@@ -9,9 +9,12 @@ one of ``verdicts`` or ``attrition``, and RUN_DIR appears whole with its manifes
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 from pipeline.config import RunConfig
+from pipeline.errors import RunDirError
 from pipeline.policy import load_policy
 from pipeline.ingest.reader import discover_inputs, iter_records
 from pipeline.sql import query
@@ -71,8 +74,6 @@ def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
     Under the run lock of RUN_DIR: never while a ``score`` into it (or another
     ``report``) writes there.
     """
-    from pipeline.errors import RunDirError
-
     manifest_path = run_dir / "manifest.json"
     if not manifest_path.is_file():  # before the lock: an operator's mistake writes nothing
         raise RunDirError(f"{run_dir} is not a litmus-gate run (no manifest.json)")
@@ -82,9 +83,6 @@ def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
 
 
 def _rebuild_report(run_dir: Path, gold: Path | None, manifest_path: Path) -> dict[str, int]:
-    import os
-
-    from pipeline.errors import RunDirError
     con = connect(RunConfig(inputs=(), out=run_dir))
     for name in ("steps", "actions", "flows", "verdicts", "attrition"):
         relation = table_relation(con, run_dir, name)
@@ -101,8 +99,6 @@ def _rebuild_report(run_dir: Path, gold: Path | None, manifest_path: Path) -> di
         if old.exists():
             os.rename(old, run_dir / f".metrics.old-{os.getpid()}")
         os.rename(tmp / "metrics", old)
-        import shutil
-
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(run_dir / f".metrics.old-{os.getpid()}", ignore_errors=True)
         counts["metrics"] = frame.height

@@ -75,10 +75,10 @@ class ShardTask:
 
 def prepare_worker() -> None:
     """A pool worker's start-up, while the driver still plans: import what scoring a shard
-    loads lazily (Polars, Pandera, the schemas, each built), then move every object the imports made
-    out of the garbage collector's reach (``gc.freeze``). Without it each full collection
-    during the shard walks the libraries' hundreds of thousands of objects again (about
-    0.07 CPU s a 32 MB shard, measured); they live as long as the worker anyway."""
+    loads lazily (Polars, Pandera, the schemas, each built), then move every object the
+    imports made out of the garbage collector's reach (``gc.freeze``). Without it each full
+    collection during the shard walks the libraries' hundreds of thousands of objects again
+    (about 0.07 CPU s a 32 MB shard, measured); they live as long as the worker anyway."""
     import gc
 
     import pandera.polars  # noqa: F401 - imported for its side effect: loaded once, here
