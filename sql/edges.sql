@@ -48,8 +48,29 @@ argument_keys as materialized (
 argument_key_set as (
     select distinct trajectory_id, key from argument_keys
 ),
+argument_needles as (
+    -- what an output's text must contain for one of its keys to be an argument's key: the
+    -- key itself, or for a prefix key its 24 characters
+    select distinct trajectory_id, case when starts_with(key, 'prefix:') then key[8:] else key end as needle
+    from argument_key_set
+),
+lowered_outputs as materialized (
+    select trajectory_id, action_idx, lower(content) as text from outputs
+),
+keyed_outputs as (
+    -- every key lg_tokens finds in an output (a token, or a token's first 24 characters) is
+    -- a piece of its lower-cased text, so an output whose text holds none of its trajectory's
+    -- argument keys gives output_keys no row: only the others are tokenised (a third of
+    -- the outputs of a generated shard; a substring test costs less than the regex pass)
+    select distinct o.trajectory_id, o.action_idx
+    from lowered_outputs o join argument_needles k using (trajectory_id)
+    where contains(o.text, k.needle)
+),
+scanned_outputs as (
+    select * from outputs semi join keyed_outputs using (trajectory_id, action_idx)
+),
 repeated_hashes as (
-    select content_hash from outputs group by content_hash having count(*) > 1
+    select content_hash from scanned_outputs group by content_hash having count(*) > 1
 ),
 repeated_texts as (
     -- an output text that recurs is tokenised once: a suite's trajectories replay the same
@@ -57,17 +78,17 @@ repeated_texts as (
     -- sharing a content_hash are compared by text (and an output whose hash no other
     -- output has has a text no other has), so distinct outputs cost no string grouping
     select content_hash, content, lg_tokens(content, $min_len) as tokens
-    from (select distinct content_hash, content from outputs semi join repeated_hashes using (content_hash))
+    from (select distinct content_hash, content from scanned_outputs semi join repeated_hashes using (content_hash))
 ),
 output_tokens as (
     -- may repeat a token of one output: output_keys removes duplicates after its join,
     -- on the few tokens that met an argument's key, not in every output's whole list
     select trajectory_id, action_idx, result_step_idx, content_hash,
         unnest(lg_tokens(content, $min_len)) as token
-    from outputs anti join repeated_hashes using (content_hash)
+    from scanned_outputs anti join repeated_hashes using (content_hash)
     union all
     select o.trajectory_id, o.action_idx, o.result_step_idx, o.content_hash, unnest(t.tokens) as token
-    from outputs o
+    from scanned_outputs o
     join repeated_texts t using (content_hash, content)
 ),
 output_keys as (

@@ -151,3 +151,18 @@ def test_utf8_equals_try_decode(con: duckdb.DuckDBPyConnection, blobs: list[byte
         except UnicodeDecodeError:
             want = None
         assert text == want, blob
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(TEXTS, min_size=1, max_size=6), st.sampled_from(MIN_LENS))
+def test_every_token_and_prefix_key_is_a_piece_of_the_lowered_text(con: duckdb.DuckDBPyConnection,
+                                                                    texts: list[str], min_len: int) -> None:
+    """`edges` tokenises only the outputs whose lower-cased text contains one of their
+    trajectory's argument keys (a prefix key by its 24 characters): sound only while every
+    token lg_tokens finds is a substring of ``lower(text)``."""
+    rows = con.execute("""
+        select lower(coalesce(t, '')), lg_tokens(t, $m), lg_keys(t, $m)
+        from (select unnest($texts::varchar[]) as t)""", {"texts": texts, "m": min_len}).fetchall()
+    for lowered, tokens, keys in rows:
+        for piece in [*tokens, *(k.removeprefix("prefix:") for k in keys)]:
+            assert piece in lowered, (piece, lowered, min_len)
