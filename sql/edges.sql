@@ -54,17 +54,28 @@ argument_needles as (
     select distinct trajectory_id, case when starts_with(key, 'prefix:') then key[8:] else key end as needle
     from argument_key_set
 ),
+many_needles as (
+    -- a trajectory with more than 32 argument keys: testing each output for each key costs
+    -- outputs x keys substring scans (a hostile record can carry a million keys), where the
+    -- regex pass it would save grows with the text alone; its outputs are all tokenised,
+    -- so the tests stay linear in a trajectory's text (32: the cheapest of 16, 32 and 64
+    -- on a generated shard, whose trajectories carry 18 keys on average)
+    select trajectory_id from argument_needles group by trajectory_id having count(*) > 32
+),
 lowered_outputs as materialized (
-    select trajectory_id, action_idx, lower(content) as text from outputs
+    select trajectory_id, action_idx, lower(content) as text
+    from outputs anti join many_needles using (trajectory_id)
 ),
 keyed_outputs as (
     -- every key lg_tokens finds in an output (a token, or a token's first 24 characters) is
     -- a piece of its lower-cased text, so an output whose text holds none of its trajectory's
     -- argument keys gives output_keys no row: only the others are tokenised (a third of
-    -- the outputs of a generated shard; a substring test costs less than the regex pass)
+    -- the outputs of a generated shard; a few substring tests cost less than the regex pass)
     select distinct o.trajectory_id, o.action_idx
     from lowered_outputs o join argument_needles k using (trajectory_id)
     where contains(o.text, k.needle)
+    union all
+    select trajectory_id, action_idx from outputs semi join many_needles using (trajectory_id)
 ),
 scanned_outputs as (
     select * from outputs semi join keyed_outputs using (trajectory_id, action_idx)

@@ -226,3 +226,49 @@ def test_prefix_tokens_repeats_and_hostile_text() -> None:
     got, want = _edges_both_ways(records)
     assert got == want
     assert {(e["src_action_idx"], e["dst_action_idx"]) for e in got if e["kind"] == "data"} == {(0, 2), (1, 2)}
+
+
+def _keyed_outputs(records: list[dict]) -> tuple[list[dict], list[dict]]:
+    """``edges``' substring tests (rows of ``lowered_outputs`` x ``argument_needles``, per
+    trajectory) and the outputs it tokenises (``scanned_outputs``), from the stage's own SQL."""
+    policy = load_policy()
+    con = stage_connection(records, until="flows")
+    text = load_sql("edges")
+    # the CTEs up to the tokenising, then a query of two of them (the file's header comment
+    # names every parameter: give DuckDB only those the CTEs use)
+    head = text[:text.index("repeated_hashes as (")].rstrip().rstrip(",")
+    params = {"min_len": int(policy.setting("min_fragment_length")), "program_args": []}
+    tests = head + """
+select trajectory_id, count(*) as n from lowered_outputs join argument_needles using (trajectory_id)
+group by all order by all"""
+    scanned = head + "\nselect trajectory_id, action_idx from scanned_outputs order by all"
+    found = []
+    for query in (tests, scanned):
+        cur = con.execute(query, params)
+        found.append([dict(zip([d[0] for d in cur.description], r)) for r in cur.fetchall()])
+    return found[0], found[1]
+
+
+def test_substring_tests_are_bounded_per_trajectory() -> None:
+    """A trajectory with few argument keys has its outputs tested key by key and only those
+    holding a key tokenised; one with many keys (a hostile record can carry a million) skips
+    the tests, which would grow with outputs x keys, and has every output tokenised."""
+    few = [{"role": "user", "content": "go"}]
+    for i in range(3):
+        few += [_call(i, "read_file", {"path": f"/srv/notes-{i}.txt"}), _result(i, f"see /srv/notes-{i + 1}.txt")]
+    many = [{"role": "user", "content": "go"},
+            _call(0, "write_file", {"path": "/srv/keys.txt",
+                                    "content": " ".join(f"tok{k:04d}-a9f3c2" for k in range(80))}),
+            _result(0, "written")]
+    for i in range(1, 6):
+        many += [_call(i, "read_file", {"path": f"/srv/part-{i}.txt"}), _result(i, f"plain words {i}")]
+    tests, scanned = _keyed_outputs([{"trajectory_id": "few", "suite": "s", "messages": few},
+                                     {"trajectory_id": "many", "suite": "s", "messages": many}])
+    assert [t["trajectory_id"] for t in tests] == ["few"]  # no test for the trajectory with 80+ keys
+    assert 0 < tests[0]["n"] <= 3 * 32  # three outputs, each tested for at most 32 keys
+    # few: outputs 0 and 1 name the next call's path; the last output names no argument
+    assert [(s["trajectory_id"], s["action_idx"]) for s in scanned] == [
+        ("few", 0), ("few", 1), *(("many", a) for a in range(6))]
+    got, want = _edges_both_ways([{"trajectory_id": "few", "suite": "s", "messages": few},
+                                  {"trajectory_id": "many", "suite": "s", "messages": many}])
+    assert got == want
