@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,9 +82,10 @@ def table_contents(run: Path) -> dict[str, str]:
     return out
 
 
-def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
-    """Query result as a list of dicts."""
-    cur = con.execute(sql, list(params) if params else None)
+def rows(con: duckdb.DuckDBPyConnection, sql: str,
+         params: Sequence[Any] | Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Query result as a list of dicts (``params``: positional, or named as ``$name``)."""
+    cur = con.execute(sql, (dict(params) if isinstance(params, Mapping) else list(params)) if params else None)
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r)) for r in cur.fetchall()]
 

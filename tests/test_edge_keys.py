@@ -242,11 +242,7 @@ def _keyed_outputs(records: list[dict]) -> tuple[list[dict], list[dict]]:
 select trajectory_id, count(*) as n from lowered_outputs join argument_needles using (trajectory_id)
 group by all order by all"""
     scanned = head + "\nselect trajectory_id, action_idx from scanned_outputs order by all"
-    found = []
-    for query in (tests, scanned):
-        cur = con.execute(query, params)
-        found.append([dict(zip([d[0] for d in cur.description], r)) for r in cur.fetchall()])
-    return found[0], found[1]
+    return rows(con, tests, params), rows(con, scanned, params)
 
 
 def test_substring_tests_are_bounded_per_trajectory() -> None:
