@@ -28,6 +28,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.errors import RunDirError, SchemaValidationError
+from pipeline.execution.signals import commit
 from pipeline.storage import Location, Remote, guard, upload_tree
 from pipeline.outputs.writer import check_out, publish, staging_dir
 from schemas import partition_of
@@ -83,7 +84,8 @@ def publish_to(staging: Path, out: Location) -> None:
     """Publish a finished staging folder: a rename locally, an upload with the
     manifest last for a URI (the staging folder is removed either way)."""
     if isinstance(out, Path):
-        publish(staging, out)
+        # an --overwrite's two renames are never split by a signal (no RUN_DIR left at all)
+        commit(lambda: publish(staging, out))
         return
     try:
         manifest = (staging / "manifest.json").read_bytes()
@@ -94,7 +96,7 @@ def publish_to(staging: Path, out: Location) -> None:
                 out.fs.delete_file(old.path)  # un-commit the old run before touching it
             out.delete_contents()
             upload_tree(staging, out)
-            _commit(out, manifest)
+            commit(lambda: _commit(out, manifest))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

@@ -19,6 +19,14 @@ lock), where the exception can leave a lock held that the pool's threads need, a
 :func:`deferred`: a signal is recorded there and raised by :func:`raise_pending` at a
 point of ours (the pool's wait polls it). (The hang a CI run showed had another cause,
 a task bigger than the pipe: ``pool.py``.)
+
+No signal is lost: a handler's exception that something swallowed (a ``__del__`` or a
+weakref callback prints it as "Exception ignored" and goes on: a SIGINT held while the
+pool started can land in ``Pool.__del__`` when another thread, one of DuckDB's, took
+it) is raised again before the run is published and as the block ends. Once the run is
+published (:func:`commit`) a signal has nothing left to stop: it is recorded and
+dropped, and the run ends as it would have (its clean-up takes a second), never with
+"no run was published".
 """
 
 from __future__ import annotations
@@ -37,15 +45,24 @@ _active = threading.Event()  # set inside interruptible()
 
 _received: list[int] = []  # signals seen inside interruptible(), newest last
 _pending: list[int] = []  # signals received inside deferred() and not raised yet
+_unconfirmed: list[int] = []  # raised, and not yet seen leaving interruptible()
 _deferring = [False]  # main thread inside deferred()
+_complete = [False]  # the run is published: signals are dropped
+
+
+def _interrupted(signum: int) -> Interrupted:
+    _unconfirmed.append(signum)
+    return Interrupted(signum, signal.Signals(signum).name)
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
     _received.append(signum)
+    if _complete[0]:
+        return
     if _deferring[0]:
         _pending.append(signum)  # raised by raise_pending(), where no library lock is held
         return
-    raise Interrupted(signum, signal.Signals(signum).name)
+    raise _interrupted(signum)
 
 
 def raise_pending() -> None:
@@ -53,7 +70,22 @@ def raise_pending() -> None:
     if _pending:
         signum = _pending[-1]
         _pending.clear()
-        raise Interrupted(signum, signal.Signals(signum).name)
+        if not _complete[0]:
+            raise _interrupted(signum)
+
+
+def commit(step: Callable[[], None]) -> None:
+    """Run ``step``, the one after which the run is published (a rename, a manifest's
+    upload), with signals deferred: a signal swallowed before it (see the module
+    docstring) stops the run first; one during or after it (main thread, inside
+    :func:`interruptible`) is recorded and dropped, since what is left is clean-up."""
+    with deferred():
+        if _unconfirmed:
+            raise Interrupted(_unconfirmed[-1], signal.Signals(_unconfirmed[-1]).name)
+        step()
+        if threading.current_thread() is threading.main_thread() and _active.is_set():
+            _complete[0] = True
+            _pending.clear()
 
 
 @contextmanager
@@ -86,17 +118,23 @@ def interruptible() -> Iterator[None]:
     _active.set()
     _received.clear()
     _pending.clear()
+    _unconfirmed.clear()
+    _complete[0] = False
     try:
         yield
+        if _unconfirmed:  # raised, then swallowed on its way (a __del__): raised again here
+            raise Interrupted(_unconfirmed[-1], signal.Signals(_unconfirmed[-1]).name)
     except Interrupted:
         raise
     except BaseException as exc:
-        if _received:  # a library caught ours and raised its own (DuckDB: "Query interrupted")
+        if _received and not _complete[0]:  # a library caught ours and raised its own (DuckDB: "Query interrupted")
             raise Interrupted(_received[-1], signal.Signals(_received[-1]).name) from exc
         raise
     finally:
         _active.clear()
         _pending.clear()  # a deferred block left by an exception: never raised in a later run
+        _unconfirmed.clear()
+        _complete[0] = False
         for s, handler in previous.items():
             signal.signal(s, handler)
 
