@@ -22,7 +22,7 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from pipeline.config import RunConfig, sample_root
-from pipeline.errors import LitmusError, UsageError
+from pipeline.errors import Interrupted, LitmusError, UsageError
 from pipeline.ingest.reader import FORMATS
 from pipeline.storage import cli_location
 from pipeline.outputs.summary import print_summary
@@ -134,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _dispatch(args)
-    except LitmusError as exc:
+    except (LitmusError, Interrupted) as exc:
         print(f"litmus-gate: error: {exc.one_line()}", file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:  # output piped into `head`: not an error

@@ -7,7 +7,19 @@ These exceptions are for problems that stop the run itself.
 from __future__ import annotations
 
 
-class LitmusError(Exception):
+class _OneLine:
+    """What the CLI prints of a stop: a message and a hint (set by ``__init__``)."""
+
+    message: str
+    hint: str | None
+
+    def one_line(self) -> str:
+        """Message and hint on one line, for the terminal."""
+        text = self.message.replace("\n", " ")
+        return f"{text} ({self.hint})" if self.hint else text
+
+
+class LitmusError(_OneLine, Exception):
     """Base class: the run cannot proceed. ``exit_code`` is what the CLI returns."""
 
     exit_code: int = 1
@@ -16,11 +28,6 @@ class LitmusError(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
-
-    def one_line(self) -> str:
-        """Message and hint on one line, for the terminal."""
-        text = self.message.replace("\n", " ")
-        return f"{text} ({self.hint})" if self.hint else text
 
 
 class UsageError(LitmusError):
@@ -74,12 +81,16 @@ class EndpointError(UsageError):
     """The labelling endpoint refused every request (bad URL, model, or API key)."""
 
 
-class Interrupted(LitmusError):
+class Interrupted(_OneLine, BaseException):
     """SIGTERM or SIGINT stopped the run: nothing was published, the work folder is
     kept for ``--resume`` (an interrupt while planning has none: the driver's hint then
-    says to rerun the same command). ``exit_code`` is 128 + the signal number (143, 130)."""
+    says to rerun the same command). ``exit_code`` is 128 + the signal number (143, 130).
+    Like ``KeyboardInterrupt`` it is not an ``Exception``: a handler that keeps one bad
+    record from stopping the run (``except Exception``) never takes a signal for that
+    record's error. The CLI prints it as it prints a :class:`LitmusError`."""
 
     def __init__(self, signum: int, name: str) -> None:
-        super().__init__(f"interrupted by {name}; no run was published",
-                         "the work folder is kept: rerun with --resume to continue")
+        super().__init__(f"interrupted by {name}; no run was published")
+        self.message = f"interrupted by {name}; no run was published"
+        self.hint = "the work folder is kept: rerun with --resume to continue"
         self.exit_code = 128 + signum

@@ -410,14 +410,15 @@ def test_a_resume_interrupted_while_planning_keeps_the_killed_runs_folder(tmp_pa
     assert result.records_read == 4 and (out / "manifest.json").is_file()
 
 
-@pytest.mark.parametrize("when", ["after the rename", "between an overwrite's renames"])
+@pytest.mark.parametrize("when", ["after the rename", "between an overwrite's renames",
+                                  "while the work folder is removed"])
 def test_a_signal_once_the_run_is_published_is_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        when: str) -> None:
     # published, the run is whole: a SIGTERM then must neither report "no run was published"
     # nor leave the work folder behind; between the two renames of an --overwrite it must
     # not leave RUN_DIR missing (the old run renamed away, the new one not yet in place)
     from pipeline.config import RunConfig
-    from pipeline.execution import driver, publish
+    from pipeline.execution import driver, publish, workdir
 
     corpus = tmp_path / "in.jsonl"
     _corpus(corpus, "p", 4)
@@ -425,26 +426,78 @@ def test_a_signal_once_the_run_is_published_is_dropped(tmp_path: Path, monkeypat
     run = RunConfig(inputs=(str(corpus),), out=str(out), workers=1, progress=False, overwrite=True)
     driver.execute(run, TABLES)
     _corpus(corpus, "p", 5)  # the second run's: five records
-    sent = []
+    sent: list[None] = []
     if when == "after the rename":
         placed = publish.publish
 
-        def then_sigterm(staging: Path, target: Path) -> None:
-            placed(staging, target)
-            sent.append(os.kill(os.getpid(), signal.SIGTERM))
+        def then_sigterm(staging: Path, target: Path) -> Path | None:
+            replaced = placed(staging, target)
+            sent.append(None)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return replaced
 
         monkeypatch.setattr(publish, "publish", then_sigterm)
+    elif when == "while the work folder is removed":
+        remove = workdir.WorkDir.remove
+
+        def sigterm_then_remove(self: object) -> None:
+            sent.append(None)
+            os.kill(os.getpid(), signal.SIGTERM)
+            remove(self)
+
+        monkeypatch.setattr(workdir.WorkDir, "remove", sigterm_then_remove)
     else:
         rename = os.rename
 
         def sigterm_after_the_first(source: object, target: object) -> None:
             rename(source, target)
             if Path(str(source)) == out and not sent:  # the old run moved aside
-                sent.append(os.kill(os.getpid(), signal.SIGTERM))
+                sent.append(None)
+                os.kill(os.getpid(), signal.SIGTERM)
 
         monkeypatch.setattr(os, "rename", sigterm_after_the_first)
-    result = driver.execute(run, TABLES)
-    assert sent and result.records_read == 5
+    late: list[int] = []  # a signal the run left to the handler it found (the test's)
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: late.append(signum))
+    try:
+        result = driver.execute(run, TABLES)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert sent and not late and result.records_read == 5
     assert json.loads((out / "manifest.json").read_text())["records_read"] == 5  # the second run in place
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out"]  # no work folder, no old run
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_a_signal_while_an_adapter_converts_a_record_is_never_that_records_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # one process scores the run: a record's converter runs in the driver, where a handler
+    # for one bad record (except Exception) once took the signal for that record's error,
+    # wrote it as a malformed_record row into the shard, and --resume then published it
+    import duckdb as db
+
+    from pipeline.config import RunConfig
+    from pipeline.errors import Interrupted
+    from pipeline.execution import driver
+    from pipeline.ingest import adapters
+
+    corpus = tmp_path / "in.jsonl"
+    _corpus(corpus, "a", 4)
+    out = tmp_path / "out"
+    sent: list[None] = []
+
+    def convert_then_sigterm(value: object, ctx: object) -> object:
+        if not sent:
+            sent.append(None)
+            os.kill(os.getpid(), signal.SIGTERM)  # its handler runs before kill returns
+        return value
+
+    monkeypatch.setitem(adapters.ADAPTERS, "canonical", adapters.AdapterSpec("canonical", convert_then_sigterm, "array"))
+    run = RunConfig(inputs=(str(corpus),), out=str(out), workers=1, progress=False, fmt="canonical")
+    with pytest.raises(Interrupted) as caught:
+        driver.execute(run, TABLES)
+    assert sent and caught.value.exit_code == 143
+    monkeypatch.undo()
+    result = driver.execute(RunConfig(inputs=(str(corpus),), out=str(out), workers=1, progress=False,
+                                      fmt="canonical", resume=True), TABLES)
+    assert result.records_read == 4
+    rows = db.sql(f"select count(*) from read_parquet('{out}/attrition/**/*.parquet')").fetchall()
+    assert rows == [(0,)]

@@ -150,18 +150,21 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
     """Plan, score, check and publish one run (see the module docstring), holding the
     lock of runs into its RUN_DIR from after the operator's checks to the work folder's
     removal."""
-    with _resume_hint([]), interruptible():  # a URI may look its bucket up on the network
-        out = location(config.out)
-    with RunLock(out) as lock:
-        return _execute(config, tables, out, lock)
+    kept: list[bool] = []  # a work folder is there for --resume: this run's, or a killed run's
+    # one block from the first step to the last: a signal after publishing (the work
+    # folder's removal, the lock's release) is dropped like one during it (signals.commit)
+    with _resume_hint(kept), interruptible():
+        out = location(config.out)  # a URI may look its bucket up on the network
+        with RunLock(out) as lock:
+            return _execute(config, tables, out, lock, kept)
 
 
-def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: RunLock) -> RunResult:
+def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: RunLock,
+             kept: list[bool]) -> RunResult:
     from pipeline.ingest.reader import discover_inputs
     from pipeline.ingest.tables_in import LABELS_SCHEMA, read_labels
 
-    kept: list[bool] = []  # a work folder is there for --resume: this run's, or a killed run's
-    with _resume_hint(kept), interruptible(), ExitStack() as pools:
+    with ExitStack() as pools:
         check_out_location(out, config.overwrite)
         lock.acquire()  # after the operator's mistakes (which write nothing), before the work folder
         check_out_location(out, config.overwrite)  # again: a run may have published meanwhile

@@ -28,7 +28,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.errors import RunDirError, SchemaValidationError
-from pipeline.execution.signals import commit
+from pipeline.execution.signals import commit, raise_swallowed
 from pipeline.storage import Location, Remote, guard, upload_tree
 from pipeline.outputs.writer import check_out, publish, staging_dir
 from schemas import partition_of
@@ -83,9 +83,13 @@ def staging_for(out: Location) -> Path:
 def publish_to(staging: Path, out: Location) -> None:
     """Publish a finished staging folder: a rename locally, an upload with the
     manifest last for a URI (the staging folder is removed either way)."""
+    raise_swallowed()  # before anything is replaced or uploaded
     if isinstance(out, Path):
         # an --overwrite's two renames are never split by a signal (no RUN_DIR left at all)
-        commit(lambda: publish(staging, out))
+        replaced: list[Path | None] = []
+        commit(lambda: replaced.append(publish(staging, out)))
+        if replaced[0] is not None:
+            shutil.rmtree(replaced[0], ignore_errors=True)  # the old run, after the commit
         return
     try:
         manifest = (staging / "manifest.json").read_bytes()

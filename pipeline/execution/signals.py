@@ -74,14 +74,20 @@ def raise_pending() -> None:
             raise _interrupted(signum)
 
 
+def raise_swallowed() -> None:
+    """Raise ``Interrupted`` for a signal whose exception was swallowed on its way (see
+    the module docstring), else nothing: called before a step that cannot be undone."""
+    if _unconfirmed:
+        raise Interrupted(_unconfirmed[-1], signal.Signals(_unconfirmed[-1]).name)
+
+
 def commit(step: Callable[[], None]) -> None:
     """Run ``step``, the one after which the run is published (a rename, a manifest's
     upload), with signals deferred: a signal swallowed before it (see the module
     docstring) stops the run first; one during or after it (main thread, inside
     :func:`interruptible`) is recorded and dropped, since what is left is clean-up."""
     with deferred():
-        if _unconfirmed:
-            raise Interrupted(_unconfirmed[-1], signal.Signals(_unconfirmed[-1]).name)
+        raise_swallowed()
         step()
         if threading.current_thread() is threading.main_thread() and _active.is_set():
             _complete[0] = True

@@ -190,13 +190,14 @@ def check_out(out: Path, overwrite: bool) -> None:
         raise RunDirError(f"{out} exists and is not a litmus-gate run", "refusing to overwrite it")
 
 
-def publish(staging: Path, out: Path) -> None:
-    """Move a finished staging folder into place as RUN_DIR."""
+def publish(staging: Path, out: Path) -> Path | None:
+    """Move a finished staging folder into place as RUN_DIR; returns where the run it
+    replaced was moved (for the caller to remove once the new one is in place), else None."""
     out = out.resolve()
     if out.exists():
         trash = out.parent / f".{out.name}.old-{os.getpid()}"
         os.rename(out, trash)
         os.rename(staging, out)
-        shutil.rmtree(trash, ignore_errors=True)
-    else:
-        os.rename(staging, out)
+        return trash
+    os.rename(staging, out)
+    return None
