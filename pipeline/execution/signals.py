@@ -128,8 +128,7 @@ def interruptible() -> Iterator[None]:
     _complete[0] = False
     try:
         yield
-        if _unconfirmed:  # raised, then swallowed on its way (a __del__): raised again here
-            raise Interrupted(_unconfirmed[-1], signal.Signals(_unconfirmed[-1]).name)
+        raise_swallowed()  # raised, then swallowed on its way (a __del__): raised again here
     except Interrupted:
         raise
     except BaseException as exc:
