@@ -109,6 +109,9 @@ class Timeline:
         self.worker_pids: set[int] = set()
         self.at_peak: dict[str, Any] = {}
         self.tenths: list[dict[str, int] | None] = [None] * 10  # scoring: peaks per tenth of the shards
+        # seconds from the start when the first shard was done, then each further tenth of
+        # the first pass's shards: where planning ends and how steady the rate is after it
+        self.done_at: list[float | None] = [None] * 11
 
     def _role(self, pid: int) -> str:
         if pid == self.root:
@@ -159,6 +162,11 @@ class Timeline:
                             "shared": shared,
                             "driver": driver, "other": other, "workers": sorted(workers.values(), reverse=True),
                             "done": self.progress.done, "total": self.progress.total}
+        if self.progress.total and self.progress.done:
+            crossed = [0] + [k for k in range(1, 11) if self.progress.done * 10 >= k * self.progress.total]
+            for k in crossed:
+                if self.done_at[k] is None:
+                    self.done_at[k] = round(time.monotonic() - self.started, 1)
         if phase == "scoring":
             k = min(9, self.progress.done * 10 // self.progress.total) if self.progress.total else 0
             slot = self.tenths[k] or {"tree": 0, "driver": 0, "worker": 0}
@@ -174,6 +182,8 @@ class Timeline:
     def summary(self) -> dict[str, Any]:
         """JSON-ready: ``phases`` (peaks per phase), ``at_peak`` (each process at the tree's
         peak), ``tenths`` (scoring peaks per tenth of the first pass's shards, None where no
-        sample fell) and ``worker_processes`` (distinct worker pids seen)."""
+        sample fell), ``done_at`` (seconds to the first shard done, then to each tenth of
+        them) and ``worker_processes`` (distinct worker pids seen)."""
         return {"phases": {p: dict(self.peaks[p]) for p in PHASES if p in self.peaks}, "at_peak": self.at_peak,
-                "tenths": list(self.tenths), "worker_processes": len(self.worker_pids)}
+                "tenths": list(self.tenths), "done_at": list(self.done_at),
+                "worker_processes": len(self.worker_pids)}

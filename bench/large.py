@@ -55,7 +55,8 @@ def run(corpus: Path, out: Path, workers: int | None) -> dict:
             "shards": auto_shards(n_bytes), "command": " ".join(cmd), "rss_phases": m.rss["phases"] if m.rss else {},
             "worker_processes": m.rss["worker_processes"] if m.rss else 0,
             "rss_at_peak": m.rss["at_peak"] if m.rss else {},
-            "rss_tenths": m.rss["tenths"] if m.rss else [], "machine": at_start}
+            "rss_tenths": m.rss["tenths"] if m.rss else [], "done_at": m.rss.get("done_at", []) if m.rss else [],
+            "machine": at_start}
 
 
 def phase_lines(res: dict) -> list[str]:
@@ -80,6 +81,11 @@ def phase_lines(res: dict) -> list[str]:
         cells = [f"{t['tree'] / 2**30:.2f} / {t['worker'] / 2**30:.2f}" if t else "-" for t in tenths]
         lines += ["", "Scoring, peak RSS per tenth of the shards (GB, process tree / largest worker): "
                   + ", ".join(cells) + "."]
+    done_at = res.get("done_at") or []
+    if done_at and done_at[0] is not None:
+        cells = [f"{t:,.0f} s" if t is not None else "-" for t in done_at[1:]]
+        lines += ["", f"First shard done at {done_at[0]:,.1f} s; each tenth of the first pass's shards done at "
+                  + ", ".join(cells) + " (seconds from the start, `bench/_rss.py`)."]
     return lines + [""]
 
 

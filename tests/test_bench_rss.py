@@ -78,3 +78,19 @@ def test_timeline_splits_driver_workers_and_phases(tmp_path: Path) -> None:
     assert summary["at_peak"]["tree"] == max(s["tree"] for s in timeline.samples)
     assert all(s["tree"] >= s["driver"] + sum(s["workers"].values()) for s in timeline.samples)
     assert {s["phase"] for s in timeline.samples if s["workers"] and s["total"] == 0} == {"scoring"}
+
+
+def test_timeline_records_when_each_tenth_of_the_shards_is_done(tmp_path: Path) -> None:
+    # the progress lines of a run of 4 shards: the first shard, then 2/4 (tenths 1-5) and 4/4
+    err = tmp_path / "err"
+    err.write_bytes(b"")
+    timeline = rss.Timeline(0, err)  # pid 0: no process tree to sample, the progress only
+    timeline.sample()
+    assert timeline.summary()["done_at"] == [None] * 11
+    for line, crossed in ((b"shards 1/4 ", 3), (b"shards 2/4 ", 6), (b"shards 4/4 ", 11)):
+        with err.open("ab") as handle:
+            handle.write(b"litmus-gate: " + line + b" 1.0 MB/s  ETA 0s\n")
+        timeline.sample()
+        done_at = timeline.summary()["done_at"]
+        assert sum(t is not None for t in done_at) == crossed, (line, done_at)
+    assert done_at == sorted(done_at)
