@@ -22,25 +22,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.execution.plan import InputFile, _scan, scan_inputs  # noqa: E402
-from pipeline.ingest.reader import splittable  # noqa: E402
+from pipeline.execution.plan import InputFile, ScanJob, scan_inputs, scan_jobs  # noqa: E402
 from pipeline.storage import Location, size  # noqa: E402
 
 
 def scan_threaded(files: list[Location], n_shards: int, fmt: str, threads: int) -> list[InputFile]:
     """``scan_inputs`` with the files' scans run ``threads`` at a time (same result)."""
-    sizes = [size(p) for p in files]
-    total = sum(sizes)
-    targets = [k * total // n_shards for k in range(1, n_shards)]
-    jobs, base = [], 0
-    for path, n_bytes in zip(files, sizes):
-        inside = [t - base for t in targets if base < t < base + n_bytes]
-        jobs.append((path, inside, bool(inside) and splittable(path, fmt)))
-        base += n_bytes
     with ThreadPoolExecutor(threads) as pool:
-        found = list(pool.map(lambda job: _scan(*job), jobs))
-    return [InputFile(path, digest, n_bytes, cuts)
-            for (path, _, _), (digest, cuts), n_bytes in zip(jobs, found, sizes)]
+        return list(pool.map(ScanJob.scan, scan_jobs(files, n_shards, fmt)))
 
 
 def _timed(fn: object, *args: object) -> tuple[list[InputFile], float, float]:

@@ -64,22 +64,41 @@ def _scan(path: Location, targets: list[int], split: bool) -> tuple[str, tuple[t
     return digest.hexdigest(), tuple((c, n) for c, n in cuts if c < pos)
 
 
-def scan_inputs(files: list[Location], n_shards: int, fmt: str) -> list[InputFile]:
-    """Hash every input and find its cut points for ``n_shards`` shards of equal bytes."""
+@dataclass(frozen=True)
+class ScanJob:
+    """One input file to scan: its size, the target offsets inside it (relative to its
+    start) and whether it may be split there."""
+
+    path: Location
+    bytes: int
+    targets: list[int]
+    split: bool
+
+    def scan(self) -> InputFile:
+        """Hash the file and find its cut points (:func:`_scan`)."""
+        digest, cuts = _scan(self.path, self.targets, self.split)
+        return InputFile(self.path, digest, self.bytes, cuts)
+
+
+def scan_jobs(files: list[Location], n_shards: int, fmt: str) -> list[ScanJob]:
+    """Each input's scan for ``n_shards`` shards of equal bytes, in input order."""
     from pipeline.ingest.reader import splittable
 
     sizes = [size(p) for p in files]
     total = sum(sizes)
     targets = [k * total // n_shards for k in range(1, n_shards)]
-    planned: list[InputFile] = []
+    jobs: list[ScanJob] = []
     base = 0
     for path, n_bytes in zip(files, sizes):
         inside = [t - base for t in targets if base < t < base + n_bytes]
-        split = bool(inside) and splittable(path, fmt)
-        digest, cuts = _scan(path, inside, split)
-        planned.append(InputFile(path, digest, n_bytes, cuts))
+        jobs.append(ScanJob(path, n_bytes, inside, bool(inside) and splittable(path, fmt)))
         base += n_bytes
-    return planned
+    return jobs
+
+
+def scan_inputs(files: list[Location], n_shards: int, fmt: str) -> list[InputFile]:
+    """Hash every input and find its cut points for ``n_shards`` shards of equal bytes."""
+    return [job.scan() for job in scan_jobs(files, n_shards, fmt)]
 
 
 def shard_pieces(inputs: list[InputFile], n_shards: int) -> list[list[Piece]]:
