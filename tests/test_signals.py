@@ -501,3 +501,27 @@ def test_a_signal_while_an_adapter_converts_a_record_is_never_that_records_error
     assert result.records_read == 4
     rows = db.sql(f"select count(*) from read_parquet('{out}/attrition/**/*.parquet')").fetchall()
     assert rows == [(0,)]
+
+
+def test_an_overwrite_whose_second_rename_fails_puts_the_old_run_back(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # the old run is renamed aside before the new one takes its name: if that second
+    # rename fails (an OSError, or a signal), the old run goes back, never no RUN_DIR at all
+    from pipeline.outputs import writer
+
+    out, staging = tmp_path / "run", tmp_path / ".run.staging"
+    for folder, text in ((out, "old"), (staging, "new")):
+        folder.mkdir()
+        (folder / "manifest.json").write_text(text)
+    rename = os.rename
+
+    def second_fails(source: object, target: object) -> None:
+        if Path(str(source)) == staging:
+            raise OSError(28, "No space left on device")
+        rename(source, target)
+
+    monkeypatch.setattr(os, "rename", second_fails)
+    with pytest.raises(OSError):
+        writer.publish(staging, out)
+    assert (out / "manifest.json").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".run.staging", "run"]

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from pipeline.errors import Interrupted, UsageError
 from pipeline.execution.pool import WorkerPool, dumps_referring, loads_referring, shareable
-from pipeline.execution.signals import reassert
+from pipeline.execution.signals import deferred, reassert
 
 T = TypeVar("T")
 
@@ -97,15 +97,18 @@ def _ray(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, address: str 
         refs = []
         return results
     finally:
-        if started_here:
-            ray.shutdown()  # stops the local cluster and its workers with it
-        else:
-            for ref in refs:  # a shared cluster: ask its workers to stop our tasks
-                # (force=True can abort the driver in Ray 2.x: "Tried to complete task that was not pending")
-                try:
-                    ray.cancel(ref, force=False)
-                except Exception:  # noqa: BLE001 - a finished task cannot be cancelled
-                    pass
+        # a second signal waits until every task is stopped (dropped when the first is
+        # already on its way out), as the local pool's teardown does
+        with deferred(drop=isinstance(sys.exc_info()[1], Interrupted)):
+            if started_here:
+                ray.shutdown()  # stops the local cluster and its workers with it
+            else:
+                for ref in refs:  # a shared cluster: ask its workers to stop our tasks
+                    # (force=True can abort the driver in Ray 2.x: "Tried to complete task that was not pending")
+                    try:
+                        ray.cancel(ref, force=False)
+                    except Exception:  # noqa: BLE001 - a finished task cannot be cancelled
+                        pass
 
 
 def run_tasks(fn: Callable[[T], Any], tasks: Sequence[T], workers: int, engine: str = "local",

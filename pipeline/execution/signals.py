@@ -36,6 +36,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 from pipeline.errors import Interrupted
 
@@ -77,7 +78,7 @@ def raise_pending() -> None:
 def raise_swallowed() -> None:
     """Raise ``Interrupted`` for a signal whose exception was swallowed on its way (see
     the module docstring), else nothing: called before a step that cannot be undone."""
-    if _unconfirmed:
+    if _unconfirmed and not _complete[0]:
         raise Interrupted(_unconfirmed[-1], signal.Signals(_unconfirmed[-1]).name)
 
 
@@ -120,13 +121,15 @@ def interruptible() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {s: signal.signal(s, _raise) for s in _SIGNALS}
-    _active.set()
     _received.clear()
     _pending.clear()
     _unconfirmed.clear()
     _complete[0] = False
+    previous: dict[int, Any] = {}
     try:
+        for s in _SIGNALS:  # inside the try: a signal as they are installed restores them too
+            previous[s] = signal.signal(s, _raise)
+        _active.set()
         yield
         raise_swallowed()  # raised, then swallowed on its way (a __del__): raised again here
     except Interrupted:

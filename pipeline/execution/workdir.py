@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import LitmusError, StorageError, UsageError
+from pipeline.execution.signals import deferred
 from pipeline.storage import Location, Remote, download_tree, guard, location
 
 PLAN_FILE = "plan.json"
@@ -226,6 +227,12 @@ class RunLock:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        # a signal while the lock goes waits for it: dropped when the run is already on its
+        # way out with an error (or published: signals.commit), else raised after it
+        with deferred(drop=exc[1] is not None):
+            self._release()
+
+    def _release(self) -> None:
         if self._handle is not None and self._path is not None:
             # removed while still held, and only if it is still ours: a run that opened it
             # meanwhile sees the path gone (or another file) once it gets the lock, and reopens

@@ -197,7 +197,11 @@ def publish(staging: Path, out: Path) -> Path | None:
     if out.exists():
         trash = out.parent / f".{out.name}.old-{os.getpid()}"
         os.rename(out, trash)
-        os.rename(staging, out)
+        try:
+            os.rename(staging, out)
+        except BaseException:
+            os.rename(trash, out)  # the old run back in place: never no RUN_DIR at all
+            raise
         return trash
     os.rename(staging, out)
     return None
