@@ -90,7 +90,7 @@ class Interrupted(_OneLine, BaseException):
     record's error. The CLI prints it as it prints a :class:`LitmusError`."""
 
     def __init__(self, signum: int, name: str) -> None:
-        super().__init__(f"interrupted by {name}; no run was published")
         self.message = f"interrupted by {name}; no run was published"
+        super().__init__(self.message)
         self.hint = "the work folder is kept: rerun with --resume to continue"
         self.exit_code = 128 + signum

@@ -86,10 +86,9 @@ def publish_to(staging: Path, out: Location) -> None:
     raise_swallowed()  # before anything is replaced or uploaded
     if isinstance(out, Path):
         # an --overwrite's two renames are never split by a signal (no RUN_DIR left at all)
-        replaced: list[Path | None] = []
-        commit(lambda: replaced.append(publish(staging, out)))
-        if replaced[0] is not None:
-            shutil.rmtree(replaced[0], ignore_errors=True)  # the old run, after the commit
+        replaced = commit(lambda: publish(staging, out))
+        if replaced is not None:
+            shutil.rmtree(replaced, ignore_errors=True)  # the old run, after the commit
         return
     try:
         manifest = (staging / "manifest.json").read_bytes()

@@ -36,10 +36,11 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 from pipeline.errors import Interrupted
 
+T = TypeVar("T")
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
 _active = threading.Event()  # set inside interruptible()
 
@@ -51,9 +52,14 @@ _deferring = [False]  # main thread inside deferred()
 _complete = [False]  # the run is published: signals are dropped
 
 
-def _interrupted(signum: int) -> Interrupted:
-    _unconfirmed.append(signum)
+def _named(signum: int) -> Interrupted:
     return Interrupted(signum, signal.Signals(signum).name)
+
+
+def _interrupted(signum: int) -> Interrupted:
+    """The handler's exception, recorded until it is seen leaving :func:`interruptible`."""
+    _unconfirmed.append(signum)
+    return _named(signum)
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
@@ -79,20 +85,22 @@ def raise_swallowed() -> None:
     """Raise ``Interrupted`` for a signal whose exception was swallowed on its way (see
     the module docstring), else nothing: called before a step that cannot be undone."""
     if _unconfirmed and not _complete[0]:
-        raise Interrupted(_unconfirmed[-1], signal.Signals(_unconfirmed[-1]).name)
+        raise _named(_unconfirmed[-1])
 
 
-def commit(step: Callable[[], None]) -> None:
+def commit(step: Callable[[], T]) -> T:
     """Run ``step``, the one after which the run is published (a rename, a manifest's
-    upload), with signals deferred: a signal swallowed before it (see the module
-    docstring) stops the run first; one during or after it (main thread, inside
-    :func:`interruptible`) is recorded and dropped, since what is left is clean-up."""
+    upload), with signals deferred, and return what it returns: a signal swallowed
+    before it (see the module docstring) stops the run first; one during or after it
+    (main thread, inside :func:`interruptible`) is recorded and dropped, since what is
+    left is clean-up."""
     with deferred():
         raise_swallowed()
-        step()
+        done = step()
         if threading.current_thread() is threading.main_thread() and _active.is_set():
             _complete[0] = True
             _pending.clear()
+    return done
 
 
 @contextmanager
@@ -136,7 +144,7 @@ def interruptible() -> Iterator[None]:
         raise
     except BaseException as exc:
         if _received and not _complete[0]:  # a library caught ours and raised its own (DuckDB: "Query interrupted")
-            raise Interrupted(_received[-1], signal.Signals(_received[-1]).name) from exc
+            raise _named(_received[-1]) from exc
         raise
     finally:
         _active.clear()
