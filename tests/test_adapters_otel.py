@@ -123,6 +123,63 @@ def test_model_spans_only_use_message_parts(tmp_path: Path) -> None:
     assert rec["messages"][1]["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": {"city": "Paris"}}
 
 
+def _tool_span(trace: str, span: str, **fields: Any) -> dict[str, Any]:
+    attrs = [{"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+             {"key": "gen_ai.tool.name", "value": {"stringValue": "read_file"}},
+             {"key": "gen_ai.tool.call.id", "value": {"stringValue": f"call-{span}"}},
+             {"key": "gen_ai.tool.call.arguments", "value": {"stringValue": '{"path": "a.txt"}'}},
+             {"key": "gen_ai.tool.call.result", "value": {"stringValue": "hello"}}]
+    return {"traceId": trace, "spanId": span, "name": "execute_tool read_file", "startTimeUnixNano": "1000",
+            "endTimeUnixNano": "2000", "attributes": attrs, **fields}
+
+
+def _export_lines(path: Path, spans: list[dict[str, Any]]) -> Path:
+    """One OTLP/JSON export line per span (a file exporter's shape)."""
+    path.write_text("".join(json.dumps({"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [
+        {"scope": {}, "spans": [s]}]}]}) + "\n" for s in spans))
+    return path
+
+
+@pytest.mark.parametrize("odd", [
+    {"startTimeUnixNano": 1e999},  # JSON's 1e999 is a float infinity: no integer
+    {"events": 5},
+    {"events": [{"name": "e", "attributes": [{"key": "k", "value": {"arrayValue": {"values": 7}}}]}]},
+    {"attributes": [{"key": "k", "value": {"intValue": 1e999}}]},
+])
+def test_odd_span_fields_are_read_as_absent(tmp_path: Path, odd: dict[str, Any]) -> None:
+    """A field of the wrong type in one span (a time that is no integer, events that are
+    no list) reads as absent: both traces of the file are scored. Before, the exception
+    rejected the whole file as one record without a trajectory_id."""
+    good, odd_trace = "aa" * 16, "bb" * 16
+    path = _export_lines(tmp_path / "spans.jsonl", [_tool_span(good, "11" * 8), _tool_span(odd_trace, "22" * 8, **odd)])
+    recs = list(iter_records([path], "otel"))
+    assert [r.reject_reason for r in recs] == [None, None]
+    assert sorted(json.loads(r.text)["trajectory_id"] for r in recs) == [good, odd_trace]
+
+
+def test_a_span_that_cannot_be_read_rejects_its_trace_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever else a span's fields make the reader raise rejects that span's trace, with
+    its line and the error in the detail; the file's other traces are scored."""
+    import pipeline.ingest.adapters.otel as otel
+
+    real = otel._Span
+
+    def reading(raw: dict[str, Any], line: int, resource: dict[str, Any]) -> Any:
+        if raw.get("spanId") == "33" * 8:
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(raw, line, resource)
+
+    monkeypatch.setattr(otel, "_Span", reading)
+    good, bad = "aa" * 16, "bb" * 16
+    path = _export_lines(tmp_path / "spans.jsonl", [_tool_span(bad, "22" * 8), _tool_span(good, "11" * 8),
+                                                    _tool_span(bad, "33" * 8)])
+    recs = list(iter_records([path], "otel"))
+    assert [(r.source_line, r.reject_reason) for r in recs] == [(1, "malformed_record"), (2, None)]
+    assert recs[0].reject_detail == (f"trace {bad}: span on line 3: RecursionError: "
+                                     "maximum recursion depth exceeded")
+    assert json.loads(recs[1].text)["trajectory_id"] == good
+
+
 @pytest.fixture(scope="module")
 def openai_agents_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("agents")

@@ -129,6 +129,44 @@ def test_orphan_subagent_still_scores(tmp_path: Path) -> None:
         {"parent_trajectory_id": SESSION, "parent_call_id": None}]
 
 
+def test_a_parent_line_too_deep_for_python_leaves_the_subagent_scored(tmp_path: Path) -> None:
+    """Lines of the parent session that Python cannot parse (nested 100,000 deep) name no
+    call: the subagent is scored and still finds its Task call on the parent's good lines.
+    Before, the RecursionError rejected the subagent."""
+    project = tmp_path / "-home-dev-proj"
+    parent = _parent_with_task("a485154").write(project / f"{SESSION}.jsonl")
+    deep = "[" * 100_000 + "]" * 100_000
+    head = ('{"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "Task", "x": %s}]}}\n'
+            '{"type": "progress", "data": {"agentId": "a485154", "x": %s}}\n') % (deep, deep)
+    parent.write_text(head + parent.read_text(encoding="utf-8"), encoding="utf-8")
+    sub = _subagent("a485154").write(project / SESSION / "subagents" / "agent-a485154.jsonl")
+    child = one(sub, "claude-code")
+    assert child["parent_trajectory_id"] == SESSION and child["parent_call_id"] == "toolu_task"
+
+
+@pytest.mark.parametrize("kind", [{"x": 1}, [1, 2], 7, None])
+def test_a_line_type_of_any_json_type_is_not_a_step(tmp_path: Path, kind: Any) -> None:
+    """A line whose ``type`` is an object or a list (hostile) is skipped like any other
+    line that is no message: the session scores as without it. Before, an object or a
+    list raised TypeError (unhashable) and rejected the whole session."""
+    plain = Claude().user("go").assistant("m", use("t1", "Bash", command="ls")).results(("t1", "a.txt", False))
+    odd = Claude().user("go").raw({"type": kind, "sessionId": SESSION})
+    odd.assistant("m", use("t1", "Bash", command="ls")).results(("t1", "a.txt", False))
+    want = one(plain.write(tmp_path / "a" / "s.jsonl"), "claude-code")
+    assert one(odd.write(tmp_path / "b" / "s.jsonl"), "claude-code")["messages"] == want["messages"]
+
+
+@pytest.mark.parametrize(("flag", "failed"), [(True, True), (False, False), ("true", True), ("false", False),
+                                               ("False", False), ("", False), (1, True), (0, False), (None, False)])
+def test_is_error_flag_types(tmp_path: Path, flag: Any, failed: bool) -> None:
+    """``is_error`` is a JSON boolean in Claude Code's files; a string holding the word
+    (a log rewritten by another tool) means what it says. Before, ``"false"`` was an error."""
+    c = Claude().user("go").assistant("m", use("t1", "Bash", command="cat missing.txt"))
+    c.results(("t1", "cat: missing.txt: No such file or directory", flag))
+    [message] = [m for m in one(c.write(tmp_path / "p" / "s.jsonl"), "claude-code")["messages"] if m["role"] == "tool"]
+    assert (message.get("error") is not None) == failed
+
+
 def codex_rollout() -> Codex:
     c = Codex()
     c.item("turn_context", turn_id="t1", cwd="/Users/dev/app", model="gpt-5")
@@ -185,6 +223,26 @@ def test_codex_helpers() -> None:
     assert shell_command(["/bin/zsh", "-c", "echo hi"]) == "echo hi"
     assert shell_command(["git", "commit", "-m", "two words"]) == "git commit -m 'two words'"
     assert patch_paths("*** Update File: a\n*** Move to: b\n*** Delete File: c\n") == (["a", "b"], ["c"])
+    # trailing blanks (and a CRLF's CR) are not part of a name; a blank name is none
+    assert patch_paths("*** Add File: d  \r\n*** Add File:   \n*** Delete File: e\t\n") == (["d"], ["e"])
+
+
+def test_patch_paths_is_linear_in_a_long_header() -> None:
+    """A header line of 200,000 blanks between two letters (a hostile rollout): the lazy
+    pattern it replaced tried every split of the line (40,000 blanks took 14 s; this one
+    would take minutes), the current one reads the line once. In a child process: a
+    regex holds the GIL, so no thread of this one could give up on it."""
+    import subprocess
+    import sys
+
+    code = ("from pipeline.ingest.adapters.codex import patch_paths\n"
+            "patch = '*** Begin Patch\\n*** Add File: a' + ' ' * 200_000 + 'b\\n+x\\n*** End Patch\\n'\n"
+            "written, deleted = patch_paths(patch)\n"
+            "print(len(written), len(written[0]), written[0][0], written[0][-1], deleted)\n")
+    # a bound on hostile input, not a benchmark: well under a second when linear
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.stdout.split() == ["1", "200002", "a", "b", "[]"], done.stderr
 
 
 def test_id_less_file_warns_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -56,9 +56,18 @@ _SAFE_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,200}\Z")
 KNOWN_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation"}
 
 
+def _is_error(value: Any) -> bool:
+    """``is_error`` as Claude Code writes it (a JSON boolean); a string is read as the
+    word it holds (a log rewritten by another tool may write ``"false"``), anything else
+    by its truth value."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "false", "0")
+    return bool(value)
+
+
 def _error(block: dict[str, Any], content: str, structured: Any) -> Any:
     """The canonical ``error`` of one tool_result block (module docstring order)."""
-    if not block.get("is_error"):
+    if not _is_error(block.get("is_error")):
         if isinstance(structured, dict) and structured.get("interrupted") is True:
             return {"type": "unknown", "message": "command interrupted before it finished"}
         return None
@@ -102,7 +111,7 @@ class _Builder:
 
     def line(self, obj: dict[str, Any]) -> None:
         kind = obj.get("type")
-        if kind in KNOWN_TYPES:
+        if isinstance(kind, str) and kind in KNOWN_TYPES:  # hostile: any JSON value, a list too
             self.known_lines += 1
         if kind not in ("user", "assistant") or not isinstance(obj.get("message"), dict):
             return  # summary / system / progress / snapshots: not steps
@@ -207,8 +216,8 @@ def find_parent_call(parent: Path, agent_id: str, max_record_bytes: int) -> tupl
                 for block in obj["message"]["content"]:
                     if block.get("type") == "tool_use" and block.get("name") in ("Task", "Agent"):
                         inputs[block.get("id")] = (block.get("input") or {}).get("subagent_type")
-            except (ValueError, KeyError, TypeError, AttributeError):
-                pass
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+                pass  # a line of the parent that cannot be read names no call
         if isinstance(raw, bytes) and needle in raw and b"agentId" in raw:
             found = _call_naming(raw, agent_id)
             if found is not None:
@@ -219,7 +228,7 @@ def find_parent_call(parent: Path, agent_id: str, max_record_bytes: int) -> tupl
 def _call_naming(raw: bytes, agent_id: str) -> str | None:
     try:
         obj = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # a parent's line too deep for Python: no call named
         return None
     if not isinstance(obj, dict):
         return None
@@ -229,7 +238,8 @@ def _call_naming(raw: bytes, agent_id: str) -> str | None:
     result = obj.get("toolUseResult")
     message = obj.get("message")
     if isinstance(result, dict) and result.get("agentId") == agent_id and isinstance(message, dict):
-        for block in message.get("content") or []:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 return block.get("tool_use_id")
     return None

@@ -50,7 +50,9 @@ FORMAT = "codex"
 # further down is not its exit status)
 _EXITED = re.compile(r"(?m)^Process exited with code (-?\d+)\s*$")
 _RUNNING = re.compile(r"(?m)^Process running with session ID (\d+)\s*$")
-_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
+# the name is the rest of its line, its trailing blanks stripped in Python: a lazy `(.+?)\s*$`
+# tried every split of a long line (quadratic: 100,000 blanks took over a minute)
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.*)$|^\*\*\* Move to: (.*)$", re.M)
 _REFUSED = re.compile(r"\A\s*(exec command|patch|command) (was )?rejected by (the )?user", re.I)
 _SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish"}
 UNSUCCESSFUL = -(2**31)  # marker: a structured output with success: false (no exit code)
@@ -69,10 +71,10 @@ def patch_paths(patch: str) -> tuple[list[str], list[str]]:
     written: list[str] = []
     deleted: list[str] = []
     for m in _PATCH_FILE.finditer(patch):
-        if m.group(1) == "Delete":
-            deleted.append(m.group(2))
-        else:
-            written.append(m.group(2) or m.group(3))
+        name = (m.group(2) if m.group(1) else m.group(3)).rstrip()
+        if not name:
+            continue
+        (deleted if m.group(1) == "Delete" else written).append(name)
     return list(dict.fromkeys(written)), list(dict.fromkeys(deleted))
 
 

@@ -64,6 +64,11 @@ def hex_id(value: Any, size: int) -> str | None:
     return raw.hex() if len(raw) == size else None
 
 
+def _list(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else no items (OTLP's repeated fields)."""
+    return value if isinstance(value, list) else []
+
+
 def any_value(value: Any) -> Any:
     """An OTLP ``AnyValue`` object as a plain JSON value."""
     if not isinstance(value, dict):
@@ -73,13 +78,13 @@ def any_value(value: Any) -> Any:
     if "intValue" in value:
         try:
             return int(value["intValue"])
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
     for key in ("boolValue", "doubleValue", "bytesValue"):
         if key in value:
             return value[key]
     if isinstance(value.get("arrayValue"), dict):
-        return [any_value(v) for v in value["arrayValue"].get("values") or []]
+        return [any_value(v) for v in _list(value["arrayValue"].get("values"))]
     if isinstance(value.get("kvlistValue"), dict):
         return attributes(value["kvlistValue"].get("values"))
     return None
@@ -97,7 +102,7 @@ def attributes(items: Any) -> dict[str, Any]:
 def _nanos(value: Any) -> int:
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # 1e999 parses as infinity
         return 0
 
 
@@ -120,7 +125,7 @@ class _Span:
         self.end = _nanos(raw.get("endTimeUnixNano"))
         self.attrs = attributes(raw.get("attributes"))
         self.events = [(e.get("name"), attributes(e.get("attributes")))
-                       for e in raw.get("events") or [] if isinstance(e, dict)]
+                       for e in _list(raw.get("events")) if isinstance(e, dict)]
         self.status_error = _status_error(raw.get("status"))
         self.resource = resource
         name = raw.get("name") if isinstance(raw.get("name"), str) else ""
@@ -263,9 +268,13 @@ class _Trace:
         self._result(call_id, _text(result), span.error())
 
 
-def _spans(items: Iterable[tuple[int, Any]]) -> tuple[dict[str, list[_Span]], list[int], dict[int, int]]:
-    """(spans by trace id, dropped lines, line -> count of spans without a valid traceId)."""
+def _spans(items: Iterable[tuple[int, Any]]) -> tuple[dict[str, list[_Span]], dict[str, tuple[int, str]],
+                                                     list[int], dict[int, int]]:
+    """(spans by trace id, trace id -> (line, why) of its first span that could not be
+    read, dropped lines, line -> count of spans without a valid traceId). A span that
+    cannot be read rejects its own trace, never the file's other traces."""
     traces: dict[str, list[_Span]] = {}
+    broken: dict[str, tuple[int, str]] = {}
     dropped: list[int] = []
     idless: dict[int, int] = {}
     for line, doc in items:
@@ -278,24 +287,31 @@ def _spans(items: Iterable[tuple[int, Any]]) -> tuple[dict[str, list[_Span]], li
             if not isinstance(rs, dict):
                 continue
             resource = attributes((rs.get("resource") or {}).get("attributes")) if isinstance(rs.get("resource"), dict) else {}
-            for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
-                for raw in (ss.get("spans") or []) if isinstance(ss, dict) else []:
+            for ss in _list(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")):
+                for raw in _list(ss.get("spans")) if isinstance(ss, dict) else []:
                     if not isinstance(raw, dict):
                         continue
                     trace_id = hex_id(raw.get("traceId"), 16)
-                    if trace_id is not None:
-                        traces.setdefault(trace_id, []).append(_Span(raw, line, resource))
-                    else:  # no trajectory to put it in: counted, never silently dropped
+                    if trace_id is None:  # no trajectory to put it in: counted, never silently dropped
                         idless[line] = idless.get(line, 0) + 1
-    return traces, dropped, idless
+                        continue
+                    spans = traces.setdefault(trace_id, [])
+                    try:
+                        spans.append(_Span(raw, line, resource))
+                    except Exception as exc:  # noqa: BLE001 - hostile input: its trace is rejected
+                        broken.setdefault(trace_id, (line, f"span on line {line}: {type(exc).__name__}: {exc}"))
+    return traces, broken, dropped, idless
 
 
 def convert_session(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, dict[str, Any] | Problem]]:
     """Convert one OTLP export file: one record per trace, in order of first appearance."""
     max_bytes = int(ctx.state.get("max_record_bytes", 32 * 2**20))
-    traces, dropped, idless = _spans(items)
+    traces, broken, dropped, idless = _spans(items)
     for trace_id, spans in traces.items():
-        first_line = min(s.line for s in spans)
+        first_line = min([s.line for s in spans] + ([broken[trace_id][0]] if trace_id in broken else []))
+        if trace_id in broken:
+            yield first_line, Problem(first_line, "malformed_record", f"trace {trace_id}: {broken[trace_id][1]}")
+            continue
         try:
             trace = _Trace(SizeGuard(max_bytes))
             for span in sorted(spans, key=lambda s: (s.start, s.span_id)):
