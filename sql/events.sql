@@ -118,7 +118,7 @@ call_fields as (
         case when kind = 'tool_result' then error_field end as error_raw
     from numbered
 ),
-args_parsed as (
+args_read as (
     select
         *,
         -- arguments arrive as a JSON object or a string holding one; both end as JSON text
@@ -138,6 +138,13 @@ args_parsed as (
         end as args_json,
         case when kind = 'tool_call' then coalesce(args_string, args_raw::varchar) end as args_text
     from call_fields
+),
+args_parsed as (
+    -- NaN / Infinity as a number is not JSON (RFC 8259) though DuckDB's reader takes it:
+    -- such arguments are no JSON object (the reader rejects the words in a record's own
+    -- JSON; inside a string of arguments, or spelt in lower case, they reach here)
+    select * replace (case when lg_non_finite(args_json) then null else args_json end as args_json)
+    from args_read
 ),
 results as (
     select

@@ -22,6 +22,16 @@ create or replace temp macro lg_tokens(txt, min_len) as
             regexp_extract_all(array_to_string(frags, ' '),
                                '[a-z0-9][a-z0-9+_~%@.\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}')))[1];
 
+-- lg_non_finite: a JSON text (as DuckDB's reader accepts it) using NaN or Infinity as a
+-- number, in any case and sign: not JSON (RFC 8259). Its strings are removed before the
+-- test, so a string holding "nan" is no number; JSON's bare words (true, false, null)
+-- hold neither "nan" nor "inf". The test on the whole text comes first: only the few
+-- texts holding the letters pay for the removal.
+create or replace temp macro lg_non_finite(j) as
+    case when regexp_matches(j, '(?i)nan|inf')
+         then regexp_matches(regexp_replace(j, '"(?:[^"\\]|\\.)*"', '', 'g'), '(?i)nan|inf')
+         else false end;
+
 -- lg_is_evidence: only fragments that cannot be plain words count as evidence of a
 -- dependency: at least min_len characters, and also 24+ characters (keys, tokens,
 -- base64) or a digit or '@' or a dotted/slashed name (domain, file, path); lengths

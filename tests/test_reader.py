@@ -136,11 +136,41 @@ def test_adapter_failures_become_rejects(tmp_path: Path) -> None:
     assert [r for _, _, r in summary(oh, fmt="openhands")] == ["malformed_record"]
 
 
-def test_lone_surrogates_still_give_utf8_text(tmp_path: Path) -> None:
-    f = write(tmp_path / "a.jsonl", '{"metadata": {}}\n{"messages": [{"role": "user", "content": "\\ud800x"}]}\n')
+def test_lone_surrogates_become_replacement_characters(tmp_path: Path) -> None:
+    """A converted record's lone surrogate (a log cut in the middle of an emoji) is U+FFFD:
+    its text is UTF-8 that DuckDB's reader takes. Before, it stayed a ``\\ud800`` escape,
+    which the SQL stage rejected as not parseable."""
+    f = write(tmp_path / "a.jsonl", '{"metadata": {}}\n{"messages": [{"role": "user", "content": "\\ud800x\\ud83d\\ude00"}]}\n')
     [rec] = list(iter_records([f], fmt="agentdojo"))
     rec.text.encode("utf-8")
-    assert json.loads(rec.text)["messages"][0]["content"] == "\ud800x"
+    assert json.loads(rec.text)["messages"][0]["content"] == "\ufffdx\U0001f600"
+
+
+@pytest.mark.parametrize(("escaped", "expected"), [
+    ("\\ud83d", "\\ufffd"),                        # a high surrogate alone
+    ("\\uDE00x", "\\ufffdx"),                      # a low one alone, upper-case hex
+    ("\\ud83d\\ude00", "\\ud83d\\ude00"),          # a pair: one character, kept
+    ("\\ud83d\\ud83d\\ude00", "\\ufffd\\ud83d\\ude00"),  # a lone high before a pair
+    ("\\\\ud83d", "\\\\ud83d"),                    # an escaped backslash, then text: no escape
+    ("\\\\\\ud83d", "\\\\\\ufffd"),                # an escaped backslash, then an escape
+    ("\\u00e9\\ud7ff", "\\u00e9\\ud7ff"),          # no surrogate
+])
+def test_lone_surrogate_escapes_are_rewritten_in_place(escaped: str, expected: str) -> None:
+    from pipeline.ingest.adapters._io import without_lone_surrogates
+
+    text = '{"trajectory_id": "s", "messages": [{"role": "user", "content": "a%sb"}]}'
+    assert without_lone_surrogates(text % escaped) == text % expected
+
+
+def test_a_canonical_record_with_a_lone_surrogate_is_scored(tmp_path: Path) -> None:
+    from tests.conftest import rows, stage_connection
+
+    f = write(tmp_path / "a.jsonl", '{"trajectory_id": "s1", "messages": [{"role": "user", "content": "hi"}, '
+                                    '{"role": "assistant", "content": "notes-\\ud83d"}]}\n')
+    [rec] = list(iter_records([f], fmt="canonical"))
+    con = stage_connection([rec.text], until="steps")
+    assert rows(con, "select reject_reason from trajectories") == [{"reject_reason": None}]
+    assert rows(con, "select content from steps order by step_idx") == [{"content": "hi"}, {"content": "notes-\ufffd"}]
 
 
 def test_unknown_format_and_missing_inputs(tmp_path: Path) -> None:

@@ -102,6 +102,22 @@ def test_arguments_strings(stages: Callable[..., Any]) -> None:
     ]
 
 
+def test_arguments_with_non_finite_numbers_are_no_json(stages: Callable[..., Any]) -> None:
+    """NaN / Infinity as a number, in any case or sign, inside a string of arguments or
+    spelt in lower case in the record's own object (the reader refuses only the exact
+    ``NaN`` / ``Infinity`` words of a record's JSON): DuckDB's reader takes them, RFC 8259
+    does not, so the arguments are not a JSON object. The same words inside a string are
+    text, and 1e999 is a JSON number however large."""
+    cases = ['"{\\"amount\\": NaN}"', '"{\\"a\\": [1, -Infinity]}"', '{"amount": nan}', '{"a": -INF}',
+             '"{\\"note\\": \\"NaN or inf\\"}"', '{"note": "nan", "n": 1e999}']
+    calls = ", ".join(f'{{"id": "c{i}", "function": {{"name": "t", "arguments": {args}}}}}'
+                      for i, args in enumerate(cases))
+    text = f'{{"trajectory_id": "n", "messages": [{{"role": "assistant", "tool_calls": [{calls}]}}]}}'
+    assert _steps(stages, text, "arguments, args_ok") == [
+        ('{"amount": NaN}', False), ('{"a": [1, -Infinity]}', False), ('{"amount":nan}', False),
+        ('{"a":-INF}', False), ('{"note":"NaN or inf"}', True), ('{"note":"nan","n":1e999}', True)]
+
+
 def test_error_forms_and_pairing_around_repeated_ids(stages: Callable[..., Any]) -> None:
     text = ('{"trajectory_id": "h", "messages": [{"role": "tool", "tool_call_id": "c1", "content": "early"},'
             ' {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "t", "arguments": "{}"}}]},'

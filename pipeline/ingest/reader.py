@@ -12,7 +12,10 @@ stop the run.
   ``\\r`` are stripped. canonical/openai lines are passed through as ``text`` unchanged
   (no re-serialisation; the SQL stage validates JSON), except that a record using
   ``NaN`` / ``Infinity`` as a number is rejected ``malformed_record`` here (DuckDB's
-  JSON reader would accept it).
+  JSON reader would accept it), and a lone UTF-16 surrogate escape (``\\ud83d`` without
+  its partner: a log cut in the middle of an emoji) is written as U+FFFD's escape, the
+  rest of the text unchanged (DuckDB's reader refuses the record otherwise). Converted
+  records get U+FFFD for a lone surrogate too.
 - whole-file JSON (``.json``, ``.json.gz``, ``.traj``): for a top-level array of records,
   the 1-based index of the element in the array; for a one-record document, 1.
 - Inspect ``.eval`` archives / EvalLog ``.json``: the 1-based sample position.
@@ -56,7 +59,7 @@ from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
 from pipeline.ingest.adapters._detect import detect, warn_without_ids
 from pipeline.ingest.adapters._io import (
     Problem, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
-    skip_ws,
+    replace_lone_surrogates, skip_ws, without_lone_surrogates,
 )
 from pipeline.ingest.adapters._session import session_records
 from pipeline.ingest.adapters.inspect_log import iter_samples
@@ -151,9 +154,15 @@ def _serialise(obj: Any) -> str:
         raise ValueError(f"not serialisable as JSON: {exc}") from exc
     try:
         text.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes
-        text = json.dumps(obj, ensure_ascii=True, allow_nan=False)
+    except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes: no Unicode text
+        text = replace_lone_surrogates(text)
     return text
+
+
+def _pass_through(text: str, line: int) -> str | Problem:
+    """A canonical record's own text, as the SQL stage reads it (module docstring)."""
+    problem = non_finite_number(text, line)
+    return problem if problem is not None else without_lone_surrogates(text)
 
 
 def _convert(spec: AdapterSpec, value: Any, raw: str | None, ctx: Ctx,
@@ -161,11 +170,11 @@ def _convert(spec: AdapterSpec, value: Any, raw: str | None, ctx: Ctx,
     """One source record -> RawRecord (None when the adapter says it is not a record)."""
     src = str(ctx.path)
     if spec.convert is None:
-        problem = non_finite_number(raw, ctx.line) if raw is not None else None
-        if problem is not None:
-            return _problem(ctx.path, problem, spec.name)
+        passed = _pass_through(raw, ctx.line) if raw is not None else None
+        if isinstance(passed, Problem):
+            return _problem(ctx.path, passed, spec.name)
         try:
-            text = raw if raw is not None else _serialise(value)
+            text = passed if passed is not None else _serialise(value)
         except (ValueError, RecursionError) as exc:
             return rejected(src, ctx.line, "malformed_record", str(exc), spec.name)
         return RawRecord(src, ctx.line, text, None, None, spec.name)
@@ -199,9 +208,9 @@ def _ndjson(path: Location, spec: AdapterSpec, max_record_bytes: int,
             continue
         ctx = Ctx(path, line, state)
         if spec.convert is None:
-            problem = non_finite_number(text, line)
-            yield (_problem(path, problem, spec.name) if problem is not None
-                   else RawRecord(str(path), line, text, None, None, spec.name))
+            passed = _pass_through(text, line)
+            yield (_problem(path, passed, spec.name) if isinstance(passed, Problem)
+                   else RawRecord(str(path), line, passed, None, None, spec.name))
             continue
         value = parse_json(text, line)
         if isinstance(value, Problem):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -191,6 +192,41 @@ def non_finite_number(text: str, line: int) -> Problem | None:
     except (ValueError, RecursionError):
         return None
     return None
+
+
+# a JSON escape of a UTF-16 surrogate (the backslash itself not escaped: preceded by an
+# even number of backslashes): a high one with its low partner is one character; any
+# other is lone
+_SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+                               r"|\\u[dD][89a-fA-F][0-9a-fA-F]{2})")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT_ESCAPE = "\\ufffd"
+
+
+def without_lone_surrogates(text: str) -> str:
+    """``text`` (JSON) with each lone UTF-16 surrogate escape written as U+FFFD's.
+
+    A lone surrogate (``"\\ud83d"`` without its partner) is what a log cut in the middle of
+    an emoji holds (JavaScript's ``JSON.stringify`` writes it so). It is valid JSON syntax
+    but no Unicode text: DuckDB's reader refuses the record. Replacing the half character,
+    as a UTF-8 decoder does with a broken byte, keeps the record scorable. Only the escape
+    changes (six characters for six); every other byte of the text stays. Texts without
+    a surrogate escape are returned after one quick search.
+    """
+    if _SURROGATE_HINT.search(text) is None:
+        return text
+
+    def fix(m: re.Match[str]) -> str:
+        return m.group(0) if len(m.group(2)) == 12 else m.group(1) + REPLACEMENT_ESCAPE
+
+    return _SURROGATE_ESCAPE.sub(fix, text)
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate character (Python keeps them in a ``str`` it
+    decoded from ``\\ud800``-style escapes) as U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def iter_array(text: str, max_record_bytes: int) -> Iterator[tuple[int, str, Any] | Problem]:
