@@ -21,8 +21,14 @@ from pathlib import Path
 # NumPy; a user's own OPENBLAS_NUM_THREADS wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+if __name__ == "__main__":  # python -m pipeline.cli: signal handlers before the imports (pipeline/launch.py)
+    from pipeline.execution.signals import install_cli_handlers
+
+    install_cli_handlers()
+
 from pipeline.config import RunConfig, sample_root
 from pipeline.errors import Interrupted, LitmusError, UsageError
+from pipeline.execution.signals import command_ended, command_started
 from pipeline.ingest.reader import FORMATS
 from pipeline.storage import cli_location
 from pipeline.outputs.summary import print_summary
@@ -130,10 +136,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``litmus-gate`` console script."""
-    args = _parser().parse_args(argv)
+    """The CLI (the ``litmus-gate`` console script runs it through :mod:`pipeline.launch`)."""
+    args = _parser().parse_args(argv)  # a signal before this line: one line, exit at once (signals.py)
+    command_started()
     try:
-        return _dispatch(args)
+        try:
+            return _dispatch(args)
+        finally:
+            command_ended()  # from here a signal has nothing left to stop (signals.py)
     except (LitmusError, Interrupted) as exc:
         print(f"litmus-gate: error: {exc.one_line()}", file=sys.stderr)
         return exc.exit_code

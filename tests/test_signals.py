@@ -525,3 +525,85 @@ def test_an_overwrite_whose_second_rename_fails_puts_the_old_run_back(tmp_path: 
         writer.publish(staging, out)
     assert (out / "manifest.json").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".run.staging", "run"]
+
+
+def test_the_first_signal_stands_when_a_second_comes_while_it_stops_the_run() -> None:
+    # a Ctrl-C, then the scheduler's SIGTERM while the run unwinds (or both within one of
+    # the pool's polls): the run stops on the first, exit 130. Before, the second's
+    # exception replaced the first's (143)
+    from pipeline.errors import Interrupted
+    from pipeline.execution.signals import deferred, interruptible
+
+    with pytest.raises(Interrupted) as caught, interruptible():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        finally:
+            os.kill(os.getpid(), signal.SIGTERM)  # while the first's exception unwinds
+    assert caught.value.exit_code == 130
+    with pytest.raises(Interrupted) as caught, interruptible(), deferred():
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGTERM)  # both held back until the block's end
+    assert caught.value.exit_code == 130
+
+
+_CLI_PROCESS = """
+import os, signal, sys
+from pipeline.execution import signals
+from pipeline.errors import Interrupted
+signals.install_cli_handlers()
+signals.command_started()
+try:
+    try:
+        with signals.interruptible():
+            os.kill(os.getpid(), signal.SIGTERM)
+    finally:
+        signals.command_ended()
+except Interrupted as exc:
+    os.kill(os.getpid(), signal.SIGTERM)  # a scheduler's second SIGTERM while the message is printed
+    os.kill(os.getpid(), signal.SIGINT)
+    print("stopped", exc.exit_code, flush=True)
+    code = exc.exit_code
+os.kill(os.getpid(), signal.SIGTERM)  # and one as the process exits
+print("alive", flush=True)
+sys.exit(code)
+"""
+
+
+def test_signals_after_the_run_stopped_or_ended_are_dropped() -> None:
+    # outside the run's block the CLI's handler is in charge: once a stop is on its way, or
+    # the command has ended, a signal has nothing left to stop. Before, the default action
+    # killed the process after its one line (exit -15 where 143 was due)
+    done = subprocess.run([sys.executable, "-c", _CLI_PROCESS], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.split()) == (143, ["stopped", "143", "alive"]), done.stderr
+
+
+_WHILE_IMPORTING = """
+import os, signal, sys
+class Stall:  # a finder that signals this process as PyArrow starts to load
+    def find_spec(self, name, path, target=None):
+        if name == "pyarrow":
+            os.kill(os.getpid(), signal.{signal})
+        return None
+sys.meta_path.insert(0, Stall())
+sys.argv = ["litmus-gate", "score", "--out", {out!r}]
+if {launch}:
+    from pipeline.launch import main
+    sys.exit(main())
+import runpy
+runpy.run_module("pipeline.cli", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("launch", [True, False], ids=["console script", "python -m"])
+@pytest.mark.parametrize(("name", "code"), [("SIGTERM", 143), ("SIGINT", 130)])
+def test_a_signal_while_the_cli_imports_gives_one_line(tmp_path: Path, launch: bool, name: str, code: int) -> None:
+    # the CLI's handlers come before its imports (PyArrow, DuckDB: the first 0.2-0.3 s):
+    # one line, nothing written. Before, SIGTERM killed the process silently and SIGINT
+    # printed a KeyboardInterrupt traceback
+    out = tmp_path / "run"
+    script = _WHILE_IMPORTING.format(signal=name, out=str(out), launch=launch)
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == code, done.stderr[-2000:]
+    assert done.stderr == (f"litmus-gate: error: interrupted by {name} before the command started; "
+                           "nothing was written\n")
+    assert not out.exists() and not list(tmp_path.iterdir())

@@ -26,11 +26,21 @@ pool started can land in ``Pool.__del__`` when another thread, one of DuckDB's, 
 it) is raised again before the run is published and as the block ends. Once the run is
 published (:func:`commit`) a signal has nothing left to stop: it is recorded and
 dropped, and the run ends as it would have (its clean-up takes a second), never with
-"no run was published".
+"no run was published". The first signal's exit code stands: a second one while the
+first stops the run raises the first's ``Interrupted`` again (a Ctrl-C pressed twice is
+still one SIGINT).
+
+The CLI's process (:func:`install_cli_handlers`, before its imports) handles both
+signals for its whole life, not only inside :func:`interruptible`: before the command
+starts (imports, argument parsing) nothing is written, so the process exits at once
+with one line; while it runs outside a run's block a signal raises ``Interrupted``;
+once the command has ended, or its run is published, or a stop is already on its way,
+a signal is dropped (a scheduler's second SIGTERM cannot turn exit 143 into a kill).
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -50,6 +60,9 @@ _pending: list[int] = []  # signals received inside deferred() and not raised ye
 _unconfirmed: list[int] = []  # raised, and not yet seen leaving interruptible()
 _deferring = [False]  # main thread inside deferred()
 _complete = [False]  # the run is published: signals are dropped
+_published = [False]  # the last block's run was published (kept after the block, for the CLI)
+_first: list[int] = []  # the first signal raised as Interrupted since the last block began
+_phase = ["off"]  # the CLI's: "off" (not the CLI), "starting", "running", "ended"
 
 
 def _named(signum: int) -> Interrupted:
@@ -57,9 +70,12 @@ def _named(signum: int) -> Interrupted:
 
 
 def _interrupted(signum: int) -> Interrupted:
-    """The handler's exception, recorded until it is seen leaving :func:`interruptible`."""
-    _unconfirmed.append(signum)
-    return _named(signum)
+    """The handler's exception, recorded until it is seen leaving :func:`interruptible`:
+    the first signal's, whichever signal came now."""
+    if not _first:
+        _first.append(signum)
+    _unconfirmed.append(_first[0])
+    return _named(_first[0])
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
@@ -75,7 +91,7 @@ def _raise(signum: int, frame: FrameType | None) -> None:
 def raise_pending() -> None:
     """Raise ``Interrupted`` for a signal that :func:`deferred` held back (else nothing)."""
     if _pending:
-        signum = _pending[-1]
+        signum = _pending[0]
         _pending.clear()
         if not _complete[0]:
             raise _interrupted(signum)
@@ -85,7 +101,44 @@ def raise_swallowed() -> None:
     """Raise ``Interrupted`` for a signal whose exception was swallowed on its way (see
     the module docstring), else nothing: called before a step that cannot be undone."""
     if _unconfirmed and not _complete[0]:
-        raise _named(_unconfirmed[-1])
+        raise _named(_unconfirmed[0])
+
+
+def _cli_handler(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM / SIGINT in the CLI's process outside :func:`interruptible` (module docstring)."""
+    if _phase[0] == "starting":  # imports, argument parsing: nothing is written yet
+        os.write(2, f"litmus-gate: error: interrupted by {signal.Signals(signum).name} before the command "
+                    "started; nothing was written\n".encode())
+        os._exit(128 + signum)
+    if _phase[0] != "running" or _published[0] or _first:
+        return  # nothing left to stop, or a stop already on its way: its exit code stands
+    _first.append(signum)
+    exc = _named(signum)
+    exc.hint = "rerun the same command"
+    raise exc
+
+
+def install_cli_handlers() -> None:
+    """Make SIGTERM and SIGINT the CLI's for the process's life (module docstring): call
+    it first thing, before the imports, in the CLI's own process only."""
+    _phase[0] = "starting"
+    for s in _SIGNALS:
+        signal.signal(s, _cli_handler)
+
+
+def command_started() -> None:
+    """The CLI's command begins: a signal now raises ``Interrupted`` (when the CLI's
+    handlers are installed; else nothing changes)."""
+    if _phase[0] != "off":
+        _phase[0] = "running"
+        _first.clear()
+        _published[0] = False
+
+
+def command_ended() -> None:
+    """The CLI's command has returned or raised: a signal now has nothing left to stop."""
+    if _phase[0] != "off":
+        _phase[0] = "ended"
 
 
 def commit(step: Callable[[], T]) -> T:
@@ -98,7 +151,7 @@ def commit(step: Callable[[], T]) -> T:
         raise_swallowed()
         done = step()
         if threading.current_thread() is threading.main_thread() and _active.is_set():
-            _complete[0] = True
+            _complete[0] = _published[0] = True
             _pending.clear()
     return done
 
@@ -132,7 +185,8 @@ def interruptible() -> Iterator[None]:
     _received.clear()
     _pending.clear()
     _unconfirmed.clear()
-    _complete[0] = False
+    _first.clear()
+    _complete[0] = _published[0] = False
     previous: dict[int, Any] = {}
     try:
         for s in _SIGNALS:  # inside the try: a signal as they are installed restores them too
@@ -144,7 +198,7 @@ def interruptible() -> Iterator[None]:
         raise
     except BaseException as exc:
         if _received and not _complete[0]:  # a library caught ours and raised its own (DuckDB: "Query interrupted")
-            raise _named(_received[-1]) from exc
+            raise _named(_first[0] if _first else _received[0]) from exc
         raise
     finally:
         _active.clear()
