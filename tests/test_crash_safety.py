@@ -51,3 +51,41 @@ def test_kill_9_never_leaves_a_partial_run(tmp_path: Path) -> None:
         subprocess.run([*cmd, "--out", str(out), "--overwrite"], check=True, capture_output=True)
         assert parquet_digests(out) == parquet_digests(clean)
     assert not list(tmp_path.glob(".killed-*.staging-*")), "stale staging folders are cleaned by the next run"
+
+
+def _dead_pid() -> int:
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(proc.stdout)
+
+
+def _score(corpus: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pipeline.cli", "score", str(corpus), "--out", str(out),
+                           "--workers", "1", "--quiet", *extra], capture_output=True, text=True, timeout=300)
+
+
+def test_a_run_killed_between_its_overwrites_renames_is_mended_by_the_next(tmp_path: Path) -> None:
+    # kill -9 between an --overwrite's two renames leaves no RUN_DIR: the old run aside
+    # (.run.old-PID), the new one staged. The next run under the lock puts the old run back
+    # (the killed one never finished), so RUN_DIR is never lost; a finished swap's leftover
+    # old run is removed. Before, the old run stayed aside for good and RUN_DIR was missing
+    corpus = tmp_path / "c.jsonl"
+    _corpus(corpus, 20)
+    out = tmp_path / "run"
+    assert _score(corpus, out).returncode == 0
+    before = parquet_digests(out)
+    dead = _dead_pid()
+    aside, staged = tmp_path / f".run.old-{dead}", tmp_path / f".run.staging-{dead}"
+    os.rename(out, aside)  # the first rename done, the second never made
+    staged.mkdir()
+    refused = _score(corpus, out)  # no --overwrite: the old run is back, and it refuses to replace it
+    assert refused.returncode == 2 and "already exists" in refused.stderr, refused.stderr
+    assert "put" in refused.stderr and f".run.old-{dead}" in refused.stderr
+    assert parquet_digests(out) == before and not aside.exists() and not staged.exists()
+    os.rename(out, aside)
+    assert _score(corpus, out, "--overwrite").returncode == 0
+    assert parquet_digests(out) == before and not aside.exists()
+    leftover = tmp_path / f".run.old-{_dead_pid()}"  # a finished swap killed before removing the old run
+    leftover.mkdir()
+    (leftover / "manifest.json").write_text("{}")
+    assert _score(corpus, out, "--overwrite").returncode == 0
+    assert not leftover.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl", "run"]

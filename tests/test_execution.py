@@ -302,3 +302,28 @@ def test_resume_without_a_killed_run_starts_its_pool_before_planning(tmp_path: P
     assert main(["score", str(SAMPLE / "corpus"), "--out", str(tmp_path / "run"), "--workers", "2",
                  "--resume", "--quiet"]) == 0
     assert at_planning == [[2]] and started == [2]
+
+
+def test_a_fresh_work_folder_is_made_while_a_stale_writer_remakes_the_old_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a killed run's worker can still write its shard (mkdir -p of its table folder) between
+    # a fresh run's removal of the old folder and the making of its own: the fresh run goes
+    # on (the stale file carries the old token: never counted). Before: "File exists"
+    import shutil
+
+    from pipeline.execution import workdir
+
+    out = tmp_path / "run"
+    old = workdir.open_work(out, None, "plan-a", resume=False)
+    real = shutil.rmtree
+
+    def removed_then_remade(path: Path, ignore_errors: bool = False) -> None:
+        real(path, ignore_errors=ignore_errors)
+        stale = Path(path) / "out" / "steps" / f"{old.name(0)}.parquet"
+        stale.parent.mkdir(parents=True)
+        stale.write_bytes(b"stale")
+
+    monkeypatch.setattr(workdir.shutil, "rmtree", removed_then_remade)
+    fresh = workdir.open_work(out, None, "plan-b", resume=False)
+    assert fresh.token != old.token and fresh.done(0) is None
+    assert (fresh.local / workdir.PLAN_FILE).exists()

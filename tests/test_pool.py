@@ -3,6 +3,7 @@ big jobs and results go through its spool folder intact, and the folder goes wit
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import signal
@@ -148,3 +149,42 @@ def test_a_workers_error_is_raised_in_the_driver_whatever_its_size() -> None:
             assert str(caught.value) == "e" * n
             assert "fail_loudly" in str(caught.value.__cause__)  # the worker's traceback
         assert list(workers._spool.iterdir()) == []
+
+
+_KILLED_DRIVER = """
+import multiprocessing, sys
+from pipeline.execution.pool import WorkerPool
+from tests.pool_jobs import hold
+with WorkerPool(2) as pool:
+    def started(n):
+        pass
+    import threading
+    threading.Timer(1.0, lambda: print(*[p.pid for p in multiprocessing.active_children()], flush=True)).start()
+    pool.map(hold, [(120.0, b"")] * 2, started)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_workers_die_with_a_driver_killed_by_sigkill() -> None:
+    # SIGKILL leaves the driver no chance to stop its workers: the kernel does it
+    # (PR_SET_PDEATHSIG), at once. Before, each finished its task (here 120 s) first
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_DRIVER], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        children = [int(p) for p in line.split()]
+        assert len(children) >= 2, proc.stderr.read() if proc.stderr else ""
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        deadline = time.monotonic() + 5
+        alive = children
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.1)
+            alive = [p for p in alive if Path(f"/proc/{p}").exists()
+                     and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+        assert alive == [], f"workers alive 5 s after the driver's SIGKILL: {alive}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)

@@ -37,7 +37,8 @@ from pipeline.execution.duplicates import shard_priors, unknown_label_ids
 from pipeline.execution.engines import Progress, WorkerPool, run_tasks
 from pipeline.execution.manifest import run_manifest, sha256_of
 from pipeline.execution.plan import plan_digest, scan_inputs, shard_pieces
-from pipeline.execution.publish import assemble, check_out_location, publish_to, staging_for, table_view
+from pipeline.execution.publish import (assemble, check_out_location, publish_to, recover_killed_publish,
+                                        staging_for, table_view)
 from pipeline.execution.shard import ShardTask, first_pass, prepare_worker, priors_digest, score_shard
 from pipeline.execution.signals import interruptible
 from pipeline.execution.workdir import RunLock, WorkDir, open_work, planned_shards
@@ -167,6 +168,7 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
     with ExitStack() as pools:
         check_out_location(out, config.overwrite)
         lock.acquire()  # after the operator's mistakes (which write nothing), before the work folder
+        recover_killed_publish(out)  # a run killed inside its --overwrite's renames
         check_out_location(out, config.overwrite)  # again: a run may have published meanwhile
         files = discover_inputs(list(config.inputs))
         n_bytes = sum(size(p) for p in files)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import os
 import multiprocessing
 import pickle
 import shutil
@@ -174,7 +175,7 @@ class WorkerPool:
             # is raised as the block ends, and the workers started go with it; a SIGTERM
             # waits too (deferred), so it never lands inside the pool's constructor
             with deferred(), sigint_held():
-                self._pool = ctx.Pool(processes=workers, initializer=worker_init, initargs=(prepare,),
+                self._pool = ctx.Pool(processes=workers, initializer=worker_init, initargs=(prepare, os.getpid()),
                                       maxtasksperchild=TASKS_PER_WORKER or None)
         except BaseException:
             with deferred():

@@ -20,6 +20,7 @@ old manifest, then the old objects, then uploads the new run.
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -30,11 +31,20 @@ import pyarrow as pa
 from pipeline.errors import RunDirError, SchemaValidationError
 from pipeline.execution.signals import commit, raise_swallowed
 from pipeline.storage import Location, Remote, guard, upload_tree
-from pipeline.outputs.writer import check_out, publish, staging_dir
+from pipeline.outputs.writer import check_out, publish, recover_replaced, staging_dir
 from schemas import partition_of
 
 RUN_ENTRIES = frozenset({"steps", "actions", "edges", "flows", "verdicts", "attrition", "metrics",
                          "report.html", "report.md", "manifest.json", "explain"})
+
+
+def recover_killed_publish(out: Location) -> None:
+    """Put back a RUN_DIR a killed ``--overwrite`` moved aside, or remove the old run a
+    finished one left (local RUN_DIRs; :func:`pipeline.outputs.writer.recover_replaced`).
+    Call it holding the run lock."""
+    if isinstance(out, Path) and (restored := recover_replaced(out)) is not None:
+        sys.stderr.write(f"litmus-gate: put {out} back in place from {restored.name}: a run killed "
+                         "while replacing it had moved it aside\n")
 
 
 def check_out_location(out: Location, overwrite: bool) -> None:

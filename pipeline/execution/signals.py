@@ -225,9 +225,31 @@ def sigint_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def worker_init(prepare: Callable[[], None] | None = None) -> None:
-    """Pool initializer: workers leave SIGINT to the driver and die on SIGTERM; then
-    ``prepare()``, if given (the pool's own start-up work, best effort)."""
+def _die_with(parent: int) -> None:
+    """Linux: the kernel sends this process SIGKILL when the thread that started it ends
+    (``PR_SET_PDEATHSIG``), so a driver killed by SIGKILL, which can stop nothing, leaves
+    no worker finishing its shard into a work folder a fresh run may own by then (before,
+    such orphans lived until their shard ended, up to 10 s, and died returning it). A
+    pool's replacement workers are started by its worker-handling thread, which ends only
+    when the pool is terminated. Elsewhere, nothing: the pool's sentinels still end them."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # 1: PR_SET_PDEATHSIG
+            return
+    except (OSError, AttributeError):  # no libc prctl (not Linux)
+        return
+    if os.getppid() != parent:  # the driver died before the request: nobody will send it
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def worker_init(prepare: Callable[[], None] | None = None, parent: int | None = None) -> None:
+    """Pool initializer: workers die with the driver (``parent``, its pid: see
+    :func:`_die_with`), leave SIGINT to it and die on SIGTERM; then ``prepare()``, if
+    given (the pool's own start-up work, best effort)."""
+    if parent is not None:
+        _die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):  # started under sigint_held(): a held Ctrl-C is now ignored

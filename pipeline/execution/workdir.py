@@ -123,7 +123,9 @@ def _claim(plan_file: Location, digest: str, resume: bool, clear: Any, shards: i
 def _local(work: Path, digest: str, resume: bool, shards: int | None) -> WorkDir:
     def clear() -> None:
         shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
+        # a killed run's stale writer may have made the folder again meanwhile: its files
+        # carry that run's token, so they never count here (module docstring)
+        work.mkdir(parents=True, exist_ok=True)
 
     work.parent.mkdir(parents=True, exist_ok=True)
     token = _claim(work / PLAN_FILE, digest, resume, clear, shards)

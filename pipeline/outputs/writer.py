@@ -152,15 +152,20 @@ def table_files(run_dir: Path, table: str) -> list[str]:
 def staging_dir(out: Path) -> Path:
     """A fresh staging folder beside RUN_DIR (same filesystem, so rename is atomic)."""
     parent = out.resolve().parent  # made and checked by check_out
-    for stale in parent.glob(f".{out.name}.staging-*"):
-        # left by a killed run: remove it unless its process is still alive
-        pid = stale.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(stale, ignore_errors=True)
+    for stale in _left_by_the_dead(out, "staging"):  # by a killed run
+        shutil.rmtree(stale, ignore_errors=True)
     staging = parent / f".{out.name}.staging-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     return staging
+
+
+def _left_by_the_dead(out: Path, kind: str) -> list[Path]:
+    """The ``.<name>.<kind>-<pid>`` folders beside RUN_DIR whose process is gone, oldest first."""
+    out = out.resolve()
+    found = [p for p in out.parent.glob(f".{out.name}.{kind}-*")
+             if p.name.rsplit("-", 1)[-1].isdigit() and not _alive(int(p.name.rsplit("-", 1)[-1]))]
+    return sorted(found, key=lambda p: p.stat().st_mtime)
 
 
 def _alive(pid: int) -> bool:
@@ -188,6 +193,24 @@ def check_out(out: Path, overwrite: bool) -> None:
         raise RunDirError(f"{out} already exists", "pass --overwrite to replace it")
     if out.exists() and not (out / "manifest.json").exists() and any(out.iterdir()):
         raise RunDirError(f"{out} exists and is not a litmus-gate run", "refusing to overwrite it")
+
+
+def recover_replaced(out: Path) -> Path | None:
+    """Mend what a run killed inside :func:`publish` left beside RUN_DIR (the caller holds
+    the run lock, so no other run is publishing): a replaced run moved aside by a process
+    that is gone (``.<name>.old-<pid>``) goes back in place when RUN_DIR is missing (the
+    killed run stopped between its two renames: the old run stands, as after any run
+    that did not finish), else it is the leftover of a finished swap and is removed; so
+    is a killed run's staging folder. Returns the folder put back, if one was."""
+    out = out.resolve()
+    stale = _left_by_the_dead(out, "old")
+    restored = None
+    if stale and not out.exists():
+        restored = stale.pop()  # the newest: the run RUN_DIR held last
+        os.rename(restored, out)
+    for path in stale + _left_by_the_dead(out, "staging"):  # a killed run's unpublished tables too
+        shutil.rmtree(path, ignore_errors=True)
+    return restored
 
 
 def publish(staging: Path, out: Path) -> Path | None:
