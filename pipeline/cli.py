@@ -138,9 +138,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """The CLI (the ``litmus-gate`` console script runs it through :mod:`pipeline.launch`)."""
     args = _parser().parse_args(argv)  # a signal before this line: one line, exit at once (signals.py)
-    command_started()
     try:
         try:
+            command_started(run=args.command in ("score", "explode"))
             return _dispatch(args)
         finally:
             command_ended()  # from here a signal has nothing left to stop (signals.py)

@@ -89,3 +89,13 @@ def test_a_run_killed_between_its_overwrites_renames_is_mended_by_the_next(tmp_p
     (leftover / "manifest.json").write_text("{}")
     assert _score(corpus, out, "--overwrite").returncode == 0
     assert not leftover.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl", "run"]
+    # what is not a killed run's is left alone: a user's backup named like a date, another
+    # RUN_DIR's leftovers, a folder without a manifest, a pid no system has
+    foreign = [tmp_path / ".run.old-20240101", tmp_path / f".run.old-x.old-{_dead_pid()}",
+               tmp_path / f".run.old-{_dead_pid()}-copy", tmp_path / f".run.old-{_dead_pid()}"]
+    for folder in foreign[:3]:
+        folder.mkdir()
+        (folder / "manifest.json").write_text("{}")
+    foreign[3].mkdir()  # no manifest: not a run this program moved aside
+    assert _score(corpus, out, "--overwrite").returncode == 0
+    assert all(f.exists() for f in foreign)

@@ -551,7 +551,7 @@ import os, signal, sys
 from pipeline.execution import signals
 from pipeline.errors import Interrupted
 signals.install_cli_handlers()
-signals.command_started()
+signals.command_started(run=True)
 try:
     try:
         with signals.interruptible():
@@ -607,3 +607,20 @@ def test_a_signal_while_the_cli_imports_gives_one_line(tmp_path: Path, launch: b
     assert done.stderr == (f"litmus-gate: error: interrupted by {name} before the command started; "
                            "nothing was written\n")
     assert not out.exists() and not list(tmp_path.iterdir())
+
+
+_OTHER_COMMAND = """
+import signal
+from pipeline.execution import signals
+signals.install_cli_handlers()
+signals.command_started(run=False)
+print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL, signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+
+
+def test_commands_that_run_no_scoring_keep_pythons_default_signals() -> None:
+    # a Python handler runs only once DuckDB returns: a SIGTERM to `query` inside a long
+    # query would wait for it, where the default action ends the process at once
+    done = subprocess.run([sys.executable, "-c", _OTHER_COMMAND], cwd=REPO, capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.split() == ["True", "True"], done.stderr

@@ -168,7 +168,8 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
     with ExitStack() as pools:
         check_out_location(out, config.overwrite)
         lock.acquire()  # after the operator's mistakes (which write nothing), before the work folder
-        recover_killed_publish(out)  # a run killed inside its --overwrite's renames
+        if lock.locked:  # no other run can be publishing: mend what a killed one left
+            recover_killed_publish(out)
         check_out_location(out, config.overwrite)  # again: a run may have published meanwhile
         files = discover_inputs(list(config.inputs))
         n_bytes = sum(size(p) for p in files)

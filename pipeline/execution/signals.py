@@ -43,6 +43,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -126,13 +127,22 @@ def install_cli_handlers() -> None:
         signal.signal(s, _cli_handler)
 
 
-def command_started() -> None:
-    """The CLI's command begins: a signal now raises ``Interrupted`` (when the CLI's
-    handlers are installed; else nothing changes)."""
-    if _phase[0] != "off":
+def command_started(run: bool) -> None:
+    """The CLI's command begins (when the CLI's handlers are installed; else nothing
+    changes). A ``run`` (score, explode): a signal now raises ``Interrupted``. Any other
+    command (a query, a report) gets Python's defaults back: SIGTERM ends the process at
+    once, even inside a DuckDB query, which a Python handler would wait for, and SIGINT
+    raises ``KeyboardInterrupt``."""
+    if _phase[0] == "off":
+        return
+    _first.clear()
+    _published[0] = False
+    if run:
         _phase[0] = "running"
-        _first.clear()
-        _published[0] = False
+        return
+    _phase[0] = "off"
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def command_ended() -> None:
@@ -225,23 +235,25 @@ def sigint_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def _die_with(parent: int) -> None:
-    """Linux: the kernel sends this process SIGKILL when the thread that started it ends
-    (``PR_SET_PDEATHSIG``), so a driver killed by SIGKILL, which can stop nothing, leaves
-    no worker finishing its shard into a work folder a fresh run may own by then (before,
-    such orphans lived until their shard ended, up to 10 s, and died returning it). A
-    pool's replacement workers are started by its worker-handling thread, which ends only
-    when the pool is terminated. Elsewhere, nothing: the pool's sentinels still end them."""
-    try:
-        import ctypes
+# how often a worker looks whether its driver is still there
+PARENT_POLL_S = 0.2
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # 1: PR_SET_PDEATHSIG
-            return
-    except (OSError, AttributeError):  # no libc prctl (not Linux)
-        return
-    if os.getppid() != parent:  # the driver died before the request: nobody will send it
-        os.kill(os.getpid(), signal.SIGKILL)
+
+def _die_with(parent: int) -> None:
+    """A daemon thread that ends this worker as soon as its driver (``parent``) is gone:
+    a driver killed by SIGKILL can stop nothing, and its workers would finish their shard
+    into a work folder a fresh run may own by then (they lived up to 10 s, and died
+    returning it). Polled (``getppid`` changes when the parent dies), not the kernel's
+    ``PR_SET_PDEATHSIG``: that one fires when the *thread* that started a worker ends,
+    and a pool's replacement workers are started by its worker-handling thread, whose end
+    at ``terminate()`` then killed workers holding the task queue's lock: the pool's
+    teardown waited for that lock for ever."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)  # its driver is gone: nothing it does can count any more
+
+    threading.Thread(target=watch, name="litmus-gate-parent-watch", daemon=True).start()
 
 
 def worker_init(prepare: Callable[[], None] | None = None, parent: int | None = None) -> None:

@@ -188,6 +188,7 @@ class RunLock:
         self.out = out
         self._path: Path | None = None
         self._handle: Any = None
+        self.locked = False  # the file system keeps locks, and this run holds the lock
 
     def acquire(self) -> None:
         """Hold the lock until the block ends, or raise :class:`UsageError`."""
@@ -220,6 +221,7 @@ class RunLock:
             # locking it locks nothing another run would look at; open the path's new file
             if _same_file(path, handle):
                 self._handle = handle
+                self.locked = True
                 return
             handle.close()
         raise UsageError(f"cannot lock {path}: it was replaced {_LOCK_TRIES} times while this run locked it",
@@ -243,6 +245,7 @@ class RunLock:
                     self._path.unlink()
             self._handle.close()
             self._handle = None
+            self.locked = False
 
 
 # a lock file replaced this often between a run's open and its flock is no race between

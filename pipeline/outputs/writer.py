@@ -7,8 +7,10 @@ never a partial RUN_DIR.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
+import re
 import shutil
 import threading
 import urllib.parse
@@ -161,11 +163,29 @@ def staging_dir(out: Path) -> Path:
 
 
 def _left_by_the_dead(out: Path, kind: str) -> list[Path]:
-    """The ``.<name>.<kind>-<pid>`` folders beside RUN_DIR whose process is gone, oldest first."""
+    """The ``.<name>.<kind>-<pid>`` folders beside RUN_DIR (that exact name: not another
+    RUN_DIR's, not a user's ``.<name>.old-20240101`` backup, no pid above the system's
+    bound) whose process is gone, oldest first. ``old`` folders count only with a
+    ``manifest.json``: a run this program published."""
     out = out.resolve()
-    found = [p for p in out.parent.glob(f".{out.name}.{kind}-*")
-             if p.name.rsplit("-", 1)[-1].isdigit() and not _alive(int(p.name.rsplit("-", 1)[-1]))]
+    name = re.compile(rf"\.{re.escape(out.name)}\.{kind}-(\d+)")
+    found = []
+    for path in out.parent.glob(f".{glob.escape(out.name)}.{kind}-*"):
+        m = name.fullmatch(path.name)
+        if (m and int(m.group(1)) <= _PID_MAX and not _alive(int(m.group(1)))
+                and (kind != "old" or (path / "manifest.json").is_file())):
+            found.append(path)
     return sorted(found, key=lambda p: p.stat().st_mtime)
+
+
+def _pid_max() -> int:
+    try:
+        return int(Path("/proc/sys/kernel/pid_max").read_text())
+    except (OSError, ValueError):
+        return 2**22  # Linux's largest; elsewhere pids stay below it too
+
+
+_PID_MAX = _pid_max()
 
 
 def _alive(pid: int) -> bool:
