@@ -60,8 +60,7 @@ _received: list[int] = []  # signals seen inside interruptible(), newest last
 _pending: list[int] = []  # signals received inside deferred() and not raised yet
 _unconfirmed: list[int] = []  # raised, and not yet seen leaving interruptible()
 _deferring = [False]  # main thread inside deferred()
-_complete = [False]  # the run is published: signals are dropped
-_published = [False]  # the last block's run was published (kept after the block, for the CLI)
+_complete = [False]  # the run is published: signals are dropped (kept after the block: the CLI's handler reads it)
 _first: list[int] = []  # the first signal raised as Interrupted since the last block began
 _phase = ["off"]  # the CLI's: "off" (not the CLI), "starting", "running", "ended"
 
@@ -111,7 +110,7 @@ def _cli_handler(signum: int, frame: FrameType | None) -> None:
         os.write(2, f"litmus-gate: error: interrupted by {signal.Signals(signum).name} before the command "
                     "started; nothing was written\n".encode())
         os._exit(128 + signum)
-    if _phase[0] != "running" or _published[0] or _first:
+    if _phase[0] != "running" or _complete[0] or _first:
         return  # nothing left to stop, or a stop already on its way: its exit code stands
     _first.append(signum)
     exc = _named(signum)
@@ -136,7 +135,7 @@ def command_started(run: bool) -> None:
     if _phase[0] == "off":
         return
     _first.clear()
-    _published[0] = False
+    _complete[0] = False
     if run:
         _phase[0] = "running"
         return
@@ -161,7 +160,7 @@ def commit(step: Callable[[], T]) -> T:
         raise_swallowed()
         done = step()
         if threading.current_thread() is threading.main_thread() and _active.is_set():
-            _complete[0] = _published[0] = True
+            _complete[0] = True
             _pending.clear()
     return done
 
@@ -196,7 +195,7 @@ def interruptible() -> Iterator[None]:
     _pending.clear()
     _unconfirmed.clear()
     _first.clear()
-    _complete[0] = _published[0] = False
+    _complete[0] = False
     previous: dict[int, Any] = {}
     try:
         for s in _SIGNALS:  # inside the try: a signal as they are installed restores them too
@@ -214,7 +213,6 @@ def interruptible() -> Iterator[None]:
         _active.clear()
         _pending.clear()  # a deferred block left by an exception: never raised in a later run
         _unconfirmed.clear()
-        _complete[0] = False
         for s, handler in previous.items():
             signal.signal(s, handler)
 
