@@ -7,6 +7,11 @@ error (bad flag, missing input, unreadable policy/labels, RUN_DIR exists); 4 a t
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # python -m pipeline.cli: signal handlers before the imports (pipeline/launch.py)
+    from pipeline.execution.signals import install_cli_handlers
+
+    install_cli_handlers()
+
 import argparse
 import atexit
 import gc
@@ -20,11 +25,6 @@ from pathlib import Path
 # driver and every worker, which inherit this environment). Before the imports below load
 # NumPy; a user's own OPENBLAS_NUM_THREADS wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-if __name__ == "__main__":  # python -m pipeline.cli: signal handlers before the imports (pipeline/launch.py)
-    from pipeline.execution.signals import install_cli_handlers
-
-    install_cli_handlers()
 
 from pipeline.config import RunConfig, sample_root
 from pipeline.errors import Interrupted, LitmusError, UsageError

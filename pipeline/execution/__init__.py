@@ -4,6 +4,6 @@ Modules call each other in one direction, and all of them call ``pipeline.storag
 (the thin boundary to local paths and URIs), never the reverse:
 
 ``driver`` -> ``plan``, ``engines``, ``shard``, ``duplicates``, ``publish``, ``workdir``,
-``signals``; ``engines`` -> ``signals``; ``shard`` -> ``plan``, ``workdir``. Nothing is
+``signals``; ``engines`` -> ``signals``; ``shard`` -> ``plan``, ``workdir``, ``signals``. Nothing is
 imported here, so importing a submodule pulls in only what it needs.
 """

@@ -31,6 +31,7 @@ import pyarrow as pa
 from pipeline.config import RunConfig
 from pipeline.errors import PolicyError, SchemaValidationError
 from pipeline.execution.plan import Piece
+from pipeline.execution.signals import deferred
 from pipeline.execution.workdir import WorkDir, work_guard, write_marker
 from pipeline.policy import Policy, document_sha256
 from pipeline.ingest.records import RawRecord
@@ -177,7 +178,7 @@ def _score_local(task: ShardTask, local: Path) -> dict[str, Any]:
     _write(ids, out / "ids" / f"{stem}.parquet")
     if task.tables != ("steps",):
         actions(con)
-        flows(con, policy)
+        flows(con, policy, deferred)  # signals wait for the recursive query (stages/tables.py)
         verdicts(con, policy)
     if "verdicts" in task.tables:
         landed = con.execute("select (select count(*) from verdicts) + (select count(*) from attrition)").fetchall()[0][0]

@@ -145,9 +145,14 @@ def command_started(run: bool) -> None:
 
 
 def command_ended() -> None:
-    """The CLI's command has returned or raised: a signal now has nothing left to stop."""
+    """The CLI's command has returned or raised: a signal now has nothing left to stop.
+    Ignored, not merely dropped by our handler: while Python exits it puts the default
+    action back for every signal it handles (not for an ignored one), and a SIGTERM in
+    those last milliseconds killed a run that had succeeded (exit -15)."""
     if _phase[0] != "off":
         _phase[0] = "ended"
+        for s in _SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
 
 
 def commit(step: Callable[[], T]) -> T:

@@ -3,7 +3,8 @@ one DuckDB connection, reading the tables its parameters name (see sql/*.sql).""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 import json
@@ -108,8 +109,13 @@ def actions(con: duckdb.DuckDBPyConnection) -> None:
     materialize(con, "actions")
 
 
-def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
-    """Stages ``resources``, ``action_roles``, ``edges``, ``flows``."""
+def flows(con: duckdb.DuckDBPyConnection, policy: Policy,
+          uninterrupted: Callable[[], AbstractContextManager[object]] = nullcontext) -> None:
+    """Stages ``resources``, ``action_roles``, ``edges``, ``flows``. The recursive
+    reachability query runs inside ``uninterrupted()``: a driver scoring a shard itself
+    defers signals there (DuckDB 2.0.1 can deadlock cancelling a recursive CTE: a SIGINT
+    during it hung a one-process run, its main thread waiting in ``Executor::CancelTasks``
+    for a task thread spinning in ``PhysicalRecursiveCTE``, about 1 in 120 tries)."""
     resources(con)
     materialize(con, "action_roles")
     materialize(con, "outputs")
@@ -124,8 +130,9 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
                 max_sources=int(policy.setting("max_fragment_sources")),
                 program_args=[str(a) for a in [*lexicon.get("shell_args", []), *lexicon.get("code_args", [])]])
     executed_writes(con)
-    materialize(con, "flows",
-                injected_control=bool(policy.data.get("injection", {}).get("control_is_violation", True)))
+    with uninterrupted():
+        materialize(con, "flows",
+                    injected_control=bool(policy.data.get("injection", {}).get("control_is_violation", True)))
 
 
 def content_labels(con: duckdb.DuckDBPyConnection) -> None:
