@@ -203,3 +203,23 @@ def test_gold_rows_on_fixtures() -> None:
     rj = list(gold_rows(FIX / "r-judge-mini.json", "r-judge"))
     assert [(r["trajectory_id"], r["gold"]) for r in rj] == [("rjudge:1", "unsafe"), ("rjudge:2", "safe")]
     assert list(gold_rows(FIX / "tau-bench-mini-retail.json", "auto")) == []
+
+
+def test_odd_kinds_and_tool_call_lists_give_clear_rejects(tmp_path: Path) -> None:
+    """An OpenHands event whose ``action`` / ``observation`` is a list or an object (no set
+    holds one: a TypeError before) is just not one of the known kinds; an AgentDojo or
+    Inspect message whose ``tool_calls`` is no list is rejected saying so."""
+    events = json.loads((FIX / "openhands" / "model_x" / "traj_demo-task.json").read_text())
+    events += [{"id": 900, "source": "user", "action": ["x"], "args": {}},
+               {"id": 901, "source": "environment", "observation": {"k": 1}, "content": "c"}]
+    folder = tmp_path / "model_x"
+    folder.mkdir()
+    (folder / "traj_odd.json").write_text(json.dumps(events))
+    [rec] = list(iter_records([folder / "traj_odd.json"], "openhands"))
+    assert rec.reject_reason is None, rec.reject_detail
+    dojo = tmp_path / "d.jsonl"
+    dojo.write_text('{"metadata": {"suite_name": "s"}}\n'
+                    + json.dumps({"messages": [{"role": "user", "content": "hi"},
+                                               {"role": "assistant", "content": "x", "tool_calls": 5}]}) + "\n")
+    [bad] = [r for r in iter_records([dojo], "agentdojo")]
+    assert bad.reject_detail is not None and "messages[1].tool_calls is int, expected an array" in bad.reject_detail

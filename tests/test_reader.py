@@ -102,7 +102,15 @@ def test_deeply_nested_json_document_is_rejected_not_crashing(tmp_path: Path) ->
     whole = write(tmp_path / "deep.json", '{"trajectory_id": "d", "messages": ' + deep + "}")
     assert [(n, r) for n, _, r in summary(whole)] == [(1, "malformed_record")]
     arr = write(tmp_path / "arr.json", f"[{T1}, {deep}, {T2}]")
-    assert [(n, r) for n, _, r in summary(arr, fmt="tau-bench")] == [(1, "malformed_record"), (2, "malformed_record")]
+    # the deep element alone is rejected: reading goes on after its closing bracket (before,
+    # the rest of the array got no row at all)
+    assert [(n, r) for n, _, r in summary(arr, fmt="tau-bench")] == [
+        (1, "malformed_record"), (2, "malformed_record"), (3, "malformed_record")]
+    assert summary(arr) == [(1, T1, None), (2, None, "malformed_record"), (3, T2, None)]
+    quoted = write(tmp_path / "q.json", f'[{T1}, {{"x": "]}}", "d": {deep}}}, {T2}]')  # brackets in a string are text
+    assert summary(quoted) == [(1, T1, None), (2, None, "malformed_record"), (3, T2, None)]
+    unclosed = write(tmp_path / "u.json", f"[{T1}, " + "[" * 100_000)  # its end cannot be found
+    assert [(n, r) for n, _, r in summary(unclosed)] == [(1, None), (2, "malformed_record")]
     nd = write(tmp_path / "deep.jsonl", '{"metadata": {}}\n{"messages": ' + deep + "}\n")
     assert [(n, r) for n, _, r in summary(nd, fmt="agentdojo")] == [(2, "malformed_record")]
 

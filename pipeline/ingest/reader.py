@@ -29,8 +29,9 @@ Limits: an NDJSON line over ``max_record_bytes`` is skipped in chunks (never hel
 memory) and rejected ``record_too_large``; a whole-file document over
 ``8 * max_record_bytes`` gets one ``record_too_large`` reject (source_line 1), and so
 does one array element / sample / one-record document over ``max_record_bytes``.
-Deep nesting (RecursionError) is rejected as ``malformed_record``; in a JSON array it
-also ends the file (the element boundary is lost). A truncated gzip stream keeps the
+Deep nesting (RecursionError) is rejected as ``malformed_record``; in a JSON array only
+that element is (reading goes on after its closing bracket, found by counting brackets),
+while a syntax error there ends the file (the element boundary is lost). A truncated gzip stream keeps the
 records read so far and adds one ``malformed_record`` "truncated gzip stream after
 line N" at line N+1.
 

@@ -229,13 +229,35 @@ def replace_lone_surrogates(text: str) -> str:
     return _LONE_SURROGATE.sub("\ufffd", text)
 
 
+# what a bracket scan reads: a whole JSON string (its brackets are text), or one bracket
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+
+
+def _element_end(text: str, pos: int) -> int | None:
+    """The end of the array or object starting at ``pos``, found by counting brackets
+    outside strings (no recursion: for an element too deep for the decoder); None when
+    its brackets never close."""
+    depth = 0
+    for m in _STRUCTURE.finditer(text, pos):
+        token = m.group()
+        if token in ("[", "{"):
+            depth += 1
+        elif token in ("]", "}"):
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return None
+
+
 def iter_array(text: str, max_record_bytes: int) -> Iterator[tuple[int, str, Any] | Problem]:
     """Split a top-level JSON array into ``(1-based index, raw element text, value)``.
 
     Elements are decoded one at a time (``raw_decode``), so each keeps its exact source
     text and size. An element over ``max_record_bytes`` becomes a ``record_too_large``
-    problem; a syntax error or over-deep nesting ends the array with one problem (the
-    element boundary is lost, so nothing after it can be read).
+    problem; an element nested too deeply for the decoder is one problem, and reading goes
+    on after its closing bracket (found by :func:`_element_end`, which does not recurse);
+    a syntax error ends the array with one problem (the element boundary is lost, so
+    nothing after it can be read).
     """
     pos = skip_ws(text, 0) + 1  # caller guarantees text starts with "["
     index = 0
@@ -249,14 +271,20 @@ def iter_array(text: str, max_record_bytes: int) -> Iterator[tuple[int, str, Any
         try:
             value, end = _DECODER.raw_decode(text, pos)
         except RecursionError:
-            yield Problem(index, "malformed_record",
-                          "JSON nested too deeply; rest of the array not read")
-            return
+            deep_end = _element_end(text, pos)
+            if deep_end is None:
+                yield Problem(index, "malformed_record", "JSON nested too deeply; rest of the array not read")
+                return
+            yield Problem(index, "malformed_record", "JSON nested too deeply")
+            end, raw = deep_end, None
         except ValueError as exc:
             yield Problem(index, "malformed_record", f"invalid JSON: {exc}; rest of the array not read")
             return
-        raw = text[pos:end]
-        if len(raw) > max_record_bytes or (
+        else:
+            raw = text[pos:end]
+        if raw is None:
+            pass  # its problem is out
+        elif len(raw) > max_record_bytes or (
                 len(raw) * 4 > max_record_bytes
                 and len(raw.encode("utf-8", "surrogatepass")) > max_record_bytes):
             yield Problem(index, "record_too_large", f"array element larger than {max_record_bytes} bytes")

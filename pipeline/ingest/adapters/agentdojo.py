@@ -48,7 +48,7 @@ def _message(msg: dict[str, Any], i: int) -> tuple[dict[str, Any], str | None]:
         name = hint.get("function") if isinstance(hint, dict) else None
         return tool_result(msg.get("tool_call_id"), msg.get("content"), msg.get("error")), name
     calls = []
-    for j, call in enumerate(msg.get("tool_calls") or []):
+    for j, call in enumerate(require_list(msg.get("tool_calls") or [], f"messages[{i}].tool_calls")):
         call = require_dict(call, f"messages[{i}].tool_calls[{j}]")
         fn = call.get("function")
         if isinstance(fn, dict):

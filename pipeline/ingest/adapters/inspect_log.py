@@ -149,7 +149,7 @@ def _message(msg: dict[str, Any], i: int) -> dict[str, Any]:
     text = text_of(msg.get("content"))
     if role == "assistant":
         calls = []
-        for j, call in enumerate(msg.get("tool_calls") or []):
+        for j, call in enumerate(require_list(msg.get("tool_calls") or [], f"messages[{i}].tool_calls")):
             call = require_dict(call, f"messages[{i}].tool_calls[{j}]")
             fn = call.get("function")
             if isinstance(fn, dict):  # OpenAI-shaped call inside an Inspect log

@@ -110,9 +110,15 @@ def _error(obs: dict[str, Any], action_kind: str | None) -> Any:
         if isinstance(code, int) and not isinstance(code, bool) and code != 0:
             message = f"exit code {code}: {content[:200]}"
             return {"type": "timeout" if code == -1 else "exit_code", "message": message}
-    if (kind in FILE_TOOLS or action_kind in FILE_TOOLS) and content.lstrip().startswith("ERROR"):
+    if (_among(kind, FILE_TOOLS) or _among(action_kind, FILE_TOOLS)) and content.lstrip().startswith("ERROR"):
         return content
     return None
+
+
+def _among(kind: Any, names: set[str]) -> bool:
+    """``kind`` (an event's ``action`` / ``observation``: any JSON value in a hostile file,
+    a list too, which no set can hold) is one of ``names``."""
+    return isinstance(kind, str) and kind in names
 
 
 def convert(document: Any, ctx: Ctx) -> dict[str, Any]:
@@ -129,11 +135,11 @@ def convert(document: Any, ctx: Ctx) -> dict[str, Any]:
         args = event.get("args") if isinstance(event.get("args"), dict) else {}
         if "action" in event:
             kind = event.get("action")
-            if kind in DROP_ACTIONS:
+            if _among(kind, DROP_ACTIONS):
                 continue
             if event.get("source") != "agent" and kind not in ("message", "system"):
                 continue  # user/environment bookkeeping other than messages
-            if kind in TEXT_ACTIONS or event.get("source") != "agent":
+            if _among(kind, TEXT_ACTIONS) or event.get("source") != "agent":
                 messages.append(_text_action(event, args))
                 continue
             if not isinstance(kind, str):
@@ -148,9 +154,9 @@ def convert(document: Any, ctx: Ctx) -> dict[str, Any]:
             kind = event.get("observation")
             cause = event.get("cause")
             action = actions.get(cause) if isinstance(cause, (int, str)) else None
-            if kind in DROP_OBSERVATIONS:
+            if _among(kind, DROP_OBSERVATIONS):
                 continue
-            if action is not None and (action.get("action") in TEXT_ACTIONS | DROP_ACTIONS
+            if action is not None and (_among(action.get("action"), TEXT_ACTIONS | DROP_ACTIONS)
                                        or action.get("source") != "agent"):
                 continue
             content = event.get("content")
