@@ -196,7 +196,8 @@ def test_hostile_bytes_encodings_nesting_and_gzip(tmp_path: Path) -> None:
         ("deep.jsonl", 5): ("verdict", "deep-meta"),
         ("deep.jsonl", 6): ("attrition", "malformed_record"),
         ("deep.json", 1): ("verdict", "arr-before"),
-        ("deep.json", 2): ("attrition", "malformed_record"),  # and the element boundary is lost
+        ("deep.json", 2): ("attrition", "malformed_record"),
+        ("deep.json", 3): ("verdict", "arr-after"),  # read on after the deep element's closing bracket
         ("deep_anthropic.jsonl", 1): ("verdict", "an-1"),
         ("deep_anthropic.jsonl", 2): ("attrition", "malformed_record"),  # adapters parse in Python
         ("cut.json.gz", 1): ("attrition", "malformed_record"),
