@@ -41,12 +41,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.ingest.adapters._io import BOM, read_head
+from pipeline.ingest.adapters._io import BOM, JSON_STRING, read_head
 from pipeline.storage import Location
 
 SNIFF_BYTES = 256 * 1024
 NDJSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
-_TOKEN = re.compile(r'[ \t\n\r]*(?:("(?:[^"\\]|\\.)*")|([{}\[\]:,])|([^"{}\[\]:,\s]+))', re.S)
+_TOKEN = re.compile(r"[ \t\n\r]*(?:(" + JSON_STRING + r')|([{}\[\]:,])|([^"{}\[\]:,\s]+))', re.S)
 
 
 @dataclass(slots=True)

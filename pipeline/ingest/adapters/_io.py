@@ -229,8 +229,10 @@ def replace_lone_surrogates(text: str) -> str:
     return _LONE_SURROGATE.sub("\ufffd", text)
 
 
+# a JSON string literal, escapes included (what a scan of JSON text must step over whole)
+JSON_STRING = r'"(?:[^"\\]|\\.)*"'
 # what a bracket scan reads: a whole JSON string (its brackets are text), or one bracket
-_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+_STRUCTURE = re.compile(JSON_STRING + r"|[\[\]{}]", re.S)
 
 
 def _element_end(text: str, pos: int) -> int | None:
@@ -268,6 +270,7 @@ def iter_array(text: str, max_record_bytes: int) -> Iterator[tuple[int, str, Any
                 yield Problem(index + 1, "malformed_record", "trailing data after JSON array")
             return
         index += 1
+        problem = None
         try:
             value, end = _DECODER.raw_decode(text, pos)
         except RecursionError:
@@ -275,21 +278,16 @@ def iter_array(text: str, max_record_bytes: int) -> Iterator[tuple[int, str, Any
             if deep_end is None:
                 yield Problem(index, "malformed_record", "JSON nested too deeply; rest of the array not read")
                 return
-            yield Problem(index, "malformed_record", "JSON nested too deeply")
-            end, raw = deep_end, None
+            end, problem = deep_end, Problem(index, "malformed_record", "JSON nested too deeply")
         except ValueError as exc:
             yield Problem(index, "malformed_record", f"invalid JSON: {exc}; rest of the array not read")
             return
-        else:
-            raw = text[pos:end]
-        if raw is None:
-            pass  # its problem is out
-        elif len(raw) > max_record_bytes or (
+        raw = text[pos:end]
+        if problem is None and (len(raw) > max_record_bytes or (
                 len(raw) * 4 > max_record_bytes
-                and len(raw.encode("utf-8", "surrogatepass")) > max_record_bytes):
-            yield Problem(index, "record_too_large", f"array element larger than {max_record_bytes} bytes")
-        else:
-            yield index, raw, value
+                and len(raw.encode("utf-8", "surrogatepass")) > max_record_bytes)):
+            problem = Problem(index, "record_too_large", f"array element larger than {max_record_bytes} bytes")
+        yield problem if problem is not None else (index, raw, value)
         pos = skip_ws(text, end)
         if pos < len(text) and text[pos] == ",":
             pos += 1
