@@ -11,6 +11,7 @@ import pytest
 
 from pipeline.errors import FormatError, InputNotFoundError
 from pipeline.ingest.reader import FORMATS, detect_format, discover_inputs, iter_records
+from pipeline.ingest.records import non_finite_path
 
 T1 = '{"trajectory_id": "t1", "messages": []}'
 T2 = '{"trajectory_id": "t2", "messages": []}'
@@ -237,3 +238,30 @@ def test_detection_reads_only_the_head(tmp_path: Path) -> None:
     assert detect_format(f)[0] == "tau-bench"
     nd = write(tmp_path / "big.jsonl", '{"trajectory_id": "x", "pad": "' + "y" * 2_000_000 + '"}\n')
     assert detect_format(nd)[0] == "canonical"
+
+
+def test_a_converted_number_out_of_range_is_rejected_naming_its_field(tmp_path: Path) -> None:
+    # Python reads 1e999 as infinity, which JSON cannot write back: the reject says where
+    src = tmp_path / "a.jsonl"
+    bad = {"trajectory_id": "an-1", "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read_file",
+                                           "input": {"path": "x", "n": "PLACEHOLDER"}}]}]}
+    good = {"trajectory_id": "an-2", "messages": [{"role": "user", "content": "hi"}]}
+    src.write_text(json.dumps(bad).replace('"PLACEHOLDER"', "1e999") + "\n" + json.dumps(good) + "\n")
+    first, second = iter_records([src], "anthropic")
+    assert first.text is None and first.reject_reason == "malformed_record"
+    assert "$.messages[1].tool_calls[0].function.arguments.n is not a finite number" in first.reject_detail
+    assert second.text is not None and json.loads(second.text)["trajectory_id"] == "an-2"
+
+
+def test_non_finite_path_names_the_first_such_value_in_document_order() -> None:
+    inf, nan = float("inf"), float("nan")
+    assert non_finite_path({"a": [1, 2.5, {"b": "inf"}]}) is None
+    assert non_finite_path({"a": [1, {"b c": nan}], "z": -inf}) == '$.a[1]["b c"]'
+    assert non_finite_path([{"x": 1}, {"y": (0, -inf)}]) == "$[1].y[1]"
+    assert non_finite_path({"k" * 100: inf}) == "$." + "k" * 40  # long keys cut
+    deep: object = inf
+    for _ in range(50_000):  # deeper than Python's recursion limit: walked without recursion
+        deep = [deep]
+    assert non_finite_path(deep) == "$" + "[0]" * 50_000

@@ -65,7 +65,7 @@ from pipeline.ingest.adapters._io import (
 from pipeline.ingest.adapters._session import session_records
 from pipeline.ingest.adapters.inspect_log import iter_samples
 from pipeline.errors import FormatError, InputNotFoundError
-from pipeline.ingest.records import RawRecord, rejected
+from pipeline.ingest.records import RawRecord, non_finite_path, rejected
 from pipeline.storage import Location, Remote, guard, local_copy, location, walk_files
 
 FORMATS = ("auto", "canonical", "openai", "anthropic", "inspect", "agentdojo", "openhands",
@@ -152,6 +152,10 @@ def _serialise(obj: Any) -> str:
     try:
         text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
     except ValueError as exc:
+        where = non_finite_path(obj)
+        if where is not None:  # the field, not only json's "Out of range float values"
+            raise ValueError(f"not serialisable as JSON: {where} is not a finite number "
+                             "(NaN, Infinity or a number out of range such as 1e999)") from exc
         raise ValueError(f"not serialisable as JSON: {exc}") from exc
     try:
         text.encode("utf-8")
