@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("strands")
 pytest.importorskip("opentelemetry.exporter.otlp.proto.common")
 
-from pipeline.ingest.adapters.otel import any_value, hex_id  # noqa: E402
+from pipeline.ingest.adapters.otlp import any_value, hex_id  # noqa: E402
 from pipeline.config import RunConfig  # noqa: E402
 from pipeline.ingest.reader import detect_format, iter_records  # noqa: E402
 from pipeline.run import score  # noqa: E402
@@ -160,16 +160,16 @@ def test_odd_span_fields_are_read_as_absent(tmp_path: Path, odd: dict[str, Any])
 def test_a_span_that_cannot_be_read_rejects_its_trace_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whatever else a span's fields make the reader raise rejects that span's trace, with
     its line and the error in the detail; the file's other traces are scored."""
-    import pipeline.ingest.adapters.otel as otel
+    import pipeline.ingest.adapters.otlp as otlp
 
-    real = otel._Span
+    real = otlp.Span
 
     def reading(raw: dict[str, Any], line: int, resource: dict[str, Any]) -> Any:
         if raw.get("spanId") == "33" * 8:
             raise RecursionError("maximum recursion depth exceeded")
         return real(raw, line, resource)
 
-    monkeypatch.setattr(otel, "_Span", reading)
+    monkeypatch.setattr(otlp, "Span", reading)
     good, bad = "aa" * 16, "bb" * 16
     path = _export_lines(tmp_path / "spans.jsonl", [_tool_span(bad, "22" * 8), _tool_span(good, "11" * 8),
                                                     _tool_span(bad, "33" * 8)])
