@@ -29,7 +29,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from pipeline.config import RunConfig, sample_root
 from pipeline.errors import Interrupted, LitmusError, UsageError
 from pipeline.execution.signals import command_ended, command_started
-from pipeline.ingest.reader import FORMATS
+from pipeline.ingest.discovery import FORMATS
 from pipeline.storage import cli_location
 from pipeline.outputs.summary import print_summary
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from pipeline.config import RunConfig
 from pipeline.errors import RunDirError
 from pipeline.policy import load_policy
-from pipeline.ingest.reader import discover_inputs, iter_records
+from pipeline.ingest.discovery import discover_inputs
+from pipeline.ingest.reader import iter_records
 from pipeline.sql import query
 from pipeline.stages.tables import connect, metrics, records_table, register_inputs, steps
 from pipeline.outputs.report import render_report

@@ -10,7 +10,8 @@ import pytest
 
 from pipeline.ingest.adapters.gold import gold_rows
 from pipeline.ingest.adapters.r_judge import parse_action
-from pipeline.ingest.reader import detect_format, iter_records
+from pipeline.ingest.discovery import detect_format
+from pipeline.ingest.reader import iter_records
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "adapters"
 

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from pipeline.ingest.adapters.gold import gold_rows
-from pipeline.ingest.reader import detect_format, discover_inputs, iter_records
+from pipeline.ingest.discovery import detect_format, discover_inputs
+from pipeline.ingest.reader import iter_records
 
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 EXPECTED_FORMAT = {"agentdojo": "agentdojo", "openagentsafety": "openhands", "tau-bench": "tau-bench",

@@ -17,7 +17,8 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 from inspect_ai.solver import generate, use_tools  # noqa: E402
 from inspect_ai.tool import Tool, ToolError, tool  # noqa: E402
 
-from pipeline.ingest.reader import detect_format, iter_records  # noqa: E402
+from pipeline.ingest.discovery import detect_format  # noqa: E402
+from pipeline.ingest.reader import iter_records  # noqa: E402
 
 MODEL = "mockllm/model"
 

@@ -17,7 +17,8 @@ pytest.importorskip("opentelemetry.exporter.otlp.proto.common")
 
 from pipeline.ingest.adapters.otlp import any_value, hex_id  # noqa: E402
 from pipeline.config import RunConfig  # noqa: E402
-from pipeline.ingest.reader import detect_format, iter_records  # noqa: E402
+from pipeline.ingest.discovery import detect_format  # noqa: E402
+from pipeline.ingest.reader import iter_records  # noqa: E402
 from pipeline.run import score  # noqa: E402
 from tests.conftest import REPO, rows, stage_connection  # noqa: E402
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from pipeline.ingest.adapters.codex import patch_paths, shell_command
-from pipeline.ingest.reader import detect_format, iter_records
+from pipeline.ingest.discovery import detect_format
+from pipeline.ingest.reader import iter_records
 from tests.conftest import rows, stage_connection
 from tests.session_fixtures import SESSION, Claude, Codex, exec_output, text, use
 

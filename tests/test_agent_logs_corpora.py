@@ -20,7 +20,7 @@ import pytest
 
 from pipeline.config import RunConfig
 from pipeline.policy import load_policy
-from pipeline.ingest.reader import detect_format, discover_inputs
+from pipeline.ingest.discovery import detect_format, discover_inputs
 from pipeline.run import score
 from tests.conftest import SHARED
 

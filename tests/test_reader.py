@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import FormatError, InputNotFoundError
-from pipeline.ingest.reader import FORMATS, detect_format, discover_inputs, iter_records
+from pipeline.ingest.discovery import FORMATS, detect_format, discover_inputs
+from pipeline.ingest.reader import iter_records
 from pipeline.ingest.records import non_finite_path
 
 T1 = '{"trajectory_id": "t1", "messages": []}'

@@ -21,7 +21,8 @@ from pipeline import run
 from pipeline.execution import publish, shard, workdir
 from pipeline.cli import main
 from pipeline.config import RunConfig, sample_root
-from pipeline.ingest.reader import discover_inputs, iter_records
+from pipeline.ingest.discovery import discover_inputs
+from pipeline.ingest.reader import iter_records
 from pipeline.execution.shard import ShardTask
 from tests.conftest import parquet_digests
 

@@ -162,7 +162,7 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
 
 def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: RunLock,
              kept: list[bool]) -> RunResult:
-    from pipeline.ingest.reader import discover_inputs
+    from pipeline.ingest.discovery import discover_inputs
     from pipeline.ingest.tables_in import LABELS_SCHEMA, read_labels
 
     with ExitStack() as pools:

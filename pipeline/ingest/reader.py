@@ -25,6 +25,8 @@ stop the run.
 - a file read one record per line whose records all lack a ``trajectory_id`` gets one
   warning line on stderr naming the format it looks like (``_detect.warn_without_ids``).
 
+Which files are read and in which format: `pipeline.ingest.discovery`.
+
 Limits: an NDJSON line over ``max_record_bytes`` is skipped in chunks (never held in
 memory) and rejected ``record_too_large``; a whole-file document over
 ``8 * max_record_bytes`` gets one ``record_too_large`` reject (source_line 1), and so
@@ -39,113 +41,29 @@ Remote inputs (URIs such as ``s3://bucket/prefix``, see ``pipeline.storage``) ar
 streamed through pyarrow filesystems with the same readers, limits and lineage
 (``source_file`` is the URI); a remote ``.eval`` archive is copied to a temporary
 local file first (zip needs seeks). A prefix is walked like a folder.
-
-Discovery: folders are walked recursively (sorted, symlinked folders not followed,
-hidden entries skipped) for ``.jsonl .jsonl.gz .json .json.gz .eval .traj``; files that
-detection classifies as label files (OpenAgentSafety ``eval_*.json``,
-``*_safety_eval_results.json``, task ``scenarios.json``) are left out of folder walks.
-Given explicitly, such a file yields no records.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
-from pipeline.ingest.adapters._detect import detect, warn_without_ids
+from pipeline.ingest.adapters._detect import warn_without_ids
 from pipeline.ingest.adapters._io import (
     Problem, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
     replace_lone_surrogates, skip_ws, without_lone_surrogates,
 )
 from pipeline.ingest.adapters._session import session_records
 from pipeline.ingest.adapters.inspect_log import iter_samples
-from pipeline.errors import FormatError, InputNotFoundError
+from pipeline.errors import FormatError
+from pipeline.ingest.discovery import FORMATS, detect_format, discover_inputs
 from pipeline.ingest.records import RawRecord, non_finite_path, rejected
-from pipeline.storage import Location, Remote, guard, local_copy, location, walk_files
+from pipeline.storage import Location, Remote, local_copy
 
-FORMATS = ("auto", "canonical", "openai", "anthropic", "inspect", "agentdojo", "openhands",
-           "tau-bench", "r-judge", "swe-agent", "claude-code", "codex", "otel")
-SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".eval", ".traj")
 DOCUMENT_SUFFIXES = (".json", ".json.gz", ".traj")
-
-
-def discover_inputs(paths: Sequence[Path | str | Remote]) -> list[Location]:
-    """Input files: given files as is, folders walked recursively (see module docstring).
-
-    A path may be a URI (``s3://bucket/prefix``): a prefix is walked like a folder
-    (same filters, same order), files are read through pyarrow filesystems.
-    Order: inputs in the order given, each folder's files sorted by relative path;
-    duplicates (same resolved file) are kept once. Raises InputNotFoundError when a
-    path does not exist or nothing is found (or a URI cannot be reached).
-    """
-    found: list[Location] = []
-    seen: set[Path | str] = set()
-
-    def add(path: Location) -> None:
-        key = path.resolve() if isinstance(path, Path) else str(path)
-        if key not in seen:
-            seen.add(key)
-            found.append(path)
-
-    for raw in paths:
-        path = location(raw)
-        if isinstance(path, Remote):
-            for child in _remote_inputs(path):
-                add(child)
-        elif path.is_file():
-            add(path)
-        elif path.is_dir():
-            for root, dirs, files in os.walk(path, followlinks=False):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(files):
-                    child = Path(root) / name
-                    if _transcript_name(name) and child.is_file() and not _label_file(child):
-                        add(child)
-        else:
-            raise InputNotFoundError(f"input not found: {path}", "give existing files or folders")
-    if not found:
-        raise InputNotFoundError(
-            f"no transcript files found in: {', '.join(str(p) for p in paths) or '(no input)'}",
-            f"expected {' '.join(SUFFIXES)}")
-    return found
-
-
-def _transcript_name(name: str) -> bool:
-    """Folder-walk filter on names: transcript suffixes, no hidden files."""
-    return not name.startswith(".") and name.lower().endswith(SUFFIXES)
-
-
-def _label_file(child: Location) -> bool:
-    """Folder-walk filter on content: a JSON document that detection calls a label file."""
-    return child.name.lower().endswith((".json", ".json.gz")) and detect(child)[0] == "skip"
-
-
-def _remote_inputs(path: Remote) -> list[Remote]:
-    """The input files at a URI: the object itself, or the prefix walked like a folder."""
-    import pyarrow.fs as pafs  # a URI's only: a local run never imports it (pipeline.storage)
-
-    if path.known_file:
-        return [path]
-    with guard(f"cannot read input {path}", InputNotFoundError, "check the URI, credentials and endpoint"):
-        kind = path.info().type
-        if kind == pafs.FileType.File:
-            return [replace(path, known_file=True)]
-        if kind != pafs.FileType.Directory:
-            raise InputNotFoundError(f"input not found: {path}", "give existing files or prefixes")
-        return [c for c in walk_files(path) if _transcript_name(c.name) and not _label_file(c)]
-
-
-def detect_format(path: Location) -> tuple[str, str]:
-    """(format, why) by extension and the first bytes/record; ``skip`` = label file."""
-    try:
-        return detect(path)
-    except OSError as exc:
-        return "canonical", f"unreadable ({exc}); treated as canonical"
 
 
 def _serialise(obj: Any) -> str:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from pipeline.errors import UsageError
-from pipeline.ingest.reader import FORMATS
+from pipeline.ingest.discovery import FORMATS
 from pipeline.storage import cli_location
 
 EXAMPLE = ("example:\n  export OPENAI_API_KEY=...   # only if the server wants a key\n"

@@ -22,7 +22,7 @@ from pipeline.label.cache import cache_key, content_sha256
 from pipeline.label.client import RetryPolicy
 from pipeline.label.prompt import KINDS, Prompt, Step, TrajectoryView
 from pipeline.outputs.query import table_relation
-from pipeline.ingest.reader import discover_inputs
+from pipeline.ingest.discovery import discover_inputs
 from pipeline.storage import open_raw
 
 _STEP_COLUMNS = "trajectory_id, step_idx, kind, tool_name, arguments, content, error_text"
