@@ -313,6 +313,71 @@ def test_the_key_reaches_no_output(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert SECRET not in err and "GUARD_KEY" in err and "--api-key is not accepted" in err
 
 
+def _pieces(text: str, key: str, shortest: int = 6) -> list[str]:
+    """The pieces of ``key`` (``shortest`` or more characters, past its public ``sk-``
+    prefix) found in ``text``."""
+    return [key[i:i + shortest] for i in range(3, len(key) - shortest + 1) if key[i:i + shortest] in text]
+
+
+LONG_KEY = "sk-LEAKTEST0123456789abcdefghijKLMNOPQRSTUVwxyz/+=Zq"
+
+
+def test_no_piece_of_the_key_survives_a_cut_or_an_escape(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Servers echo the header inside texts the client cuts (an error body's first 200
+    characters, a reply's first MAX_REPLY_CHARS), JSON-escaped (`\\/`), or cut short by
+    themselves: no piece of the key reaches labels, cache or stderr. Before, the key was
+    replaced only whole, after the cut."""
+    from pipeline.label.reply import MAX_REPLY_CHARS
+
+    monkeypatch.setenv("GUARD_KEY", LONG_KEY)
+    inputs = corpus(tmp_path / "in", 4)
+    out = tmp_path / "labels.parquet"
+
+    def hostile(body: dict[str, Any], server: FakeOpenAI) -> Reply:
+        header = server.log[-1].headers.get("Authorization", "")
+        i = int(step_of(body).split("task ")[1].split()[0].strip(".")) if "task " in step_of(body) else 0
+        if i == 0:  # the key straddles the 200-character snippet
+            return Reply(500, {"error": "x" * 160 + header})
+        if i == 1:  # JSON escaping of '/' as '\\/', as some servers write it
+            return Reply(400, {"error": json.dumps(header).replace("/", "\\/")})
+        if i == 2:  # the server cut the echo itself: the key's first 30 characters
+            return Reply(400, {"error": f"bad header {header[:37]}"})
+        return Reply(body=completion("safe\n" + "y" * (MAX_REPLY_CHARS - 20) + header))  # straddles the cut
+
+    with FakeOpenAI(hostile) as server:
+        assert main(label_args(server, inputs, out, "--api-key-env", "GUARD_KEY", "--max-retries", "0")) == 0
+    printed = capsys.readouterr()
+    rows = labels(out)
+    assert sum("[redacted]" in (r["label_errors"] or "") for r in rows) >= 3
+    for path in [p for p in tmp_path.rglob("*") if p.is_file()]:
+        assert _pieces(path.read_bytes().decode("utf-8", "replace"), LONG_KEY) == [], path
+    assert _pieces(printed.out + printed.err, LONG_KEY) == []
+
+
+def test_redact_keeps_another_keys_public_prefix() -> None:
+    from pipeline.label.client import key_forms, redact
+
+    forms = key_forms("sk-proj-AAAAbbbbCCCCdddd1234")
+    assert redact("leaked sk-proj-ZZZZ and sk-proj-AAAAbbbbCC", forms) == "leaked sk-proj-ZZZZ and [redacted]"
+    assert redact("x sk-proj-AAAAbbbbCCCCdddd1234 y", forms, limit=12) == "x [redacted]"
+
+
+def test_a_key_with_a_line_break_is_trimmed_and_a_key_no_header_carries_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    inputs = corpus(tmp_path / "in", 2)
+    monkeypatch.setenv("GUARD_KEY", SECRET + "\r\n")  # a CRLF .env, a secret file's last line
+    with FakeOpenAI() as server:
+        assert main(label_args(server, inputs, tmp_path / "a.parquet", "--api-key-env", "GUARD_KEY")) == 0
+        assert all(e.headers.get("Authorization") == f"Bearer {SECRET}" for e in server.log)
+        assert all(r["label_errors"] is None for r in labels(tmp_path / "a.parquet"))
+        for bad in ("sk-two words-123456", "sk-caf\u00e9-123456789"):
+            monkeypatch.setenv("GUARD_KEY", bad)
+            assert main(label_args(server, inputs, tmp_path / "b.parquet", "--api-key-env", "GUARD_KEY")) == 2
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and "printable ASCII" in err and bad not in err and "123456" not in err
+
+
 def test_json_prompt_through_the_command(tmp_path: Path) -> None:
     prompt = tmp_path / "json.toml"
     prompt.write_text('[request]\ntemperature = 0.0\n[parse]\nmode = "json"\nfield = "verdict"\n'

@@ -11,7 +11,10 @@
 - **Fatal answers**: 401, 403 (the key) and 404 (the URL or the model) would fail every
   request: they stop the command with an :class:`EndpointError` instead.
 - **Secrets**: the key travels only in the ``Authorization`` header; every text the
-  client returns (replies, error texts) has the key replaced by ``[redacted]``.
+  client returns (replies, error texts) has the key replaced by ``[redacted]``: as it is
+  and as JSON, Python and URLs escape it, replaced in the whole text BEFORE the text is
+  cut (a cut must never leave a piece of the key), and so is any run of its first
+  ``KEY_HEAD_CHARS`` or more characters (a server that echoes the header cut short).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import email.utils
 import json
 import random
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +39,42 @@ FATAL_STATUSES = {401: "the endpoint refused the API key", 403: "the endpoint re
                   404: "no such endpoint or model"}
 LOGPROB_TOKENS = 4  # first reply tokens whose log-probabilities are kept
 MAX_RESPONSE_BYTES = 4 * 2**20  # a response body past this is an error, never held whole
+REDACTED = "[redacted]"
+# a run of the key's first characters this long is taken for the key, cut (a server's
+# echo cut short); a shorter key is only ever replaced whole. Longer than the public
+# prefixes keys share (`sk-proj-`, `sk-ant-api03-`: 8-13 characters), so another key's
+# prefix in a reply stays as it is
+KEY_HEAD_CHARS = 16
+# how much of an error body or exception text an error message keeps
+SNIPPET_CHARS = 200
+
+
+def key_forms(key: str) -> tuple[str, ...]:
+    """The texts a server or a library may show ``key`` as: itself, JSON-escaped (also
+    with ``\\/``), as Python's ``repr`` escapes it, percent-encoded; longest first."""
+    json_form = json.dumps(key)[1:-1]
+    forms = {key, json_form, json_form.replace("/", "\\/"), json.dumps(key, ensure_ascii=False)[1:-1],
+             repr(key)[1:-1], repr(key.encode("utf-8", "surrogatepass"))[2:-1], urllib.parse.quote(key, safe="")}
+    return tuple(sorted((f for f in forms if f), key=lambda f: (-len(f), f)))
+
+
+def redact(text: str, forms: tuple[str, ...], limit: int | None = None) -> str:
+    """``text`` without the key (given as :func:`key_forms`), then cut to ``limit``
+    characters: every form replaced by ``[redacted]``, and so is every run of a form's
+    first ``KEY_HEAD_CHARS`` or more characters."""
+    for form in forms:
+        text = text.replace(form, REDACTED)
+    for form in forms:
+        if len(form) <= KEY_HEAD_CHARS:
+            continue
+        head, start = form[:KEY_HEAD_CHARS], 0
+        while (i := text.find(head, start)) >= 0:
+            n = KEY_HEAD_CHARS
+            while i + n < len(text) and n < len(form) and text[i + n] == form[n]:
+                n += 1
+            text = text[:i] + REDACTED + text[i + n:]
+            start = i + len(REDACTED)
+    return text if limit is None else text[:limit]
 
 
 @dataclass(frozen=True)
@@ -118,6 +158,7 @@ class ChatClient:
         self.retry = retry
         self.stats = ClientStats()
         self._key = api_key or None
+        self._forms = key_forms(self._key) if self._key else ()
         self._key_env = api_key_env
         self._not_before = 0.0
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
@@ -132,9 +173,10 @@ class ChatClient:
         for client in self._http:
             await client.aclose()
 
-    def redact(self, text: str) -> str:
-        """``text`` with the API key replaced (a server may echo the header back)."""
-        return text.replace(self._key, "[redacted]") if self._key else text
+    def redact(self, text: str, limit: int | None = None) -> str:
+        """``text`` without the API key (a server may echo the header back), cut to
+        ``limit`` characters after the key is gone (:func:`redact`)."""
+        return redact(text, self._forms, limit)
 
     def _count(self, what: str) -> None:
         self.stats.by_status[what] = self.stats.by_status.get(what, 0) + 1
@@ -163,7 +205,7 @@ class ChatClient:
             return None, f"timeout after {self.retry.timeout:g} s"
         except httpx.HTTPError as exc:
             self._count(type(exc).__name__)
-            return None, self.redact(f"connection error: {type(exc).__name__}: {str(exc)[:200]}")
+            return None, "connection error: " + self.redact(f"{type(exc).__name__}: {exc}", SNIPPET_CHARS)
 
     def _reply(self, response: Answer) -> tuple[CachedReply | None, str | None]:
         try:
@@ -185,7 +227,7 @@ class ChatClient:
             value = usage.get(name)
             return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
-        text = self.redact(content[:MAX_REPLY_CHARS]) if content is not None else None
+        text = self.redact(content, MAX_REPLY_CHARS) if content is not None else None
         kept = tokens[:LOGPROB_TOKENS] if isinstance(tokens, list) else None
         return CachedReply(text, kept, count("prompt_tokens"), count("completion_tokens")), None
 
@@ -204,7 +246,7 @@ class ChatClient:
                 if status == 200:
                     reply, error = self._reply(response)
                     return Outcome(reply, error, attempts)
-                snippet = self.redact(response.text[:200].replace("\n", " ").strip())
+                snippet = self.redact(response.text, SNIPPET_CHARS).replace("\n", " ").strip()
                 if status in FATAL_STATUSES:
                     hint = ((f"check the key in ${self._key_env}" if self._key else
                              "no key was sent: name its variable with --api-key-env") if status in (401, 403)

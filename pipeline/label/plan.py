@@ -85,13 +85,18 @@ def check_config(config: LabelConfig) -> str | None:
         raise RunDirError(f"{config.out} exists", "pass --overwrite to replace it")
     if config.out.is_dir():
         raise RunDirError(f"{config.out} is a folder; --out names the labels file (e.g. labels.parquet)")
-    key = os.environ.get(config.api_key_env)
+    # a key read from a secret file or a CRLF .env often ends in a line break: not part
+    # of the key (and a header cannot carry it: the HTTP library's error would print it)
+    key = (os.environ.get(config.api_key_env) or "").strip()
     if config.api_key_required and not key:
         raise UsageError(f"environment variable {config.api_key_env} (--api-key-env) is not set")
     if key and not config.api_key_required and not sends_default_key(config.endpoint):
         sys.stderr.write(f"litmus-gate: label: ${config.api_key_env} is not sent to a plain-http remote endpoint "
                          "(name the variable with --api-key-env to send it anyway)\n")
         return None
+    if any(not "\x21" <= c <= "\x7e" for c in key):
+        raise UsageError(f"${config.api_key_env} (--api-key-env) holds a character an HTTP header cannot carry "
+                         "(a key is printable ASCII without spaces); the key is not shown")
     return key or None
 
 
