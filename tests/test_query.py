@@ -148,3 +148,21 @@ def test_shell_on_a_tty(runs: tuple[Path, Path], capsys: pytest.CaptureFixture[s
     assert out.startswith(query.PROMPT) and "verdicts" in out
     assert "n\n3\n" in out and "error: query failed" in out
     assert out.count(query.PROMPT) == 4  # .tables, the query, the bad query, .quit; nothing after .quit
+
+
+@pytest.mark.parametrize("suites", [("2024-01-01", "2024-1-1"), ("7",), ("007", "12")])
+def test_suites_that_look_like_dates_or_numbers_read_back_as_written(
+        tmp_path: Path, suites: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
+    """DuckDB guesses a partition's type from the folder names: all date-like suites read
+    back DATE (`2024-1-1` and `2024-01-01` as one day), all digits BIGINT (`007` as 7), and
+    `report` failed on them. Every reader of a run keeps them text, exactly."""
+    corpus = write_corpus(tmp_path / "in", [traj(f"t{i}", user("hi"), say("ok"), suite=s)
+                                            for i, s in enumerate(suites)], bad_lines=())
+    run = score(corpus, tmp_path / "run", "--quiet")
+    assert main(["report", str(run)]) == 0
+    capsys.readouterr()
+    con = query.open_runs([run])
+    rows = con.execute("select trajectory_id, suite, typeof(suite) from verdicts order by 1").fetchall()
+    assert rows == [(f"t{i}", s, "VARCHAR") for i, s in enumerate(suites)]
+    assert main(["show", str(run), "t0"]) == 0
+    assert f"(suite {suites[0]})" in capsys.readouterr().out

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,10 +30,10 @@ from schemas import PARTITIONS
 from pipeline.errors import RunDirError, UsageError
 
 TABLES = ("steps", "actions", "edges", "flows", "verdicts", "attrition", "metrics")
-PARTITIONED = frozenset(PARTITIONS)
 FORMATS = ("table", "csv", "markdown", "parquet")
 Format = Literal["table", "csv", "markdown", "parquet"]
 PROMPT = "litmus> "
+_RELATIONS = itertools.count()  # read_table's parameter names
 _BATCH = 10_000
 
 
@@ -44,12 +45,26 @@ def check_run_dir(run_dir: Path) -> None:
         raise RunDirError(f"{run_dir} is not a litmus-gate run (no manifest.json)")
 
 
+def read_table(con: duckdb.DuckDBPyConnection, files: list[str], table: str) -> duckdb.DuckDBPyRelation:
+    """One table's Parquet ``files`` as a relation; a partition column is text, as written.
+
+    DuckDB would otherwise guess the partition values' type from the folder names: a run
+    whose suites all look like `2024-01-01` read back DATE (and `2024-1-1` as the same
+    day), all digits BIGINT, so `report` failed on them and two suites merged."""
+    if table not in PARTITIONS:
+        return con.read_parquet(files, hive_partitioning=False, union_by_name=True)
+    # a parameter name of its own: relations united later may not share one
+    name = f"files_{next(_RELATIONS)}"
+    return con.sql(f"select * from read_parquet(${name}, hive_partitioning = true, union_by_name = true, "
+                   "hive_types_autocast = false)", params={name: files})
+
+
 def table_relation(con: duckdb.DuckDBPyConnection, run_dir: Path, table: str) -> duckdb.DuckDBPyRelation | None:
     """``run_dir/<table>/`` as a relation, or None when the run has no such table."""
     files = table_files(run_dir, table)
     if not files:
         return None
-    return con.read_parquet(files, hive_partitioning=table in PARTITIONED, union_by_name=True)
+    return read_table(con, files, table)
 
 
 def run_ids(run_dirs: Sequence[Path]) -> list[str]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from pipeline.storage import Location, Remote
+from pipeline.outputs.query import read_table
 from pipeline.outputs.writer import table_files
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ def _table(con: duckdb.DuckDBPyConnection, out: Location, table: str) -> duckdb.
         import pyarrow.dataset as ds
 
         return con.from_arrow(ds.dataset((out / table).path, filesystem=out.fs, format="parquet"))
-    return con.read_parquet(table_files(Path(out), table), hive_partitioning=True)
+    return read_table(con, table_files(Path(out), table), table)
 
 
 def print_summary(result: RunResult) -> None:
