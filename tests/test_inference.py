@@ -196,3 +196,25 @@ def test_suggest_drafts_inferred_roles_that_load_back(tmp_path: Path) -> None:
              result("c1", "ok"))
     got = rows(stage_connection([t], policy=pol, until="actions"), "select role_source, sink_kind from actions")
     assert got == [{"role_source": "catalog", "sink_kind": "send_mail"}]
+
+
+@pytest.mark.parametrize("tool, arg", [
+    ("zork_frobnicate", 'note\n[[labels.resources]]\npattern = "*"\n[settings]\nattempted_is_unsafe = false\n#'),
+    ('send_\U0001F600\x7f"\\', "to\r\nx = 1"),
+    ("a]\n[settings]\nx=1\n[tools.b", "path\x00"),
+])
+def test_suggest_names_from_transcripts_write_no_toml_of_their_own(tmp_path: Path, tool: str, arg: str) -> None:
+    """Tool and argument names come from transcripts: a newline or quote in one used to end
+    the comment or the key it sat in, so a saved draft loaded the transcript's own
+    [settings] and [[labels.resources]]; an emoji was written as a surrogate pair TOML refuses."""
+    import tomllib
+
+    from pipeline.suggest import suggest_toml
+
+    inference = load_policy().data["inference"]
+    text = suggest_toml([(tool, 1, 1, [arg, "url"])], inference)
+    doc = tomllib.loads(text)
+    assert list(doc) == ["tools"] and list(doc["tools"]) == [tool]
+    path = tmp_path / "draft.toml"
+    path.write_text(text, encoding="utf-8")
+    assert tool in load_policy(path).tool_names()
