@@ -14,6 +14,7 @@ import json
 import threading
 import tomllib
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from collections.abc import Iterable
@@ -23,6 +24,7 @@ import pyarrow as pa
 
 from pipeline.errors import PolicyError
 from pipeline.policy_checks import CONFIDENTIALITY, INTEGRITY, TOOL_LIST_KEYS, label, level, re2_compiles, validate
+from pipeline.policy_shape import MAX_POLICY_BYTES, check_shape, check_values
 
 
 
@@ -52,9 +54,17 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 def _read_bytes(path: Path) -> bytes:
     try:
-        return path.read_bytes()
+        if not path.is_file():  # a folder, a FIFO (waits for ever), /dev/zero (never ends)
+            if not path.exists():
+                raise FileNotFoundError(2, "No such file or directory")
+            raise PolicyError(f"policy file {path} is not a regular file", "check the --policy path")
+        with path.open("rb") as file:
+            raw = file.read(MAX_POLICY_BYTES + 1)
     except OSError as exc:
         raise PolicyError(f"cannot read policy file {path}: {exc.strerror}", "check the --policy path") from exc
+    if len(raw) > MAX_POLICY_BYTES:
+        raise PolicyError(f"policy file {path} is larger than {MAX_POLICY_BYTES // 2**20} MB")
+    return raw
 
 
 def _unparsable(path: Path, exc: Exception) -> PolicyError:
@@ -68,16 +78,38 @@ def _parse_file(path: Path, raw: bytes) -> dict[str, Any]:
             import yaml  # imported for a YAML policy file only (about 15 ms a process)
 
             try:
-                data = yaml.safe_load(raw.decode("utf-8"))
+                data = yaml.load(raw.decode("utf-8"), Loader=_loader())  # noqa: S506 - a SafeLoader
             except yaml.YAMLError as exc:
                 raise _unparsable(path, exc) from exc
         else:
             data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError) as exc:
         raise _unparsable(path, exc) from exc
+    except RecursionError as exc:
+        raise PolicyError(f"policy file {path} is nested too deeply", "TOML or YAML expected") from exc
     if not isinstance(data, dict):
         raise PolicyError(f"policy file {path} must hold a table/mapping at top level")
+    check_values(data, str(path))
+    check_shape(data)
     return data
+
+
+@cache
+def _loader() -> type:
+    """PyYAML's SafeLoader refusing aliases: ``*name`` repeats a node without copying it,
+    so nine nested aliases ("billion laughs") expand to 10^9 values once the document is
+    walked (hashing it took 1.6 GB and did not end). A policy has no use for them."""
+    import yaml
+
+    class NoAliasLoader(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:  # noqa: D102 - PyYAML's hook
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in a policy file",
+                                                  mark)
+            return super().compose_node(parent, index)
+
+    return NoAliasLoader
 
 
 def _bundled_files() -> list[tuple[str, bytes]]:
@@ -282,6 +314,7 @@ def _load_policy(user_file: Path | None, raw: bytes | None) -> Policy:
     if user is not None:
         merged = _merge(merged, user)
         sources.append(str(user_file))
+    check_shape(merged)
     validate(merged)
     built = _policy_tables(merged, Policy(merged, "").tool_names())  # label values checked here
     return Policy(merged, document_sha256(merged), tuple(sources), built)

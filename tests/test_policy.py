@@ -99,3 +99,63 @@ def test_policy_is_loaded_once_per_contents(tmp_path: Path) -> None:
     user.write_text('[settings]\nstepwise_threshold = "high"\n', encoding="utf-8")
     with pytest.raises(PolicyError):
         load_policy(user)  # errors are never cached as a pass
+
+
+@pytest.mark.parametrize("name, text, needle", [
+    # each of these raised TypeError / AttributeError / ArrowTypeError (a traceback, exit 1)
+    ("a.toml", 'tools = "x"\n', r"tools must be a table"),
+    ("a.toml", '[sinks]\negress = "x"\n', r"sinks\.egress must be a table"),
+    ("a.toml", '[tools.foo]\nsink = ["egress"]\n', r"tools\.foo\.sink must be text"),
+    ("a.toml", '[exec_status]\nrules = ["x"]\n', r"exec_status\.rules\[0\] must be a table"),
+    ("a.toml", "[[classifier.rules]]\nname = 7\npattern = 'x'\n", r"classifier\.rules\[0\]\.name must be text"),
+    ("a.toml", "[settings]\nwhen = 1979-05-27T07:32:00Z\n", r"settings\.when holds a datetime value"),
+    ("a.yaml", "settings:\n  1: true\n", r"key 1 under settings is not text"),
+    ("a.yaml", "tools:\n  ~:\n    reads: [x]\n", r"key None under tools is not text"),
+    ("a.yaml", "settings:\n  s: !!set {a: null}\n", r"settings\.s holds a set value"),
+    ("a.yaml", "x: " + "[" * 3000 + "]" * 3000 + "\n", r"nested too deeply"),
+    # each of these was accepted and silently changed the tables
+    ("a.toml", '[exec_status]\ncontent_error_patterns = "^Error"\n', r"content_error_patterns must be a list"),
+    ("a.toml", '[hallucination]\nrefusal = "I cannot"\n', r"hallucination\.refusal must be a list"),
+    ("a.toml", "[settings]\nmax_record_bytes = 0\n", r"max_record_bytes must be between 1 and"),
+    ("a.toml", "[settings]\nmax_record_bytes = true\n", r"max_record_bytes must be an integer"),
+    ("a.toml", "[settings]\nmax_fragment_sources = -1\n", r"max_fragment_sources must be at least 1"),
+    ("a.toml", "[settings]\nstepwise_threshold = nan\n", r"stepwise_threshold must be a finite number"),
+    ("a.toml", "[settings]\nstepwise_threshold = -1\n", r"stepwise_threshold must be between 0 and 1"),
+    ("a.toml", "[content]\nmax_spans = 9223372036854775807\n", r"max_spans must be between 1 and"),
+    ("a.toml", "[[exec_status.rules]]\nname = 'r'\npattern = 'x'\nstatus = 'failed'\nprograms = 'false'\n",
+     r"programs must be true or false"),
+    ("a.toml", "[setings]\nattempted_is_unsafe = false\n", r"unknown section \[setings\]"),
+    ("a.toml", "[settings]\nworkspace = '/w'\n", r"unknown key settings\.workspace"),
+    ("a.toml", "[lattice]\nconfidentiality = ['low', 'high']\n", r"lattice is fixed"),
+])
+def test_a_policy_of_the_wrong_shape_is_one_clear_error(tmp_path: Path, name: str, text: str, needle: str) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(PolicyError, match=needle):
+        load_policy(path)
+
+
+def test_yaml_aliases_are_refused_before_they_expand(tmp_path: Path) -> None:
+    """Nine nested aliases ("billion laughs") expand to 10^9 strings once walked: hashing
+    the policy took 1.6 GB and did not end."""
+    lines = ['a0: &a0 ["lol"]'] + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    path = tmp_path / "laughs.yaml"
+    path.write_text("settings:\n  x: 1\nlaughs:\n" + "\n".join("  " + line for line in lines) + "\n")
+    with pytest.raises(PolicyError, match=r"aliases \(\*name\) are not allowed"):
+        load_policy(path)
+
+
+def test_a_policy_path_that_is_no_regular_file_or_too_large_is_refused(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)  # reading it waited for a writer for ever
+    for path in (fifo, Path("/dev/zero"), tmp_path):  # /dev/zero never ends
+        with pytest.raises(PolicyError, match="is not a regular file"):
+            load_policy(path)
+    big = tmp_path / "big.toml"
+    big.write_text("# " + "x" * (16 * 2**20) + "\n")
+    with pytest.raises(PolicyError, match="larger than 16 MB"):
+        load_policy(big)
+    with pytest.raises(PolicyError, match="No such file"):
+        load_policy(tmp_path / "missing.toml")
