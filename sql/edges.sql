@@ -23,14 +23,34 @@ arguments as (
     left join policy_tools t on t.tool_key = lower(n.tool_name)
     where a.args_ok
 ),
+argument_maps as (
+    -- arguments of more than 16 KB as a MAP: json_each carries the whole document on every
+    -- row it returns, so its memory grows with keys x size (8,000 keys, 142 KB, ran out of
+    -- the 1.8 GB limit and ended the run); the cast reads the object once. Smaller ones
+    -- keep json_each (cheaper there: the cast cost 13% of this stage on every call)
+    select *, case when strlen(arguments::varchar) > 16384
+                   then try_cast(arguments::json as map(varchar, json)) end as m
+    from arguments
+),
+argument_entries as (
+    -- each argument (name, JSON value) of a call; a large object with a repeated key (no
+    -- map) and a non-object take json_each too. A JSON null value comes out of the map as
+    -- SQL null, of json_each as 'null'
+    select * exclude (e), e.key as key, coalesce(e.value, 'null'::json) as value
+    from (select * exclude (m), unnest(map_entries(m)) as e from argument_maps where m is not null)
+    union all by name
+    select a.* exclude (m), j.key as key, j.value as value
+    from argument_maps a, json_each(a.arguments) j
+    where a.m is null
+),
 argument_values as (
-    select a.trajectory_id, a.action_idx, a.call_step_idx, e.key as arg,
-        case when json_type(e.value) = 'VARCHAR' then e.value ->> '$' else e.value::varchar end as value,
+    select a.trajectory_id, a.action_idx, a.call_step_idx, a.key as arg,
+        case when json_type(a.value) = 'VARCHAR' then a.value ->> '$' else a.value::varchar end as value,
         -- an argument that chooses the effect (recipient, url, the command itself)
-        coalesce(list_contains(a.control, e.key) or e.key = a.shell_arg or e.key = a.code_arg
-                 or (a.inferred_program and list_contains($program_args::varchar[], e.key)), false)
+        coalesce(list_contains(a.control, a.key) or a.key = a.shell_arg or a.key = a.code_arg
+                 or (a.inferred_program and list_contains($program_args::varchar[], a.key)), false)
             as is_control
-    from arguments a, json_each(a.arguments) e
+    from argument_entries a
 ),
 value_keys as (
     -- each distinct argument value's keys, computed once: agents pass the same path, id

@@ -4,15 +4,28 @@
 -- no address is that long, and it bounds the regex work per call).
 -- Read by pipeline/analysis/inference_values.py, which runs each [[inference.values]]
 -- rule over it (sql/inference_value_matches.sql).
-with args as (
-    select lower(e.tool_name) as tool_key, k.arg,
-        -- the argument name is data: names with a quote or backslash are skipped below,
-        -- so the JSON path stays one quoted key
-        json_extract(e.arguments, '$."' || k.arg || '"') as v
-    from events e, unnest(json_keys(e.arguments)) as k(arg)
+with calls as (
+    select lower(e.tool_name) as tool_key, e.arguments,
+        -- arguments over 16 KB as a MAP, read once: one row per key carrying the whole
+        -- arguments (json_keys) and a json_extract per key parse it once per key, so memory
+        -- and time grew with keys x size (10,000 keys ran out of the memory limit)
+        case when strlen(e.arguments::varchar) > 16384
+             then try_cast(e.arguments::json as map(varchar, json)) end as m
+    from events e
     anti join policy_tools t on t.tool_key = lower(e.tool_name)
     where e.kind = 'tool_call' and e.args_ok and e.tool_name is not null and json_type(e.arguments) = 'OBJECT'
-        and k.arg not like '%"%' and k.arg not like '%\%'
+),
+args as (
+    select tool_key, e.key as arg, e.value as v
+    from (select tool_key, unnest(map_entries(m)) as e from calls where m is not null)
+    where e.key not like '%"%' and e.key not like '%\%'
+    union all
+    select tool_key, k.arg,
+        -- the argument name is data: names with a quote or backslash are skipped below,
+        -- so the JSON path stays one quoted key
+        json_extract(arguments, '$."' || k.arg || '"') as v
+    from calls, unnest(json_keys(arguments)) as k(arg)
+    where m is null and k.arg not like '%"%' and k.arg not like '%\%'
 ),
 strings as (
     -- a string value, or each string of a list value (recipients, attachments)
