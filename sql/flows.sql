@@ -1,6 +1,7 @@
 -- flows: (source action, sink action) pairs with the sink reachable from the source
 -- (grain: trajectory_id, source_action_idx, sink_action_idx).
--- Inputs: action_roles, edges. Parameters: $injected_control (policy
+-- Inputs: action_roles, edges, graph_rejects (trajectories too large to explore: none of
+-- their actions or edges take part). Parameters: $injected_control (policy
 -- injection.control_is_violation: injection-span text reaching a control argument is a
 -- violation at any sink).
 -- Reachability is a recursive CTE over states (source, node, label), the label joined
@@ -12,23 +13,29 @@
 -- injection span (`inj`: an injection-driven action), are rebuilt at the sinks from that hop. Measured in
 -- bench/reachability.py: same rows, 52 s -> 23 s on 1M trajectories.
 with recursive
+roles_in as (
+    select * from action_roles anti join graph_rejects using (trajectory_id)
+),
+edges_in as (
+    select * from edges anti join graph_rejects using (trajectory_id)
+),
 nodes as (
-    select distinct trajectory_id, action_idx, conf, integ from action_roles
+    select distinct trajectory_id, action_idx, conf, integ from roles_in
 ),
 to_sink(trajectory_id, node) as (
     -- nodes from which some sink is reachable (plain reachability, set UNION: terminates)
-    select trajectory_id, action_idx from action_roles where sink_kind is not null
+    select trajectory_id, action_idx from roles_in where sink_kind is not null
     union
     select e.trajectory_id, e.src_action_idx
-    from to_sink t join edges e on e.trajectory_id = t.trajectory_id and e.dst_action_idx = t.node
+    from to_sink t join edges_in e on e.trajectory_id = t.trajectory_id and e.dst_action_idx = t.node
 ),
 all_hops as (
     -- every edge as a payload hop, and as a control hop when it reaches a control argument
     select trajectory_id, src_action_idx as src, dst_action_idx as dst, conf, integ, false as ctl, false as inj
-    from edges
+    from edges_in
     union all
     select trajectory_id, src_action_idx, dst_action_idx, conf, control_integ, true, control_injected
-    from edges where control
+    from edges_in where control
 ),
 hops as (
     -- a hop into a node that reaches no sink cannot lie on a source -> sink path
@@ -61,7 +68,7 @@ reach(trajectory_id, source, node, conf, integ, length, path)
     group by r.trajectory_id, r.source, h.dst, greatest(r.conf, h.conf), greatest(r.integ, h.integ))
 ),
 sinks as (
-    select * from action_roles where sink_kind is not null
+    select * from roles_in where sink_kind is not null
 ),
 sink_states as (
     -- states (source, sink, label, ctl) at their BFS level with the smallest witness: the seed of

@@ -1,12 +1,14 @@
 -- step_rejects: the first step-level reject reason of each trajectory that has one
 -- (grain: trajectory_id).
--- Inputs: trajectories, steps, policy_tools (catalog plus inferred entries), opaque_steps.
+-- Inputs: trajectories, steps, policy_tools (catalog plus inferred entries), opaque_steps,
+--         graph_rejects (dependency graphs too large to explore).
 -- Parameters: $reject_unknown (settings.unknown_tools = "reject": a tool that neither
 -- the catalog nor role inference places is a reject; otherwise it is a neutral action).
 -- SPEC section 3 order after the record-level reasons (sql/trajectories.sql, which also
 -- rejects malformed messages): empty_trajectory (messages that yield no step),
 -- orphan_tool_result, unparseable_arguments, unknown_tool, opaque_step,
--- missing_tool_result.
+-- missing_tool_result; then record_too_large for a dependency graph past
+-- settings.max_reach_pairs (sql/graph_rejects.sql).
 with orphans as (
     select trajectory_id, 'orphan_tool_result' as reason, step_idx as pos,
         'tool result at step ' || step_idx || ' answers call id ' || coalesce(call_id, '(none)')
@@ -54,6 +56,12 @@ missing_results as (
     from steps s join last_steps l using (trajectory_id)
     where s.kind = 'tool_call' and s.error_type = 'no_result' and s.step_idx < l.last_step_idx
 ),
+graph_too_large as (
+    select trajectory_id, 'record_too_large', 0::bigint,
+        'dependency graph too large to score: ' || n_sources || ' possible sources x ' || n_actions
+            || ' actions is over settings.max_reach_pairs (' || max_pairs || ')'
+    from graph_rejects
+),
 all_problems as (
     select * from orphans
     union all select * from unparseable
@@ -61,12 +69,14 @@ all_problems as (
     union all select * from opaque
     union all select * from missing_results
     union all select * from stepless
+    union all select * from graph_too_large
 ),
 ranked as (
     select *, row_number() over (
         partition by trajectory_id
         order by list_position(['empty_trajectory', 'orphan_tool_result', 'unparseable_arguments',
-                                'unknown_tool', 'opaque_step', 'missing_tool_result'], reason), pos) as rank_no
+                                'unknown_tool', 'opaque_step', 'missing_tool_result', 'record_too_large'], reason),
+                 pos) as rank_no
     from all_problems
 ),
 final as (

@@ -17,7 +17,7 @@ PIPELINE = Path(__file__).resolve().parent.parent / "pipeline"
 MAX_LINES = 400
 LAYERS = ("foundation", "ingest", "analysis", "stages", "outputs", "execution", "commands")
 SUBPACKAGES = ("ingest", "analysis", "stages", "outputs", "execution")
-FOUNDATION = ("pipeline", "pipeline.errors", "pipeline.config", "pipeline.policy", "pipeline.policy_checks", "pipeline.storage",
+FOUNDATION = ("pipeline", "pipeline.errors", "pipeline.config", "pipeline.policy", "pipeline.policy_checks", "pipeline.policy_shape", "pipeline.storage",
               "pipeline.sql")
 
 
