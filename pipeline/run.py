@@ -21,7 +21,7 @@ from pipeline.ingest.reader import iter_records
 from pipeline.sql import query
 from pipeline.stages.tables import connect, metrics, records_table, register_inputs, steps
 from pipeline.outputs.report import render_report
-from pipeline.ingest.tables_in import read_labels
+from pipeline.ingest.tables_in import read_gold, read_labels
 from pipeline.ingest.label_provenance import provenance_notes
 from pipeline.outputs.query import table_relation
 from pipeline.execution.driver import RunResult, execute
@@ -84,16 +84,44 @@ def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
 
 
 def _rebuild_report(run_dir: Path, gold: Path | None, manifest_path: Path) -> dict[str, int]:
+    # everything that can fail is read and computed before anything in the run changes: a
+    # report that fails leaves metrics, pages and manifest as they were, in agreement
+    import duckdb
+
+    from pipeline.execution.manifest import sha256_of
+    from pipeline.outputs.report_explain import recorded_policy
+
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RunDirError(f"{manifest_path} cannot be read as JSON ({type(exc).__name__})",
+                          "the run folder is damaged: score again") from exc
+    if not isinstance(manifest, dict):
+        raise RunDirError(f"{manifest_path} holds no JSON object", "the run folder is damaged: score again")
+    explain_pages = load_policy(recorded_policy(run_dir)).setting("explain_pages")
+    gold_table = read_gold(duckdb.connect(), gold) if gold is not None else None
     con = connect(RunConfig(inputs=(), out=run_dir))
-    for name in ("steps", "actions", "flows", "verdicts", "attrition"):
-        relation = table_relation(con, run_dir, name)
-        if relation is None:
-            raise RunDirError(f"{run_dir} has no {name} table", "report needs a score run")
-        relation.create_view(name)
     counts: dict[str, int] = {}
-    if gold is not None:
-        metrics(con, gold)
-        frame = conform("metrics", con.table("metrics").pl())
+    try:
+        for name in ("steps", "actions", "flows", "verdicts", "attrition"):
+            relation = table_relation(con, run_dir, name)
+            if relation is None:
+                raise RunDirError(f"{run_dir} has no {name} table", "report needs a score run")
+            relation.create_view(name)
+        frame = None
+        if gold_table is not None:
+            metrics(con, gold_table)
+            frame = conform("metrics", con.table("metrics").pl())
+        elif (relation := table_relation(con, run_dir, "metrics")) is not None:
+            relation.create_view("metrics")
+        if (relation := table_relation(con, run_dir, "edges")) is not None:  # for the explain pages
+            relation.create_view("edges")
+        html, markdown = render_report(con, run_dir.name, run_dir / "explain", explain_pages,
+                                       provenance_notes(manifest.get("labels")))
+    except duckdb.Error as exc:  # a damaged Parquet file of the run
+        raise RunDirError(f"{run_dir} cannot be read: {str(exc).splitlines()[0]}",
+                          "the run folder is damaged: score again") from exc
+    if frame is not None and gold is not None:
         tmp = run_dir / f".metrics.tmp-{os.getpid()}"
         write_table(tmp, "metrics", frame)
         old = run_dir / "metrics"
@@ -103,16 +131,15 @@ def _rebuild_report(run_dir: Path, gold: Path | None, manifest_path: Path) -> di
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(run_dir / f".metrics.old-{os.getpid()}", ignore_errors=True)
         counts["metrics"] = frame.height
-    elif (relation := table_relation(con, run_dir, "metrics")) is not None:
-        relation.create_view("metrics")
-    if (relation := table_relation(con, run_dir, "edges")) is not None:  # for the explain pages
-        relation.create_view("edges")
-    from pipeline.outputs.report_explain import recorded_policy
-
-    html, markdown = render_report(con, run_dir.name, run_dir / "explain",
-                                   load_policy(recorded_policy(run_dir)).setting("explain_pages"),
-                                   provenance_notes(json.loads(manifest_path.read_text()).get("labels")))
-    for name, text in (("report.html", html), ("report.md", markdown)):
+        # the manifest names the gold the metrics now hold (diff compares manifests)
+        manifest["gold"] = {"path": str(gold), "sha256": sha256_of(gold)}
+        row_counts = manifest.get("row_counts")
+        if isinstance(row_counts, dict):
+            row_counts["metrics"] = frame.height
+    files = [("report.html", html), ("report.md", markdown)]
+    if counts:  # metrics rebuilt: the manifest changed
+        files.append(("manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n"))
+    for name, text in files:
         tmp_file = run_dir / f".{name}.tmp"
         tmp_file.write_text(text, encoding="utf-8")
         os.replace(tmp_file, run_dir / name)

@@ -93,12 +93,28 @@ def test_same_inputs_give_identical_parquet_bytes(tmp_path: Path) -> None:
     (["score", "{corpus}", "--out", "{tmp}/r", "--labels", "{tmp}/labels.jsonl"], "not in the input"),
     (["score", "{corpus}", "--out", "{tmp}/existing"], "already exists"),
     (["score", "{corpus}", "--out", "{tmp}/labels.jsonl/run"], "not a folder"),
+    (["score", "{corpus}", "--out", "{tmp}/labels.jsonl", "--overwrite"], "is not a folder"),
+    # the gold file is read before any work (it was read after scoring: exit 1, a work folder left)
+    (["score", "{corpus}", "--out", "{tmp}/r", "--gold", "{tmp}/nope.jsonl"], "does not exist"),
+    (["score", "{corpus}", "--out", "{tmp}/r", "--gold", "{tmp}/gold_drift.jsonl"], "gold file"),
+    # a step_idx of 1.5 was rounded to step 2 and flipped that trajectory's verdict
+    (["score", "{corpus}", "--out", "{tmp}/r", "--labels", "{tmp}/labels_frac.jsonl"], "valid step_idx"),
+    (["score", "{corpus}", "--out", "{tmp}/r", "--labels", "{tmp}/labels_score.jsonl"], "no number"),
 ])
 def test_operator_errors_exit_2_and_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                  argv: list[str], needle: str) -> None:
     corpus = write_corpus(tmp_path / "in")
     (tmp_path / "bad.toml").write_text("[settings\nbroken = ")
     (tmp_path / "labels.jsonl").write_text(json.dumps({"trajectory_id": "ghost", "step_idx": 0, "label": "unsafe"}) + "\n")
+    (tmp_path / "labels_frac.jsonl").write_text(json.dumps({"trajectory_id": "t-read", "step_idx": 1.5,
+                                                            "label": "unsafe"}) + "\n")
+    (tmp_path / "labels_score.jsonl").write_text(json.dumps({"trajectory_id": "t-read", "step_idx": 1,
+                                                             "label": "unsafe", "score": "high"}) + "\n")
+    # a column whose type changes past DuckDB's sample of the file
+    (tmp_path / "gold_drift.jsonl").write_text("".join(json.dumps({"trajectory_id": f"g{i}", "gold": "safe",
+                                                                   "slice": ["a"]}) + "\n" for i in range(30_000))
+                                               + json.dumps({"trajectory_id": "x", "gold": "safe", "slice": {"a": 1}})
+                                               + "\n")
     (tmp_path / "existing").mkdir()
     (tmp_path / "existing" / "keep.txt").write_text("mine")
     before = sorted(p.name for p in tmp_path.iterdir())
@@ -142,6 +158,44 @@ def test_report_rebuilds_metrics_with_gold(tmp_path: Path) -> None:
                      "where scorer = 'flow_aware' and suite = '*' and slice = '*'").fetchall()
     # ok-2 is unsafe in gold but scored safe (fn); ok-1 safe (tn); orphan was rejected (unscored)
     assert got == [(0, 0, 1, 1, 1, None, 0.0, 0.0)]
+
+
+def test_report_records_its_gold_and_leaves_a_damaged_run_as_it_was(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import hashlib
+    import shutil
+
+    run = tmp_path / "run"
+    assert main(["score", str(write_corpus(tmp_path / "in")), "--out", str(run)]) == 0
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(json.dumps({"trajectory_id": "ok-1", "gold": "safe"}) + "\n")
+    assert main(["report", str(run), "--gold", str(gold)]) == 0
+    manifest = json.loads((run / "manifest.json").read_text())
+    # the manifest names the gold the metrics hold (diff compares manifests: it saw no change)
+    assert manifest["gold"] == {"path": str(gold), "sha256": hashlib.sha256(gold.read_bytes()).hexdigest()}
+    assert manifest["row_counts"]["metrics"] == duckdb.sql(
+        f"select count(*) from read_parquet('{run}/metrics/*.parquet')").fetchall()[0][0]
+    capsys.readouterr()
+
+    def files(folder: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+    broken = tmp_path / "broken"
+    shutil.copytree(run, broken)
+    (broken / "manifest.json").write_bytes((run / "manifest.json").read_bytes()[:10])  # cut
+    parquet = tmp_path / "bad-parquet"
+    shutil.copytree(run, parquet)
+    victim = next((parquet / "steps").glob("*.parquet"))
+    victim.write_bytes(victim.read_bytes()[:40])
+    for damaged, needle in ((broken, "cannot be read as JSON"), (parquet, "cannot be read")):
+        before = files(damaged)
+        # was: a traceback (exit 1), with the new metrics already swapped in beside the old pages
+        assert main(["report", str(damaged), "--gold", str(gold)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and needle in err
+        assert files(damaged) == before
+    assert main(["show", str(parquet), "ok-1"]) == 2  # was: DuckDB's traceback, exit 1
+    assert "cannot be read" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir() or len(os.sched_getaffinity(0)) < 2,

@@ -163,7 +163,7 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
 def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: RunLock,
              kept: list[bool]) -> RunResult:
     from pipeline.ingest.discovery import discover_inputs
-    from pipeline.ingest.tables_in import LABELS_SCHEMA, read_labels
+    from pipeline.ingest.tables_in import LABELS_SCHEMA, read_gold, read_labels
 
     with ExitStack() as pools:
         check_out_location(out, config.overwrite)
@@ -194,6 +194,8 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
         policy = load_policy(config.policy)
         # a DuckDB connection costs about 15 ms: opened only to read a labels file
         labels = read_labels(duckdb.connect(), config.labels) if config.labels else LABELS_SCHEMA.empty_table()
+        # the gold file too, before any work: a bad one found after scoring cost the whole run
+        gold = read_gold(duckdb.connect(), config.gold) if config.gold is not None and "verdicts" in tables else None
         inputs = scan_inputs(files, n_shards, config.fmt)
         plan = plan_digest(inputs, policy.sha256, sha256_of(config.labels) if config.labels else None,
                            n_shards, config.fmt if config.suite is None else f"{config.fmt}|suite={config.suite}",
@@ -224,7 +226,7 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
                 raise CanaryError("canaries failed, the grader is broken: " + "; ".join(failures),
                                   "no run was published")
             manifest = run_manifest(config, inputs, policy, sum(int(m["records"]) for m in markers))
-            result = _publish(config, out, workdir.local, markers, tables, manifest, policy, closing.wait)
+            result = _publish(config, out, workdir.local, markers, tables, manifest, policy, gold, closing.wait)
         finally:
             closing.wait()  # no worker outlives the run, however it ends
     workdir.remove()
@@ -251,13 +253,13 @@ def _early_pool(config: RunConfig, in_workers: bool, n_shards: int) -> AbstractC
 
 
 def _publish(config: RunConfig, out: Location, work: Path, markers: list[dict[str, Any]],
-             tables: tuple[str, ...], manifest: dict[str, object], policy: Policy,
+             tables: tuple[str, ...], manifest: dict[str, object], policy: Policy, gold: Any = None,
              workers_gone: Callable[[], None] = lambda: None) -> RunResult:
     staging = staging_for(out)
     moved: list[tuple[Path, Path]] = []
     try:
         return _assemble_and_publish(config, out, work, markers, tables, manifest, staging, moved, policy,
-                                     workers_gone)
+                                     gold, workers_gone)
     except BaseException:
         # whatever stopped it (SIGTERM included), the shard files go back for --resume
         for source, target in reversed(moved):
@@ -269,7 +271,7 @@ def _publish(config: RunConfig, out: Location, work: Path, markers: list[dict[st
 
 def _assemble_and_publish(config: RunConfig, out: Location, work: Path, markers: list[dict[str, Any]],
                           tables: tuple[str, ...], manifest: dict[str, object], staging: Path,
-                          moved: list[tuple[Path, Path]], policy: Policy,
+                          moved: list[tuple[Path, Path]], policy: Policy, gold: Any,
                           workers_gone: Callable[[], None]) -> RunResult:
     from pipeline.outputs.report import render_report
     from pipeline.stages.tables import connect, metrics
@@ -287,8 +289,8 @@ def _assemble_and_publish(config: RunConfig, out: Location, work: Path, markers:
             raise SchemaValidationError(f"{manifest['records_read']} records read, {landed} in verdicts + attrition",
                                         "no run was published; rerun with --resume")
     workers_gone()  # the workers' memory is free before the metrics' and the report's queries
-    if config.gold is not None and "verdicts" in tables:
-        metrics(con, config.gold)
+    if gold is not None:
+        metrics(con, gold)
         counts["metrics"] = write_table(staging, "metrics", conform("metrics", con.table("metrics").pl()))
     if "verdicts" in tables:
         html, markdown = render_report(con, out.name, staging / "explain",

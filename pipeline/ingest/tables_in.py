@@ -46,23 +46,32 @@ def read_labels(con: duckdb.DuckDBPyConnection, path: Path | None) -> pa.Table:
     rel = _relation(con, path, "labels")
     _columns(rel, ("trajectory_id", "step_idx", "label"), path, "labels")
     score = "try_cast(score as double)" if "score" in rel.columns else "null::double"
+    # a score that is there but no number counts as a problem below (it was read as no score)
+    bad_score = "score is not null and try_cast(score as double) is null" if "score" in rel.columns else "false"
     try:
         # a null label means "not labelled" (e.g. `litmus-gate label` could not judge the step):
-        # the row is dropped, so the built-in rule classifier labels that step
+        # the row is dropped, so the built-in rule classifier labels that step. A step_idx
+        # must be a whole number: 1.5 (or "0.5" in a CSV) was rounded to a step it never named
         table = con.sql(
-            f"select trajectory_id::varchar as trajectory_id, try_cast(step_idx as bigint) as step_idx, "
-            f"lower(label::varchar) as label, {score} as score from rel where label is not null").to_arrow_table()
+            f"select trajectory_id::varchar as trajectory_id, "
+            f"case when try_cast(step_idx as double) = floor(try_cast(step_idx as double)) "
+            f"then try_cast(try_cast(step_idx as double) as bigint) end as step_idx, "
+            f"lower(label::varchar) as label, {score} as score, {bad_score} as bad_score "
+            f"from rel where label is not null").to_arrow_table()
     except duckdb.Error as exc:
         raise LabelsError(f"labels file {path}: {str(exc).splitlines()[0]}") from exc
     con.register("labels_check", table)
     problems = con.sql(
         "select count(*) filter (where trajectory_id is null or step_idx is null or step_idx < 0), "
         "count(*) filter (where label not in ('safe', 'unsafe')), "
+        "count(*) filter (where bad_score), "
         "count(*) filter (where score < 0 or score > 1 or isnan(score)), "
         "count(*) - count(distinct (trajectory_id, step_idx)) from labels_check").fetchall()[0]
     con.unregister("labels_check")
-    what = ("rows without trajectory_id or a valid step_idx", "labels other than safe/unsafe",
-            "scores outside [0, 1]", "duplicate (trajectory_id, step_idx) rows")
+    table = table.drop_columns(["bad_score"])
+    what = ("rows without trajectory_id or a valid step_idx (a whole number, 0 or more)",
+            "labels other than safe/unsafe", "scores that are no number", "scores outside [0, 1]",
+            "duplicate (trajectory_id, step_idx) rows")
     for count, text in zip(problems, what):
         if count:
             raise LabelsError(f"labels file {path} has {count} {text}", "see SPEC section 4")
@@ -79,8 +88,11 @@ def read_gold(con: duckdb.DuckDBPyConnection, path: Path) -> pa.Table:
         slice_expr = "coalesce(slice::varchar[], [])"
     else:
         slice_expr = "coalesce(string_split(slice::varchar, ';'), [])"
-    table = con.sql(f"select trajectory_id::varchar as trajectory_id, lower(gold::varchar) as gold, "
-                    f"{slice_expr} as slice from rel").to_arrow_table()
+    try:
+        table = con.sql(f"select trajectory_id::varchar as trajectory_id, lower(gold::varchar) as gold, "
+                        f"{slice_expr} as slice from rel").to_arrow_table()
+    except duckdb.Error as exc:  # e.g. a column whose type changes deep in the file
+        raise LabelsError(f"gold file {path}: {str(exc).splitlines()[0]}") from exc
     con.register("gold_check", table)
     bad, dup = con.sql("select count(*) filter (where gold not in ('safe', 'unsafe') or gold is null "
                        "or trajectory_id is null), count(*) - count(distinct trajectory_id) from gold_check").fetchall()[0]

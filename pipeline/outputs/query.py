@@ -64,7 +64,11 @@ def table_relation(con: duckdb.DuckDBPyConnection, run_dir: Path, table: str) ->
     files = table_files(run_dir, table)
     if not files:
         return None
-    return read_table(con, files, table)
+    try:
+        return read_table(con, files, table)
+    except duckdb.Error as exc:  # a cut or foreign file in the run's table folder
+        raise RunDirError(f"{run_dir}/{table} cannot be read: {str(exc).splitlines()[0]}",
+                          "the run folder is damaged: score again") from exc
 
 
 def run_ids(run_dirs: Sequence[Path]) -> list[str]:

@@ -211,6 +211,8 @@ def check_out(out: Path, overwrite: bool) -> None:
         raise RunDirError(f"{parent} is not writable", "choose a writable --out")
     if out.exists() and not overwrite:
         raise RunDirError(f"{out} already exists", "pass --overwrite to replace it")
+    if out.exists() and not out.is_dir():  # a file, a device: --overwrite replaces runs only
+        raise RunDirError(f"{out} exists and is not a folder", "refusing to overwrite it")
     if out.exists() and not (out / "manifest.json").exists() and any(out.iterdir()):
         raise RunDirError(f"{out} exists and is not a litmus-gate run", "refusing to overwrite it")
 

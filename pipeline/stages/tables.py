@@ -18,7 +18,6 @@ from pipeline.policy import Policy
 from pipeline.ingest.records import RawRecord
 from pipeline.analysis.resources import resources
 from pipeline.sql import load_sql, materialize, materialize_per_rule
-from pipeline.ingest.tables_in import read_gold
 
 RECORDS_SCHEMA = pa.schema([
     ("record_id", pa.int64()), ("source_file", pa.string()), ("source_line", pa.int64()),
@@ -197,7 +196,8 @@ def verdicts(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     materialize(con, "attrition")
 
 
-def metrics(con: duckdb.DuckDBPyConnection, gold_path: Path) -> None:
-    """Stage ``metrics``: confusion counts per scorer x suite x slice against gold."""
-    con.register("gold", read_gold(con, gold_path))
+def metrics(con: duckdb.DuckDBPyConnection, gold: pa.Table) -> None:
+    """Stage ``metrics``: confusion counts per scorer x suite x slice against ``gold``
+    (:func:`pipeline.ingest.tables_in.read_gold`, read before any work)."""
+    con.register("gold", gold)
     materialize(con, "metrics")
