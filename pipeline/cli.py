@@ -39,6 +39,8 @@ from pipeline.outputs.summary import print_summary
 # and every output is written and closed before main returns.
 atexit.register(gc.freeze)
 
+# the most shards a run may be told to use (a 25 GB corpus takes 800 by default)
+MAX_SHARDS = 100_000
 EXAMPLES = {
     "main": "example:\n  litmus-gate score data/sample/corpus --labels data/sample/labels.jsonl --out runs/sample",
     "score": "example:\n  litmus-gate score transcripts/ --labels labels.jsonl --gold gold.jsonl --out runs/nightly",
@@ -173,6 +175,9 @@ def _dispatch(args: argparse.Namespace) -> int:
             raise LitmusError("explode needs at least one INPUT")
         if args.workers < 1 or (args.shards is not None and args.shards < 1):
             raise UsageError("--workers and --shards must be at least 1")
+        if args.shards is not None and args.shards > MAX_SHARDS:  # 10^8 planned lists past 5 GB
+            raise UsageError(f"--shards must be at most {MAX_SHARDS}",
+                             "an empty shard still costs about 0.4 s; the default is one per 32 MB")
         config = RunConfig(inputs=inputs, out=args.out, fmt=args.fmt, suite=args.suite, labels=labels, gold=gold,
                            policy=args.policy, overwrite=args.overwrite or args.resume, workers=args.workers,
                            shards=args.shards, resume=args.resume, progress=not args.quiet,

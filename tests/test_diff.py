@@ -116,3 +116,22 @@ def test_not_a_score_run(tmp_path: Path, runs: dict[str, Path]) -> None:
     (explode_only / "manifest.json").write_text("{}")
     with pytest.raises(RunDirError, match="no verdicts"):
         diff.diff_runs(runs["base"], explode_only)
+
+
+def test_data_reaches_the_terminal_inert(runs: dict[str, Path], tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Ids, suites and reasons come from transcripts, and a diff is read on terminals and CI
+    logs: an ESC sequence (clear screen, window title), a bidi override or Markdown/HTML in
+    an id must come out inert, in both formats (it was printed as is)."""
+    hostile = "evil\x1b[2J\x1b]0;PWNED\x07\u202eRED<img src=x onerror=alert(1)>"
+    run = score(write_corpus(tmp_path / "in", [*CORPUS, traj(hostile, user("hi"), suite="s\x1b[5mblink")]),
+                tmp_path / "run")
+    for fmt in ("markdown", "csv"):
+        diff.main_from_args(parse(str(runs["base"]), str(run), "--format", fmt))
+        printed = capsys.readouterr()
+        text = printed.out + printed.err
+        assert "evil" in text
+        for bad in ("\x1b", "\x07", "\u202e"):
+            assert bad not in text, (fmt, bad)
+        if fmt == "markdown":  # escaped: Markdown shows it as text
+            assert "<img" not in text.replace("\\<img", "")

@@ -29,6 +29,7 @@ import duckdb
 
 from pipeline.errors import RunDirError, UsageError
 from pipeline.outputs.query import check_run_dir, table_relation
+from pipeline.outputs.report_svg import clean, md_esc
 
 _FLIPS = """
 select trajectory_id, b.suite, a.route, a.verdict, a.is_unsafe, a.reason, b.route, b.verdict, b.is_unsafe, b.reason
@@ -215,8 +216,10 @@ def diff_runs(run_a: Path, run_b: Path) -> DiffResult:
 
 
 def _md(value: object) -> str:
-    text = "" if value is None else str(value)
-    return text.replace("|", "\\|").replace("\r", " ").replace("\n", "<br>")
+    """A Markdown cell of data: ids, suites and reasons come from transcripts, and a diff is
+    read on terminals and CI logs: no control character (ESC sequences retitle or clear a
+    terminal), no bidi control, Markdown and HTML punctuation escaped (report_svg.md_esc)."""
+    return "" if value is None else md_esc(value)
 
 
 def summary_lines(result: DiffResult) -> list[str]:
@@ -261,9 +264,19 @@ CSV_COLUMNS = ("change", "trajectory_id", "suite", "route_a", "verdict_a", "is_u
                "route_b", "verdict_b", "is_unsafe_b", "reason_b")
 
 
+class _CleanWriter:
+    """A csv writer whose cells have no control or bidi characters (see :func:`_md`)."""
+
+    def __init__(self, writer: Any) -> None:
+        self._writer = writer
+
+    def writerow(self, row: Any) -> None:
+        self._writer.writerow(["" if v is None else clean(v) for v in row])
+
+
 def write_csv(result: DiffResult, stream: TextIO) -> None:
     """One CSV row per flip / appeared / disappeared trajectory (``change`` column says which)."""
-    writer = csv.writer(stream, lineterminator="\n")
+    writer = _CleanWriter(csv.writer(stream, lineterminator="\n"))
     writer.writerow(CSV_COLUMNS)
     for f in result.flips:
         writer.writerow(["flip", f.trajectory_id, f.suite, f.route_a, f.verdict_a, str(f.is_unsafe_a).lower(),

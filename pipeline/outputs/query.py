@@ -24,6 +24,7 @@ from typing import Literal, TextIO
 
 import duckdb
 
+from pipeline.outputs.report_svg import clean
 from pipeline.outputs.writer import table_files
 from schemas import PARTITIONS
 
@@ -122,7 +123,9 @@ def _cell(value: object) -> str:
 
 
 def _markdown_cell(value: object) -> str:
-    return _cell(value).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", "<br>")
+    # a table meant for reading: no control or bidi character reaches the terminal (CSV and
+    # Parquet keep the data exact)
+    return clean(_cell(value)).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", "<br>")
 
 
 def write_csv(rel: duckdb.DuckDBPyRelation, stream: TextIO) -> int:
