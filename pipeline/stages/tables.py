@@ -110,7 +110,8 @@ def actions(con: duckdb.DuckDBPyConnection) -> None:
 
 def flows(con: duckdb.DuckDBPyConnection, policy: Policy,
           uninterrupted: Callable[[], AbstractContextManager[object]] = nullcontext) -> None:
-    """Stages ``resources``, ``action_roles``, ``edges``, ``graph_rejects``, ``flows``. The recursive
+    """Stages ``resources``, ``action_roles``, ``edges``, ``sink_reachers``, ``graph_rejects``,
+    ``flows``. The recursive
     reachability query runs inside ``uninterrupted()``: a driver scoring a shard itself
     defers signals there (DuckDB 2.0.1 can deadlock cancelling a recursive CTE: a SIGINT
     during it hung a one-process run, its main thread waiting in ``Executor::CancelTasks``
@@ -129,6 +130,7 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy,
                 max_sources=int(policy.setting("max_fragment_sources")),
                 program_args=[str(a) for a in [*lexicon.get("shell_args", []), *lexicon.get("code_args", [])]])
     executed_writes(con)
+    materialize(con, "sink_reachers")
     materialize(con, "graph_rejects", max_pairs=int(policy.setting("max_reach_pairs")))
     with uninterrupted():
         materialize(con, "flows",
