@@ -73,6 +73,63 @@ def test_cut_points_name_their_line_whatever_the_read_block(tmp_path_factory: py
         assert line == data.count(b"\n", 0, offset) + 1
 
 
+@settings(max_examples=40, deadline=None)
+@given(lines=st.lists(_LINE, max_size=40), n_shards=st.integers(1, 9), mark=st.integers(1, 200),
+       truncate=st.booleans())
+def test_gzip_pieces_read_exactly_the_records_of_the_whole_file(
+        tmp_path_factory: pytest.TempPathFactory, lines: list[str], n_shards: int, mark: int,
+        truncate: bool) -> None:
+    """A gzip NDJSON file is planned by its uncompressed bytes and cut at record boundaries
+    marked while one pass decompresses it: its pieces, read in order (a reader parked where
+    a piece ended reads on into the next), give the records of the whole file, lineage
+    included; a cut stream ends with the same reject. Before, the file was one piece: a 10 MB
+    file of 1 GB was one shard of 10.6 GB."""
+    import gzip
+
+    import pipeline.execution.plan as plan
+
+    path = tmp_path_factory.mktemp("gz") / "in.jsonl.gz"
+    data = gzip.compress("".join(lines).encode())
+    path.write_bytes(data[: len(data) * 2 // 3] if truncate else data)
+    whole = list(iter_records([path], "auto", 200))
+    real = plan.GZIP_MARK
+    plan.GZIP_MARK = mark
+    try:
+        inputs = scan_inputs([path], n_shards, "auto")
+    finally:
+        plan.GZIP_MARK = real
+    pieces = [p for shard in shard_pieces(inputs, n_shards) for p in shard]
+    read = [r for p in pieces for r in iter_piece(p.path, "auto", 200, p.start, p.end, p.first_line)]
+    assert read == whole
+    assert inputs[0].bytes == path.stat().st_size and inputs[0].sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    if not truncate:
+        assert inputs[0].planned == len("".join(lines).encode())
+
+
+def test_a_gzip_file_is_decompressed_about_once_per_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    import pipeline.execution.plan as plan
+    import pipeline.ingest.adapters._io as io_mod
+
+    path = tmp_path / "big.jsonl.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write("".join(f'{{"trajectory_id": "t{i}", "messages": []}}\n' for i in range(2000)))
+    monkeypatch.setattr(plan, "GZIP_MARK", 2000)
+    (scanned,) = scan_inputs([path], 8, "auto")
+    pieces = [p for shard in shard_pieces([scanned], 8) for p in shard]
+    assert len(pieces) == 8 and [p.first_line for p in pieces][:2] == [1, pieces[1].first_line]
+    opened = []
+    real = io_mod.open_binary
+    monkeypatch.setattr(io_mod, "open_binary", lambda p: opened.append(p) or real(p))
+    io_mod._PARKED.clear()
+    # (canonical: "auto" opens each piece's head once more to detect the format)
+    ids = [r.text for p in pieces for r in iter_piece(p.path, "canonical", 200, p.start, p.end, p.first_line)]
+    assert len(ids) == 2000 and len(opened) == 1  # one reader read on from piece to piece
+    list(iter_piece(pieces[2].path, "canonical", 200, pieces[2].start, pieces[2].end, pieces[2].first_line))
+    assert len(opened) == 2  # a piece before the parked reader: decompressed again from the start
+
+
 def test_shards_are_contiguous_and_unsplittable_files_stay_whole(tmp_path: Path) -> None:
     (tmp_path / "a.jsonl").write_text("".join(f'{{"trajectory_id": "a{i}", "messages": []}}\n' for i in range(50)))
     import gzip

@@ -36,7 +36,7 @@ from pipeline.execution.closing import Closing
 from pipeline.execution.duplicates import shard_priors, unknown_label_ids
 from pipeline.execution.engines import Progress, WorkerPool, run_tasks
 from pipeline.execution.manifest import run_manifest, sha256_of
-from pipeline.execution.plan import plan_digest, scan_inputs, shard_pieces
+from pipeline.execution.plan import gzip_indexes, plan_digest, planned_sizes, scan_inputs, shard_pieces
 from pipeline.execution.publish import (assemble, check_out_location, publish_to, recover_killed_publish,
                                         staging_for, table_view)
 from pipeline.execution.shard import ShardTask, first_pass, prepare_worker, priors_digest, score_shard
@@ -44,7 +44,7 @@ from pipeline.execution.signals import interruptible
 from pipeline.execution.workdir import RunLock, WorkDir, open_work, planned_shards
 from pipeline.ingest.label_provenance import provenance_notes
 from pipeline.policy import Policy, load_policy
-from pipeline.storage import Location, location, size
+from pipeline.storage import Location, location
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,9 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
             recover_killed_publish(out)
         check_out_location(out, config.overwrite)  # again: a run may have published meanwhile
         files = discover_inputs(list(config.inputs))
-        n_bytes = sum(size(p) for p in files)
+        # a gzip NDJSON file counts by its uncompressed bytes (read once here, see plan.py)
+        indexes = gzip_indexes(files, config.fmt)
+        n_bytes = sum(planned_sizes(files, indexes))
         n_shards = shard_count(config, n_bytes)
         # a --resume that finds a killed run's work folder may have nothing left to score
         killed = planned_shards(out, config.work_dir) if config.resume else None
@@ -196,7 +198,7 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
         labels = read_labels(duckdb.connect(), config.labels) if config.labels else LABELS_SCHEMA.empty_table()
         # the gold file too, before any work: a bad one found after scoring cost the whole run
         gold = read_gold(duckdb.connect(), config.gold) if config.gold is not None and "verdicts" in tables else None
-        inputs = scan_inputs(files, n_shards, config.fmt)
+        inputs = scan_inputs(files, n_shards, config.fmt, indexes)
         plan = plan_digest(inputs, policy.sha256, sha256_of(config.labels) if config.labels else None,
                            n_shards, config.fmt if config.suite is None else f"{config.fmt}|suite={config.suite}",
                            tables)
@@ -211,7 +213,7 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
         elsewhere = config.engine == "ray" or in_workers
         canaries = _Canaries(background=elsewhere) if tables != ("steps",) else None
         try:
-            markers = _score(config, tasks, workdir, labels, sum(f.bytes for f in inputs), pool)
+            markers = _score(config, tasks, workdir, labels, sum(f.planned for f in inputs), pool)
         except UsageError:
             pools.close()  # no worker may write into the folder once it is removed
             kept.clear()

@@ -4,21 +4,30 @@ One streaming pass per input file hashes it for the manifest and, for a file tha
 :func:`pipeline.ingest.reader.splittable` allows, finds the cut points: the byte just after
 the first newline at or past each target offset (``k * total / n`` in the inputs'
 concatenated byte space) and the line number there, so a shard reads exactly its own
-bytes with the reader's lineage. A file that cannot be split (compressed, whole-file
-JSON, converted formats) is one piece, in the shard where it starts. Shards are
+bytes with the reader's lineage. A gzip NDJSON file is planned by its uncompressed bytes:
+one decompressing pass (:func:`gzip_index`, before the shard count is chosen) hashes it and
+marks a record boundary about every ``GZIP_MARK`` bytes, and its cuts are taken from those
+marks, so a shard reads a range of the uncompressed stream (its memory follows the shard's
+uncompressed bytes: a 10 MB file of 1 GB took one shard and 10.6 GB). A file that cannot
+be split (whole-file JSON, converted formats) is one piece, in the shard where it starts. Shards are
 contiguous in input order: shard ``k`` holds records before every record of shard
 ``k + 1`` (duplicate ids rely on it, see ``pipeline.execution.duplicates``).
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pipeline.storage import Location, open_raw, size
 
 _BLOCK = 1 << 20
+# a gzip file's record boundaries are marked at least this far apart (uncompressed bytes):
+# its cuts are the first mark at or past each target
+GZIP_MARK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,69 @@ class InputFile:
     sha256: str
     bytes: int
     cuts: tuple[tuple[int, int], ...]
+    span: int = -1  # the bytes it is planned by: uncompressed for a split gzip file
+
+    @property
+    def planned(self) -> int:
+        """The bytes this file takes in the plan's byte space."""
+        return self.span if self.span >= 0 else self.bytes
+
+
+@dataclass(frozen=True)
+class GzipIndex:
+    """A gzip file read once: the SHA-256 of its compressed bytes, its uncompressed size
+    and a record boundary ``(offset, line)`` about every ``GZIP_MARK`` uncompressed bytes."""
+
+    sha256: str
+    size: int
+    marks: tuple[tuple[int, int], ...]
+
+    def cuts(self, targets: list[int]) -> tuple[tuple[int, int], ...]:
+        """The first mark at or past each target (uncompressed offsets), once each."""
+        offsets = [m[0] for m in self.marks]
+        found = {self.marks[i] for t in targets if (i := bisect.bisect_left(offsets, t)) < len(offsets)}
+        return tuple(sorted(found))
+
+
+def gzip_index(path: Location) -> GzipIndex:
+    """Hash ``path`` and mark its record boundaries in the uncompressed stream (a damaged
+    stream ends the marks where it breaks; the reader reports it there)."""
+    from pipeline.ingest.adapters._io import GZIP_ERRORS, open_binary
+
+    digest = hashlib.sha256()
+    with open_raw(path) as handle:
+        while block := handle.read(_BLOCK):
+            digest.update(block)
+    marks: list[tuple[int, int]] = []
+    pos = lines = 0
+    next_mark = GZIP_MARK
+    try:
+        with open_binary(path) as stream:
+            while block := stream.read(_BLOCK):
+                while next_mark < pos + len(block):
+                    at = block.find(b"\n", max(next_mark - pos, 0))
+                    if at < 0:
+                        break
+                    cut = pos + at + 1
+                    marks.append((cut, lines + block.count(b"\n", 0, at + 1) + 1))
+                    next_mark = cut + GZIP_MARK
+                lines += block.count(b"\n")
+                pos += len(block)
+    except GZIP_ERRORS:
+        pass
+    return GzipIndex(digest.hexdigest(), pos, tuple(m for m in marks if m[0] < pos))
+
+
+def gzip_indexes(files: list[Location], fmt: str) -> dict[str, GzipIndex]:
+    """The :class:`GzipIndex` of every input that is a splittable gzip file, by path."""
+    from pipeline.ingest.reader import splittable
+
+    return {str(p): gzip_index(p) for p in files if p.name.lower().endswith(".gz") and splittable(p, fmt)}
+
+
+def planned_sizes(files: list[Location], indexes: Mapping[str, GzipIndex]) -> list[int]:
+    """Each input's bytes in the plan: uncompressed for an indexed gzip file."""
+    return [indexes[str(p)].size if str(p) in indexes else size(p) for p in files]
 
 
 def _scan(path: Location, targets: list[int], split: bool) -> tuple[str, tuple[tuple[int, int], ...]]:
@@ -73,32 +145,42 @@ class ScanJob:
     bytes: int
     targets: list[int]
     split: bool
+    index: GzipIndex | None = None
 
     def scan(self) -> InputFile:
-        """Hash the file and find its cut points (:func:`_scan`)."""
+        """Hash the file and find its cut points (:func:`_scan`; a gzip file's from its index)."""
+        if self.index is not None:
+            return InputFile(self.path, self.index.sha256, size(self.path), self.index.cuts(self.targets),
+                             self.index.size)
         digest, cuts = _scan(self.path, self.targets, self.split)
         return InputFile(self.path, digest, self.bytes, cuts)
 
 
-def scan_jobs(files: list[Location], n_shards: int, fmt: str) -> list[ScanJob]:
-    """Each input's scan for ``n_shards`` shards of equal bytes, in input order."""
+def scan_jobs(files: list[Location], n_shards: int, fmt: str,
+              indexes: Mapping[str, GzipIndex] | None = None) -> list[ScanJob]:
+    """Each input's scan for ``n_shards`` shards of equal bytes, in input order (``indexes``:
+    :func:`gzip_indexes` of the inputs, computed when not given)."""
     from pipeline.ingest.reader import splittable
 
-    sizes = [size(p) for p in files]
+    indexes = gzip_indexes(files, fmt) if indexes is None else indexes
+    sizes = planned_sizes(files, indexes)
     total = sum(sizes)
     targets = [k * total // n_shards for k in range(1, n_shards)]
     jobs: list[ScanJob] = []
     base = 0
     for path, n_bytes in zip(files, sizes):
         inside = [t - base for t in targets if base < t < base + n_bytes]
-        jobs.append(ScanJob(path, n_bytes, inside, bool(inside) and splittable(path, fmt)))
+        index = indexes.get(str(path))
+        jobs.append(ScanJob(path, n_bytes, inside, index is not None or (bool(inside) and splittable(path, fmt)),
+                            index))
         base += n_bytes
     return jobs
 
 
-def scan_inputs(files: list[Location], n_shards: int, fmt: str) -> list[InputFile]:
+def scan_inputs(files: list[Location], n_shards: int, fmt: str,
+                indexes: Mapping[str, GzipIndex] | None = None) -> list[InputFile]:
     """Hash every input and find its cut points for ``n_shards`` shards of equal bytes."""
-    return [job.scan() for job in scan_jobs(files, n_shards, fmt)]
+    return [job.scan() for job in scan_jobs(files, n_shards, fmt, indexes)]
 
 
 def shard_pieces(inputs: list[InputFile], n_shards: int) -> list[list[Piece]]:
@@ -106,7 +188,7 @@ def shard_pieces(inputs: list[InputFile], n_shards: int) -> list[list[Piece]]:
     before it: a file's start counts a target at exactly that offset, a cut (always
     past its target) only the targets below it. A shard may be empty (an unsplittable
     file spanning several targets)."""
-    total = sum(f.bytes for f in inputs)
+    total = sum(f.planned for f in inputs)
     targets = [k * total // n_shards for k in range(1, n_shards)]
     shards: list[list[Piece]] = [[] for _ in range(n_shards)]
     base = 0
@@ -120,7 +202,7 @@ def shard_pieces(inputs: list[InputFile], n_shards: int) -> list[list[Piece]]:
                 shard = sum(1 for t in targets if t < base + start)
             piece = Piece(f.path) if start == 0 and end is None else Piece(f.path, start, end, line)
             shards[min(shard, n_shards - 1)].append(piece)
-        base += f.bytes
+        base += f.planned
     return shards
 
 

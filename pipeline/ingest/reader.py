@@ -215,10 +215,11 @@ def _file_records(path: Location, fmt: str, max_record_bytes: int,
 
 
 def splittable(path: Location, fmt: str) -> bool:
-    """True when ``path`` may be read in record-aligned byte ranges: uncompressed NDJSON
-    whose records pass through unconverted (no adapter state spans lines)."""
+    """True when ``path`` may be read in record-aligned byte ranges: NDJSON (a gzip file's
+    ranges are of its uncompressed bytes) whose records pass through unconverted (no
+    adapter state spans lines)."""
     lower = path.name.lower()
-    if lower.endswith(DOCUMENT_SUFFIXES + (".gz", ".eval")):
+    if lower.endswith(DOCUMENT_SUFFIXES + (".eval",)):
         return False
     name = fmt if fmt != "auto" else detect_format(path)[0]
     spec = ADAPTERS.get(name)

@@ -48,16 +48,53 @@ def open_binary(path: Location) -> IO[bytes]:
 
 
 # a damaged gzip stream; other OSErrors (a network read failing) are not the input's fault
-_GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+
+
+# this process's decompressing reader of the gzip piece it read last, parked where that piece
+# ended: (file key, reader, uncompressed position). The pieces of one gzip file are shards in
+# input order, so a worker's next piece of it usually starts at or after that position and
+# is reached by reading on, not by decompressing the file again from its start (each worker
+# decompresses a file about once instead of once per shard)
+_PARKED: list[tuple[tuple[str, int, int], IO[bytes], int]] = []
+
+
+def _file_key(path: Location) -> tuple[str, int, int]:
+    if isinstance(path, Remote):
+        return (str(path), path.size(), 0)
+    stat = os.stat(path)
+    return (str(path), stat.st_size, stat.st_mtime_ns)
+
+
+def _gzip_at(path: Location, start: int) -> tuple[IO[bytes], int]:
+    """A decompressing reader of ``path`` at uncompressed offset ``start`` and that offset:
+    the parked reader when it stands at or before ``start``, else a new one."""
+    key = _file_key(path)
+    fh, position = None, 0
+    if _PARKED:
+        parked_key, parked, parked_at = _PARKED.pop()
+        if parked_key == key and parked_at <= start:
+            fh, position = parked, parked_at
+        else:
+            parked.close()
+    if fh is None:
+        fh = open_binary(path)
+    while position < start:  # read on to the piece (decompressing: no seek)
+        skipped = len(fh.read(min(start - position, 1 << 20)))
+        if not skipped:
+            break
+        position += skipped
+    return fh, position
 
 
 def iter_lines(path: Location, max_record_bytes: int, start: int = 0, end: int | None = None,
                first_line: int = 1) -> Iterator[tuple[int, bytes | Problem]]:
     """Yield ``(physical 1-based line number, line bytes | Problem)`` for non-blank lines.
 
-    ``start``/``end``/``first_line`` read one record-aligned byte range of an
-    uncompressed file (a shard's piece: ``start`` is 0 or just after a newline, ``end``
-    just after one or the file's end; ``first_line`` is the line number at ``start``).
+    ``start``/``end``/``first_line`` read one record-aligned byte range of the file (a
+    shard's piece: ``start`` is 0 or just after a newline, ``end`` just after one or the
+    file's end; ``first_line`` is the line number at ``start``); of a gzip file, a range of
+    its uncompressed bytes (reached by decompressing, see ``_gzip_at``).
 
     Lines are read with a bounded ``readline``: a line longer than ``max_record_bytes``
     is consumed in chunks and reported as ``record_too_large`` without being held in
@@ -66,41 +103,56 @@ def iter_lines(path: Location, max_record_bytes: int, start: int = 0, end: int |
     ``malformed_record`` problem at the next line number.
     """
     limit = max_record_bytes + 2  # room for "\r\n" on a line of exactly max bytes
-    line_no = first_line - 1
-    position = start
-    with (open_binary(path) if start == 0 else open_at(path, start)) as fh:
-        while end is None or position < end:
-            try:
-                chunk = fh.readline(limit)
-                if not chunk:
-                    return
-                position += len(chunk)
-                line_no += 1
-                too_large = len(chunk) >= limit and not chunk.endswith(b"\n")
-                while too_large and chunk and not chunk.endswith(b"\n"):
-                    chunk = fh.readline(limit)  # skip the rest of the over-long line
-                    position += len(chunk)
-            except _GZIP_ERRORS as exc:
-                if not is_gzip(path):
-                    raise
-                yield line_no + 1, Problem(
-                    line_no + 1, "malformed_record",
-                    f"truncated gzip stream after line {line_no} ({type(exc).__name__}: {exc})")
+    gzip_piece = is_gzip(path) and (start > 0 or end is not None)
+    if gzip_piece:
+        fh, position = _gzip_at(path, start)
+    else:
+        fh, position = (open_binary(path) if start == 0 else open_at(path, start)), start
+    cursor = [position]  # where the reader stands: a gzip piece read to its end parks it there
+    try:
+        yield from _lines(fh, path, limit, max_record_bytes, first_line - 1, end, cursor)
+    finally:
+        if gzip_piece and cursor[0] == end:
+            _PARKED.append((_file_key(path), fh, end))
+        else:
+            fh.close()
+
+
+def _lines(fh: IO[bytes], path: Location, limit: int, max_record_bytes: int, line_no: int,
+           end: int | None, cursor: list[int]) -> Iterator[tuple[int, bytes | Problem]]:
+    """The loop of :func:`iter_lines` over an open reader standing at ``cursor[0]``."""
+    while end is None or cursor[0] < end:
+        try:
+            chunk = fh.readline(limit)
+            if not chunk:
                 return
-            if too_large:
-                yield line_no, Problem(line_no, "record_too_large",
-                                       f"line longer than {max_record_bytes} bytes")
-                continue
-            if line_no == 1 and chunk.startswith(BOM):
-                chunk = chunk[len(BOM):]
-            chunk = chunk.rstrip(b"\n").rstrip(b"\r")
-            if not chunk.strip():
-                continue
-            if len(chunk) > max_record_bytes:
-                yield line_no, Problem(line_no, "record_too_large",
-                                       f"line longer than {max_record_bytes} bytes")
-                continue
-            yield line_no, chunk
+            cursor[0] += len(chunk)
+            line_no += 1
+            too_large = len(chunk) >= limit and not chunk.endswith(b"\n")
+            while too_large and chunk and not chunk.endswith(b"\n"):
+                chunk = fh.readline(limit)  # skip the rest of the over-long line
+                cursor[0] += len(chunk)
+        except GZIP_ERRORS as exc:
+            if not is_gzip(path):
+                raise
+            yield line_no + 1, Problem(
+                line_no + 1, "malformed_record",
+                f"truncated gzip stream after line {line_no} ({type(exc).__name__}: {exc})")
+            return
+        if too_large:
+            yield line_no, Problem(line_no, "record_too_large",
+                                   f"line longer than {max_record_bytes} bytes")
+            continue
+        if line_no == 1 and chunk.startswith(BOM):
+            chunk = chunk[len(BOM):]
+        chunk = chunk.rstrip(b"\n").rstrip(b"\r")
+        if not chunk.strip():
+            continue
+        if len(chunk) > max_record_bytes:
+            yield line_no, Problem(line_no, "record_too_large",
+                                   f"line longer than {max_record_bytes} bytes")
+            continue
+        yield line_no, chunk
 
 
 def decode_line(raw: bytes, line: int) -> str | Problem:
@@ -124,7 +176,7 @@ def read_head(path: Location, size: int) -> bytes:
                 if not block:
                     break
                 out += block
-    except _GZIP_ERRORS:
+    except GZIP_ERRORS:
         pass
     return bytes(out)
 
@@ -136,7 +188,7 @@ def read_document(path: Location, limit: int) -> str | Problem:
             return Problem(1, "record_too_large", f"file larger than {limit} bytes")
         with open_binary(path) as fh:
             data = fh.read(limit + 1)
-    except _GZIP_ERRORS as exc:
+    except GZIP_ERRORS as exc:
         return Problem(1, "malformed_record",
                        f"truncated gzip stream after line 0 ({type(exc).__name__}: {exc})")
     if len(data) > limit:
