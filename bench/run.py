@@ -119,9 +119,10 @@ def summary(cmp: dict, runs: list[tuple[int, dict]], reach: list[tuple[str, dict
     return "\n".join(lines)
 
 
-# sections written by their own commands (the hour-long 25 GB run, bench/label.py):
+# sections written by their own commands (the hour-long 25 GB run, bench/label.py,
+# bench/gzip_input.py):
 # carried over as they are
-KEPT_PREFIXES = ("## Large corpus", "## Labelling")
+KEPT_PREFIXES = ("## Large corpus", "## Labelling", "## Compressed input")
 
 
 def _kept_sections(doc: Path) -> str:
