@@ -202,6 +202,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "synth":
         from pipeline.synth import synth
 
+        if args.trajectories < 1:  # was: exit 0 and three empty files
+            raise UsageError("--trajectories must be at least 1")
         counts = synth(args.trajectories, args.out, args.seed)
         print(f"litmus-gate: wrote {counts['trajectories']} trajectories to {args.out} "
               f"({counts['gold']} gold rows, {counts['labels']} label rows beside it)")

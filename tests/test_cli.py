@@ -95,6 +95,7 @@ def test_same_inputs_give_identical_parquet_bytes(tmp_path: Path) -> None:
     (["score", "{corpus}", "--out", "{tmp}/labels.jsonl/run"], "not a folder"),
     (["score", "{corpus}", "--out", "{tmp}/labels.jsonl", "--overwrite"], "is not a folder"),
     (["score", "{corpus}", "--out", "{tmp}/r", "--shards", "100000000"], "at most 100000"),  # was: 5 GB and growing
+    (["synth", "--trajectories", "-5", "--out", "{tmp}/s.jsonl"], "at least 1"),  # was: exit 0, empty files
     # the gold file is read before any work (it was read after scoring: exit 1, a work folder left)
     (["score", "{corpus}", "--out", "{tmp}/r", "--gold", "{tmp}/nope.jsonl"], "does not exist"),
     (["score", "{corpus}", "--out", "{tmp}/r", "--gold", "{tmp}/gold_drift.jsonl"], "gold file"),
