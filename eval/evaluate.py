@@ -32,6 +32,7 @@ from pipeline import run
 from pipeline.ingest.adapters.gold import gold_rows
 from pipeline.config import RunConfig
 from pipeline.errors import LitmusError
+from pipeline.ingest.tables_in import read_gold
 from pipeline.policy import load_policy
 from pipeline.outputs.writer import conform
 
@@ -81,7 +82,8 @@ def write_golds(path: Path, fmt: str, keys: Sequence[str], folder: Path) -> dict
 
 
 def parquet(run_dir: Path, table: str) -> str:
-    return f"read_parquet('{run_dir / table}/**/*.parquet', hive_partitioning = true, union_by_name = true)"
+    return (f"read_parquet('{run_dir / table}/**/*.parquet', hive_partitioning = true, union_by_name = true, "
+            "hive_types_autocast = false)")
 
 
 def metrics_in_memory(run_dir: Path, gold: Path, problems: list[str], what: str) -> pa.Table:
@@ -89,7 +91,7 @@ def metrics_in_memory(run_dir: Path, gold: Path, problems: list[str], what: str)
     con = run.connect(RunConfig(inputs=(), out=run_dir))
     for name in ("verdicts", "attrition"):
         con.execute(f"create temp table {name} as select * from {parquet(run_dir, name)}")
-    run.metrics(con, gold)
+    run.metrics(con, read_gold(con, gold))
     frame = con.table("metrics").pl()
     try:
         conform("metrics", frame)

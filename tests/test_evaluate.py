@@ -62,3 +62,21 @@ def test_agentdojo_evaluation(tmp_path: Path) -> None:
     assert "## Out of the box: bundled catalogs vs inference only" in doc
     assert "| corpus | gold | scorer | catalogs: attrition | P | R | F1 | inference only: attrition |" in doc
     assert "| agentdojo | gold | flow_aware |" in doc
+
+
+def test_metrics_for_a_further_gold_are_computed_in_memory(tmp_path: Path) -> None:
+    """``metrics_in_memory`` (the metrics of a corpus's second and later golds) on a scored
+    run: the same rows as the run's own metrics against the same gold."""
+    from pipeline.cli import main
+
+    sample = REPO / "data" / "sample"
+    run_dir = tmp_path / "run"
+    assert main(["score", str(sample / "corpus"), "--gold", str(sample / "gold.jsonl"), "--out", str(run_dir),
+                 "--quiet"]) == 0
+    problems: list[str] = []
+    table = load_evaluate().metrics_in_memory(run_dir, sample / "gold.jsonl", problems, "gold")
+    own = duckdb.sql(f"select * from read_parquet('{run_dir}/metrics/*.parquet')").to_arrow_table()
+    key = ["scorer", "suite", "slice"]
+    assert problems == [] and table.num_rows == own.num_rows > 0
+    assert table.sort_by([(k, "ascending") for k in key]).select(["tp", "fp", "fn", "tn"]).to_pylist() == \
+        own.sort_by([(k, "ascending") for k in key]).select(["tp", "fp", "fn", "tn"]).to_pylist()
