@@ -109,6 +109,18 @@ def _loader() -> type:
                                                   mark)
             return super().compose_node(parent, index)
 
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:  # noqa: D102 - PyYAML's hook
+            # a key given twice: PyYAML keeps the last silently, TOML refuses it; so do we
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                if isinstance(key, str) and key in seen:
+                    raise yaml.constructor.ConstructorError(None, None, f"key {key!r} is given twice",
+                                                            key_node.start_mark)
+                if isinstance(key, str):
+                    seen.add(key)
+            return super().construct_mapping(node, deep)
+
     return NoAliasLoader
 
 

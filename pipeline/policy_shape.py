@@ -52,7 +52,7 @@ FIELDS = {"name": "str", "pattern": "str", "status": "str", "programs": "bool", 
           "deletes": "list[str]", "sends": "list[str]", "control": "list[str]", "shell": "str", "code": "str",
           "source": "table", "accepts": "table", "accepts_control": "table"}
 # inclusive bounds of numbers (None: no bound on that side)
-BOUNDS = {"settings.max_record_bytes": (1, 2**31 - 1), "settings.min_fragment_length": (1, None),
+BOUNDS = {"settings.max_record_bytes": (1, 2**31 - 1), "settings.min_fragment_length": (1, 1_000_000),
           "settings.max_fragment_sources": (1, None), "settings.max_reach_pairs": (1, 2**31 - 1),
           "settings.explain_pages": (0, 1_000_000),
           "settings.stepwise_threshold": (0, 1), "content.max_spans": (1, 2**31 - 1)}

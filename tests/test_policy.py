@@ -125,6 +125,11 @@ def test_policy_is_loaded_once_per_contents(tmp_path: Path) -> None:
     ("a.toml", "[[exec_status.rules]]\nname = 'r'\npattern = 'x'\nstatus = 'failed'\nprograms = 'false'\n",
      r"programs must be true or false"),
     ("a.toml", "[setings]\nattempted_is_unsafe = false\n", r"unknown section \[setings\]"),
+    ("a.toml", "[settings]\nmin_fragment_length = 9223372036854775807\n", r"min_fragment_length must be between"),
+    ("a.yaml", "settings:\n  attempted_is_unsafe: true\n  attempted_is_unsafe: false\n", r"given twice"),
+    # a pattern matching the empty text matches every text (245 verdicts flipped on the sample)
+    ("a.toml", "[[classifier.rules]]\nname = 'z'\ntools = ['*']\npattern = 'z*'\n", r"matches the empty text"),
+    ("a.toml", "[injection]\nmarkers = ['(?i)']\n", r"injection\.markers\[0\] matches the empty text"),
     ("a.toml", "[settings]\nworkspace = '/w'\n", r"unknown key settings\.workspace"),
     ("a.toml", "[lattice]\nconfidentiality = ['low', 'high']\n", r"lattice is fixed"),
 ])
