@@ -8,7 +8,7 @@
 -- rejects malformed messages): empty_trajectory (messages that yield no step),
 -- orphan_tool_result, unparseable_arguments, unknown_tool, opaque_step,
 -- missing_tool_result; then record_too_large for a dependency graph past
--- settings.max_reach_pairs (sql/graph_rejects.sql).
+-- settings.max_reach_pairs / max_reach_work (sql/graph_rejects.sql).
 with orphans as (
     select trajectory_id, 'orphan_tool_result' as reason, step_idx as pos,
         'tool result at step ' || step_idx || ' answers call id ' || coalesce(call_id, '(none)')
@@ -58,8 +58,9 @@ missing_results as (
 ),
 graph_too_large as (
     select trajectory_id, 'record_too_large', 0::bigint,
-        'dependency graph too large to score: ' || n_sources || ' possible sources x ' || n_actions
-            || ' actions is over settings.max_reach_pairs (' || max_pairs || ')'
+        'dependency graph too large to score: up to ' || n_states || ' reachability states over '
+            || n_levels || ' levels (settings.max_reach_pairs ' || max_pairs || ', max_reach_work '
+            || max_work || ': states x levels^2)'
     from graph_rejects
 ),
 all_problems as (

@@ -107,7 +107,7 @@ def test_flows_equal_python_bfs(graph: tuple[list[dict], list[dict]]) -> None:
     con.register("action_roles", pa.Table.from_pylist(roles, schema=role_schema))
     con.register("edges", pa.Table.from_pylist(edges, schema=edge_schema))
     materialize(con, "sink_reachers")
-    materialize(con, "graph_rejects", max_pairs=2**31 - 1)
+    materialize(con, "graph_rejects", max_pairs=2**31 - 1, max_work=2**62)
     materialize(con, "flows", injected_control=True)
     got = {(r["source_action_idx"], r["sink_action_idx"], r["length"], r["violation"])
            for r in rows(con, "select * from flows")}

@@ -130,8 +130,10 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy,
                 max_sources=int(policy.setting("max_fragment_sources")),
                 program_args=[str(a) for a in [*lexicon.get("shell_args", []), *lexicon.get("code_args", [])]])
     executed_writes(con)
-    materialize(con, "sink_reachers")
-    materialize(con, "graph_rejects", max_pairs=int(policy.setting("max_reach_pairs")))
+    with uninterrupted():  # both recursive (see the docstring)
+        materialize(con, "sink_reachers")
+    materialize(con, "graph_rejects", max_pairs=int(policy.setting("max_reach_pairs")),
+                max_work=int(policy.setting("max_reach_work")))
     with uninterrupted():
         materialize(con, "flows",
                     injected_control=bool(policy.data.get("injection", {}).get("control_is_violation", True)))
