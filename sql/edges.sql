@@ -23,25 +23,24 @@ arguments as (
     left join policy_tools t on t.tool_key = lower(n.tool_name)
     where a.args_ok
 ),
-argument_maps as (
-    -- arguments of more than 16 KB as a MAP: json_each carries the whole document on every
-    -- row it returns, so its memory grows with keys x size (8,000 keys, 142 KB, ran out of
-    -- the 1.8 GB limit and ended the run); the cast reads the object once. Smaller ones
-    -- keep json_each (cheaper there: the cast cost 13% of this stage on every call)
-    select *, case when strlen(arguments::varchar) > 16384
-                   then try_cast(arguments::json as map(varchar, json)) end as m
+argument_lists as (
+    -- arguments of more than 16 KB are read as two lists, one read each (json_keys and
+    -- json_extract '$.*': document order, a repeated name twice, as json_each gives them);
+    -- json_each carries the whole document on every row it returns, so its memory grows
+    -- with keys x size (8,000 keys, 142 KB, ran out of the 1.8 GB limit and ended the run).
+    -- Smaller ones keep json_each (the same rows; a cast on every call cost 13% of this stage)
+    select *, strlen(arguments::varchar) > 16384 and json_type(arguments) = 'OBJECT' as wide
     from arguments
 ),
 argument_entries as (
-    -- each argument (name, JSON value) of a call; a large object with a repeated key (no
-    -- map) and a non-object take json_each too. A JSON null value comes out of the map as
-    -- SQL null, of json_each as 'null'
-    select * exclude (e), e.key as key, coalesce(e.value, 'null'::json) as value
-    from (select * exclude (m), unnest(map_entries(m)) as e from argument_maps where m is not null)
+    -- each argument (name, JSON value) of a call
+    select * exclude (arguments, wide), unnest(json_keys(arguments)) as key,
+        unnest(json_extract(arguments, '$.*')) as value
+    from argument_lists where wide
     union all by name
-    select a.* exclude (m), j.key as key, j.value as value
-    from argument_maps a, json_each(a.arguments) j
-    where a.m is null
+    select a.* exclude (arguments, wide), j.key as key, j.value as value
+    from argument_lists a, json_each(a.arguments) j
+    where not a.wide
 ),
 argument_values as (
     select a.trajectory_id, a.action_idx, a.call_step_idx, a.key as arg,
