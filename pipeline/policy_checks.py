@@ -69,16 +69,22 @@ def prime_re2(patterns: list[str]) -> None:
     _MATCHES_EMPTY.update(p for p, matches in rows if matches)
 
 
+# a text no pattern of a policy means to find: a pattern matching it and the empty text
+# matches every text (`z*`, `(?i)`, `^`); `^$` matches the empty text only
+_PROBE = "\x01"
+
+
 # patterns RE2 compiled that match the empty text (prime_re2 or _matches_empty)
 _MATCHES_EMPTY: set[str] = set()
 
 
-def _matches_empty(pattern: str) -> bool:
-    """Whether a compiled ``pattern`` matches the empty text, hence every text."""
-    if pattern in _COMPILED:
-        return pattern in _MATCHES_EMPTY
+def _matches_every_text(pattern: str) -> bool:
+    """Whether a compiled ``pattern`` matches the empty text and ``_PROBE`` (so every text)."""
+    if pattern in _COMPILED and pattern not in _MATCHES_EMPTY:
+        return False
     with _RE2_LOCK:
-        return bool(_re2_connection().execute("select regexp_matches('', ?)", [pattern]).fetchall()[0][0])
+        return bool(_re2_connection().execute("select regexp_matches('', $p) and regexp_matches($probe, $p)",
+                                              {"p": pattern, "probe": _PROBE}).fetchall()[0][0])
 
 
 def _re2_error(pattern: str) -> str | None:
@@ -117,10 +123,10 @@ def _check_regex(pattern: Any, what: str) -> str:
     if _re2_error(f"(?:{pattern})") is not None:
         raise PolicyError(f"policy: {what} does not compile inside a group (?:...)",
                           "close a \\Q quote with \\E")
-    # every pattern of a policy is searched for in texts: one that matches the empty text
-    # (`z*`, `(?i)`) matches every text, and flagged every step, span or error (245 verdicts
-    # flipped on the sample by one classifier rule)
-    if _matches_empty(pattern):
+    # every pattern of a policy is searched for in texts: one that matches every text (`z*`,
+    # `(?i)`) flagged every step, span or error (245 verdicts flipped on the sample by one
+    # classifier rule)
+    if _matches_every_text(pattern):
         raise PolicyError(f"policy: {what} matches the empty text, so it matches every text",
                           "make it require at least one character: z+, not z*")
     return pattern

@@ -29,6 +29,9 @@ SECTIONS: dict[str, Any] = {
     "settings": {"attempted_is_unsafe": "bool", "stepwise_threshold": "number", "max_record_bytes": "int",
                  "min_fragment_length": "int", "max_fragment_sources": "int", "max_reach_pairs": "int",
                  "max_reach_work": "int", "explain_pages": "int",
+                 # read by nothing (it was in default.toml until 2026-12-03): a policy copied from
+                 # that file still loads
+                 "workspace": "str",
                  "unknown_tools": "str", "bundled_catalogs": "str"},
     "lattice": {"confidentiality": "list[str]", "integrity": "list[str]"},
     "sinks": "table[table]",

@@ -218,3 +218,17 @@ def test_openblas_runs_one_thread_unless_the_user_says_otherwise(given: str | No
                           cwd=Path(__file__).parents[1])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == expected
+
+
+def test_report_survives_a_policy_file_that_no_longer_loads(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # report reads the run's policy file for explain_pages alone: one edited since the run
+    # (or refused by newer checks) made report exit 2 on a whole run
+    policy = tmp_path / "p.toml"
+    policy.write_text("[settings]\nexplain_pages = 5\n")
+    run = tmp_path / "run"
+    assert main(["score", str(write_corpus(tmp_path / "in")), "--policy", str(policy), "--out", str(run)]) == 0
+    policy.write_text("[setings]\nexplain_pages = 5\n")
+    capsys.readouterr()
+    assert main(["report", str(run)]) == 0
+    assert "no longer loads" in capsys.readouterr().err

@@ -123,7 +123,7 @@ def test_data_reaches_the_terminal_inert(runs: dict[str, Path], tmp_path: Path,
     """Ids, suites and reasons come from transcripts, and a diff is read on terminals and CI
     logs: an ESC sequence (clear screen, window title), a bidi override or Markdown/HTML in
     an id must come out inert, in both formats (it was printed as is)."""
-    hostile = "evil\x1b[2J\x1b]0;PWNED\x07\u202eRED<img src=x onerror=alert(1)>"
+    hostile = "evil\x1b[2J\x1b]0;PWNED\x07\u202eRED<img src=x onerror=alert(1)>\rSAFE-LOOKING"
     run = score(write_corpus(tmp_path / "in", [*CORPUS, traj(hostile, user("hi"), suite="s\x1b[5mblink")]),
                 tmp_path / "run")
     for fmt in ("markdown", "csv"):
@@ -131,7 +131,9 @@ def test_data_reaches_the_terminal_inert(runs: dict[str, Path], tmp_path: Path,
         printed = capsys.readouterr()
         text = printed.out + printed.err
         assert "evil" in text
-        for bad in ("\x1b", "\x07", "\u202e"):
+        for bad in ("\x1b", "\x07", "\u202e", "\r"):
             assert bad not in text, (fmt, bad)
+        if fmt == "csv":  # one row per change: a bare CR split it in two for csv readers
+            assert len(list(csv.reader(io.StringIO(printed.out)))) == 2
         if fmt == "markdown":  # escaped: Markdown shows it as text
             assert "<img" not in text.replace("\\<img", "")

@@ -130,7 +130,7 @@ def test_policy_is_loaded_once_per_contents(tmp_path: Path) -> None:
     # a pattern matching the empty text matches every text (245 verdicts flipped on the sample)
     ("a.toml", "[[classifier.rules]]\nname = 'z'\ntools = ['*']\npattern = 'z*'\n", r"matches the empty text"),
     ("a.toml", "[injection]\nmarkers = ['(?i)']\n", r"injection\.markers\[0\] matches the empty text"),
-    ("a.toml", "[settings]\nworkspace = '/w'\n", r"unknown key settings\.workspace"),
+    ("a.toml", "[settings]\nworkspce = '/w'\n", r"unknown key settings\.workspce"),
     ("a.toml", "[lattice]\nconfidentiality = ['low', 'high']\n", r"lattice is fixed"),
 ])
 def test_a_policy_of_the_wrong_shape_is_one_clear_error(tmp_path: Path, name: str, text: str, needle: str) -> None:
@@ -164,3 +164,12 @@ def test_a_policy_path_that_is_no_regular_file_or_too_large_is_refused(tmp_path:
         load_policy(big)
     with pytest.raises(PolicyError, match="No such file"):
         load_policy(tmp_path / "missing.toml")
+
+
+def test_patterns_matching_only_the_empty_text_and_yesterdays_settings_still_load(tmp_path: Path) -> None:
+    # `^$` matches the empty text only (a second reader found it refused); `workspace` was a
+    # key of the bundled default.toml until 2026-12-03, so policies copied from it carry it
+    path = tmp_path / "p.toml"
+    path.write_text("[settings]\nworkspace = '/home/me/project'\n[[exec_status.rules]]\nname = 'empty'\n"
+                    "pattern = '^$'\nstatus = 'unknown'\n")
+    assert load_policy(path).data["settings"]["workspace"] == "/home/me/project"

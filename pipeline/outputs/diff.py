@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -264,6 +265,9 @@ CSV_COLUMNS = ("change", "trajectory_id", "suite", "route_a", "verdict_a", "is_u
                "route_b", "verdict_b", "is_unsafe_b", "reason_b")
 
 
+_LINE_BREAKS = re.compile(r"[\r\n]")
+
+
 class _CleanWriter:
     """A csv writer whose cells have no control or bidi characters (see :func:`_md`)."""
 
@@ -271,7 +275,9 @@ class _CleanWriter:
         self._writer = writer
 
     def writerow(self, row: Any) -> None:
-        self._writer.writerow(["" if v is None else clean(v) for v in row])
+        # line breaks too: the writer quotes only its own line terminator, so a bare CR split
+        # a row in two for csv readers (and returned a terminal's cursor to the line start)
+        self._writer.writerow(["" if v is None else _LINE_BREAKS.sub("\ufffd", clean(v)) for v in row])
 
 
 def write_csv(result: DiffResult, stream: TextIO) -> None:
