@@ -232,3 +232,18 @@ def test_report_survives_a_policy_file_that_no_longer_loads(tmp_path: Path,
     capsys.readouterr()
     assert main(["report", str(run)]) == 0
     assert "no longer loads" in capsys.readouterr().err
+
+
+def test_label_rows_for_steps_a_trajectory_does_not_have_are_named(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # they were dropped silently: a labels file from an explode of another version of the
+    # corpus labelled nothing, and the verdicts came from the rule classifier alone
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"trajectory_id": "ok-1", "step_idx": 999, "label": "unsafe"}) + "\n"
+                      + json.dumps({"trajectory_id": "ok-1", "step_idx": 1, "label": "safe"}) + "\n")
+    for workers in ("1", "2"):
+        run = tmp_path / f"run{workers}"
+        assert main(["score", str(write_corpus(tmp_path / "in")), "--labels", str(labels), "--out", str(run),
+                     "--workers", workers, "--shards", "2", "--quiet"]) == 0
+        err = capsys.readouterr().err
+        assert "warning: 1 row(s) of labels file" in err and "'ok-1' step 999" in err

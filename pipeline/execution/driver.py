@@ -137,6 +137,7 @@ def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: 
     if unknown:
         raise LabelsError(f"labels file {config.labels} names trajectories not in the input: "
                           + ", ".join(repr(i) for i in unknown), "labels must come from an explode run of the same corpus")
+    _warn_unmatched_labels(config, markers)
     again = [replace(t, priors=p) for t, p in zip(tasks, shard_priors(workdir.local, id_files, len(tasks)))]
     stale = [t for t, m in zip(again, markers) if m.get("priors") != priors_digest(t.priors)]
     if stale:
@@ -145,6 +146,17 @@ def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: 
         for t, m in zip(stale, rescored):
             markers[t.shard] = m
     return markers
+
+
+def _warn_unmatched_labels(config: RunConfig, markers: list[dict[str, Any]]) -> None:
+    """One warning line when label rows name steps their trajectories do not have (they
+    label nothing: a labels file from an explode of another version of the corpus)."""
+    found = [m.get("labels_unmatched") or [0, None, None] for m in markers]
+    n = sum(int(f[0]) for f in found)
+    if n:
+        first = next(f for f in found if f[0])
+        sys.stderr.write(f"litmus-gate: warning: {n} row(s) of labels file {config.labels} name a step their "
+                         f"trajectory does not have (first: {first[1]!r} step {first[2]}); they label nothing\n")
 
 
 def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:

@@ -48,6 +48,14 @@ if TYPE_CHECKING:  # loaded by the first table a worker writes, not by the drive
 CHUNK_ROWS = 20_000
 CHUNK_BYTES = 64 * 2**20
 # a record is scorable at record level (counts as a copy of its id) unless rejected before the id checks
+# label rows naming a step that a trajectory scored in this shard does not have: they label
+# nothing (the driver warns; labels of ids absent from the input are an error there)
+_UNMATCHED_LABELS = """
+select count(*), min(l.trajectory_id), arg_min(l.step_idx, l.trajectory_id)
+from labels_in l
+semi join steps s on s.trajectory_id = l.trajectory_id
+anti join steps t on t.trajectory_id = l.trajectory_id and t.step_idx = l.step_idx
+"""
 _IDS = """
 select $shard::bigint as shard, trajectory_id,
        count(*) filter (where reject_reason is null
@@ -176,6 +184,7 @@ def _score_local(task: ShardTask, local: Path) -> dict[str, Any]:
     out, stem = local / "out", task.work.name(task.shard)
     ids = con.sql(_IDS, params={"shard": task.shard}).pl()
     _write(ids, out / "ids" / f"{stem}.parquet")
+    unmatched = con.sql(_UNMATCHED_LABELS).fetchall()[0] if task.labels.num_rows else (0, None, None)
     if task.tables != ("steps",):
         actions(con)
         flows(con, policy, deferred)  # signals wait for the recursive query (stages/tables.py)
@@ -193,7 +202,8 @@ def _score_local(task: ShardTask, local: Path) -> dict[str, Any]:
         del frame
     con.close()
     marker = {"plan": task.work.plan, "token": task.work.token, "priors": priors_digest(task.priors),
-              "records": n_records, "ids": f"ids/{stem}.parquet", "files": files}
+              "records": n_records, "ids": f"ids/{stem}.parquet", "files": files,
+              "labels_unmatched": [unmatched[0], unmatched[1], unmatched[2]]}
     write_marker(out / f"{stem}.done", marker)
     return marker
 
