@@ -1,8 +1,9 @@
 """Checks of a merged policy document (``pipeline.policy`` loads, then calls :func:`validate`).
 
-Every judgement the policy holds is user data: each field is checked for type and
-range here, and every regex is compiled by RE2 (DuckDB), the engine the SQL stages use,
-so a bad policy fails at load time with the field's name, never mid-run.
+Every judgement the policy holds is user data: after its shape (``pipeline.policy_shape``:
+sections, keys, types, ranges), each field is checked here for what its type cannot say,
+and every regex is compiled by RE2 (DuckDB), the engine the SQL stages use, so a bad
+policy fails at load time with the field's name, never mid-run.
 """
 
 from __future__ import annotations
@@ -140,16 +141,7 @@ def _check_arg_name(name: Any, what: str) -> None:
                           "argument names are strings without quotes or backslashes")
 
 
-_INFERENCE_LISTS = ("read_verbs", "noun_verbs", "write_verbs", "exec_verbs", "shell_tokens", "code_tokens", "shell_args",
-                    "code_args", "resource_args", "destination_args", "control_args", "content_args")
-
-
 def _validate_inference(inf: Any, sinks: dict[str, Any]) -> None:
-    if not isinstance(inf, dict):
-        raise PolicyError("policy: [inference] must be a table")
-    for key in _INFERENCE_LISTS:
-        if not isinstance(inf.get(key, []), list) or not all(isinstance(w, str) for w in inf.get(key, [])):
-            raise PolicyError(f"policy: inference.{key} must be a list of strings")
     for key in ("shell_args", "code_args"):
         for arg in inf.get(key, []):
             _check_arg_name(arg, f"inference.{key}")
@@ -175,7 +167,9 @@ def validate(data: dict[str, Any]) -> None:
     Two passes: the first runs every check but the regex compilations and collects the
     patterns, which are then compiled in one batch; the second runs every check again,
     in order, and finds RE2's message for a pattern the batch could not compile (when
-    the first pass fails, the second runs without a batch). Same errors as one pass."""
+    the first pass fails, the second runs without a batch). Same errors as one pass.
+    The caller has checked the document's shape (sections, keys, types, ranges:
+    ``pipeline.policy_shape.check_shape``), which the field checks below rely on."""
     _COLLECTING.patterns = []
     try:
         _validate(data)
@@ -197,17 +191,11 @@ def _validate(data: dict[str, Any]) -> None:
     if settings.get("unknown_tools", "infer") not in ("infer", "reject"):
         raise PolicyError("policy: settings.unknown_tools must be 'infer' or 'reject'")
     _validate_inference(data.get("inference", {}), data.get("sinks", {}))
-    if not isinstance(data.get("injection", {}).get("control_is_violation", True), bool):
-        raise PolicyError("policy: injection.control_is_violation must be true or false")
     for name, entry in data.get("tools", {}).items():
-        if not isinstance(entry, dict):
-            raise PolicyError(f"policy: tools.{name} must be a table")
         unknown = set(entry) - _TOOL_KEYS
         if unknown:
             raise PolicyError(f"policy: tools.{name} has unknown keys {sorted(unknown)}")
         for key in TOOL_LIST_KEYS:
-            if not isinstance(entry.get(key, []), list):
-                raise PolicyError(f"policy: tools.{name}.{key} must be a list of argument names")
             for arg in entry.get(key, []) if key != "aliases" else []:
                 _check_arg_name(arg, f"tools.{name}.{key}")
         for key in ("shell", "code"):
@@ -238,8 +226,6 @@ def _validate(data: dict[str, Any]) -> None:
         for i, pattern in enumerate(data.get("hallucination", {}).get(kind, [])):
             _check_regex(pattern, f"hallucination.{kind}[{i}]")
     content = data.get("content", {})
-    if not isinstance(content.get("max_spans", 64), int) or content.get("max_spans", 64) < 1:
-        raise PolicyError("policy: content.max_spans must be a positive integer")
     for i, rule in enumerate(content.get("sources", [])):
         _check_regex(rule.get("pattern"), f"content.sources[{i}].pattern")
         if not rule.get("name") or rule.get("kind", "match") not in ("match", "document"):
