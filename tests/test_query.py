@@ -166,3 +166,16 @@ def test_suites_that_look_like_dates_or_numbers_read_back_as_written(
     assert rows == [(f"t{i}", s, "VARCHAR") for i, s in enumerate(suites)]
     assert main(["show", str(run), "t0"]) == 0
     assert f"(suite {suites[0]})" in capsys.readouterr().out
+
+
+def test_csv_keeps_a_value_with_a_bare_carriage_return_in_its_row(tmp_path: Path) -> None:
+    # csv.writer quotes only its own line terminator: a bare CR split a row in two for readers
+    run = score(write_corpus(tmp_path / "in", [traj("cr-id\rSAFE-LOOKING", user("hi"), say("ok"))], bad_lines=()),
+                tmp_path / "run", "--quiet")
+    stream = io.StringIO()
+    con = query.open_runs([run])
+    query.write_csv(con.sql("select trajectory_id, route from verdicts"), stream)
+    import csv
+
+    assert list(csv.reader(io.StringIO(stream.getvalue()))) == [["trajectory_id", "route"],
+                                                                ["cr-id\rSAFE-LOOKING", "aggregate"]]

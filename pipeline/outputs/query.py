@@ -131,10 +131,14 @@ def _markdown_cell(value: object) -> str:
 def write_csv(rel: duckdb.DuckDBPyRelation, stream: TextIO) -> int:
     """``rel`` as CSV (header first) on ``stream``; returns the row count."""
     writer = csv.writer(stream, lineterminator="\n")
+    # the writer quotes a value holding its own line terminator ("\n") but not a bare "\r",
+    # which csv readers take for a line break (one row became two): such rows are quoted whole
+    quoted = csv.writer(stream, lineterminator="\n", quoting=csv.QUOTE_ALL)
     writer.writerow(rel.columns)
     n = 0
     for row in rel.iter_rows(batch_size=_BATCH):
-        writer.writerow([_cell(v) for v in row])
+        cells = [_cell(v) for v in row]
+        (quoted if any("\r" in c for c in cells) else writer).writerow(cells)
         n += 1
     return n
 
