@@ -9,7 +9,6 @@ saved and passed with ``--policy``, the entries turn the guesses into catalog ro
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 

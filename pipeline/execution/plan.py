@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import io
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import IO, Any
 
 from pipeline.storage import Location, open_raw, size
 
@@ -72,32 +74,53 @@ class GzipIndex:
         return tuple(sorted(found))
 
 
+class _Hashing(io.RawIOBase):
+    """A raw reader that feeds every byte it reads to ``digest`` (gzip reads the file
+    through it, so one read both hashes and decompresses)."""
+
+    def __init__(self, raw: IO[bytes], digest: Any) -> None:
+        super().__init__()
+        self._raw, self._digest = raw, digest
+
+    def readable(self) -> bool:  # noqa: D102 - io's protocol
+        return True
+
+    def readinto(self, buffer: Any) -> int:  # noqa: D102 - io's protocol
+        data = self._raw.read(len(buffer))
+        buffer[:len(data)] = data
+        self._digest.update(data)
+        return len(data)
+
+
 def gzip_index(path: Location) -> GzipIndex:
-    """Hash ``path`` and mark its record boundaries in the uncompressed stream (a damaged
-    stream ends the marks where it breaks; the reader reports it there)."""
-    from pipeline.ingest.adapters._io import GZIP_ERRORS, open_binary
+    """Hash ``path`` and mark its record boundaries in the uncompressed stream, in one read
+    of the file (a damaged stream ends the marks where it breaks; the reader reports it
+    there; the rest of the file is still hashed)."""
+    import gzip
+
+    from pipeline.ingest.adapters._io import GZIP_ERRORS
 
     digest = hashlib.sha256()
-    with open_raw(path) as handle:
-        while block := handle.read(_BLOCK):
-            digest.update(block)
     marks: list[tuple[int, int]] = []
     pos = lines = 0
     next_mark = GZIP_MARK
-    try:
-        with open_binary(path) as stream:
-            while block := stream.read(_BLOCK):
-                while next_mark < pos + len(block):
-                    at = block.find(b"\n", max(next_mark - pos, 0))
-                    if at < 0:
-                        break
-                    cut = pos + at + 1
-                    marks.append((cut, lines + block.count(b"\n", 0, at + 1) + 1))
-                    next_mark = cut + GZIP_MARK
-                lines += block.count(b"\n")
-                pos += len(block)
-    except GZIP_ERRORS:
-        pass
+    with open_raw(path) as raw:
+        try:
+            with gzip.GzipFile(fileobj=_Hashing(raw, digest), mode="rb") as stream:
+                while block := stream.read(_BLOCK):
+                    while next_mark < pos + len(block):
+                        at = block.find(b"\n", max(next_mark - pos, 0))
+                        if at < 0:
+                            break
+                        cut = pos + at + 1
+                        marks.append((cut, lines + block.count(b"\n", 0, at + 1) + 1))
+                        next_mark = cut + GZIP_MARK
+                    lines += block.count(b"\n")
+                    pos += len(block)
+        except GZIP_ERRORS:
+            pass
+        while block := raw.read(_BLOCK):  # what a damaged stream left unread
+            digest.update(block)
     return GzipIndex(digest.hexdigest(), pos, tuple(m for m in marks if m[0] < pos))
 
 
