@@ -130,6 +130,34 @@ def test_a_gzip_file_is_decompressed_about_once_per_process(tmp_path: Path, monk
     assert len(opened) == 2  # a piece before the parked reader: decompressed again from the start
 
 
+@pytest.mark.parametrize("bad", ["policy", "labels", "gold"])
+def test_a_bad_user_file_is_reported_before_a_gzip_input_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str], bad: str) -> None:
+    """Planning reads a gzip input whole (its uncompressed size sets the shards): a bad
+    --policy, --labels or --gold is found first, not after minutes of decompressing."""
+    import gzip
+
+    import pipeline.execution.driver as driver
+
+    path = tmp_path / "big.jsonl.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write("".join(f'{{"trajectory_id": "t{i}", "messages": []}}\n' for i in range(50)))
+    (tmp_path / "bad").write_text("[[[ not this file's format\n")
+    import pipeline.execution.plan as plan
+
+    indexed: list[object] = []
+
+    def index(p: object) -> object:
+        indexed.append(p)
+        return real(p)
+    real = plan.gzip_index
+    monkeypatch.setattr(plan, "gzip_index", index)
+    monkeypatch.setattr(driver, "gzip_index", index, raising=False)
+    code = main(["score", str(path), "--out", str(tmp_path / "run"), f"--{bad}", str(tmp_path / "bad")])
+    assert indexed == []  # the gzip file was never read
+    assert code == 2 and bad in capsys.readouterr().err.lower()
+
+
 def test_shards_are_contiguous_and_unsplittable_files_stay_whole(tmp_path: Path) -> None:
     (tmp_path / "a.jsonl").write_text("".join(f'{{"trajectory_id": "a{i}", "messages": []}}\n' for i in range(50)))
     import gzip

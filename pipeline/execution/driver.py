@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
@@ -36,7 +36,7 @@ from pipeline.execution.closing import Closing
 from pipeline.execution.duplicates import shard_priors, unknown_label_ids
 from pipeline.execution.engines import Progress, WorkerPool, run_tasks
 from pipeline.execution.manifest import run_manifest, sha256_of
-from pipeline.execution.plan import gzip_indexes, plan_digest, planned_sizes, scan_inputs, shard_pieces
+from pipeline.execution.plan import gzip_index, indexed_inputs, plan_digest, planned_sizes, scan_inputs, shard_pieces
 from pipeline.execution.publish import (assemble, check_out_location, publish_to, recover_killed_publish,
                                         staging_for, table_view)
 from pipeline.execution.shard import ShardTask, first_pass, prepare_worker, priors_digest, score_shard
@@ -45,6 +45,9 @@ from pipeline.execution.workdir import RunLock, WorkDir, open_work, planned_shar
 from pipeline.ingest.label_provenance import provenance_notes
 from pipeline.policy import Policy, load_policy
 from pipeline.storage import Location, location
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @dataclass(frozen=True)
@@ -175,7 +178,6 @@ def execute(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
 def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: RunLock,
              kept: list[bool]) -> RunResult:
     from pipeline.ingest.discovery import discover_inputs
-    from pipeline.ingest.tables_in import LABELS_SCHEMA, read_gold, read_labels
 
     with ExitStack() as pools:
         check_out_location(out, config.overwrite)
@@ -184,8 +186,12 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
             recover_killed_publish(out)
         check_out_location(out, config.overwrite)  # again: a run may have published meanwhile
         files = discover_inputs(list(config.inputs))
-        # a gzip NDJSON file counts by its uncompressed bytes (read once here, see plan.py)
-        indexes = gzip_indexes(files, config.fmt)
+        # a gzip NDJSON file counts by its uncompressed bytes (read once here, see plan.py):
+        # the user's files are read first then, so a bad one is reported at once, not after
+        # minutes of decompressing (without one, after the pool starts: its imports overlap them)
+        compressed = indexed_inputs(files, config.fmt)
+        user_files = _user_files(config, tables) if compressed else None
+        indexes = {str(p): gzip_index(p) for p in compressed}
         n_bytes = sum(planned_sizes(files, indexes))
         n_shards = shard_count(config, n_bytes)
         # a --resume that finds a killed run's work folder may have nothing left to score
@@ -205,11 +211,7 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
             if early is None and killed is not None:
                 early = pools.enter_context(_early_pool(config, in_workers, n_shards))
             return early
-        policy = load_policy(config.policy)
-        # a DuckDB connection costs about 15 ms: opened only to read a labels file
-        labels = read_labels(duckdb.connect(), config.labels) if config.labels else LABELS_SCHEMA.empty_table()
-        # the gold file too, before any work: a bad one found after scoring cost the whole run
-        gold = read_gold(duckdb.connect(), config.gold) if config.gold is not None and "verdicts" in tables else None
+        policy, labels, gold = user_files or _user_files(config, tables)
         inputs = scan_inputs(files, n_shards, config.fmt, indexes)
         plan = plan_digest(inputs, policy.sha256, sha256_of(config.labels) if config.labels else None,
                            n_shards, config.fmt if config.suite is None else f"{config.fmt}|suite={config.suite}",
@@ -245,6 +247,18 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
             closing.wait()  # no worker outlives the run, however it ends
     workdir.remove()
     return result
+
+
+def _user_files(config: RunConfig, tables: tuple[str, ...]) -> tuple[Policy, pa.Table, pa.Table | None]:
+    """The run's policy, labels and gold (``None`` when not given or not scored), each read
+    and checked before any scoring: a bad one found after scoring cost the whole run."""
+    from pipeline.ingest.tables_in import LABELS_SCHEMA, read_gold, read_labels
+
+    policy = load_policy(config.policy)
+    # a DuckDB connection costs about 15 ms: opened only to read a labels file
+    labels = read_labels(duckdb.connect(), config.labels) if config.labels else LABELS_SCHEMA.empty_table()
+    gold = read_gold(duckdb.connect(), config.gold) if config.gold is not None and "verdicts" in tables else None
+    return policy, labels, gold
 
 
 @contextmanager

@@ -124,11 +124,16 @@ def gzip_index(path: Location) -> GzipIndex:
     return GzipIndex(digest.hexdigest(), pos, tuple(m for m in marks if m[0] < pos))
 
 
-def gzip_indexes(files: list[Location], fmt: str) -> dict[str, GzipIndex]:
-    """The :class:`GzipIndex` of every input that is a splittable gzip file, by path."""
+def indexed_inputs(files: list[Location], fmt: str) -> list[Location]:
+    """The inputs that are splittable gzip files: planning reads each of them whole."""
     from pipeline.ingest.reader import splittable
 
-    return {str(p): gzip_index(p) for p in files if p.name.lower().endswith(".gz") and splittable(p, fmt)}
+    return [p for p in files if p.name.lower().endswith(".gz") and splittable(p, fmt)]
+
+
+def gzip_indexes(files: list[Location], fmt: str) -> dict[str, GzipIndex]:
+    """The :class:`GzipIndex` of every input that is a splittable gzip file, by path."""
+    return {str(p): gzip_index(p) for p in indexed_inputs(files, fmt)}
 
 
 def planned_sizes(files: list[Location], indexes: Mapping[str, GzipIndex]) -> list[int]:
