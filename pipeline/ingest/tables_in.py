@@ -82,23 +82,38 @@ def read_gold(con: duckdb.DuckDBPyConnection, path: Path) -> pa.Table:
     """The gold table: trajectory_id, gold (safe|unsafe), slice tags (list, maybe empty)."""
     rel = _relation(con, path, "gold")
     _columns(rel, ("trajectory_id", "gold"), path, "gold")
-    if "slice" not in rel.columns:
-        slice_expr = "[]::varchar[]"
-    elif str(rel.types[rel.columns.index("slice")]).endswith("[]"):
-        slice_expr = "coalesce(slice::varchar[], [])"
+    slice_type = str(rel.types[rel.columns.index("slice")]) if "slice" in rel.columns else None
+    if slice_type is None:
+        slice_expr, bad_slice = "[]::varchar[]", "false"
+    elif slice_type == "JSON":
+        # JSON lines whose slices differ in type (a string here, a list there): each value
+        # must be a ';'-separated string or a list of strings; cast whole, anything else
+        # became its JSON text ('["a","b"]', '{"k":1}') and a tag no one meant
+        slice_expr = ("case json_type(slice) when 'VARCHAR' then string_split(slice ->> '$', ';') "
+                      "when 'ARRAY' then slice ->> '$[*]' else []::varchar[] end")
+        bad_slice = ("coalesce(json_type(slice) not in ('VARCHAR', 'ARRAY', 'NULL') or (json_type(slice) = 'ARRAY' "
+                     "and list_bool_or(list_transform(json_extract(slice, '$[*]'), lambda x: json_type(x) <> 'VARCHAR'))), "
+                     "false)")
+    elif slice_type.endswith("[]"):
+        slice_expr, bad_slice = "coalesce(slice::varchar[], [])", "false"
     else:
-        slice_expr = "coalesce(string_split(slice::varchar, ';'), [])"
+        slice_expr, bad_slice = "coalesce(string_split(slice::varchar, ';'), [])", "false"
     try:
         table = con.sql(f"select trajectory_id::varchar as trajectory_id, lower(gold::varchar) as gold, "
-                        f"{slice_expr} as slice from rel").to_arrow_table()
+                        f"{slice_expr} as slice, {bad_slice} as bad_slice from rel").to_arrow_table()
     except duckdb.Error as exc:  # e.g. a column whose type changes deep in the file
         raise LabelsError(f"gold file {path}: {str(exc).splitlines()[0]}") from exc
     con.register("gold_check", table)
-    bad, dup = con.sql("select count(*) filter (where gold not in ('safe', 'unsafe') or gold is null "
-                       "or trajectory_id is null), count(*) - count(distinct trajectory_id) from gold_check").fetchall()[0]
+    bad, dup, bad_slices = con.sql(
+        "select count(*) filter (where gold not in ('safe', 'unsafe') or gold is null or trajectory_id is null), "
+        "count(*) - count(distinct trajectory_id), count(*) filter (where bad_slice) from gold_check").fetchall()[0]
     con.unregister("gold_check")
+    table = table.drop_columns(["bad_slice"])
     if bad:
         raise LabelsError(f"gold file {path} has {bad} rows without trajectory_id or with gold not safe/unsafe")
+    if bad_slices:
+        raise LabelsError(f"gold file {path} has {bad_slices} rows whose slice is neither a ';'-separated "
+                          "string nor a list of strings")
     if dup:
         raise LabelsError(f"gold file {path} has {dup} duplicate trajectory_id rows")
     return table.cast(GOLD_SCHEMA)

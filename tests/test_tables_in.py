@@ -1,0 +1,32 @@
+"""pipeline/ingest/tables_in.py: the user's gold file, read as written or refused with one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline.errors import LabelsError
+from pipeline.ingest.tables_in import read_gold
+
+
+def _gold(path: Path, slices: list[object]) -> Path:
+    path.write_text("".join(json.dumps({"trajectory_id": f"t{i}", "gold": "safe", "slice": s}) + "\n"
+                            for i, s in enumerate(slices)))
+    return path
+
+
+def test_slices_of_either_form_in_one_file_are_read_as_tags(tmp_path: Path) -> None:
+    # a JSON lines file whose slices are a ';'-separated string in one row and a list in
+    # another: DuckDB types the column JSON, and its text had become the tags
+    # ('["a","b"]', '"p' and 'q"')
+    table = read_gold(duckdb.connect(), _gold(tmp_path / "g.jsonl", [["a", "b"], "p;q", None, []]))
+    assert table.column("slice").to_pylist() == [["a", "b"], ["p", "q"], [], []]
+
+
+@pytest.mark.parametrize("bad", [5, {"k": 1}, True, ["a", 3], ["a", {"k": 1}]])
+def test_a_slice_that_is_no_string_or_list_of_strings_is_refused(tmp_path: Path, bad: object) -> None:
+    with pytest.raises(LabelsError, match="1 rows whose slice is neither"):
+        read_gold(duckdb.connect(), _gold(tmp_path / "g.jsonl", [["a"], "b", bad]))
