@@ -64,9 +64,19 @@ def _sample_inputs() -> tuple[tuple[Path, ...], Path | None, Path | None]:
     return (root / "corpus",), labels if labels.exists() else None, gold if gold.exists() else None
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's one-line refusal: a bad flag or a missing argument is an
+    operator error (SPEC section 7: non-zero with a one-line reason), exit 2, stderr one line
+    (argparse's default printed the whole usage block before its error line)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        text = " ".join(message.split())
+        self.exit(2, f"litmus-gate: error: {text} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
     fmt = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="litmus-gate", formatter_class=fmt, epilog=EXAMPLES["main"],
         description="Score LLM-agent transcripts for safety: retries collapsed into logical "
                     "actions, taint flows through a dependency graph, verdicts and attrition as Parquet.")
@@ -172,7 +182,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             labels = labels or sample_labels
             gold = gold or sample_gold
         elif not inputs:
-            raise LitmusError("explode needs at least one INPUT")
+            raise UsageError("explode needs at least one INPUT")
         if args.workers < 1 or (args.shards is not None and args.shards < 1):
             raise UsageError("--workers and --shards must be at least 1")
         if args.shards is not None and args.shards > MAX_SHARDS:  # 10^8 planned lists past 5 GB

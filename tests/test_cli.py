@@ -247,3 +247,27 @@ def test_label_rows_for_steps_a_trajectory_does_not_have_are_named(tmp_path: Pat
                      "--workers", workers, "--shards", "2", "--quiet"]) == 0
         err = capsys.readouterr().err
         assert "warning: 1 row(s) of labels file" in err and "'ok-1' step 999" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["score", "{corpus}", "--out", "{tmp}/r", "--format", "klingon"],  # unknown --format
+    ["score", "{corpus}"],  # no --out
+    ["score", "{corpus}", "--out", "{tmp}/r", "--workers", "two"],
+    ["explode", "--out", "{tmp}/r"],  # explode has no sample to fall back on
+    ["frobnicate"],
+])
+def test_usage_errors_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              argv: list[str]) -> None:
+    """SPEC section 7: non-zero with a one-line reason; README: operator errors (missing
+    input, unknown --format) exit 2, one line on stderr. argparse printed its usage block
+    first (9 lines), and explode without INPUT exited 1."""
+    corpus = write_corpus(tmp_path / "in")
+    args = [a.format(tmp=tmp_path, corpus=corpus) for a in argv]
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse's own exit
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("litmus-gate: error: ")
+    assert not (tmp_path / "r").exists()
