@@ -7,7 +7,11 @@ import polars as pl
 
 from schemas import PARTITIONS
 
-GRAIN = ("source_file", "source_line")
+# One rejected input record. A record is usually one line (or one file) of its input, but
+# one line of an OTLP export holds many traces, each its own record: two rejected traces
+# of one line differ by trajectory_id, or (a trace that cannot be read has no id) by the
+# detail naming the trace. (source_file, source_line) alone refused such a run (exit 4).
+GRAIN = ("source_file", "source_line", "trajectory_id", "detail")
 PARTITION = PARTITIONS["attrition"]
 REASONS = [
     "record_too_large", "malformed_record", "missing_trajectory_id", "duplicate_trajectory_id",
