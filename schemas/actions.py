@@ -48,6 +48,21 @@ class Schema(pa.DataFrameModel):
         )
 
     @pa.dataframe_check
+    def attempts_form_a_retry_chain(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        """SPEC section 2: every attempt but the last failed, the last decides the action's
+        exec_status, a blocked attempt always stands alone (blocked = its exec_status), and
+        action_idx numbers a trajectory's actions 0..n-1 (with the grain unique and >= 0)."""
+        statuses = pl.col("attempt_statuses")
+        return data.lazyframe.select(
+            statuses.list.head(statuses.list.len() - 1).list.eval(pl.element() == "failed").list.all()
+            & (statuses.list.last() == pl.col("exec_status"))
+            & (pl.col("blocked") == (pl.col("exec_status") == "blocked"))
+            & (~pl.col("blocked") | (pl.col("attempts") == 1))
+            & (pl.col("first_step_idx") <= pl.col("last_step_idx"))
+            & (pl.col("action_idx").max().over("trajectory_id") == pl.len().over("trajectory_id") - 1)
+        )
+
+    @pa.dataframe_check
     def attempts_match_ids(cls, data: pa.PolarsData) -> pl.LazyFrame:
         """One collapsed call id and one status per attempt."""
         return data.lazyframe.select(

@@ -31,3 +31,8 @@ class Schema(pa.DataFrameModel):
     class Config:
         strict = True
         unique = list(GRAIN)
+
+    @pa.dataframe_check
+    def source_before_destination(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        """SPEC section 2: an edge a -> b joins two actions with a before b."""
+        return data.lazyframe.select(pl.col("src_action_idx") < pl.col("dst_action_idx"))

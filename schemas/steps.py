@@ -38,3 +38,16 @@ class Schema(pa.DataFrameModel):
     class Config:
         strict = True
         unique = list(GRAIN)
+
+    @pa.dataframe_check
+    def tool_calls_have_exec_status(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        """Every tool call is an attempt, and every attempt is executed, failed, blocked or
+        unknown (SPEC section 2: no result at all is unknown)."""
+        return data.lazyframe.select((pl.col("kind") != "tool_call") | pl.col("exec_status").is_not_null())
+
+    @pa.dataframe_check
+    def step_idx_is_the_position(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        """step_idx is the 0-based position in the trajectory's event stream: with the grain
+        unique and step_idx >= 0, a largest step_idx of n - 1 means exactly 0..n-1."""
+        return data.lazyframe.select(
+            pl.col("step_idx").max().over("trajectory_id") == pl.len().over("trajectory_id") - 1)

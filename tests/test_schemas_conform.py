@@ -23,6 +23,15 @@ FRAME_CHECKS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
     "executed_matches_status": lambda f: _first(f, executed=~pl.col("executed")),
     "attempts_match_ids": lambda f: _first(f, attempts=pl.col("attempts") + 1),
     "path_matches_length": lambda f: _first(f, length=pl.col("length") + 1),
+    # a tool call row (sorted first) without exec_status
+    "tool_calls_have_exec_status": lambda f: _first(f.sort(pl.col("kind") != "tool_call", maintain_order=True),
+                                                    exec_status=pl.lit(None, dtype=pl.String)),
+    "step_idx_is_the_position": lambda f: _first(f, step_idx=pl.col("step_idx") + 1_000_000),
+    # an executed attempt put before the last one
+    "attempts_form_a_retry_chain": lambda f: _first(
+        f, attempt_statuses=pl.concat_list(pl.lit(["executed"]), pl.col("attempt_statuses")),
+        attempts=pl.col("attempts") + 1),
+    "source_before_destination": lambda f: _first(f, src_action_idx=pl.col("dst_action_idx") + 1),
     "route_follows_flow_length": lambda f: _first(
         f, route=pl.when(pl.col("route") == "flow").then(pl.lit("aggregate")).otherwise(pl.lit("flow"))),
     "unsafe_is_unsafe": lambda f: _first(f.filter(pl.col("verdict").is_in(["safe", "unsafe"])),
@@ -157,3 +166,31 @@ def test_conform_keeps_an_affinity_it_could_not_put_back(frames: dict[str, pl.Da
         assert get_engine_affinity_override() is engine
     finally:
         pl.Config.set_engine_affinity(before)  # type: ignore[arg-type]
+
+
+# Rows SPEC section 2 rules out, one per clause of the shape checks (second reader, 2026-12-04:
+# the schemas let each of them through)
+SPEC_SHAPES: list[tuple[str, str, Callable[[pl.DataFrame], pl.DataFrame]]] = [
+    ("steps", "a tool call without exec_status", lambda f: _first(
+        f.sort(pl.col("kind") != "tool_call", maintain_order=True), exec_status=pl.lit(None, dtype=pl.String))),
+    ("steps", "a gap in step_idx", lambda f: _first(f, step_idx=pl.col("step_idx") + 1_000_000)),
+    ("actions", "an executed attempt before the last", lambda f: _first(
+        f, attempt_statuses=pl.concat_list(pl.lit(["executed"]), pl.col("attempt_statuses")),
+        attempts=pl.col("attempts") + 1)),
+    ("actions", "exec_status not the last attempt's", lambda f: _first(
+        f.filter(pl.col("exec_status") == "executed"), exec_status=pl.lit("unknown"))),
+    ("actions", "a blocked attempt chained after a failed one", lambda f: _first(
+        f.sort(pl.col("exec_status") != "blocked", maintain_order=True),
+        attempt_statuses=pl.lit(["failed", "blocked"]), attempts=pl.lit(2, dtype=pl.Int64))),
+    ("actions", "blocked without a blocked status", lambda f: _first(
+        f.filter(~pl.col("blocked")), blocked=pl.lit(True))),
+    ("actions", "a gap in action_idx", lambda f: _first(f, action_idx=pl.col("action_idx") + 1_000_000)),
+    ("edges", "an edge pointing back", lambda f: _first(
+        f, src_action_idx=pl.col("dst_action_idx"), dst_action_idx=pl.col("src_action_idx"))),
+]
+
+
+@pytest.mark.parametrize(("table", "what", "corrupt"), SPEC_SHAPES, ids=[s[1] for s in SPEC_SHAPES])
+def test_the_schemas_refuse_shapes_spec_rules_out(table: str, what: str, corrupt: Callable[[pl.DataFrame], pl.DataFrame],
+                                                  frames: dict[str, pl.DataFrame]) -> None:
+    _fails(table, corrupt(frames[table]))
