@@ -229,6 +229,7 @@ def child(trajectories: int, edges: int, profile: bool, variants: list[str], mem
     # none) and reads sql/sink_reachers.sql (the plain reachability it once computed itself:
     # made here, not timed)
     con.execute("create or replace temp table graph_rejects as select ''::varchar as trajectory_id where false")
+    con.execute("create or replace temp table edge_rejects as select ''::varchar as trajectory_id where false")
     con.execute(f"create or replace temp table sink_reachers as {load_sql('sink_reachers')}")
     stats = con.execute("""
         select (select count(*) from action_roles), (select count(*) from edges),

@@ -185,6 +185,7 @@ def _validate(data: dict[str, Any]) -> None:
     settings = data.get("settings", {})
     for key, kind in (("attempted_is_unsafe", bool), ("stepwise_threshold", (int, float)),
                       ("max_record_bytes", int), ("min_fragment_length", int), ("max_fragment_sources", int), ("max_reach_pairs", int), ("max_reach_work", int),
+                      ("max_edge_pairs", int),
                       ("explain_pages", int)):
         if not isinstance(settings.get(key), kind):
             raise PolicyError(f"policy: settings.{key} is missing or has the wrong type")

@@ -28,7 +28,7 @@ _INFERENCE_LISTS = ("read_verbs", "noun_verbs", "write_verbs", "exec_verbs", "sh
 SECTIONS: dict[str, Any] = {
     "settings": {"attempted_is_unsafe": "bool", "stepwise_threshold": "number", "max_record_bytes": "int",
                  "min_fragment_length": "int", "max_fragment_sources": "int", "max_reach_pairs": "int",
-                 "max_reach_work": "int", "explain_pages": "int",
+                 "max_reach_work": "int", "max_edge_pairs": "int", "explain_pages": "int",
                  # read by nothing (it was in default.toml until 2026-12-03): a policy copied from
                  # that file still loads
                  "workspace": "str",
@@ -57,7 +57,7 @@ FIELDS = {"name": "str", "pattern": "str", "status": "str", "programs": "bool", 
 # inclusive bounds of numbers (None: no bound on that side)
 BOUNDS = {"settings.max_record_bytes": (1, 2**31 - 1), "settings.min_fragment_length": (1, 1_000_000),
           "settings.max_fragment_sources": (1, None), "settings.max_reach_pairs": (1, 2**31 - 1),
-          "settings.max_reach_work": (1, 2**62),
+          "settings.max_reach_work": (1, 2**62), "settings.max_edge_pairs": (1, 2**62),
           "settings.explain_pages": (0, 1_000_000),
           "settings.stepwise_threshold": (0, 1), "content.max_spans": (1, 2**31 - 1)}
 # the label lattice is fixed by the engine; [lattice] states it and may not change it

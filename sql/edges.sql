@@ -4,9 +4,18 @@
 --         content_spans, policy_content, policy_tools (macros from sql/macros.sql).
 -- Parameters: $min_len (shortest fragment that is evidence), $max_sources (a
 --             fragment in more outputs than this within a trajectory is too common),
---             $program_args (the [inference] shell_args and code_args).
+--             $program_args (the [inference] shell_args and code_args), $max_pairs
+--             (settings.max_edge_pairs).
 -- Sources of edges are executed actions (they have output); targets are executed or
 -- blocked actions (a blocked sink still shows what was attempted).
+-- Bounded per trajectory: each kind of edge joins one side with another on a shared
+-- resource, key or call id, and the rows of those joins grow with the product of the sides
+-- (1,500 writes of one file before 1,500 reads of it: 2.25 million rows, 1.5 GB, in an
+-- 825 KB record). `pair_counts` counts the rows each join would make by aggregation (a
+-- running count of one side, summed at the other: linear in the sides); a trajectory whose
+-- total exceeds $max_pairs gets no edges, and one row of kind 'too_many_pairs' (its
+-- evidence names the counts) that pipeline/stages/tables.py moves to the stage
+-- edge_rejects (record_too_large, sql/step_rejects.sql) before anything reads `edges`.
 with nodes as (
     select distinct trajectory_id, action_idx, tool_name, call_step_idx, result_step_idx,
         executed, blocked, conf, integ
@@ -178,7 +187,8 @@ common_keys as (
     -- distinct outputs: the same listing fetched eight times is one source, not eight
     having count(distinct content_hash) > $max_sources
 ),
-evidence as (
+evidence as materialized (
+    -- read by data_matches and by pair_counts
     select o.trajectory_id, o.action_idx, o.result_step_idx, o.key, sk.key is not null as in_span,
         ck.conf as content_conf, ck.integ as content_integ, ck.rule as content_rule
     from output_keys o
@@ -187,10 +197,77 @@ evidence as (
     anti join given_keys g using (trajectory_id, key)
     anti join common_keys c using (trajectory_id, key)
 ),
+call_actions as (
+    select trajectory_id, action_idx, unnest(collapsed_call_ids) as call_id from actions
+),
+written as (
+    -- each write by an executed action (from its result on), by the name the join compares
+    select w.trajectory_id, regexp_replace(w.resource, '^\./', '') as name,
+        coalesce(nw.result_step_idx, nw.call_step_idx) as seq
+    from resources w
+    join nodes nw on nw.trajectory_id = w.trajectory_id and nw.call_step_idx = w.step_idx and nw.executed
+    where w.access = 'write'
+),
+join_sides as (
+    -- the two sides of each quadratic join below, with the step that orders them: a
+    -- `leads` row pairs with every later row of the other side under the same name. Only
+    -- names with a leading row can pair: the other side is cut to those first (most
+    -- argument keys match no output; most reads follow no write)
+    -- data_matches: an output holding a key (from its result) and an argument carrying it
+    select trajectory_id, 'data' as kind, key as name, result_step_idx as seq, true as leads
+    from evidence
+    union all
+    select trajectory_id, 'data', key, call_step_idx, false
+    from argument_keys semi join evidence using (trajectory_id, key)
+    union all
+    -- resource_edges: a write and a read or execute of the resource
+    select trajectory_id, 'resource', name, seq, true from written
+    union all
+    select r.trajectory_id, 'resource', regexp_replace(r.resource, '^\./', ''), nr.call_step_idx, false
+    from resources r
+    join nodes nr on nr.trajectory_id = r.trajectory_id and nr.call_step_idx = r.step_idx
+    semi join written w on w.trajectory_id = r.trajectory_id and w.name = regexp_replace(r.resource, '^\./', '')
+    where r.access in ('read', 'execute')
+),
+join_rows as (
+    -- at each following row, the leading rows strictly before it (on a tie the following
+    -- row sorts first, so it counts none of them: the joins' conditions are strict)
+    select trajectory_id, kind, count(*) filter (where leads) over (
+            partition by trajectory_id, kind, name order by seq, leads rows between unbounded preceding and current row
+        ) as n_before, leads
+    from join_sides
+),
+explicit_rows as (
+    -- explicit_edges: each depends_on entry x the calls with that id (an upper bound: it
+    -- ignores direction and which actions execute; ids are unique in an ordinary record)
+    select d.trajectory_id, sum(d.n * c.n) as n
+    from (select trajectory_id, dep, count(*) as n
+          from (select trajectory_id, unnest(depends_on) as dep from actions) group by all) d
+    join (select trajectory_id, call_id, count(*) as n from call_actions group by all) c
+        on c.trajectory_id = d.trajectory_id and c.call_id = d.dep
+    group by all
+),
+pair_counts as (
+    select trajectory_id, sum(resource) as resource, sum(data) as data, sum(explicit) as explicit
+    from (
+        select trajectory_id, sum(n_before) filter (where kind = 'resource') as resource,
+            sum(n_before) filter (where kind = 'data') as data, 0 as explicit
+        from join_rows where not leads group by all
+        union all
+        select trajectory_id, 0, 0, n from explicit_rows
+    )
+    group by all
+),
+too_many as materialized (
+    select trajectory_id, coalesce(resource, 0)::bigint as resource, coalesce(data, 0)::bigint as data,
+        coalesce(explicit, 0)::bigint as explicit
+    from pair_counts
+    where coalesce(resource, 0) + coalesce(data, 0) + coalesce(explicit, 0) > $max_pairs
+),
 data_matches as (
     select ev.trajectory_id, ev.action_idx as src, ak.action_idx as dst, ev.key, ev.in_span, ak.is_control,
         ev.content_conf, ev.content_integ, ev.content_rule
-    from evidence ev
+    from (select * from evidence anti join too_many using (trajectory_id)) ev
     join argument_keys ak
         on ak.trajectory_id = ev.trajectory_id and ak.key = ev.key
        and ak.call_step_idx > ev.result_step_idx  -- the output was seen before the call
@@ -212,7 +289,7 @@ resource_edges as (
     select w.trajectory_id, nw.action_idx as src, nr.action_idx as dst, 'resource' as kind,
         min(w.resource) as evidence, false as any_span, false as control_span, true as any_control,
         null::bigint as content_conf, null::bigint as content_integ
-    from resources w
+    from (select * from resources anti join too_many using (trajectory_id)) w
     join nodes nw on nw.trajectory_id = w.trajectory_id and nw.call_step_idx = w.step_idx and nw.executed
     join resources r
         on r.trajectory_id = w.trajectory_id and r.access in ('read', 'execute')
@@ -221,14 +298,12 @@ resource_edges as (
     where w.access = 'write' and nr.call_step_idx > coalesce(nw.result_step_idx, nw.call_step_idx)
     group by all
 ),
-call_actions as (
-    select trajectory_id, action_idx, unnest(collapsed_call_ids) as call_id from actions
-),
 explicit_edges as (
     select a.trajectory_id, c.action_idx as src, a.action_idx as dst, 'explicit' as kind,
         min(d.dep) as evidence, false as any_span, false as control_span, true as any_control,
         null::bigint as content_conf, null::bigint as content_integ
-    from (select trajectory_id, action_idx, unnest(depends_on) as dep from actions) d
+    from (select trajectory_id, action_idx, unnest(depends_on) as dep
+          from actions anti join too_many using (trajectory_id)) d
     join actions a using (trajectory_id, action_idx)
     join call_actions c on c.trajectory_id = d.trajectory_id and c.call_id = d.dep
     join nodes ns on ns.trajectory_id = c.trajectory_id and ns.action_idx = c.action_idx and ns.executed
@@ -255,5 +330,14 @@ final as (
         coalesce(e.control_span, false) as control_injected
     from all_edges e
     join nodes n on n.trajectory_id = e.trajectory_id and n.action_idx = e.src
+),
+over_bound as (
+    -- moved to edge_rejects by the stage (see the header); never in the edges table
+    select trajectory_id, 'too_many_pairs' as kind,
+        (resource + data + explicit) || ' rows (resource ' || resource || ', data ' || data
+            || ', explicit ' || explicit || ')' as evidence
+    from too_many
 )
 select * from final
+union all by name
+select * from over_bound

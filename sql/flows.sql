@@ -1,7 +1,7 @@
 -- flows: (source action, sink action) pairs with the sink reachable from the source
 -- (grain: trajectory_id, source_action_idx, sink_action_idx).
--- Inputs: action_roles, edges, sink_reachers, graph_rejects (trajectories too large to
--- explore: none of their actions or edges take part). Parameters: $injected_control (policy
+-- Inputs: action_roles, edges, sink_reachers, graph_rejects and edge_rejects (trajectories
+-- too large to explore or to build: none of their actions or edges take part). Parameters: $injected_control (policy
 -- injection.control_is_violation: injection-span text reaching a control argument is a
 -- violation at any sink).
 -- Reachability is a recursive CTE over states (source, node, label), the label joined
@@ -13,18 +13,21 @@
 -- injection span (`inj`: an injection-driven action), are rebuilt at the sinks from that hop. Measured in
 -- bench/reachability.py: same rows, 52 s -> 23 s on 1M trajectories.
 with recursive
+rejected as (
+    select trajectory_id from graph_rejects union select trajectory_id from edge_rejects
+),
 roles_in as (
-    select * from action_roles anti join graph_rejects using (trajectory_id)
+    select * from action_roles anti join rejected using (trajectory_id)
 ),
 edges_in as (
-    select * from edges anti join graph_rejects using (trajectory_id)
+    select * from edges anti join rejected using (trajectory_id)
 ),
 nodes as (
     select distinct trajectory_id, action_idx, conf, integ from roles_in
 ),
 to_sink as (
     -- nodes from which some sink is reachable (sql/sink_reachers.sql)
-    select * from sink_reachers anti join graph_rejects using (trajectory_id)
+    select * from sink_reachers anti join rejected using (trajectory_id)
 ),
 all_hops as (
     -- every edge as a payload hop, and as a control hop when it reaches a control argument

@@ -1,14 +1,16 @@
 -- step_rejects: the first step-level reject reason of each trajectory that has one
 -- (grain: trajectory_id).
 -- Inputs: trajectories, steps, policy_tools (catalog plus inferred entries), opaque_steps,
---         graph_rejects (dependency graphs too large to explore).
+--         edge_rejects (dependency graphs too large to build), graph_rejects (too large
+--         to explore).
 -- Parameters: $reject_unknown (settings.unknown_tools = "reject": a tool that neither
 -- the catalog nor role inference places is a reject; otherwise it is a neutral action).
 -- SPEC section 3 order after the record-level reasons (sql/trajectories.sql, which also
 -- rejects malformed messages): empty_trajectory (messages that yield no step),
 -- orphan_tool_result, unparseable_arguments, unknown_tool, opaque_step,
 -- missing_tool_result; then record_too_large for a dependency graph past
--- settings.max_reach_pairs / max_reach_work (sql/graph_rejects.sql).
+-- settings.max_edge_pairs (sql/edges.sql, checked first: such a trajectory has no edges)
+-- or settings.max_reach_pairs / max_reach_work (sql/graph_rejects.sql).
 with orphans as (
     select trajectory_id, 'orphan_tool_result' as reason, step_idx as pos,
         'tool result at step ' || step_idx || ' answers call id ' || coalesce(call_id, '(none)')
@@ -56,6 +58,14 @@ missing_results as (
     from steps s join last_steps l using (trajectory_id)
     where s.kind = 'tool_call' and s.error_type = 'no_result' and s.step_idx < l.last_step_idx
 ),
+edges_too_many as (
+    select trajectory_id, 'record_too_large', -1::bigint,
+        'dependency graph too large to build: its edge joins would make ' || n_rows
+            || ' over settings.max_edge_pairs ' || max_pairs
+            || ' (writes x later reads of one resource, outputs x later arguments carrying one fragment, '
+            || 'depends_on entries x calls with that id)'
+    from edge_rejects
+),
 graph_too_large as (
     select trajectory_id, 'record_too_large', 0::bigint,
         'dependency graph too large to score: up to ' || n_states || ' reachability states over '
@@ -70,6 +80,7 @@ all_problems as (
     union all select * from opaque
     union all select * from missing_results
     union all select * from stepless
+    union all select * from edges_too_many
     union all select * from graph_too_large
 ),
 ranked as (

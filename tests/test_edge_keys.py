@@ -79,6 +79,7 @@ def _edges_both_ways(records: list[dict] | list[str],
     lexicon = policy.data.get("inference", {})
     params = {"min_len": int(policy.setting("min_fragment_length")),
               "max_sources": int(policy.setting("max_fragment_sources")),
+              "max_pairs": int(policy.setting("max_edge_pairs")),
               "program_args": [str(a) for a in [*lexicon.get("shell_args", []), *lexicon.get("code_args", [])]]}
     text = reference()
     con.execute(f"create temp table edges_reference as {text}", _used(text, params))

@@ -106,6 +106,7 @@ def test_flows_equal_python_bfs(graph: tuple[list[dict], list[dict]]) -> None:
                              ("control_integ", pa.int64()), ("control_injected", pa.bool_())])
     con.register("action_roles", pa.Table.from_pylist(roles, schema=role_schema))
     con.register("edges", pa.Table.from_pylist(edges, schema=edge_schema))
+    con.execute("create temp table edge_rejects as select ''::varchar as trajectory_id where false")
     materialize(con, "sink_reachers")
     materialize(con, "graph_rejects", max_pairs=2**31 - 1, max_work=2**62)
     materialize(con, "flows", injected_control=True)

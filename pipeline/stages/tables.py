@@ -109,8 +109,8 @@ def actions(con: duckdb.DuckDBPyConnection) -> None:
 
 def flows(con: duckdb.DuckDBPyConnection, policy: Policy,
           uninterrupted: Callable[[], AbstractContextManager[object]] = nullcontext) -> None:
-    """Stages ``resources``, ``action_roles``, ``edges``, ``sink_reachers``, ``graph_rejects``,
-    ``flows``. The recursive
+    """Stages ``resources``, ``action_roles``, ``edges`` (and ``edge_rejects``), ``sink_reachers``,
+    ``graph_rejects``, ``flows``. The recursive
     reachability query runs inside ``uninterrupted()``: a driver scoring a shard itself
     defers signals there (DuckDB 2.0.1 can deadlock cancelling a recursive CTE: a SIGINT
     during it hung a one-process run, its main thread waiting in ``Executor::CancelTasks``
@@ -127,7 +127,9 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy,
     lexicon = policy.data.get("inference", {})
     materialize(con, "edges", min_len=int(policy.setting("min_fragment_length")),
                 max_sources=int(policy.setting("max_fragment_sources")),
-                program_args=[str(a) for a in [*lexicon.get("shell_args", []), *lexicon.get("code_args", [])]])
+                program_args=[str(a) for a in [*lexicon.get("shell_args", []), *lexicon.get("code_args", [])]],
+                max_pairs=int(policy.setting("max_edge_pairs")))
+    edge_rejects(con, int(policy.setting("max_edge_pairs")))
     executed_writes(con)
     with uninterrupted():  # both recursive (see the docstring)
         materialize(con, "sink_reachers")
@@ -136,6 +138,18 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy,
     with uninterrupted():
         materialize(con, "flows",
                     injected_control=bool(policy.data.get("injection", {}).get("control_is_violation", True)))
+
+
+def edge_rejects(con: duckdb.DuckDBPyConnection, max_pairs: int) -> None:
+    """Stage ``edge_rejects`` (grain: trajectory_id): the trajectories ``sql/edges.sql`` gave no
+    edges because its joins would make more than ``settings.max_edge_pairs`` rows for them.
+    That query returns them as rows of kind ``too_many_pairs`` (one query, so the keys it
+    computes are computed once); they leave ``edges`` here, before any stage reads it."""
+    con.execute("""
+        create or replace temp table edge_rejects as
+        select trajectory_id, evidence as n_rows, $max_pairs::bigint as max_pairs
+        from edges where kind = 'too_many_pairs'""", {"max_pairs": max_pairs})
+    con.execute("delete from edges where kind = 'too_many_pairs'")
 
 
 def content_labels(con: duckdb.DuckDBPyConnection) -> None:
