@@ -119,6 +119,8 @@ def test_policy_is_loaded_once_per_contents(tmp_path: Path) -> None:
     ("a.toml", "[settings]\nmax_record_bytes = 0\n", r"max_record_bytes must be between 1 and"),
     ("a.toml", "[settings]\nmax_record_bytes = true\n", r"max_record_bytes must be an integer"),
     ("a.toml", "[settings]\nmax_fragment_sources = -1\n", r"max_fragment_sources must be at least 1"),
+    ("a.toml", "[settings]\nmax_edge_pairs = 0\n", r"max_edge_pairs must be between 1 and"),
+    ("a.toml", "[settings]\nmax_edge_pairs = 2.5e5\n", r"max_edge_pairs must be an integer"),
     ("a.toml", "[settings]\nstepwise_threshold = nan\n", r"stepwise_threshold must be a finite number"),
     ("a.toml", "[settings]\nstepwise_threshold = -1\n", r"stepwise_threshold must be between 0 and 1"),
     ("a.toml", "[content]\nmax_spans = 9223372036854775807\n", r"max_spans must be between 1 and"),
