@@ -187,8 +187,8 @@ common_keys as (
     -- distinct outputs: the same listing fetched eight times is one source, not eight
     having count(distinct content_hash) > $max_sources
 ),
-evidence as materialized (
-    -- read by data_matches and by pair_counts
+evidence as (
+    -- read by data_matches and by the pair counts (rough_counts, join_sides)
     select o.trajectory_id, o.action_idx, o.result_step_idx, o.key, sk.key is not null as in_span,
         ck.conf as content_conf, ck.integ as content_integ, ck.rule as content_rule
     from output_keys o
@@ -208,6 +208,20 @@ written as (
     join nodes nw on nw.trajectory_id = w.trajectory_id and nw.call_step_idx = w.step_idx and nw.executed
     where w.access = 'write'
 ),
+rough_counts as (
+    -- an upper bound of each join's rows per trajectory, by counts alone (one side's rows
+    -- x the other's, whatever their names and order): only a trajectory over the bound by
+    -- it has its rows counted exactly below (an ordinary one never is)
+    select trajectory_id
+    from (select trajectory_id, count(*) as n from evidence group by all) e
+    join (select trajectory_id, count(*) as n from argument_keys group by all) a using (trajectory_id)
+    where e.n * a.n > $max_pairs
+    union
+    select trajectory_id
+    from resources
+    group by all
+    having count(*) filter (where access = 'write') * count(*) filter (where access in ('read', 'execute')) > $max_pairs
+),
 join_sides as (
     -- the two sides of each quadratic join below, with the step that orders them: a
     -- `leads` row pairs with every later row of the other side under the same name. Only
@@ -215,16 +229,16 @@ join_sides as (
     -- argument keys match no output; most reads follow no write)
     -- data_matches: an output holding a key (from its result) and an argument carrying it
     select trajectory_id, 'data' as kind, key as name, result_step_idx as seq, true as leads
-    from evidence
+    from evidence semi join rough_counts using (trajectory_id)
     union all
     select trajectory_id, 'data', key, call_step_idx, false
-    from argument_keys semi join evidence using (trajectory_id, key)
+    from argument_keys semi join rough_counts using (trajectory_id) semi join evidence using (trajectory_id, key)
     union all
     -- resource_edges: a write and a read or execute of the resource
-    select trajectory_id, 'resource', name, seq, true from written
+    select trajectory_id, 'resource', name, seq, true from written semi join rough_counts using (trajectory_id)
     union all
     select r.trajectory_id, 'resource', regexp_replace(r.resource, '^\./', ''), nr.call_step_idx, false
-    from resources r
+    from (select * from resources semi join rough_counts using (trajectory_id)) r
     join nodes nr on nr.trajectory_id = r.trajectory_id and nr.call_step_idx = r.step_idx
     semi join written w on w.trajectory_id = r.trajectory_id and w.name = regexp_replace(r.resource, '^\./', '')
     where r.access in ('read', 'execute')
