@@ -266,3 +266,25 @@ def test_non_finite_path_names_the_first_such_value_in_document_order() -> None:
     for _ in range(50_000):  # deeper than Python's recursion limit: walked without recursion
         deep = [deep]
     assert non_finite_path(deep) == "$" + "[0]" * 50_000
+
+
+def test_anthropic_calls_read_as_canonical_are_rejected_not_lost(tmp_path: Path) -> None:
+    """An Anthropic file whose first record has no call and no ``system`` is detected as
+    canonical; a later record's ``tool_use`` blocks were then dropped with the rest of the
+    content blocks and the record scored without its calls (an exfiltration scored safe).
+    Such a record is now rejected saying which format fits; a block that mirrors one of
+    the message's ``tool_calls`` (both written by a proxy) is no loss and passes."""
+    plain = {"trajectory_id": "a1", "messages": [{"role": "user", "content": "hi"},
+                                                 {"role": "assistant", "content": "hello"}]}
+    use = {"type": "tool_use", "id": "t1", "name": "http_post", "input": {"url": "https://x.example"}}
+    lost = {"trajectory_id": "a2", "messages": [{"role": "user", "content": "go"},
+                                                {"role": "assistant", "content": [use]}]}
+    mirrored = {"trajectory_id": "a3", "messages": [{"role": "user", "content": "go"}, {
+        "role": "assistant", "content": [use],
+        "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "http_post", "arguments": "{}"}}]}]}
+    f = write(tmp_path / "a.jsonl", "\n".join(json.dumps(r) for r in (plain, lost, mirrored)) + "\n")
+    assert detect_format(f)[0] == "canonical"
+    recs = list(iter_records([f]))
+    assert [(r.source_line, r.reject_reason) for r in recs] == [(1, None), (2, "malformed_record"), (3, None)]
+    assert "messages[1].content" in recs[1].reject_detail and "--format anthropic" in recs[1].reject_detail
+    assert [r.reject_reason for r in iter_records([f], fmt="anthropic")] == [None, None, None]

@@ -15,7 +15,9 @@ stop the run.
   JSON reader would accept it), and a lone UTF-16 surrogate escape (``\\ud83d`` without
   its partner: a log cut in the middle of an emoji) is written as U+FFFD's escape, the
   rest of the text unchanged (DuckDB's reader refuses the record otherwise). Converted
-  records get U+FFFD for a lone surrogate too.
+  records get U+FFFD for a lone surrogate too. A record holding an Anthropic ``tool_use``
+  block that is not also one of its message's ``tool_calls`` is rejected
+  ``malformed_record`` (read as canonical, the call would vanish: ``--format anthropic``).
 - whole-file JSON (``.json``, ``.json.gz``, ``.traj``): for a top-level array of records,
   the 1-based index of the element in the array; for a one-record document, 1.
 - Inspect ``.eval`` archives / EvalLog ``.json``: the 1-based sample position.
@@ -53,7 +55,7 @@ from typing import Any
 from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
 from pipeline.ingest.adapters._detect import warn_without_ids
 from pipeline.ingest.adapters._io import (
-    Problem, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
+    Problem, anthropic_calls, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
     replace_lone_surrogates, skip_ws, without_lone_surrogates,
 )
 from pipeline.ingest.adapters._session import session_records
@@ -84,7 +86,7 @@ def _serialise(obj: Any) -> str:
 
 def _pass_through(text: str, line: int) -> str | Problem:
     """A canonical record's own text, as the SQL stage reads it (module docstring)."""
-    problem = non_finite_number(text, line)
+    problem = non_finite_number(text, line) or anthropic_calls(text, line)
     return problem if problem is not None else without_lone_surrogates(text)
 
 

@@ -246,6 +246,49 @@ def non_finite_number(text: str, line: int) -> Problem | None:
     return None
 
 
+# Anthropic content blocks that carry a tool call (server tools' too)
+_CALL_BLOCKS = ("tool_use", "server_tool_use")
+
+
+def _unmirrored_call(messages: list[Any]) -> tuple[int, str] | None:
+    """(message index, block type) of the first Anthropic call block in a message's
+    ``content`` that is not also one of that message's ``tool_calls`` (by id), or None."""
+    for i, msg in enumerate(messages):
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if not isinstance(content, list):
+            continue
+        calls = msg.get("tool_calls")
+        ids = {c.get("id") for c in calls if isinstance(c, dict)} if isinstance(calls, list) else set()
+        for block in content:
+            if isinstance(block, dict) and block.get("type") in _CALL_BLOCKS and block.get("id") not in ids:
+                return i, block["type"]
+    return None
+
+
+def anthropic_calls(text: str, line: int) -> Problem | None:
+    """A Problem when a record read as canonical holds an Anthropic ``tool_use`` block
+    (in a message's ``content`` list) that is not also one of the message's ``tool_calls``.
+
+    The canonical reader takes only the text of content blocks: such a call would vanish
+    and the record would be scored without it (an Anthropic file whose first record has no
+    call nor ``system`` is detected as canonical). Only texts containing the substring are
+    parsed; a text that does not parse is left to the SQL stage.
+    """
+    if 'tool_use"' not in text:
+        return None
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    messages = doc.get("messages") if isinstance(doc, dict) else None
+    found = _unmirrored_call(messages) if isinstance(messages, list) else None
+    if found is None:
+        return None
+    return Problem(line, "malformed_record",
+                   f"messages[{found[0]}].content holds an Anthropic '{found[1]}' block that is not among its "
+                   "tool_calls: read as canonical, the call would be lost (use --format anthropic)")
+
+
 # a JSON escape of a UTF-16 surrogate (the backslash itself not escaped: preceded by an
 # even number of backslashes): a high one with its low partner is one character; any
 # other is lone
