@@ -224,3 +224,29 @@ def test_odd_kinds_and_tool_call_lists_give_clear_rejects(tmp_path: Path) -> Non
                                                {"role": "assistant", "content": "x", "tool_calls": 5}]}) + "\n")
     [bad] = [r for r in iter_records([dojo], "agentdojo")]
     assert bad.reject_detail is not None and "messages[1].tool_calls is int, expected an array" in bad.reject_detail
+
+
+def test_inspect_attachment_references_are_expanded_within_the_record_limit(tmp_path: Path) -> None:
+    """Inspect stores repeated texts once in ``attachments``; a small sample repeating one
+    reference 600 times expanded to 600 copies of its attachment before the converted
+    record's size was checked (a 1 MB log took a run to 1.7 GB; a few thousand references
+    run out of memory). The expansion now stops at ``max_record_bytes``: the sample is
+    ``record_too_large`` without the big text being built, and a log within the limit
+    still resolves every reference."""
+    import tracemalloc
+
+    msgs = [{"role": "user", "content": "attachment://a"}] * 600
+    bomb = {"id": 1, "epoch": 1, "messages": msgs, "attachments": {"a": "x" * 100_000}}
+    fine = {"id": 2, "epoch": 1, "messages": msgs[:3], "attachments": {"a": "y" * 100_000}}
+    log = tmp_path / "log.json"
+    log.write_text(json.dumps({"version": 2, "status": "success", "eval": {"task": "t"}, "samples": [bomb, fine]}))
+    tracemalloc.start()
+    try:
+        recs = list(iter_records([log], max_record_bytes=1_000_000))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [(r.source_line, r.reject_reason) for r in recs] == [(1, "record_too_large"), (2, None)]
+    assert "attachment" in recs[0].reject_detail
+    assert [m["content"] for m in json.loads(recs[1].text)["messages"]] == ["y" * 100_000] * 3
+    assert peak < 20_000_000  # before: the 60 MB text of the expanded sample

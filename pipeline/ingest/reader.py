@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
+from pipeline.ingest.adapters._common import RecordTooLarge
 from pipeline.ingest.adapters._detect import warn_without_ids
 from pipeline.ingest.adapters._io import (
     Problem, anthropic_calls, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
@@ -110,6 +111,8 @@ def _convert(spec: AdapterSpec, value: Any, raw: str | None, ctx: Ctx,
         text = _serialise(obj)
     except RecursionError:
         return rejected(src, ctx.line, "malformed_record", "record nested too deeply", spec.name)
+    except RecordTooLarge as exc:
+        return rejected(src, ctx.line, "record_too_large", f"{spec.name} adapter: {exc}", spec.name)
     except Exception as exc:  # noqa: BLE001 - one bad record never stops the run
         return rejected(src, ctx.line, "malformed_record",
                         f"{spec.name} adapter: {type(exc).__name__}: {exc}", spec.name)
@@ -147,7 +150,7 @@ def _ndjson(path: Location, spec: AdapterSpec, max_record_bytes: int,
 
 
 def _document(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Iterator[RawRecord]:
-    state: dict[str, Any] = {}
+    state: dict[str, Any] = {"max_record_bytes": max_record_bytes}
     if spec.layout == "inspect":
         for item in _samples(path, max_record_bytes):
             if isinstance(item, Problem):

@@ -13,6 +13,11 @@ class AdapterError(ValueError):
     """One source record cannot be converted; the reader rejects it as malformed_record."""
 
 
+class RecordTooLarge(AdapterError):
+    """One source record would convert to more than ``max_record_bytes``; the reader
+    rejects it as record_too_large (raised while converting, before the text is built)."""
+
+
 @dataclass(slots=True)
 class Ctx:
     """Where a source record comes from.

@@ -9,7 +9,9 @@ For ``.json`` logs ``source_line`` is the 1-based index in ``samples``.
 
 One trajectory per sample: id ``<eval_id or task>:<sample id>:epoch<n>``; suite = task
 name. Messages map 1:1 (text blocks joined, reasoning dropped; ``attachment://``
-references resolved); assistant ``tool_calls`` ``{id, function, arguments}`` become
+references resolved, at most ``max_record_bytes`` of attachment text per sample: a
+short reference repeated thousands of times would otherwise expand a small sample to
+gigabytes before its size is checked); assistant ``tool_calls`` ``{id, function, arguments}`` become
 canonical calls; a tool message's ``error`` ``{type, message}`` is kept as is (the
 policy maps ``approval`` -> blocked, ``parsing``/``permission``/... -> failed).
 """
@@ -26,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.ingest.adapters._common import (
-    AdapterError, Ctx, assistant, require_dict, require_list, text_of, tool_call, tool_result,
+    AdapterError, Ctx, RecordTooLarge, assistant, require_dict, require_list, text_of, tool_call, tool_result,
 )
 from pipeline.ingest.adapters._io import Problem, decode_line, parse_json, read_document
+from pipeline.ingest.adapters._session import text_size
 from pipeline.ingest.records import canonical_message
 from pipeline.storage import Location
 
@@ -132,16 +135,29 @@ def iter_samples(path: Location, max_record_bytes: int) -> Iterator[tuple[int, A
             yield line, sample, spec
 
 
-def _resolve(value: Any, attachments: dict[str, Any]) -> Any:
-    if isinstance(value, str):
-        if value.startswith(ATTACHMENT) and value[len(ATTACHMENT):] in attachments:
-            return attachments[value[len(ATTACHMENT):]]
+class _Attachments:
+    """A sample's ``attachments``, resolved against a budget of expanded text."""
+
+    def __init__(self, attachments: dict[str, Any], budget: int) -> None:
+        self.attachments = attachments
+        self.budget = budget
+        self.left = budget
+
+    def resolve(self, value: Any) -> Any:
+        """``value`` with each ``attachment://`` reference replaced by its attachment."""
+        if isinstance(value, str):
+            key = value[len(ATTACHMENT):] if value.startswith(ATTACHMENT) else None
+            if key is None or key not in self.attachments:
+                return value
+            self.left -= text_size(self.attachments[key])
+            if self.left < 0:
+                raise RecordTooLarge(f"attachment references expand the sample past {self.budget} bytes")
+            return self.attachments[key]
+        if isinstance(value, list):
+            return [self.resolve(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.resolve(v) for k, v in value.items()}
         return value
-    if isinstance(value, list):
-        return [_resolve(v, attachments) for v in value]
-    if isinstance(value, dict):
-        return {k: _resolve(v, attachments) for k, v in value.items()}
-    return value
 
 
 def _message(msg: dict[str, Any], i: int) -> dict[str, Any]:
@@ -171,9 +187,10 @@ def convert(sample: Any, ctx: Ctx) -> dict[str, Any]:
     """Convert one Inspect sample; ``ctx.state['eval']`` holds the log's eval spec."""
     s = require_dict(sample, "sample")
     spec: dict[str, Any] = ctx.state.get("eval") or {}
-    attachments = s.get("attachments") if isinstance(s.get("attachments"), dict) else {}
+    attachments = _Attachments(s.get("attachments") if isinstance(s.get("attachments"), dict) else {},
+                               int(ctx.state.get("max_record_bytes", 32 * 2**20)))
     raw = require_list(s.get("messages"), "messages")
-    messages = [_message(require_dict(_resolve(m, attachments), f"messages[{i}]"), i)
+    messages = [_message(require_dict(attachments.resolve(m), f"messages[{i}]"), i)
                 for i, m in enumerate(raw)]
     epoch = s.get("epoch", 1)
     prefix = spec.get("eval_id") or spec.get("task") or ctx.stem
