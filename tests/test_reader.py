@@ -288,3 +288,38 @@ def test_anthropic_calls_read_as_canonical_are_rejected_not_lost(tmp_path: Path)
     assert [(r.source_line, r.reject_reason) for r in recs] == [(1, None), (2, "malformed_record"), (3, None)]
     assert "messages[1].content" in recs[1].reject_detail and "--format anthropic" in recs[1].reject_detail
     assert [r.reject_reason for r in iter_records([f], fmt="anthropic")] == [None, None, None]
+
+
+def _otel_export(service: str, traces: int) -> dict[str, object]:
+    spans = [{"traceId": f"{t:032x}", "spanId": f"{t:016x}", "name": "execute_tool read_file",
+              "startTimeUnixNano": "1", "endTimeUnixNano": "2",
+              "attributes": [{"key": "gen_ai.tool.name", "value": {"stringValue": "read_file"}},
+                             {"key": "gen_ai.tool.call.result", "value": {"stringValue": "ok"}}]}
+             for t in range(1, traces + 1)]
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]}
+    return {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": spans}]}]}
+
+
+@pytest.mark.parametrize("fmt", ["agentdojo", "otel"])
+def test_a_value_copied_into_every_record_cannot_multiply_a_file(tmp_path: Path, fmt: str) -> None:
+    """A format that copies one file-level value into each of its records (the AgentDojo run
+    header into every trace's meta, an OTLP resource's service.name into every trace) made a
+    1 MB file of 600 records 600 MB of records: the shard ran out of memory and the run
+    ended with a traceback. A file's converted records now add up to at most 4 x the bytes
+    read from it + one record's limit; the records past that are record_too_large (and not
+    converted), each still counted once."""
+    big, n, limit = "y" * 30_000, 100, 100_000
+    if fmt == "agentdojo":
+        trace = {"index": 0, "metadata": {"suite_name": "banking"}, "messages": [{"role": "user", "content": "hi"}]}
+        lines = [json.dumps({"metadata": {"name": "m", "notes": big}})]
+        lines += [json.dumps({**trace, "index": i}) for i in range(n)]
+        f = write(tmp_path / "run.jsonl", "\n".join(lines) + "\n")
+    else:
+        f = write(tmp_path / "export.json", json.dumps(_otel_export(big, n)))
+    recs = list(iter_records([f], fmt=fmt, max_record_bytes=limit))
+    assert len(recs) == n
+    kept = [r for r in recs if r.text is not None]
+    assert 0 < len(kept) < n
+    assert sum(len(r.text) for r in kept) <= 4 * f.stat().st_size + limit
+    assert {r.reject_reason for r in recs if r.text is None} == {"record_too_large"}
+    assert "copies into every record" in next(r.reject_detail for r in recs if r.text is None)

@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
-from pipeline.ingest.adapters._common import RecordTooLarge
+from pipeline.ingest.adapters._common import Growth, RecordTooLarge
 from pipeline.ingest.adapters._detect import warn_without_ids
 from pipeline.ingest.adapters._io import (
     Problem, anthropic_calls, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
@@ -92,8 +92,9 @@ def _pass_through(text: str, line: int) -> str | Problem:
 
 
 def _convert(spec: AdapterSpec, value: Any, raw: str | None, ctx: Ctx,
-             max_record_bytes: int) -> RawRecord | None:
-    """One source record -> RawRecord (None when the adapter says it is not a record)."""
+             max_record_bytes: int, source_bytes: int) -> RawRecord | None:
+    """One source record (``source_bytes`` of the file) -> RawRecord (None when the
+    adapter says it is not a record); a converted file's records share one ``Growth``."""
     src = str(ctx.path)
     if spec.convert is None:
         passed = _pass_through(raw, ctx.line) if raw is not None else None
@@ -104,6 +105,10 @@ def _convert(spec: AdapterSpec, value: Any, raw: str | None, ctx: Ctx,
         except (ValueError, RecursionError) as exc:
             return rejected(src, ctx.line, "malformed_record", str(exc), spec.name)
         return RawRecord(src, ctx.line, text, None, None, spec.name)
+    growth: Growth = ctx.state.setdefault("growth", Growth(max_record_bytes))
+    growth.read(source_bytes)
+    if growth.spent:
+        return rejected(src, ctx.line, "record_too_large", growth.refusal(), spec.name)
     try:
         obj = spec.convert(value, ctx)
         if obj is None:
@@ -119,6 +124,8 @@ def _convert(spec: AdapterSpec, value: Any, raw: str | None, ctx: Ctx,
     if len(text) > max_record_bytes:
         return rejected(src, ctx.line, "record_too_large",
                         f"converted record larger than {max_record_bytes} bytes", spec.name)
+    if not growth.admit(len(text)):
+        return rejected(src, ctx.line, "record_too_large", growth.refusal(), spec.name)
     return RawRecord(src, ctx.line, text, None, None, spec.name)
 
 
@@ -144,7 +151,7 @@ def _ndjson(path: Location, spec: AdapterSpec, max_record_bytes: int,
         if isinstance(value, Problem):
             yield _problem(path, value, spec.name)
             continue
-        record = _convert(spec, value, text, ctx, max_record_bytes)
+        record = _convert(spec, value, text, ctx, max_record_bytes, len(raw))
         if record is not None:
             yield record
 
@@ -156,9 +163,9 @@ def _document(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Itera
             if isinstance(item, Problem):
                 yield _problem(path, item, spec.name)
                 continue
-            line, sample, eval_spec = item
+            line, sample, eval_spec, size = item
             state["eval"] = eval_spec
-            record = _convert(spec, sample, None, Ctx(path, line, state), max_record_bytes)
+            record = _convert(spec, sample, None, Ctx(path, line, state), max_record_bytes, size)
             if record is not None:
                 yield record
         return
@@ -173,7 +180,7 @@ def _document(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Itera
                 yield _problem(path, item, spec.name)
                 continue
             index, raw, value = item
-            record = _convert(spec, value, raw, Ctx(path, index, state), max_record_bytes)
+            record = _convert(spec, value, raw, Ctx(path, index, state), max_record_bytes, len(raw))
             if record is not None:
                 yield record
         return
@@ -185,12 +192,12 @@ def _document(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Itera
     if isinstance(value, Problem):
         yield _problem(path, value, spec.name)
         return
-    record = _convert(spec, value, text.strip(), Ctx(path, 1, state), max_record_bytes)
+    record = _convert(spec, value, text.strip(), Ctx(path, 1, state), max_record_bytes, len(text))
     if record is not None:
         yield record
 
 
-def _samples(path: Location, max_record_bytes: int) -> Iterator[tuple[int, Any, dict[str, Any]] | Problem]:
+def _samples(path: Location, max_record_bytes: int) -> Iterator[tuple[int, Any, dict[str, Any], int] | Problem]:
     """Inspect samples; a remote ``.eval`` archive (a zip: needs seeks) is read from a
     temporary local copy, after the same size check ``iter_samples`` makes."""
     if not (isinstance(path, Remote) and path.name.lower().endswith(".eval")):

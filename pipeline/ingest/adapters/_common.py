@@ -18,6 +18,41 @@ class RecordTooLarge(AdapterError):
     rejects it as record_too_large (raised while converting, before the text is built)."""
 
 
+# one file's converted records may add up to GROWTH x the source bytes read from it, plus
+# one record's limit: a value a format copies into every record (an AgentDojo run header,
+# an Inspect eval spec, an OTLP resource) would otherwise multiply a small file in a shard
+GROWTH = 4
+
+
+@dataclass(slots=True)
+class Growth:
+    """What one file's converted records may add up to (see ``GROWTH``). Once a record
+    does not fit, no later record of the file is converted: its time stays bounded."""
+
+    slack: int
+    source: int = 0
+    written: int = 0
+    spent: bool = False
+
+    def read(self, size: int) -> None:
+        """Count ``size`` bytes of source read from the file."""
+        self.source += size
+
+    def admit(self, size: int) -> bool:
+        """True when a converted record of ``size`` bytes still fits (and count it)."""
+        if not self.spent and self.written + size <= GROWTH * self.source + self.slack:
+            self.written += size
+            return True
+        self.spent = True
+        return False
+
+    def refusal(self) -> str:
+        """The reject detail of a record that did not fit, and of every later one."""
+        return (f"the converted records of this file would exceed {GROWTH} x the {self.source} bytes "
+                f"read from it + {self.slack}: a value the format copies into every record (a run "
+                "header, an eval spec) multiplies the file; this record and the rest are not converted")
+
+
 @dataclass(slots=True)
 class Ctx:
     """Where a source record comes from.

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from pipeline.ingest.adapters._common import AdapterError, Ctx
+from pipeline.ingest.adapters._common import AdapterError, Ctx, Growth
 from pipeline.ingest.adapters._io import Problem, decode_line, iter_lines, parse_json, read_document
 from pipeline.ingest.records import RawRecord, rejected
 from pipeline.storage import Location
@@ -46,14 +46,18 @@ def _abort(problem: Problem, what: str) -> SessionAbort:
                                         "the session cannot be scored without it")
 
 
-def session_items(path: Location, max_record_bytes: int, document: bool = False) -> Iterator[tuple[int, Any]]:
+def session_items(path: Location, max_record_bytes: int, document: bool = False,
+                  growth: Growth | None = None) -> Iterator[tuple[int, Any]]:
     """``(physical line, parsed JSON value)`` of a session file (module docstring rules).
 
     ``document``: the file is one JSON document (``.json``), yielded as line 1.
+    ``growth`` counts the bytes read.
     """
     limit = 8 * max_record_bytes
+    growth = growth if growth is not None else Growth(max_record_bytes)
     if document:
         text = read_document(path, limit)
+        growth.read(0 if isinstance(text, Problem) else len(text))
         value = text if isinstance(text, Problem) else parse_json(text, 1)
         if isinstance(value, Problem):
             raise SessionAbort(value.reason, value.detail)
@@ -67,6 +71,7 @@ def session_items(path: Location, max_record_bytes: int, document: bool = False)
         if isinstance(raw, Problem):
             raise _abort(raw, "session")
         total += len(raw)
+        growth.read(len(raw))
         if total > limit:
             raise SessionAbort("record_too_large", f"session file larger than {limit} bytes")
         text = decode_line(raw, line)
@@ -129,14 +134,19 @@ def session_records(path: Location, spec: Any, max_record_bytes: int, suite: str
     """The RawRecords of one session-format file (``spec`` an ``AdapterSpec`` of layout
     ``session``): the adapter sees every line and yields the file's trajectories; a
     :class:`SessionAbort` or an adapter error rejects the rest of the file as ONE record
-    (records already yielded stay); an OSError (the file cannot be read) propagates."""
+    (records already yielded stay); an OSError (the file cannot be read) propagates.
+    The records share one ``Growth`` (an OTLP resource is copied into each trace's record)."""
     src = str(path)
     ctx = Ctx(path, 1, {"max_record_bytes": max_record_bytes, "suite": suite})
     document = path.name.lower().endswith((".json", ".json.gz"))
+    growth = Growth(max_record_bytes)
     try:
-        for line, obj in spec.convert(session_items(path, max_record_bytes, document), ctx):
+        for line, obj in spec.convert(session_items(path, max_record_bytes, document, growth), ctx):
             if isinstance(obj, Problem):
                 yield rejected(src, obj.line, obj.reason, obj.detail, spec.name)
+                continue
+            if growth.spent:
+                yield rejected(src, line, "record_too_large", growth.refusal(), spec.name)
                 continue
             try:
                 text = serialise(obj)
@@ -146,6 +156,9 @@ def session_records(path: Location, spec: Any, max_record_bytes: int, suite: str
             if len(text) > max_record_bytes:
                 yield rejected(src, line, "record_too_large",
                                f"converted record larger than {max_record_bytes} bytes", spec.name)
+                continue
+            if not growth.admit(len(text)):
+                yield rejected(src, line, "record_too_large", growth.refusal(), spec.name)
                 continue
             yield RawRecord(src, line, text, None, None, spec.name)
     except SessionAbort as exc:

@@ -92,8 +92,9 @@ def _eval_spec(zf: zipfile.ZipFile, path: Path, limit: int) -> dict[str, Any]:
     return {}
 
 
-def iter_samples(path: Location, max_record_bytes: int) -> Iterator[tuple[int, Any, dict[str, Any]] | Problem]:
-    """``(source_line, sample, eval spec)`` per sample of a ``.eval`` or ``.json`` log.
+def iter_samples(path: Location, max_record_bytes: int) -> Iterator[tuple[int, Any, dict[str, Any], int] | Problem]:
+    """``(source_line, sample, eval spec, size of its JSON text)`` per sample of a ``.eval``
+    or ``.json`` log.
 
     A ``.eval`` archive must be a local file (the reader copies remote ones first)."""
     file_limit = max_record_bytes * 8
@@ -113,7 +114,7 @@ def iter_samples(path: Location, max_record_bytes: int) -> Iterator[tuple[int, A
                              key=lambda i: i.filename)
             for line, info in enumerate(members, start=1):
                 sample = _json_member(zf, path, info, max_record_bytes, line)
-                yield sample if isinstance(sample, Problem) else (line, sample, spec)
+                yield sample if isinstance(sample, Problem) else (line, sample, spec, info.file_size)
         return
     text = read_document(path, file_limit)
     doc = text if isinstance(text, Problem) else parse_json(text, 1)
@@ -132,7 +133,7 @@ def iter_samples(path: Location, max_record_bytes: int) -> Iterator[tuple[int, A
         if size > max_record_bytes:
             yield Problem(line, "record_too_large", f"sample larger than {max_record_bytes} bytes")
         else:
-            yield line, sample, spec
+            yield line, sample, spec, size
 
 
 class _Attachments:
