@@ -323,3 +323,17 @@ def test_a_value_copied_into_every_record_cannot_multiply_a_file(tmp_path: Path,
     assert sum(len(r.text) for r in kept) <= 4 * f.stat().st_size + limit
     assert {r.reject_reason for r in recs if r.text is None} == {"record_too_large"}
     assert "copies into every record" in next(r.reject_detail for r in recs if r.text is None)
+
+
+def test_detection_reads_on_in_a_first_line_longer_than_the_head(tmp_path: Path) -> None:
+    """AgentDojo writes a trace's ``metadata`` after its ``messages``. A file without its
+    run header line (traces filtered with jq, say) whose first trace is longer than the
+    256 KB head (the corpus has one of 474 KB) showed only ``messages``: it was read as
+    canonical and every trace rejected missing_trajectory_id. A first line cut by the head
+    with no marker in it is now read on (up to 2 MiB) before the format is chosen."""
+    trace = {"index": 0, "messages": [{"role": "user", "content": "x" * 300_000}],
+             "metadata": {"suite_name": "workspace", "user_task_id": "user_task_0"}, "annotations": {}}
+    small = {**trace, "index": 1, "messages": [{"role": "user", "content": "hi"}]}
+    f = write(tmp_path / "workspace.jsonl", json.dumps(trace) + "\n" + json.dumps(small) + "\n")
+    assert detect_format(f)[0] == "agentdojo"
+    assert [r.reject_reason for r in iter_records([f])] == [None, None]

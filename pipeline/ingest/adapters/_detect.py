@@ -4,7 +4,10 @@ The first ``SNIFF_BYTES`` (decompressed) bytes are scanned by a small tolerant J
 tokenizer that records object keys per nesting depth and the string values of
 ``type`` keys. Keys inside string values (attacker text) are never mistaken for keys:
 strings are consumed as whole tokens. For NDJSON only the first non-blank line is
-scanned. Rules, first match wins (K = keys of a record, C = keys one level below):
+scanned; when that line is longer than the head and what the head shows has no marker
+(no rule but the last matches, no ``trajectory_id``), up to ``LONG_SNIFF_BYTES`` (2 MiB) of it
+are scanned (an AgentDojo trace writes ``metadata`` after ``messages``: a 474 KB first
+trace, in a file without its run header, read as canonical lost every record). Rules, first match wins (K = keys of a record, C = keys one level below):
 
 1. ``.eval`` -> inspect; ``.traj`` -> swe-agent.
 2. label files, not transcripts -> ``skip`` (no records): ``*_safety_eval_results.json``,
@@ -45,6 +48,7 @@ from pipeline.ingest.adapters._io import BOM, JSON_STRING, read_head
 from pipeline.storage import Location
 
 SNIFF_BYTES = 256 * 1024
+LONG_SNIFF_BYTES = 2 * 2**20
 NDJSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 _TOKEN = re.compile(r"[ \t\n\r]*(?:(" + JSON_STRING + r')|([{}\[\]:,])|([^"{}\[\]:,\s]+))', re.S)
 
@@ -152,16 +156,30 @@ def detect(path: Location) -> tuple[str, str]:
         return "swe-agent", ".traj extension: SWE-agent trajectory"
     if name.endswith(("_safety_eval_results.json", "_safety_eval_results.json.gz")):
         return "skip", "OpenAgentSafety LLM-judge label file (no transcript): skipped"
-    head = read_head(path, SNIFF_BYTES)
-    if head.startswith(BOM):
-        head = head[len(BOM):]
     ndjson = name.endswith(NDJSON_SUFFIXES) or not name.endswith((".json", ".json.gz"))
-    if ndjson:
-        head = next((ln for ln in head.split(b"\n") if ln.strip()), b"")
-    fmt, why = classify(scan(head.decode("utf-8", "replace")))
+    head, cut = _head(path, SNIFF_BYTES, ndjson)
+    shape = scan(head.decode("utf-8", "replace"))
+    fmt, why = classify(shape)
+    if cut and fmt == "canonical" and "trajectory_id" not in shape.at(1):  # no marker in the head
+        shape = scan(_head(path, LONG_SNIFF_BYTES, ndjson)[0].decode("utf-8", "replace"))
+        fmt, why = classify(shape)
     if ndjson and fmt in ("openhands", "swe-agent", "inspect", "skip"):
         return "canonical", f"NDJSON file whose first record looks like {fmt}: treated as canonical"
     return fmt, ("first record: " if ndjson else "document head: ") + why
+
+
+def _head(path: Location, size: int, ndjson: bool) -> tuple[bytes, bool]:
+    """(the first ``size`` bytes of a file without a BOM, or of an NDJSON file its first
+    non-blank line within them; whether that NDJSON line goes on past them)."""
+    head = read_head(path, size)
+    full = len(head) == size
+    if head.startswith(BOM):
+        head = head[len(BOM):]
+    if not ndjson:
+        return head, False
+    lines = head.split(b"\n")
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), len(lines) - 1)
+    return lines[first], full and first == len(lines) - 1
 
 
 FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI rollout",
