@@ -4,6 +4,9 @@ A session FILE is one trajectory (source_line 1); lines are taken in file order 
 branch of the ``parentUuid`` tree: a rewound branch's tool calls did run).
 - ``user`` / ``assistant`` lines are messages; ``summary``, ``system``, ``progress``,
   ``file-history-snapshot``, ``queue-operation`` and any other line type are not steps.
+  A message line whose ``uuid`` an earlier line of the file has is that entry written
+  again (Claude Code repeats entries: the same line four times, the history replayed
+  after each ``--input-format stream-json`` turn) and is read once (``meta.repeated_lines``).
 - assistant lines sharing ``message.id`` (one API response split one block per line)
   are ONE assistant message: text blocks joined, ``tool_use`` blocks its tool calls
   (``input`` as arguments), thinking dropped.
@@ -108,6 +111,8 @@ class _Builder:
         self.meta: dict[str, Any] = {}
         self.models: set[str] = set()
         self.known_lines = 0
+        self.uuids: set[str] = set()
+        self.repeated_lines = 0
 
     def line(self, obj: dict[str, Any]) -> None:
         kind = obj.get("type")
@@ -115,6 +120,8 @@ class _Builder:
             self.known_lines += 1
         if kind not in ("user", "assistant") or not isinstance(obj.get("message"), dict):
             return  # summary / system / progress / snapshots: not steps
+        if self._repeated(obj.get("uuid")):
+            return
         self.message_lines += 1
         sid = obj.get("sessionId")
         if isinstance(sid, str) and sid and (not self.session_ids or self.session_ids[-1] != sid):
@@ -130,6 +137,16 @@ class _Builder:
             self._assistant(obj["message"])
         else:
             self._user(obj["message"], obj.get("toolUseResult"))
+
+    def _repeated(self, uuid: Any) -> bool:
+        """True when an earlier line of the file has this line's ``uuid`` (the same entry)."""
+        if not isinstance(uuid, str) or not uuid:
+            return False
+        if uuid in self.uuids:
+            self.repeated_lines += 1
+            return True
+        self.uuids.add(uuid)
+        return False
 
     def _assistant(self, message: dict[str, Any]) -> None:
         if isinstance(message.get("model"), str):
@@ -267,6 +284,8 @@ def convert_session(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tupl
         meta["models"] = sorted(builder.models)
     if dropped:
         meta["dropped_lines"] = dropped
+    if builder.repeated_lines:
+        meta["repeated_lines"] = builder.repeated_lines
     record: dict[str, Any] = {"trajectory_id": session_id}
     subagent = builder.sidechain_lines == builder.message_lines and len(builder.agent_ids) == 1
     if subagent:
