@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,6 +128,56 @@ def tool_result(call_id: Any, content: Any, error: Any = None) -> dict[str, Any]
     return {"role": "tool", "tool_call_id": call_id, "content": content, "error": error}
 
 
+class _Pending:
+    """The unanswered calls of one trajectory, oldest first: all of them, by source id and by
+    tool name (a call answered is marked, and dropped from the front of a queue when met),
+    so each result finds its call in constant time, not by a scan of every unanswered call
+    (a record of 20,000 calls before their results took 38 s)."""
+
+    def __init__(self) -> None:
+        self.oldest: deque[list[Any]] = deque()
+        self.by_source: dict[Any, deque[list[Any]]] = {}
+        self.by_name: dict[Any, deque[list[Any]]] = {}
+
+    def add(self, source: Any, new: str, name: Any) -> None:
+        """One call: its source id, its canonical id and its tool name."""
+        entry = [source, new, name, False]
+        self.oldest.append(entry)
+        if isinstance(source, str) and source:
+            self.by_source.setdefault(source, deque()).append(entry)
+        self.by_name.setdefault(_key(name), deque()).append(entry)
+
+    def answer(self, source: Any, hint: Any) -> str | None:
+        """The canonical id of the call a result answers (see :func:`repair_call_ids`),
+        marked answered; None when no unanswered call fits."""
+        if isinstance(source, str) and source:
+            match = _first(self.by_source.get(source))
+        else:
+            match = _first(self.by_name.get(_key(hint))) if hint is not None else None
+            match = match or _first(self.oldest)
+        if match is None:
+            return None
+        match[3] = True
+        return match[1]
+
+
+def _key(value: Any) -> Any:
+    """``value`` as a dict key that is equal where the values are (a JSON list or object,
+    unhashable, by its sorted JSON text)."""
+    try:
+        hash(value)
+    except TypeError:
+        return ("json", json.dumps(value, sort_keys=True, default=str))
+    return value
+
+
+def _first(queue: deque[list[Any]] | None) -> list[Any] | None:
+    """The oldest unanswered call of a queue (answered ones are dropped from its front)."""
+    while queue and queue[0][3]:
+        queue.popleft()
+    return queue[0] if queue else None
+
+
 def repair_call_ids(messages: list[dict[str, Any]], hints: list[str | None] | None = None) -> int:
     """Make tool-call ids unique in one trajectory and link results to their calls.
 
@@ -140,7 +192,7 @@ def repair_call_ids(messages: list[dict[str, Any]], hints: list[str | None] | No
     Returns how many ids were changed or filled in (kept in ``meta``).
     """
     used: set[str] = set()
-    pending: list[tuple[Any, str, Any]] = []  # (source id, canonical id, tool name)
+    pending = _Pending()
     changed = 0
     ordinal = 0
     for i, msg in enumerate(messages):
@@ -160,19 +212,11 @@ def repair_call_ids(messages: list[dict[str, Any]], hints: list[str | None] | No
                     changed += 1
                 used.add(new)
                 fn = call.get("function")
-                pending.append((src, new, fn.get("name") if isinstance(fn, dict) else None))
+                pending.add(src, new, fn.get("name") if isinstance(fn, dict) else None)
         elif msg.get("role") == "tool":
-            src = msg.get("tool_call_id")
             hint = hints[i] if hints is not None and i < len(hints) else None
-            match = None
-            if isinstance(src, str) and src:
-                match = next((p for p in pending if p[0] == src), None)
-            else:
-                match = next((p for p in pending if hint is not None and p[2] == hint), None)
-                match = match or (pending[0] if pending else None)
-            if match is not None:
-                pending.remove(match)
-                if msg.get("tool_call_id") != match[1]:
-                    msg["tool_call_id"] = match[1]
-                    changed += 1
+            match = pending.answer(msg.get("tool_call_id"), hint)
+            if match is not None and msg.get("tool_call_id") != match:
+                msg["tool_call_id"] = match
+                changed += 1
     return changed
