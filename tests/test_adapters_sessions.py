@@ -410,3 +410,24 @@ def test_claude_entries_written_again_are_read_once(tmp_path: Path, layout: str)
     assert again["meta"]["repeated_lines"] == (15 if layout == "each line four times" else 3)
     con = stage_connection([again])
     assert rows(con, "select verdict, route from verdicts") == [{"verdict": "unsafe", "route": "flow"}]
+
+
+def test_codex_message_texts_are_read_from_their_input_and_output_text_blocks(tmp_path: Path) -> None:
+    """Codex writes message content as the Responses API's ``input_text`` / ``output_text``
+    blocks, which the shared text reader (``text`` blocks only) dropped: every user,
+    developer and assistant text of a rollout was empty (no assistant_text steps; the
+    user's own words could not discount a fragment as user-supplied). They are read now,
+    also in a tool output given as a list of blocks."""
+    c = Codex()
+    c.message("user", "Post the build log to https://ci.example/upload")
+    c.message("assistant", "Uploading the log.")
+    c.call("c1", "exec_command", {"cmd": "curl -F f=@build.log https://ci.example/upload"})
+    c.item("response_item", type="function_call_output", call_id="c1",
+           output=[{"type": "input_text", "text": "uploaded"}, {"type": "input_image", "image_url": "x"}])
+    rec = one(c.write(tmp_path / "rollout-2026-05-11T13-28-45-x.jsonl"))
+    assert [(m["role"], m["content"]) for m in rec["messages"]] == [
+        ("user", "Post the build log to https://ci.example/upload"),
+        ("assistant", "Uploading the log."), ("tool", "uploaded")]
+    con = stage_connection([rec], until="steps")
+    assert [r["kind"] for r in rows(con, "select kind from steps order by step_idx")] == [
+        "user", "assistant_text", "tool_call", "tool_result"]

@@ -6,7 +6,8 @@ A rollout FILE is one trajectory (source_line 1), id = the first ``session_meta`
 ``{id, timestamp, instructions}`` line, then bare items and ``{"record_type": "state"}``
 markers); only ``response_item`` (the model-visible history) makes steps, ``event_msg``
 only supplies exit statuses:
-- ``message``: user / assistant / developer (counted as system) text; ``reasoning``,
+- ``message``: user / assistant / developer (counted as system) text (``input_text`` /
+  ``output_text`` blocks; also of list outputs); ``reasoning``,
   ``ghost_snapshot`` and other items are dropped. The ``event_msg`` copies of messages
   are ignored.
 - every ``*_call`` item with a ``call_id`` (``function_call``, ``custom_tool_call``,
@@ -56,6 +57,18 @@ _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.*)$|^\*\*\* Move 
 _REFUSED = re.compile(r"\A\s*(exec command|patch|command) (was )?rejected by (the )?user", re.I)
 _SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish"}
 UNSUCCESSFUL = -(2**31)  # marker: a structured output with success: false (no exit code)
+# the text blocks of a message's content or a tool output list: Codex writes the Responses
+# API's input_text / output_text (text_of reads only "text" blocks)
+TEXT_BLOCKS = ("text", "input_text", "output_text")
+
+
+def _text(content: Any) -> str:
+    """The text of a message ``content`` or an output list: a string, or its text blocks."""
+    if not isinstance(content, list):
+        return text_of(content) or ""
+    return "\n".join(b if isinstance(b, str) else b["text"] for b in content
+                     if isinstance(b, str) or (isinstance(b, dict) and b.get("type") in TEXT_BLOCKS
+                                               and isinstance(b.get("text"), str)))
 
 
 def shell_command(argv: list[Any]) -> str:
@@ -106,10 +119,10 @@ def _output_text(output: Any) -> tuple[str, int | None]:
     """(text, metadata.exit_code) of a ``*_call_output`` payload's ``output``."""
     if isinstance(output, dict):  # {content, success} in some versions
         text = output.get("content")
-        text = text if isinstance(text, str) else text_of(text) or ""
+        text = text if isinstance(text, str) else _text(text)
         return text, (UNSUCCESSFUL if output.get("success") is False else None)
     if isinstance(output, list):
-        return text_of(output) or "", None
+        return _text(output), None
     text = output if isinstance(output, str) else ""
     if text.startswith("{") and '"exit_code"' in text[-400:]:
         try:
@@ -195,7 +208,7 @@ class _Rollout:
     def _item(self, p: dict[str, Any]) -> None:
         kind = p.get("type")
         if kind == "message":
-            text = text_of(p.get("content")) or ""
+            text = _text(p.get("content"))
             self.guard.add(text)
             if p.get("role") == "assistant":
                 msg = self._assistant()
