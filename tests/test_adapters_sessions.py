@@ -431,3 +431,37 @@ def test_codex_message_texts_are_read_from_their_input_and_output_text_blocks(tm
     con = stage_connection([rec], until="steps")
     assert [r["kind"] for r in rows(con, "select kind from steps order by step_idx")] == [
         "user", "assistant_text", "tool_call", "tool_result"]
+
+
+@pytest.mark.parametrize("fmt", ["claude-code", "codex"])
+def test_many_texts_of_one_assistant_message_are_joined_in_linear_time(fmt: str) -> None:
+    """The texts of one assistant message (Claude Code lines sharing message.id; Codex
+    assistant messages with no call between) were appended to its content one by one,
+    copying the whole text again each time: 20,000 lines took 10 s, a 32 MB session minutes.
+    They are joined once at the end. In a child process with a timeout: about a second
+    when linear."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from pathlib import Path\n"
+            "from pipeline.ingest.adapters._common import Ctx\n"
+            "from pipeline.ingest.adapters import claude_code, codex\n"
+            "n, text = 60_000, 'x' * 50\n"
+            "if sys.argv[1] == 'claude-code':\n"
+            "    lines = [{'type': 'user', 'sessionId': 's', 'message': {'role': 'user', 'content': 'hi'}}]\n"
+            "    lines += [{'type': 'assistant', 'sessionId': 's', 'message': {'id': 'm', 'content': [\n"
+            "              {'type': 'text', 'text': text}]}}] * n\n"
+            "    convert = claude_code.convert_session\n"
+            "else:\n"
+            "    lines = [{'type': 'session_meta', 'payload': {'id': 's'}}]\n"
+            "    lines += [{'type': 'response_item', 'payload': {'type': 'message', 'role': 'assistant',\n"
+            "              'content': [{'type': 'output_text', 'text': text}]}}] * n\n"
+            "    convert = codex.convert_session\n"
+            "ctx = Ctx(Path('/p/proj/s.jsonl'), 1, {'max_record_bytes': 2**30})\n"
+            "[(_, record)] = list(convert(enumerate(lines, 1), ctx))\n"
+            "content = record['messages'][-1]['content']\n"
+            "print(len(content), content == '\\n'.join([text] * n))\n")
+    done = subprocess.run([sys.executable, "-c", code, fmt], capture_output=True, text=True, timeout=20,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.stdout.split() == [str(60_000 * 51 - 1), "True"], done.stderr

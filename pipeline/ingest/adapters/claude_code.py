@@ -44,7 +44,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pipeline.ingest.adapters._common import AdapterError, Ctx, text_of, tool_call, tool_result
+from pipeline.ingest.adapters._common import AdapterError, Ctx, TextParts, text_of, tool_call, tool_result
 from pipeline.ingest.adapters._io import iter_lines
 from pipeline.ingest.adapters._session import SizeGuard, feed_lines
 from pipeline.ingest.records import canonical_message
@@ -102,6 +102,7 @@ class _Builder:
 
     def __init__(self, guard: SizeGuard) -> None:
         self.messages: list[dict[str, Any]] = []
+        self.texts = TextParts()  # joined into the assistant messages by convert_session
         self.by_message_id: dict[str, dict[str, Any]] = {}
         self.guard = guard
         self.session_ids: list[str] = []
@@ -165,7 +166,7 @@ class _Builder:
                 continue
             if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"]:
                 self.guard.add(block["text"])
-                msg["content"] = block["text"] if not msg["content"] else msg["content"] + "\n" + block["text"]
+                self.texts.add(msg, block["text"])
             elif str(block.get("type")).endswith("_tool_result") and block.get("tool_use_id"):
                 # a server tool's result inside the response (web_search_tool_result, ...)
                 body = block.get("content")
@@ -267,6 +268,7 @@ def convert_session(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tupl
     max_bytes = int(ctx.state.get("max_record_bytes", 32 * 2**20))
     builder = _Builder(SizeGuard(max_bytes))
     dropped = feed_lines(items, builder.line)
+    builder.texts.join()
     if not builder.session_ids:
         if not builder.known_lines:
             raise AdapterError("no user/assistant line with a sessionId: not a Claude Code session")

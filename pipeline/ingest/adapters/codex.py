@@ -42,7 +42,7 @@ import shlex
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pipeline.ingest.adapters._common import AdapterError, Ctx, text_of, tool_call, tool_result
+from pipeline.ingest.adapters._common import AdapterError, Ctx, TextParts, text_of, tool_call, tool_result
 from pipeline.ingest.adapters._session import SizeGuard, feed_lines
 from pipeline.ingest.records import canonical_message
 
@@ -142,6 +142,7 @@ class _Rollout:
     def __init__(self, guard: SizeGuard) -> None:
         self.guard = guard
         self.messages: list[dict[str, Any]] = []
+        self.texts = TextParts()  # joined into the assistant messages by finish()
         self.open: dict[str, Any] | None = None  # the assistant message calls join
         self.meta: dict[str, Any] = {}
         self.session_id: str | None = None
@@ -211,8 +212,7 @@ class _Rollout:
             text = _text(p.get("content"))
             self.guard.add(text)
             if p.get("role") == "assistant":
-                msg = self._assistant()
-                msg["content"] = text if not msg["content"] else msg["content"] + "\n" + text
+                self.texts.add(self._assistant(), text)
                 return
             self.open = None
             role = p.get("role") if p.get("role") in ("user", "system") else "developer"
@@ -265,7 +265,9 @@ class _Rollout:
             self.exit_codes.setdefault(original, code)  # the long-running call's own exit
 
     def finish(self) -> None:
-        """Set every tool message's error from the exit statuses (module docstring order)."""
+        """Join the assistant texts; set every tool message's error from the exit statuses
+        (module docstring order)."""
+        self.texts.join()
         for call_id, msg in self.results.items():
             content = msg.get("content") or ""
             if _REFUSED.match(content):
