@@ -276,3 +276,20 @@ def test_call_id_repair_is_linear_in_the_calls_of_a_record() -> None:
     # ids filled in for the two id-less calls and their two results: the first id-less
     # result names tool f (the oldest unanswered f call), the second takes the oldest left
     assert done.stdout.split() == ["4", "c29999", "c30002", "c30001"], done.stderr
+
+
+def test_r_judge_action_of_many_unclosed_segments_is_parsed_in_linear_time() -> None:
+    """An R-Judge action of ``Name: {...`` lines whose JSON never closes: each line is one
+    failed lenient decode, and each failure counted the lines from the start of the action
+    to name its line number (json's error message): 50,000 lines (1.1 MB) took 58 s. In a
+    child process with a timeout: under two seconds when linear."""
+    import subprocess
+    import sys
+
+    code = ("from pipeline.ingest.adapters.r_judge import parse_action\n"
+            "action = '\\n'.join(f'T{i}: {{\"a\": [1, 2' for i in range(60_000))\n"
+            "calls = parse_action(action)\n"
+            "print(len(calls), calls[0][0], calls[-1][0], calls[-1][1])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.stdout.split() == ["60000", "T0", "T59999", '{"a":', "[1,", "2"], done.stderr

@@ -38,6 +38,19 @@ from pipeline.ingest.adapters._common import (
 from pipeline.ingest.records import canonical_message
 
 _LENIENT = json.JSONDecoder(strict=False)
+
+
+class _Text(str):
+    """An action's text as :func:`parse_action` decodes in it. A failed ``raw_decode``
+    builds a ``JSONDecodeError``, which counts the lines from the start of the text to the
+    failure (``doc.count("\\n", 0, pos)``) to name its line: one failure per ``Name: {``
+    segment made a long action quadratic (a 1.1 MB action of 50,000 such lines took 58 s).
+    Nothing here reads that line number, so the count is not made."""
+
+    def count(self, *args: Any) -> int:  # the error's line number: unused here
+        return 0
+
+
 _NAME = r"[A-Za-z_][\w.]*"
 _ACTION_INPUT = re.compile(rf"(?:^|\n)[ \t]*(?:Action:[ \t]*)?({_NAME})[ \t]*\n[ \t]*Action Input:[ \t]*")
 _NAME_COLON = re.compile(rf"\s*({_NAME})[ \t]*:[ \t]*(?=[{{\[])")
@@ -92,7 +105,7 @@ def kwargs_json(text: str) -> str:
 
 def parse_action(action: str) -> list[tuple[str, str]] | None:
     """``[(tool name, arguments text)]`` for an agent action, or None for free text."""
-    s = action.strip()
+    s = _Text(action.strip())
     if not s or s.startswith("Final Answer"):
         return None
     hits = list(_ACTION_INPUT.finditer(s))
