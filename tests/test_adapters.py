@@ -293,3 +293,24 @@ def test_r_judge_action_of_many_unclosed_segments_is_parsed_in_linear_time() -> 
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20,
                           cwd=Path(__file__).resolve().parents[1])
     assert done.stdout.split() == ["60000", "T0", "T59999", '{"a":', "[1,", "2"], done.stderr
+
+
+@pytest.mark.parametrize("action", [
+    "Tool{'a': [" + "[1]," * 100_000 + "]}",          # a Python dict literal
+    "Tool(" + ", ".join(f"k{i}=[1]" for i in range(40_000)) + ")",  # Python keywords
+])
+def test_r_judge_python_literals_are_read_in_bounded_memory(action: str) -> None:
+    """Python's parser holds several hundred bytes per character of a literal: a 1.2 MB
+    action of nested lists took 667 MB (a few MB would end a worker). Texts over
+    LITERAL_MAX_CHARS are not read as Python; they stay raw (unparseable_arguments later)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        [(name, args)] = parse_action(action)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert name == "Tool"
+    assert peak < 30_000_000  # before: 114 and 206 MB
+    assert args.startswith(("{'a'", "k0="))  # kept as written

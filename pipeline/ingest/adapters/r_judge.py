@@ -18,7 +18,8 @@ turns are ``{role: user, content}``, ``{role: agent, thought, action}``,
 - arguments: the source text, unchanged when it is valid JSON; re-serialised with
   ``json.dumps`` when it only parses leniently (raw control characters) or as a
   Python literal (``{'k': 'v'}``; bare hex numbers such as wallet addresses are kept as
-  strings) or Python keywords (``k='v'``); otherwise kept as the raw string (the SQL stage
+  strings) or Python keywords (``k='v'``), these two only up to ``LITERAL_MAX_CHARS``;
+  otherwise kept as the raw string (the SQL stage
   rejects it as unparseable_arguments).
 
 trajectory_id ``rjudge:<id>``; suite = ``scenario`` when non-empty, else ``r-judge``;
@@ -61,11 +62,18 @@ _FENCE = re.compile(r"```(?:bash|sh|shell|console)?[ \t]*\n(.*?)\n?```\s*", re.S
 
 
 _BARE_HEX = re.compile(r"([:\[,(]\s*)(0[xX][0-9a-fA-F]+)\b")
+# Python's parser holds several hundred bytes per character of a literal it reads (a 1.2 MB
+# action of nested lists took 667 MB and 12 s): longer texts are not read as Python (they
+# stay raw text unless they are JSON). The corpus's longest action has 2,245 characters.
+LITERAL_MAX_CHARS = 100_000
 
 
 def _python_literal(text: str) -> Any:
     """``ast.literal_eval`` keeping bare hex numbers (wallet addresses) as written; a
-    retry escapes raw newlines (invalid inside Python quotes, common in this data)."""
+    retry escapes raw newlines (invalid inside Python quotes, common in this data). A text
+    over ``LITERAL_MAX_CHARS`` is refused (ValueError)."""
+    if len(text) > LITERAL_MAX_CHARS:
+        raise ValueError(f"longer than {LITERAL_MAX_CHARS} characters: not read as a Python literal")
     text = _BARE_HEX.sub(r"\1'\2'", text)
     try:
         return ast.literal_eval(text)
@@ -91,8 +99,11 @@ def normalise_arguments(text: str) -> str:
 
 def kwargs_json(text: str) -> str:
     """``key=value, ...`` (Python call keywords with literal values) as a JSON object text;
-    the stripped text itself when it is not of that form."""
+    the stripped text itself when it is not of that form (or too long to read as Python:
+    ``LITERAL_MAX_CHARS``)."""
     try:
+        if len(text) > LITERAL_MAX_CHARS:
+            raise ValueError(f"longer than {LITERAL_MAX_CHARS} characters")
         call = ast.parse(f"f({text})", mode="eval").body
         if isinstance(call, ast.Call) and not call.args and call.keywords \
                 and all(kw.arg for kw in call.keywords):
