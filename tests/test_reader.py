@@ -337,3 +337,24 @@ def test_detection_reads_on_in_a_first_line_longer_than_the_head(tmp_path: Path)
     f = write(tmp_path / "workspace.jsonl", json.dumps(trace) + "\n" + json.dumps(small) + "\n")
     assert detect_format(f)[0] == "agentdojo"
     assert [r.reject_reason for r in iter_records([f])] == [None, None]
+
+
+def test_pretty_printed_json_in_an_ndjson_file_is_read_as_its_records(tmp_path: Path) -> None:
+    """A .jsonl holding pretty-printed JSON (an indented array, or indented records one
+    after another: what json.dump(..., indent=2) writes) was read one line at a time: 3
+    records became 41 malformed_record rows ('not parseable as JSON', one per line) and
+    the run's record count was that of lines. Such a file (its first non-blank line is '['
+    or '{' alone) is now read as JSON text: one record per element or value, numbered."""
+    from pipeline.ingest.reader import splittable
+
+    recs = [{"trajectory_id": f"p{i}", "messages": [{"role": "user", "content": "hi"}]} for i in range(3)]
+    array = write(tmp_path / "array.jsonl", json.dumps(recs, indent=2) + "\n")
+    values = write(tmp_path / "values.jsonl.gz", gzip.compress("\n".join(json.dumps(r, indent=2) for r in recs).encode()))
+    for f in (array, values):
+        got = [(r.source_line, r.reject_reason, json.loads(r.text)["trajectory_id"]) for r in iter_records([f])]
+        assert got == [(1, None, "p0"), (2, None, "p1"), (3, None, "p2")]
+        assert not splittable(f, "auto")
+    anthropic = [{"id": "a1", "system": "be careful", "messages": [{"role": "user", "content": "hi"}]}]
+    assert detect_format(write(tmp_path / "a.jsonl", json.dumps(anthropic, indent=2)))[0] == "anthropic"
+    broken = write(tmp_path / "broken.jsonl", json.dumps(recs[0], indent=2) + "\n{\n  oops\n")
+    assert [(r.source_line, r.reject_reason) for r in iter_records([broken])] == [(1, None), (2, "malformed_record")]

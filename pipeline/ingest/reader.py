@@ -19,7 +19,10 @@ stop the run.
   block that is not also one of its message's ``tool_calls`` is rejected
   ``malformed_record`` (read as canonical, the call would vanish: ``--format anthropic``).
 - whole-file JSON (``.json``, ``.json.gz``, ``.traj``): for a top-level array of records,
-  the 1-based index of the element in the array; for a one-record document, 1.
+  the 1-based index of the element in the array; for a one-record document, 1. A file
+  named as NDJSON whose first non-blank line is ``[`` or ``{`` alone holds pretty-printed
+  JSON (an indented array, or indented records one after another) and is read so: its
+  records are the array's elements or the values in turn (1-based index), not each line.
 - Inspect ``.eval`` archives / EvalLog ``.json``: the 1-based sample position.
 - session formats (``claude-code``, ``codex``: one FILE is one record, source_line 1;
   ``otel``: one record per trace, source_line = the line of its first span). Their
@@ -54,7 +57,7 @@ from typing import Any
 
 from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
 from pipeline.ingest.adapters._common import Growth, RecordTooLarge
-from pipeline.ingest.adapters._detect import warn_without_ids
+from pipeline.ingest.adapters._detect import pretty_printed, warn_without_ids
 from pipeline.ingest.adapters._io import (
     Problem, anthropic_calls, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
     replace_lone_surrogates, skip_ws, without_lone_surrogates,
@@ -67,6 +70,7 @@ from pipeline.ingest.records import RawRecord, non_finite_path, rejected
 from pipeline.storage import Location, Remote, local_copy
 
 DOCUMENT_SUFFIXES = (".json", ".json.gz", ".traj")
+_VALUES = json.JSONDecoder()
 
 
 def _serialise(obj: Any) -> str:
@@ -174,8 +178,9 @@ def _document(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Itera
         yield _problem(path, text, spec.name)
         return
     start = skip_ws(text, 0)
-    if spec.layout == "array" and text.startswith("[", start):
-        for item in iter_array(text, max_record_bytes):
+    stream = spec.layout == "array" and text.startswith("{", start) and pretty_printed(path)
+    if spec.layout == "array" and (text.startswith("[", start) or stream):
+        for item in (iter_values if stream else iter_array)(text, max_record_bytes):
             if isinstance(item, Problem):
                 yield _problem(path, item, spec.name)
                 continue
@@ -197,6 +202,26 @@ def _document(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Itera
         yield record
 
 
+def iter_values(text: str, max_record_bytes: int) -> Iterator[tuple[int, str, Any] | Problem]:
+    """JSON values one after another (pretty-printed records): ``(1-based index, raw text,
+    value)`` as :func:`iter_array` gives elements; a value that cannot be read ends the file
+    with one problem (where the next value starts is lost)."""
+    index, pos = 0, skip_ws(text, 0)
+    while pos < len(text):
+        index += 1
+        try:
+            value, end = _VALUES.raw_decode(text, pos)
+        except (ValueError, RecursionError) as exc:
+            why = "JSON nested too deeply" if isinstance(exc, RecursionError) else f"invalid JSON: {exc}"
+            yield Problem(index, "malformed_record", f"{why}; rest of the file not read")
+            return
+        raw = text[pos:end]
+        too_large = len(raw.encode("utf-8", "surrogatepass")) > max_record_bytes
+        yield Problem(index, "record_too_large", f"record larger than {max_record_bytes} bytes") if too_large \
+            else (index, raw, value)
+        pos = skip_ws(text, end)
+
+
 def _samples(path: Location, max_record_bytes: int) -> Iterator[tuple[int, Any, dict[str, Any], int] | Problem]:
     """Inspect samples; a remote ``.eval`` archive (a zip: needs seeks) is read from a
     temporary local copy, after the same size check ``iter_samples`` makes."""
@@ -210,6 +235,12 @@ def _samples(path: Location, max_record_bytes: int) -> Iterator[tuple[int, Any, 
         yield from iter_samples(local, max_record_bytes)
 
 
+def _whole_file(path: Location) -> bool:
+    """True when ``path`` is read as one JSON document: a whole-file JSON name, or a file
+    named as NDJSON that holds pretty-printed JSON (see :func:`pretty_printed`)."""
+    return path.name.lower().endswith(DOCUMENT_SUFFIXES) or pretty_printed(path)
+
+
 def _file_records(path: Location, fmt: str, max_record_bytes: int,
                   suite: str | None = None) -> Iterator[RawRecord]:
     detected, why = detect_format(path)
@@ -217,10 +248,9 @@ def _file_records(path: Location, fmt: str, max_record_bytes: int,
         return  # label/config file: not a transcript (module docstring)
     name = fmt if fmt != "auto" else detected
     spec = ADAPTERS[name]
-    lower = path.name.lower()
     if spec.layout == "session":
         yield from session_records(path, spec, max_record_bytes, suite, _serialise)
-    elif spec.layout == "inspect" or lower.endswith(DOCUMENT_SUFFIXES):
+    elif spec.layout == "inspect" or _whole_file(path):
         yield from _document(path, spec, max_record_bytes)
     else:
         yield from warn_without_ids(path, name, _ndjson(path, spec, max_record_bytes))
@@ -230,8 +260,7 @@ def splittable(path: Location, fmt: str) -> bool:
     """True when ``path`` may be read in record-aligned byte ranges: NDJSON (a gzip file's
     ranges are of its uncompressed bytes) whose records pass through unconverted (no
     adapter state spans lines)."""
-    lower = path.name.lower()
-    if lower.endswith(DOCUMENT_SUFFIXES + (".eval",)):
+    if path.name.lower().endswith(".eval") or _whole_file(path):
         return False
     name = fmt if fmt != "auto" else detect_format(path)[0]
     spec = ADAPTERS.get(name)

@@ -156,7 +156,8 @@ def detect(path: Location) -> tuple[str, str]:
         return "swe-agent", ".traj extension: SWE-agent trajectory"
     if name.endswith(("_safety_eval_results.json", "_safety_eval_results.json.gz")):
         return "skip", "OpenAgentSafety LLM-judge label file (no transcript): skipped"
-    ndjson = name.endswith(NDJSON_SUFFIXES) or not name.endswith((".json", ".json.gz"))
+    ndjson = (name.endswith(NDJSON_SUFFIXES) or not name.endswith((".json", ".json.gz"))) \
+        and not pretty_printed(path)  # pretty-printed: its head is scanned as a document's
     head, cut = _head(path, SNIFF_BYTES, ndjson)
     shape = scan(head.decode("utf-8", "replace"))
     fmt, why = classify(shape)
@@ -180,6 +181,20 @@ def _head(path: Location, size: int, ndjson: bool) -> tuple[bytes, bool]:
     lines = head.split(b"\n")
     first = next((i for i, ln in enumerate(lines) if ln.strip()), len(lines) - 1)
     return lines[first], full and first == len(lines) - 1
+
+
+def pretty_printed(path: Location) -> bool:
+    """True when a file named as NDJSON holds pretty-printed JSON: its first non-blank line
+    is ``[`` or ``{`` alone (an indented array, or indented records one after another).
+    Read one line at a time, each of its lines was a ``malformed_record`` of its own."""
+    name = path.name.lower()
+    if name.endswith((".json", ".json.gz", ".traj", ".eval")):
+        return False
+    head = read_head(path, 4096)
+    if head.startswith(BOM):
+        head = head[len(BOM):]
+    first = next((ln.strip() for ln in head.split(b"\n") if ln.strip()), b"")
+    return first in (b"[", b"{")
 
 
 FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI rollout",
