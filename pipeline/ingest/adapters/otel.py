@@ -21,7 +21,8 @@ Per trace, spans are ordered by start time (then span id) and read by their oper
 - ``execute_tool``: the tool call ``gen_ai.tool.call.id`` (else the span id) named
   ``gen_ai.tool.name`` with ``gen_ai.tool.call.arguments``; joins the current model
   call's message (or, with no model spans, a message of its own unless it overlaps the
-  previous tool span in time: calls run in parallel were issued together). Its result is
+  previous tool span in time: calls run in parallel were issued together). A call id
+  whose call was already answered names a new call ``<id>#<n>`` (ids reused per turn). Its result is
   ``gen_ai.tool.call.result`` or the ``tool_call_response`` part of the span's output
   messages. Error: ``error.type`` (else an ``exception`` event's ``exception.type``) with
   the status message / ``exception.message`` -> ``{"type": ..., "message": ...}`` (a type
@@ -82,6 +83,9 @@ class _Trace:
         self.messages: list[dict[str, Any]] = []
         self.seen_inputs: set[tuple[str, str]] = set()
         self.calls: dict[str, dict[str, Any]] = {}  # call id -> its assistant message
+        self.latest: dict[str, str] = {}  # a source call id -> the call id of its latest call
+        self.reuses: dict[str, int] = {}  # a source call id -> how many calls used it
+        self.seen_responses: set[tuple[str, str]] = set()  # (source id, text) of input parts
         self.answered: set[str] = set()
         self.current: dict[str, Any] | None = None
         self.last_tool_end = -1
@@ -101,7 +105,10 @@ class _Trace:
                 self.current = None
             for part in _parts(message):
                 if part.get("type") == "tool_call_response" and isinstance(part.get("id"), str):
-                    self._result(part["id"], _text(part.get("response")), None)
+                    response = (part["id"], _text(part.get("response")))
+                    if response not in self.seen_responses:  # the history repeats earlier ones
+                        self.seen_responses.add(response)
+                        self._result(self.latest.get(part["id"], part["id"]), response[1], None)
 
     def _result(self, call_id: str, content: str, error: Any) -> None:
         if call_id in self.answered or call_id not in self.calls:
@@ -110,12 +117,23 @@ class _Trace:
         self.guard.add(content)
         self.messages.append(tool_result(call_id, content, error))
 
-    def _call(self, msg: dict[str, Any], call_id: str, name: Any, arguments: Any) -> None:
-        if call_id in self.calls:
-            return
+    def _call(self, msg: dict[str, Any], source: str, name: Any, arguments: Any) -> str:
+        """The call id of the call ``source`` names: its latest call while unanswered (a
+        model span's call, then its execute_tool span), else a new call. A source id whose
+        call was answered names a new call ``<id>#<n>``: frameworks that number calls per
+        turn reuse ids, and the later call (an executed span) was dropped."""
+        current = self.latest.get(source)
+        if current is not None and current not in self.answered:
+            return current
+        call_id = source
+        while call_id in self.calls:
+            self.reuses[source] = self.reuses.get(source, 1) + 1
+            call_id = f"{source}#{self.reuses[source]}"
+        self.latest[source] = call_id
         self.guard.add(arguments)
         msg.setdefault("tool_calls", []).append(tool_call(call_id, name, arguments))
         self.calls[call_id] = msg
+        return call_id
 
     def agent(self, span: Span) -> None:
         """An agent span: the system/user messages it received (before its model calls)."""
@@ -139,15 +157,16 @@ class _Trace:
             msg["content"] = "\n".join(texts)
 
     def tool(self, span: Span) -> None:
-        call_id = span.attrs.get("gen_ai.tool.call.id")
-        call_id = call_id if isinstance(call_id, str) and call_id else f"span-{span.span_id}"
-        if call_id not in self.calls:
+        source = span.attrs.get("gen_ai.tool.call.id")
+        source = source if isinstance(source, str) and source else f"span-{span.span_id}"
+        call_id = self.latest.get(source)
+        if call_id is None or call_id in self.answered:
             parallel = not self.has_model_spans and span.start < self.last_tool_end
             if self.current is None or (not self.has_model_spans and not parallel):
                 self.current = canonical_message("assistant", None)
                 self.messages.append(self.current)
-            self._call(self.current, call_id, span.attrs.get("gen_ai.tool.name"),
-                       span.attrs.get("gen_ai.tool.call.arguments", {}))
+            call_id = self._call(self.current, source, span.attrs.get("gen_ai.tool.name"),
+                                 span.attrs.get("gen_ai.tool.call.arguments", {}))
         self.last_tool_end = max(self.last_tool_end, span.end)
         result = span.attrs.get("gen_ai.tool.call.result")
         if result is None:
