@@ -403,3 +403,18 @@ def test_otel_call_ids_reused_by_later_calls_keep_every_call(tmp_path: Path) -> 
     [rec] = iter_records([write(tmp_path / "chat.json", json.dumps(export))], fmt="otel")
     results = [(m["tool_call_id"], m["content"]) for m in json.loads(rec.text)["messages"] if m["role"] == "tool"]
     assert results == [("call_0", "A"), ("call_0#2", "B")]
+
+
+def test_a_utf16_file_is_one_reject_saying_so(tmp_path: Path) -> None:
+    """Windows PowerShell 5 writes UTF-16 with a byte order mark (``>``, Out-File). Read
+    as UTF-8 lines, 3 records became 4 rejects 'NUL byte at offset 0' (the last one the
+    half of the final line break). Such a file is now one malformed_record naming its
+    encoding and how to convert it, and is never split into shards."""
+    from pipeline.ingest.reader import splittable
+
+    text = "\r\n".join(f'{{"trajectory_id": "w{i}", "messages": []}}' for i in range(3)) + "\r\n"
+    f = write(tmp_path / "ps.jsonl", b"\xff\xfe" + text.encode("utf-16-le"))
+    [rec] = iter_records([f])
+    assert (rec.source_line, rec.reject_reason) == (1, "malformed_record")
+    assert "UTF-16LE" in rec.reject_detail and "convert" in rec.reject_detail
+    assert not splittable(f, "auto")

@@ -23,6 +23,8 @@ stop the run.
   named as NDJSON whose first non-blank line is ``[`` or ``{`` alone holds pretty-printed
   JSON (an indented array, or indented records one after another) and is read so: its
   records are the array's elements or the values in turn (1-based index), not each line.
+- a file that opens with a UTF-16 byte order mark (what Windows PowerShell 5's ``>``
+  writes) is one ``malformed_record`` saying so (source_line 1), not one per line.
 - Inspect ``.eval`` archives / EvalLog ``.json``: the 1-based sample position.
 - session formats (``claude-code``, ``codex``: one FILE is one record, source_line 1;
   ``otel``: one record per trace, source_line = the line of its first span). Their
@@ -57,7 +59,7 @@ from typing import Any
 
 from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
 from pipeline.ingest.adapters._common import Growth, RecordTooLarge
-from pipeline.ingest.adapters._detect import pretty_printed, warn_without_ids
+from pipeline.ingest.adapters._detect import pretty_printed, utf16, warn_without_ids
 from pipeline.ingest.adapters._io import (
     Problem, anthropic_calls, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
     replace_lone_surrogates, skip_ws, without_lone_surrogates,
@@ -243,6 +245,12 @@ def _whole_file(path: Location) -> bool:
 
 def _file_records(path: Location, fmt: str, max_record_bytes: int,
                   suite: str | None = None) -> Iterator[RawRecord]:
+    encoding = utf16(path)
+    if encoding is not None:  # its every line would be a NUL-byte reject of its own
+        yield rejected(str(path), 1, "malformed_record",
+                       f"the file is {encoding} text (it opens with that byte order mark), not UTF-8: "
+                       "convert it first (iconv -f UTF-16 -t UTF-8; PowerShell: Out-File -Encoding utf8)", fmt)
+        return
     detected, why = detect_format(path)
     if detected == "skip":
         return  # label/config file: not a transcript (module docstring)
@@ -260,7 +268,7 @@ def splittable(path: Location, fmt: str) -> bool:
     """True when ``path`` may be read in record-aligned byte ranges: NDJSON (a gzip file's
     ranges are of its uncompressed bytes) whose records pass through unconverted (no
     adapter state spans lines)."""
-    if path.name.lower().endswith(".eval") or _whole_file(path):
+    if path.name.lower().endswith(".eval") or _whole_file(path) or utf16(path) is not None:
         return False
     name = fmt if fmt != "auto" else detect_format(path)[0]
     spec = ADAPTERS.get(name)

@@ -183,6 +183,12 @@ def _head(path: Location, size: int, ndjson: bool) -> tuple[bytes, bool]:
     return lines[first], full and first == len(lines) - 1
 
 
+def utf16(path: Location) -> str | None:
+    """``UTF-16LE`` / ``UTF-16BE`` when the file opens with that byte order mark, else None."""
+    head = read_head(path, 2)
+    return {b"\xff\xfe": "UTF-16LE", b"\xfe\xff": "UTF-16BE"}.get(head)
+
+
 def pretty_printed(path: Location) -> bool:
     """True when a file named as NDJSON holds pretty-printed JSON: its first non-blank line
     is ``[`` or ``{`` alone (an indented array, or indented records one after another).
