@@ -418,3 +418,16 @@ def test_a_utf16_file_is_one_reject_saying_so(tmp_path: Path) -> None:
     assert (rec.source_line, rec.reject_reason) == (1, "malformed_record")
     assert "UTF-16LE" in rec.reject_detail and "convert" in rec.reject_detail
     assert not splittable(f, "auto")
+
+
+def test_detection_reads_on_in_a_document_whose_head_shows_no_marker(tmp_path: Path) -> None:
+    """An Inspect EvalLog whose ``eval`` spec comes first and fills the 256 KB head (large
+    task_args) showed only 'eval': it was read as ONE canonical record (missing_trajectory_id)
+    instead of its samples. A document cut by the head with no marker in it is now read on
+    (up to 2 MiB) before the format is chosen, as a first NDJSON line is."""
+    samples = [{"id": i, "epoch": 1, "messages": [{"role": "user", "content": "hi"}]} for i in range(3)]
+    log = {"eval": {"task": "t", "task_args": {"blob": "z" * 300_000}}, "version": 2, "status": "success",
+           "samples": samples}
+    f = write(tmp_path / "log.json", json.dumps(log))
+    assert detect_format(f)[0] == "inspect"
+    assert [(r.source_line, r.reject_reason) for r in iter_records([f])] == [(1, None), (2, None), (3, None)]

@@ -4,10 +4,12 @@ The first ``SNIFF_BYTES`` (decompressed) bytes are scanned by a small tolerant J
 tokenizer that records object keys per nesting depth and the string values of
 ``type`` keys. Keys inside string values (attacker text) are never mistaken for keys:
 strings are consumed as whole tokens. For NDJSON only the first non-blank line is
-scanned; when that line is longer than the head and what the head shows has no marker
-(no rule but the last matches, no ``trajectory_id``), up to ``LONG_SNIFF_BYTES`` (2 MiB) of it
-are scanned (an AgentDojo trace writes ``metadata`` after ``messages``: a 474 KB first
-trace, in a file without its run header, read as canonical lost every record). Rules, first match wins (K = keys of a record, C = keys one level below):
+scanned; when that line (or a whole-file document) is longer than the head and what the
+head shows has no marker (no rule but the last matches, no ``trajectory_id``), up to
+``LONG_SNIFF_BYTES`` (2 MiB) of it are scanned (an AgentDojo trace writes ``metadata``
+after ``messages``: a 474 KB first trace, in a file without its run header, read as
+canonical lost every record; an Inspect log whose ``eval`` spec comes first and fills the
+head was one canonical record). Rules, first match wins (K = keys of a record, C = keys one level below):
 
 1. ``.eval`` -> inspect; ``.traj`` -> swe-agent.
 2. label files, not transcripts -> ``skip`` (no records): ``*_safety_eval_results.json``,
@@ -161,7 +163,7 @@ def detect(path: Location) -> tuple[str, str]:
     head, cut = _head(path, SNIFF_BYTES, ndjson)
     shape = scan(head.decode("utf-8", "replace"))
     fmt, why = classify(shape)
-    if cut and fmt == "canonical" and "trajectory_id" not in shape.at(1):  # no marker in the head
+    if cut and fmt == "canonical" and "trajectory_id" not in shape.at(2 if shape.top == "[" else 1):
         shape = scan(_head(path, LONG_SNIFF_BYTES, ndjson)[0].decode("utf-8", "replace"))
         fmt, why = classify(shape)
     if ndjson and fmt in ("openhands", "swe-agent", "inspect", "skip"):
@@ -171,13 +173,13 @@ def detect(path: Location) -> tuple[str, str]:
 
 def _head(path: Location, size: int, ndjson: bool) -> tuple[bytes, bool]:
     """(the first ``size`` bytes of a file without a BOM, or of an NDJSON file its first
-    non-blank line within them; whether that NDJSON line goes on past them)."""
+    non-blank line within them; whether the document or that line goes on past them)."""
     head = read_head(path, size)
     full = len(head) == size
     if head.startswith(BOM):
         head = head[len(BOM):]
     if not ndjson:
-        return head, False
+        return head, full
     lines = head.split(b"\n")
     first = next((i for i, ln in enumerate(lines) if ln.strip()), len(lines) - 1)
     return lines[first], full and first == len(lines) - 1
