@@ -2,6 +2,7 @@
 -- (grain: trajectory_id, step_idx). Inputs: events, policy_tools.
 -- Parameters: $pattern (the alternation of every `argument = "*"` rule's pattern),
 -- $runs_later (classifier.runs_later: written paths that run by themselves later).
+-- An argument that is a list of strings (an argv) is read as its words joined by spaces.
 -- Running is not writing: for a tool that writes files (catalog `writes`, not a shell or
 -- code step) the `*` rules read only its resource arguments (`command_text`); a match only
 -- inside the content it writes is `written` (sql/classifier_hits.sql). `candidate`: some
@@ -24,11 +25,18 @@ writers as (
             regexp_matches(coalesce(arguments ->> ('$."' || k || '"'), ''), $runs_later))) > 0 end, false) as writer
     from calls
 ),
-final as (
-    select trajectory_id, step_idx, arguments, args_ok, tool_key, catalog_key, writer,
+texts as (
+    select *,
+        -- an argument given as an argv (["rm", "-rf", "/"]) is also read as its command line
+        -- (sql/macros.sql lg_with_argvs): the rules are written for command strings
         case when writer and args_ok then array_to_string(list_transform(resource_args,
-            lambda k: coalesce(arguments ->> ('$."' || k || '"'), '')), chr(10)) else arguments end as command_text,
-        coalesce(regexp_matches(arguments, $pattern), false) as candidate
+            lambda k: coalesce(arguments ->> ('$."' || k || '"'), '')), chr(10))
+            else lg_with_argvs(arguments, args_ok) end as command_text
     from writers
+),
+final as (
+    select trajectory_id, step_idx, arguments, args_ok, tool_key, catalog_key, writer, command_text,
+        coalesce(regexp_matches(case when writer then arguments else command_text end, $pattern), false) as candidate
+    from texts
 )
 select * from final

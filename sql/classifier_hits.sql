@@ -9,7 +9,8 @@
 with texts as (
     select trajectory_id, step_idx, writer, arguments,
         case when $argument = '*' then command_text
-             when args_ok then arguments ->> ('$."' || $argument || '"') end as text
+             -- an argv (["rm", "-rf", "/"]) as its command line (sql/macros.sql lg_argv_text)
+             when args_ok then lg_argv_text(arguments -> ('$."' || $argument || '"')) end as text
     from classifier_calls
     where ($tool_key = '*' or $tool_key = tool_key or $tool_key = catalog_key)
       and ($argument <> '*' or candidate)

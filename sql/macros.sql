@@ -93,3 +93,26 @@ create or replace temp macro lg_luhn(digits) as
         case when i % 2 = 1
             then 2 * ascii(reverse(digits)[i + 1]) - 96 - case when 2 * ascii(reverse(digits)[i + 1]) - 96 > 9 then 9 else 0 end
             else ascii(reverse(digits)[i + 1]) - 48 end)) % 10 = 0;
+
+-- lg_is_argv: a JSON value that is a non-empty list of strings: an argv (`["rm", "-rf",
+-- "/"]`, what exec-style tools take). lg_argv_text: its words joined by spaces, as a shell
+-- command line shows them, so a classifier rule written for the command string matches it
+-- too (its JSON text puts '", "' between the words); any other value: a string's own text,
+-- other JSON its text.
+create or replace temp macro lg_is_argv(v) as
+    json_type(v) = 'ARRAY' and json_array_length(v) > 0
+    and list_bool_and(list_transform(json_extract(v, '$[*]'), lambda x: json_type(x) = 'VARCHAR'));
+
+create or replace temp macro lg_argv_text(v) as
+    case when lg_is_argv(v) then array_to_string(v ->> '$[*]', ' ') else v ->> '$' end;
+
+-- lg_with_argvs: a call's arguments (JSON text; `ok`: they parse) followed, on lines of
+-- their own, by each top-level argument that is an argv, as lg_argv_text gives it: the
+-- text the `argument = "*"` rules read. Only arguments holding a '[' pay for the parse.
+create or replace temp macro lg_with_argvs(arguments, ok) as
+    case when ok and contains(arguments, '[') and json_type(arguments) = 'OBJECT'
+         then arguments || coalesce(chr(10) || nullif(array_to_string(list_filter(
+                  list_transform(json_extract(arguments, '$.*'),
+                                 lambda v: case when lg_is_argv(v) then lg_argv_text(v) end),
+                  lambda t: t is not null), chr(10)), ''), '')
+         else arguments end;

@@ -14,6 +14,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.analysis.shell import ShellAnalysis, analyse_code, analyse_command
+from pipeline.ingest.argv import argv_command
 from pipeline.sql import materialize
 
 _ACCESS_FIELDS = (("read", "reads"), ("write", "writes"), ("execute", "executes"),
@@ -48,6 +49,8 @@ def _program_text(arguments: str, arg: str | None) -> str | None:
     value = json.loads(arguments).get(arg)
     if value is None:
         return None
+    if isinstance(value, list) and value and all(isinstance(w, str) for w in value):
+        return argv_command(value)  # an argv (exec-style tools): the command line it runs
     return value if isinstance(value, str) else json.dumps(value)
 
 

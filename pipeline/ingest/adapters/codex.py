@@ -38,12 +38,12 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx, TextParts, text_of, tool_call, tool_result
 from pipeline.ingest.adapters._session import SizeGuard, feed_lines
+from pipeline.ingest.argv import argv_command
 from pipeline.ingest.records import canonical_message
 
 FORMAT = "codex"
@@ -55,7 +55,6 @@ _RUNNING = re.compile(r"(?m)^Process running with session ID (\d+)\s*$")
 # tried every split of a long line (quadratic: 100,000 blanks took over a minute)
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.*)$|^\*\*\* Move to: (.*)$", re.M)
 _REFUSED = re.compile(r"\A\s*(exec command|patch|command) (was )?rejected by (the )?user", re.I)
-_SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish"}
 UNSUCCESSFUL = -(2**31)  # marker: a structured output with success: false (no exit code)
 # the text blocks of a message's content or a tool output list: Codex writes the Responses
 # API's input_text / output_text (text_of reads only "text" blocks)
@@ -72,11 +71,9 @@ def _text(content: Any) -> str:
 
 
 def shell_command(argv: list[Any]) -> str:
-    """A shell argv as one command string: ``[bash, -lc, SCRIPT]`` -> SCRIPT."""
-    words = [str(w) for w in argv]
-    if len(words) == 3 and words[0].rsplit("/", 1)[-1] in _SHELLS and words[1] in ("-c", "-lc", "-cl", "-ic"):
-        return words[2]
-    return shlex.join(words)
+    """A shell argv as one command string: ``[bash, -lc, SCRIPT]`` -> SCRIPT
+    (:func:`pipeline.ingest.argv.argv_command`)."""
+    return argv_command(argv)
 
 
 def patch_paths(patch: str) -> tuple[list[str], list[str]]:
