@@ -11,16 +11,7 @@ import duckdb
 import pytest
 
 from pipeline.cli import main
-
-
-def _tool_span(trace: str, span: str) -> dict[str, Any]:
-    attrs = [{"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
-             {"key": "gen_ai.tool.name", "value": {"stringValue": "read_file"}},
-             {"key": "gen_ai.tool.call.id", "value": {"stringValue": f"call-{span}"}},
-             {"key": "gen_ai.tool.call.arguments", "value": {"stringValue": '{"path": "a.txt"}'}},
-             {"key": "gen_ai.tool.call.result", "value": {"stringValue": "hello"}}]
-    return {"traceId": trace, "spanId": span, "name": "execute_tool read_file", "startTimeUnixNano": "1000",
-            "endTimeUnixNano": "2000", "attributes": attrs}
+from tests.test_adapters_otel import _tool_span
 
 
 def _export(path: Path, spans: list[dict[str, Any]]) -> None:
