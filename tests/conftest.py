@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -88,6 +90,14 @@ def rows(con: duckdb.DuckDBPyConnection, sql: str,
     cur = con.execute(sql, (dict(params) if isinstance(params, Mapping) else list(params)) if params else None)
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def bounded_child(code: str, *args: str, timeout: float = 20) -> subprocess.CompletedProcess[str]:
+    """``python -c code args...`` in a child process from the repository root, killed
+    after ``timeout`` seconds (``subprocess.TimeoutExpired``): a bound on hostile input that
+    was quadratic (minutes), not a benchmark (well under the bound when linear)."""
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=Path(__file__).resolve().parents[1])
 
 
 def traj(tid: str, *messages: dict[str, Any], suite: str = "t") -> dict[str, Any]:

@@ -12,6 +12,7 @@ from pipeline.ingest.adapters.gold import gold_rows
 from pipeline.ingest.adapters.r_judge import parse_action
 from pipeline.ingest.discovery import detect_format
 from pipeline.ingest.reader import iter_records
+from tests.conftest import bounded_child
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "adapters"
 
@@ -258,9 +259,6 @@ def test_call_id_repair_is_linear_in_the_calls_of_a_record() -> None:
     A 3.7 MB record of 20,000 calls answered after all of them took 38 s (a 32 MB one,
     about an hour). Unanswered calls are now kept in queues by id and by name. In a child
     process with a timeout: well under a second when linear, minutes when quadratic."""
-    import subprocess
-    import sys
-
     code = ("from pipeline.ingest.adapters._common import repair_call_ids\n"
             "n = 30_000\n"
             "calls = [{'id': f'c{i}', 'function': {'name': 'f'}} for i in range(n)]\n"
@@ -271,8 +269,7 @@ def test_call_id_repair_is_linear_in_the_calls_of_a_record() -> None:
             "hints = [None] * (n + 1) + ['f', None]\n"
             "changed = repair_call_ids(messages, hints)\n"
             "print(changed, messages[1]['tool_call_id'], messages[-2]['tool_call_id'], messages[-1]['tool_call_id'])\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20,
-                          cwd=Path(__file__).resolve().parents[1])
+    done = bounded_child(code)
     # ids filled in for the two id-less calls and their two results: the first id-less
     # result names tool f (the oldest unanswered f call), the second takes the oldest left
     assert done.stdout.split() == ["4", "c29999", "c30002", "c30001"], done.stderr
@@ -283,15 +280,11 @@ def test_r_judge_action_of_many_unclosed_segments_is_parsed_in_linear_time() -> 
     failed lenient decode, and each failure counted the lines from the start of the action
     to name its line number (json's error message): 50,000 lines (1.1 MB) took 58 s. In a
     child process with a timeout: under two seconds when linear."""
-    import subprocess
-    import sys
-
     code = ("from pipeline.ingest.adapters.r_judge import parse_action\n"
             "action = '\\n'.join(f'T{i}: {{\"a\": [1, 2' for i in range(60_000))\n"
             "calls = parse_action(action)\n"
             "print(len(calls), calls[0][0], calls[-1][0], calls[-1][1])\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20,
-                          cwd=Path(__file__).resolve().parents[1])
+    done = bounded_child(code)
     assert done.stdout.split() == ["60000", "T0", "T59999", '{"a":', "[1,", "2"], done.stderr
 
 

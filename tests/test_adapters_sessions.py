@@ -11,7 +11,7 @@ import pytest
 from pipeline.ingest.adapters.codex import patch_paths, shell_command
 from pipeline.ingest.discovery import detect_format
 from pipeline.ingest.reader import iter_records
-from tests.conftest import rows, stage_connection
+from tests.conftest import bounded_child, rows, stage_connection
 from tests.session_fixtures import SESSION, Claude, Codex, exec_output, text, use
 
 
@@ -233,16 +233,12 @@ def test_patch_paths_is_linear_in_a_long_header() -> None:
     pattern it replaced tried every split of the line (40,000 blanks took 14 s; this one
     would take minutes), the current one reads the line once. In a child process: a
     regex holds the GIL, so no thread of this one could give up on it."""
-    import subprocess
-    import sys
-
     code = ("from pipeline.ingest.adapters.codex import patch_paths\n"
             "patch = '*** Begin Patch\\n*** Add File: a' + ' ' * 200_000 + 'b\\n+x\\n*** End Patch\\n'\n"
             "written, deleted = patch_paths(patch)\n"
             "print(len(written), len(written[0]), written[0][0], written[0][-1], deleted)\n")
     # a bound on hostile input, not a benchmark: well under a second when linear
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          cwd=Path(__file__).resolve().parents[1])
+    done = bounded_child(code, timeout=60)
     assert done.stdout.split() == ["1", "200002", "a", "b", "[]"], done.stderr
 
 
@@ -440,9 +436,6 @@ def test_many_texts_of_one_assistant_message_are_joined_in_linear_time(fmt: str)
     copying the whole text again each time: 20,000 lines took 10 s, a 32 MB session minutes.
     They are joined once at the end. In a child process with a timeout: about a second
     when linear."""
-    import subprocess
-    import sys
-
     code = ("import sys\n"
             "from pathlib import Path\n"
             "from pipeline.ingest.adapters._common import Ctx\n"
@@ -462,6 +455,5 @@ def test_many_texts_of_one_assistant_message_are_joined_in_linear_time(fmt: str)
             "[(_, record)] = list(convert(enumerate(lines, 1), ctx))\n"
             "content = record['messages'][-1]['content']\n"
             "print(len(content), content == '\\n'.join([text] * n))\n")
-    done = subprocess.run([sys.executable, "-c", code, fmt], capture_output=True, text=True, timeout=20,
-                          cwd=Path(__file__).resolve().parents[1])
+    done = bounded_child(code, fmt)
     assert done.stdout.split() == [str(60_000 * 51 - 1), "True"], done.stderr
