@@ -61,6 +61,12 @@ class StorageError(LitmusError):
     work folder is kept, so ``--resume`` continues from the finished shards."""
 
 
+class WorkerLostError(LitmusError):
+    """A worker process died in the middle of a shard (killed by a signal: the kernel's
+    OOM killer, a scheduler's kill of one process). Nothing was published; the work
+    folder is kept, so ``--resume`` continues from the finished shards."""
+
+
 class SchemaValidationError(LitmusError):
     """A table failed its Pandera schema: a bug in litmus-gate, never in the input."""
 

@@ -40,3 +40,11 @@ def worker_state(_: int) -> tuple[int, bool]:
 def fail_to_prepare() -> None:
     """A worker start-up that fails (a library that will not load)."""
     raise RuntimeError("cannot prepare")
+
+
+def die(signum: int) -> int:
+    """End this worker by signal ``signum`` (the OOM killer's SIGKILL, a scheduler's SIGTERM)."""
+    import os
+
+    os.kill(os.getpid(), signum)
+    return signum

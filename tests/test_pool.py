@@ -211,3 +211,34 @@ def test_a_pool_whose_workers_were_replaced_stops_cleanly() -> None:
             "print(len(got), flush=True)\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == [str(pool.TASKS_PER_WORKER * 2 + 1)], done.stderr[-2000:]
+
+
+_LOST_WORKER = """
+import signal, sys
+from pipeline.errors import WorkerLostError
+from pipeline.execution.pool import WorkerPool
+from tests.pool_jobs import die
+with WorkerPool(2) as workers:
+    try:
+        workers.map(die, [int(sys.argv[1])], lambda n: None)
+    except WorkerLostError as exc:
+        print(exc.one_line(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
+def test_a_worker_killed_mid_task_stops_the_map_with_one_line(signum: int) -> None:
+    # the OOM killer or a scheduler ends one worker: the pool starts another and nothing
+    # answers for the lost task. Before, the map (and so the run) waited for it for ever
+    proc = subprocess.Popen([sys.executable, "-c", _LOST_WORKER, str(int(signum))], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=120)  # a guard against the hang, not a timing
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("the pool waited for ever for the task of a killed worker")
+    assert proc.returncode == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith(f"a worker process died (killed by {signal.Signals(signum).name}) while scoring"), out
+    assert "--resume" in lines[0]

@@ -16,6 +16,12 @@ Two hazards of ``multiprocessing.Pool`` shape it:
   still over the bound goes through a file of that folder, the pipe carrying its name.
   (One hazard is CPython's own and stays: a worker killed while it holds the result
   queue's write lock, a window of a few instructions per result.)
+- A worker that dies in the middle of a task (the kernel's OOM killer, a scheduler's
+  SIGKILL or SIGTERM to one process, a crash in a library) takes the task with it: the
+  pool starts a replacement, and nothing ever answers for the lost task, so a run waited
+  for it for ever. The pool records every worker it starts (:class:`_Pool`) and the wait
+  raises :class:`pipeline.errors.WorkerLostError` as soon as one has ended other than
+  by retiring (exit code 0, ``maxtasksperchild``).
 - A signal handler that raises lands between any two bytecodes of the main thread, also
   inside the pool's own code, where it can leave a lock held that the pool's threads
   need. The wait runs in :func:`pipeline.execution.signals.deferred` and raises a
@@ -28,8 +34,10 @@ import io
 import itertools
 import os
 import multiprocessing
+import multiprocessing.pool
 import pickle
 import shutil
+import signal
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing import resource_tracker
@@ -37,7 +45,7 @@ from multiprocessing.pool import ExceptionWithTraceback  # type: ignore[attr-def
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pipeline.errors import Interrupted
+from pipeline.errors import Interrupted, WorkerLostError
 from pipeline.execution.signals import deferred, raise_pending, sigint_held, worker_init
 
 T = TypeVar("T")
@@ -155,6 +163,30 @@ def _run_job(job: tuple[int, bytes | str, str]) -> tuple[int, bytes | str]:
     return i, _pack(outcome, INLINE_BYTES, Path(result_file))
 
 
+class _Pool(multiprocessing.pool.Pool):
+    """A ``multiprocessing.Pool`` that keeps every worker process it starts (``started``),
+    replacements included (started by the pool's own thread), so that a worker that died
+    is seen even after the pool has reaped it and started another."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.started: list[Any] = []  # multiprocessing's Process objects (appended by the pool's thread too)
+        super().__init__(*args, **kwargs)
+
+    def Process(self, ctx: Any, *args: Any, **kwds: Any) -> Any:  # noqa: N802 - the pool's hook
+        process = ctx.Process(*args, **kwds)
+        self.started.append(process)
+        return process
+
+    def lost(self) -> str | None:
+        """How a worker ended that did not retire (exit code 0): ``killed by SIGKILL``,
+        ``exited with code 3``; None while every worker is running or retired."""
+        for process in list(self.started):
+            code = process.exitcode
+            if code is not None and code != 0:
+                return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+        return None
+
+
 class WorkerPool:
     """Local worker processes (a spawn pool), started before the tasks exist: the driver
     starts them, then plans the run (policy, labels, hashing the inputs) while they
@@ -175,8 +207,8 @@ class WorkerPool:
             # is raised as the block ends, and the workers started go with it; a SIGTERM
             # waits too (deferred), so it never lands inside the pool's constructor
             with deferred(), sigint_held():
-                self._pool = ctx.Pool(processes=workers, initializer=worker_init, initargs=(prepare, os.getpid()),
-                                      maxtasksperchild=TASKS_PER_WORKER or None)
+                self._pool = _Pool(processes=workers, initializer=worker_init, initargs=(prepare, os.getpid()),
+                                   maxtasksperchild=TASKS_PER_WORKER or None, context=ctx)
         except BaseException:
             with deferred():
                 if hasattr(self, "_pool"):
@@ -220,6 +252,7 @@ class WorkerPool:
                 for n in range(1, len(tasks) + 1):
                     while True:
                         raise_pending()
+                        self._check_workers()
                         try:
                             i, packed = found.next(timeout=SIGNAL_POLL_S)
                             break
@@ -233,6 +266,15 @@ class WorkerPool:
             for _, file in refs.values():  # no worker of this map needs them any more
                 Path(file).unlink(missing_ok=True)
         return results
+
+    def _check_workers(self) -> None:
+        """Raise :class:`WorkerLostError` when a worker died (its task is lost: see the
+        module docstring)."""
+        how = self._pool.lost()
+        if how is not None:
+            raise WorkerLostError(f"a worker process died ({how}) while scoring; no run was published",
+                                  "the work folder is kept: rerun with --resume to continue; if memory "
+                                  "ran out, use fewer --workers or more --shards")
 
     def __enter__(self) -> WorkerPool:
         return self
