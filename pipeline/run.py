@@ -28,7 +28,8 @@ from pipeline.outputs.query import table_relation
 from pipeline.execution.driver import RunResult, execute
 from pipeline.execution.shard import chunks
 from pipeline.execution.workdir import RunLock
-from pipeline.outputs.writer import conform, write_table
+from pipeline.execution.publish import recover_killed_publish
+from pipeline.outputs.writer import conform, moved_aside, publish, staging_dir, write_table
 
 __all__ = ["RunResult", "explode", "rebuild_report", "score", "suggest"]
 
@@ -72,15 +73,25 @@ def suggest(inputs: tuple[Path | str, ...], fmt: str, policy_file: Path | None) 
 def rebuild_report(run_dir: Path, gold: Path | None) -> dict[str, int]:
     """Recompute ``metrics`` (when gold is given) and the reports of an existing run.
 
-    Files are replaced one by one with ``os.replace`` so each is whole at any moment.
-    Under the run lock of RUN_DIR: never while a ``score`` into it (or another
-    ``report``) writes there.
+    The rebuilt run is staged beside RUN_DIR (the files it keeps hard-linked, not
+    copied) and swapped in as a ``score --overwrite`` publishes (:func:`publish`): a
+    report killed at any point leaves the old run or the new one, whole, never new
+    metrics beside an old manifest or a run without its ``metrics`` table or ``explain``
+    pages (before, each was swapped in by two renames of its own, and a kill between
+    them lost it for good). Under the run lock of RUN_DIR: never while a ``score`` into
+    it (or another ``report``) writes there; holding it, what a killed ``score`` or
+    ``report`` left beside RUN_DIR is mended first (:func:`recover_killed_publish`).
     """
     manifest_path = run_dir / "manifest.json"
-    if not manifest_path.is_file():  # before the lock: an operator's mistake writes nothing
+    # before the lock: an operator's mistake writes nothing (a run a killed swap moved aside counts)
+    if not manifest_path.is_file() and not moved_aside(run_dir):
         raise RunDirError(f"{run_dir} is not a litmus-gate run (no manifest.json)")
     with RunLock(run_dir) as lock:
         lock.acquire()  # a score into RUN_DIR publishes under it: the run is whole here
+        if lock.locked:
+            recover_killed_publish(run_dir)
+        if not manifest_path.is_file():
+            raise RunDirError(f"{run_dir} is not a litmus-gate run (no manifest.json)")
         return _rebuild_report(run_dir, gold, manifest_path)
 
 
@@ -108,45 +119,64 @@ def _rebuild_report(run_dir: Path, gold: Path | None, manifest_path: Path) -> di
     gold_table = read_gold(duckdb.connect(), gold) if gold is not None else None
     con = connect(RunConfig(inputs=(), out=run_dir))
     counts: dict[str, int] = {}
+    staging = staging_dir(run_dir)
     try:
-        for name in ("steps", "actions", "flows", "verdicts", "attrition"):
-            relation = table_relation(con, run_dir, name)
-            if relation is None:
-                raise RunDirError(f"{run_dir} has no {name} table", "report needs a score run")
-            relation.create_view(name)
-        frame = None
-        if gold_table is not None:
-            metrics(con, gold_table)
-            frame = conform("metrics", con.table("metrics").pl())
-        elif (relation := table_relation(con, run_dir, "metrics")) is not None:
-            relation.create_view("metrics")
-        if (relation := table_relation(con, run_dir, "edges")) is not None:  # for the explain pages
-            relation.create_view("edges")
-        html, markdown = render_report(con, run_dir.name, run_dir / "explain", explain_pages,
-                                       provenance_notes(manifest.get("labels")))
-    except duckdb.Error as exc:  # a damaged Parquet file of the run
-        raise RunDirError(f"{run_dir} cannot be read: {str(exc).splitlines()[0]}",
-                          "the run folder is damaged: score again") from exc
-    if frame is not None and gold is not None:
-        tmp = run_dir / f".metrics.tmp-{os.getpid()}"
-        write_table(tmp, "metrics", frame)
-        old = run_dir / "metrics"
-        if old.exists():
-            os.rename(old, run_dir / f".metrics.old-{os.getpid()}")
-        os.rename(tmp / "metrics", old)
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(run_dir / f".metrics.old-{os.getpid()}", ignore_errors=True)
-        counts["metrics"] = frame.height
-        # the manifest names the gold the metrics now hold (diff compares manifests)
-        manifest["gold"] = {"path": str(gold), "sha256": sha256_of(gold)}
-        row_counts = manifest.get("row_counts")
-        if isinstance(row_counts, dict):
-            row_counts["metrics"] = frame.height
-    files = [("report.html", html), ("report.md", markdown)]
-    if counts:  # metrics rebuilt: the manifest changed
-        files.append(("manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n"))
-    for name, text in files:
-        tmp_file = run_dir / f".{name}.tmp"
-        tmp_file.write_text(text, encoding="utf-8")
-        os.replace(tmp_file, run_dir / name)
+        try:
+            for name in ("steps", "actions", "flows", "verdicts", "attrition"):
+                relation = table_relation(con, run_dir, name)
+                if relation is None:
+                    raise RunDirError(f"{run_dir} has no {name} table", "report needs a score run")
+                relation.create_view(name)
+            frame = None
+            if gold_table is not None:
+                metrics(con, gold_table)
+                frame = conform("metrics", con.table("metrics").pl())
+            elif (relation := table_relation(con, run_dir, "metrics")) is not None:
+                relation.create_view("metrics")
+            if (relation := table_relation(con, run_dir, "edges")) is not None:  # for the explain pages
+                relation.create_view("edges")
+            html, markdown = render_report(con, run_dir.name, staging / "explain", explain_pages,
+                                           provenance_notes(manifest.get("labels")))
+        except duckdb.Error as exc:  # a damaged Parquet file of the run
+            raise RunDirError(f"{run_dir} cannot be read: {str(exc).splitlines()[0]}",
+                              "the run folder is damaged: score again") from exc
+        con.close()
+        rebuilt = {"explain", "report.html", "report.md"}
+        if frame is not None and gold is not None:
+            counts["metrics"] = write_table(staging, "metrics", frame)
+            # the manifest names the gold the metrics now hold (diff compares manifests)
+            manifest["gold"] = {"path": str(gold), "sha256": sha256_of(gold)}
+            row_counts = manifest.get("row_counts")
+            if isinstance(row_counts, dict):
+                row_counts["metrics"] = frame.height
+            (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+            rebuilt |= {"metrics", "manifest.json"}
+        (staging / "report.html").write_text(html, encoding="utf-8")
+        (staging / "report.md").write_text(markdown, encoding="utf-8")
+        _link_rest(run_dir, staging, rebuilt)
+        replaced = publish(staging, run_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if replaced is not None:
+        shutil.rmtree(replaced, ignore_errors=True)  # the old run, once the new one is in place
     return counts
+
+
+def _link_rest(run_dir: Path, staging: Path, rebuilt: set[str]) -> None:
+    """Every entry of the run a report does not rebuild, into ``staging`` as hard links
+    (a copy where the file system has none); dot-entries (another program's leftovers)
+    are left out."""
+    def link(source: str, target: str) -> None:
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copy2(source, target)
+
+    for entry in sorted(run_dir.iterdir()):
+        if entry.name in rebuilt or entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, staging / entry.name, copy_function=link)
+        else:
+            link(str(entry), str(staging / entry.name))

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import calls, result, say, traj, user, parquet_digests
 
 
@@ -99,3 +101,61 @@ def test_a_run_killed_between_its_overwrites_renames_is_mended_by_the_next(tmp_p
     foreign[3].mkdir()  # no manifest: not a run this program moved aside
     assert _score(corpus, out, "--overwrite").returncode == 0
     assert all(f.exists() for f in foreign)
+
+
+# `litmus-gate report` that SIGKILLs itself right after its k-th rename of something aside
+# (a ".<name>.old-<pid>" destination): a scheduler's kill landing between the two renames
+# of a swap
+_KILLED_REPORT = """
+import os, signal, sys
+target = int(sys.argv.pop(1))
+real, seen = os.rename, []
+def rename(src, dst, *args, **kwargs):
+    real(src, dst, *args, **kwargs)
+    if ".old-" in os.path.basename(str(dst)):
+        seen.append(dst)
+        if len(seen) == target:
+            os.kill(os.getpid(), signal.SIGKILL)
+os.rename = rename
+from pipeline.cli import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("kth", [1, 2])
+def test_a_report_killed_mid_swap_leaves_the_old_run_or_the_new_one_whole(tmp_path: Path, kth: int) -> None:
+    # report swapped its explain pages, then its metrics table, each by two renames (old one
+    # aside, new one in); a kill between them left a run without its metrics table for good
+    # (a report after it rebuilt the report without metrics) and metrics beside a manifest
+    # naming another gold. Now the rebuilt run is staged and swapped in whole, as a score
+    # --overwrite is, and the next report (or score) mends a swap that was cut
+    corpus = tmp_path / "c.jsonl"
+    _corpus(corpus, 30)
+    gold_a, gold_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    gold_a.write_text("".join(json.dumps({"trajectory_id": f"t{i}", "gold": "unsafe"}) + "\n" for i in range(30)))
+    gold_b.write_text("".join(json.dumps({"trajectory_id": f"t{i}", "gold": "safe"}) + "\n" for i in range(20)))
+    out = tmp_path / "run"
+    assert _score(corpus, out, "--gold", str(gold_a)).returncode == 0
+    old_metrics = parquet_digests(out / "metrics")
+    old_manifest = json.loads((out / "manifest.json").read_text())
+    killed = subprocess.run([sys.executable, "-c", _KILLED_REPORT, str(kth), "report", str(out), "--gold", str(gold_b)],
+                            capture_output=True, text=True, timeout=300)
+    assert killed.returncode in (0, -signal.SIGKILL), killed.stderr
+    mended = subprocess.run([sys.executable, "-m", "pipeline.cli", "report", str(out)], capture_output=True,
+                            text=True, timeout=300)
+    assert mended.returncode == 0, mended.stderr
+    assert _is_whole(out) and (out / "metrics").is_dir() and (out / "explain").is_dir()
+    manifest = json.loads((out / "manifest.json").read_text())
+    if manifest["gold"] == old_manifest["gold"]:  # the old run stands
+        assert parquet_digests(out / "metrics") == old_metrics
+    else:  # the new one, whole: metrics of the gold the manifest names
+        assert manifest["gold"]["path"] == str(gold_b) and parquet_digests(out / "metrics") != old_metrics
+    assert manifest["row_counts"]["metrics"] == sum(1 for _ in _rows(out / "metrics"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "b.jsonl", "c.jsonl", "run"]
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]
+
+
+def _rows(table: Path) -> list[tuple[object, ...]]:
+    import duckdb
+
+    return duckdb.sql(f"select * from read_parquet({[str(p) for p in sorted(table.rglob('*.parquet'))]})").fetchall()

@@ -235,6 +235,12 @@ def recover_replaced(out: Path) -> Path | None:
     return restored
 
 
+def moved_aside(out: Path) -> bool:
+    """Whether a run into ``out`` killed inside :func:`publish` left the run it replaced
+    beside it (``.<name>.old-<pid>``, its process gone), for :func:`recover_replaced`."""
+    return bool(_left_by_the_dead(out, "old"))
+
+
 def publish(staging: Path, out: Path) -> Path | None:
     """Move a finished staging folder into place as RUN_DIR; returns where the run it
     replaced was moved (for the caller to remove once the new one is in place), else None."""
