@@ -173,15 +173,15 @@ def test_ctrl_c_while_the_workers_start_prints_one_line(tmp_path: Path) -> None:
 _SIGINT_WHILE_THE_POOL_STARTS = """
 import multiprocessing, os, signal
 from pipeline.errors import Interrupted
+from pipeline.execution import pool as pool_module
 from pipeline.execution.pool import WorkerPool
 from pipeline.execution.signals import interruptible
-ctx = multiprocessing.get_context("spawn")
-start = ctx.Pool
+start = pool_module._Pool
 def start_then_ctrl_c(*args, **kwargs):
     pool = start(*args, **kwargs)
     os.kill(os.getpid(), signal.SIGINT)  # held: not raised inside the multiprocessing code
     return pool
-ctx.Pool = start_then_ctrl_c
+pool_module._Pool = start_then_ctrl_c
 try:
     with interruptible():
         WorkerPool(2)
