@@ -48,3 +48,12 @@ def die(signum: int) -> int:
 
     os.kill(os.getpid(), signum)
     return signum
+
+
+def sigint_ignored(_: int) -> bool:
+    """Whether SIGINT is ignored by this process at the system's level (``/proc``: what
+    ``signal.getsignal`` says is only what Python last set)."""
+    import signal
+
+    status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines() if ":" in line)
+    return bool(int(status["SigIgn"].strip(), 16) >> (signal.SIGINT - 1) & 1)

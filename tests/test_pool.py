@@ -242,3 +242,15 @@ def test_a_worker_killed_mid_task_stops_the_map_with_one_line(signum: int) -> No
     lines = out.splitlines()
     assert lines[0].startswith(f"a worker process died (killed by {signal.Signals(signum).name}) while scoring"), out
     assert "--resume" in lines[0]
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")
+def test_workers_still_ignore_sigint_after_their_imports() -> None:
+    # importing Polars (prepare_worker does) installs a native SIGINT handler over the
+    # worker's ignore: a Ctrl-C or a scheduler's SIGINT to the process group raised
+    # KeyboardInterrupt inside a shard's Polars query, and the worker died printing its
+    # traceback beside the driver's one line
+    from tests.pool_jobs import sigint_ignored
+
+    with WorkerPool(2, prepare=prepare_worker) as workers:
+        assert workers.map(sigint_ignored, [0, 1, 2, 3], lambda n: None) == [True] * 4

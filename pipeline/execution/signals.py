@@ -267,9 +267,7 @@ def worker_init(prepare: Callable[[], None] | None = None, parent: int | None = 
         _die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if hasattr(signal, "pthread_sigmask"):  # started under sigint_held(): a held Ctrl-C is now ignored
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    if prepare is not None:
+    if prepare is not None:  # still under sigint_held(): a Ctrl-C now waits, then is ignored
         try:
             prepare()
         except Exception:  # noqa: BLE001 - start-up work only: see below
@@ -277,6 +275,13 @@ def worker_init(prepare: Callable[[], None] | None = None, parent: int | None = 
             # fails the same way, for ever; a task that needs what failed meets the error
             # itself and reports it as any task's error (one line in the driver)
             pass
+    # again after the imports: importing Polars installs its own native SIGINT handler over
+    # the ignore (Python's signal.getsignal still says SIG_IGN), and a Ctrl-C or a
+    # scheduler's SIGINT to the process group then raised KeyboardInterrupt inside a
+    # shard's Polars query: the worker died printing its traceback beside the driver's line
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # started under sigint_held(): a held Ctrl-C is now ignored
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def reassert() -> None:
