@@ -177,19 +177,14 @@ class _Pool(multiprocessing.pool.Pool):
         self.started.append(process)
         return process
 
-    def lost(self, known: frozenset[int] = frozenset()) -> str | None:
-        """How a worker ended that did not retire (exit code 0), other than those whose pid
-        is in ``known``: ``killed by SIGKILL``, ``exited with code 3``; None while every
-        other worker is running or retired."""
+    def lost(self) -> str | None:
+        """How a worker ended that did not retire (exit code 0): ``killed by SIGKILL``,
+        ``exited with code 3``; None while every worker is running or retired."""
         for process in list(self.started):
             code = process.exitcode
-            if code is not None and code != 0 and process.pid not in known:
+            if code is not None and code != 0:
                 return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
         return None
-
-    def ended(self) -> frozenset[int]:
-        """The pids of the workers that have ended other than by retiring."""
-        return frozenset(p.pid for p in list(self.started) if p.exitcode not in (None, 0))
 
 
 class WorkerPool:
@@ -249,9 +244,6 @@ class WorkerPool:
         """``[fn(t) for t in tasks]`` on the workers, in task order; ``on_done(n)`` as each
         ends. ``shared``: values the tasks hold in common (by identity), shipped once."""
         results: list[Any] = [None] * len(tasks)
-        # a worker that died before this map (idle: while the driver planned) held none of
-        # its tasks; the pool has replaced it
-        idle = self._pool.ended()
         refs = self._share(shared)
         try:
             # signals are raised here, between waits, never inside the pool's code
@@ -260,7 +252,7 @@ class WorkerPool:
                 for n in range(1, len(tasks) + 1):
                     while True:
                         raise_pending()
-                        self._check_workers(idle)
+                        self._check_workers()
                         try:
                             i, packed = found.next(timeout=SIGNAL_POLL_S)
                             break
@@ -275,10 +267,10 @@ class WorkerPool:
                 Path(file).unlink(missing_ok=True)
         return results
 
-    def _check_workers(self, idle: frozenset[int]) -> None:
-        """Raise :class:`WorkerLostError` when a worker died during this map, other than the
-        ``idle`` ones (its task is lost: see the module docstring)."""
-        how = self._pool.lost(idle)
+    def _check_workers(self) -> None:
+        """Raise :class:`WorkerLostError` when a worker died (its task is lost: see the
+        module docstring)."""
+        how = self._pool.lost()
         if how is not None:
             raise WorkerLostError(f"a worker process died ({how}) while scoring; no run was published",
                                   "the work folder is kept: rerun with --resume to continue; if memory "
