@@ -226,22 +226,58 @@ with WorkerPool(2) as workers:
 """
 
 
+def _unhung(code: str, *args: str, what: str) -> tuple[str, str]:
+    """Run ``code`` in a child process (its own session); fail with ``what`` if it hangs
+    (a guard of 120 s against a wait for ever, not a timing)."""
+    proc = subprocess.Popen([sys.executable, "-c", code, *args], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(what)
+    assert proc.returncode == 0, err
+    return out, err
+
+
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
 def test_a_worker_killed_mid_task_stops_the_map_with_one_line(signum: int) -> None:
     # the OOM killer or a scheduler ends one worker: the pool starts another and nothing
     # answers for the lost task. Before, the map (and so the run) waited for it for ever
-    proc = subprocess.Popen([sys.executable, "-c", _LOST_WORKER, str(int(signum))], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=120)  # a guard against the hang, not a timing
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.fail("the pool waited for ever for the task of a killed worker")
-    assert proc.returncode == 0, err
+    out, _ = _unhung(_LOST_WORKER, str(int(signum)), what="the pool waited for ever for the task of a killed worker")
     lines = out.splitlines()
     assert lines[0].startswith(f"a worker process died (killed by {signal.Signals(signum).name}) while scoring"), out
     assert "--resume" in lines[0]
+
+
+_IDLE_KILLED = """
+import os, signal, time
+from pipeline.errors import WorkerLostError
+from pipeline.execution.pool import WorkerPool
+from tests.pool_jobs import sized
+with WorkerPool(2) as workers:
+    workers.map(sized, [1, 1], lambda n: None)  # both back waiting for a job, one holding the read lock
+    for process in list(workers._pool.started):
+        os.kill(process.pid, signal.SIGKILL)
+    while any(p.exitcode is None for p in workers._pool.started[:2]):
+        time.sleep(0.05)
+    try:
+        workers.map(sized, [2, 3], lambda n: None)
+    except WorkerLostError as exc:
+        print(exc.one_line(), flush=True)
+print("left the pool", flush=True)
+"""
+
+
+def test_a_worker_killed_while_idle_stops_the_map_and_the_pool_still_ends() -> None:
+    # a worker killed between tasks (while the driver plans, or between a run's two passes)
+    # held the task queue's read lock: the map saw it lost, but terminate() then took that
+    # lock to drain the queue and the driver waited for ever (chaos harness, a SIGTERM to
+    # one worker between the passes)
+    out, _ = _unhung(_IDLE_KILLED, what="terminate() waited for ever for the lock of a worker killed while idle")
+    lines = out.splitlines()
+    assert lines[0].startswith("a worker process died (killed by SIGKILL) while scoring") and lines[-1] == "left the pool"
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")

@@ -177,6 +177,24 @@ class _Pool(multiprocessing.pool.Pool):
         self.started.append(process)
         return process
 
+    def abandon(self) -> None:
+        """End a pool one of whose workers died, without :meth:`terminate`: its teardown
+        takes the task queue's read lock (to drain the queue) and the result queue's write
+        lock (to stop its threads), and a worker killed while it waited for a task, or
+        while it wrote a result, holds one of them for good, so the driver waited for ever.
+        Stops starting replacements, kills every worker and waits for each, and leaves the
+        pool's two feeding threads (daemons, perhaps blocked on such a lock) to end with
+        the process."""
+        self._worker_handler._state = multiprocessing.pool.TERMINATE
+        self._change_notifier.put(None)  # wakes the handler to see it: no replacement after the join
+        self._worker_handler.join()
+        for process in list(self.started):
+            if process.exitcode is None:
+                process.kill()
+            process.join()
+        self._state = multiprocessing.pool.TERMINATE
+        self._terminate.cancel()  # the teardown terminate() would run at exit
+
     def lost(self) -> str | None:
         """How a worker ended that did not retire (exit code 0): ``killed by SIGKILL``,
         ``exited with code 3``; None while every worker is running or retired."""
@@ -283,6 +301,9 @@ class WorkerPool:
         # a second signal waits until the workers are gone, and is dropped when the
         # block is already leaving on one (the first signal's exit code stands)
         with deferred(drop=isinstance(exc[1], Interrupted)):
-            self._pool.terminate()  # the tasks are done (or abandoned): kill the workers now
-            self._pool.join()
+            if self._pool.lost() is not None:
+                self._pool.abandon()  # see there: terminate() could wait for ever
+            else:
+                self._pool.terminate()  # the tasks are done (or abandoned): kill the workers now
+                self._pool.join()
             shutil.rmtree(self._spool, ignore_errors=True)
