@@ -397,12 +397,15 @@ def test_otel_call_ids_reused_by_later_calls_keep_every_call(tmp_path: Path) -> 
         return {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_0", "name": name, "arguments": {}}]}
     def answer(text: str) -> dict[str, object]:
         return {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_0", "response": text}]}
-    spans = [chat(1, [user], [call("a")]), chat(3, [user, call("a"), answer("A")], [call("b")]),
-             chat(5, [user, call("a"), answer("A"), call("b"), answer("B")], [])]
-    export = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": spans}]}]}
-    [rec] = iter_records([write(tmp_path / "chat.json", json.dumps(export))], fmt="otel")
-    results = [(m["tool_call_id"], m["content"]) for m in json.loads(rec.text)["messages"] if m["role"] == "tool"]
-    assert results == [("call_0", "A"), ("call_0#2", "B")]
+    # each model span's input repeats the history; the two answers differ, or are the same
+    # text ("ok" every turn: the second was taken for the history's copy of the first)
+    for first, second in (("A", "B"), ("ok", "ok")):
+        spans = [chat(1, [user], [call("a")]), chat(3, [user, call("a"), answer(first)], [call("b")]),
+                 chat(5, [user, call("a"), answer(first), call("b"), answer(second)], [])]
+        export = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": spans}]}]}
+        [rec] = iter_records([write(tmp_path / "chat.json", json.dumps(export))], fmt="otel")
+        results = [(m["tool_call_id"], m["content"]) for m in json.loads(rec.text)["messages"] if m["role"] == "tool"]
+        assert results == [("call_0", first), ("call_0#2", second)]
 
 
 def test_a_utf16_file_is_one_reject_saying_so(tmp_path: Path) -> None:

@@ -86,6 +86,7 @@ class _Trace:
         self.latest: dict[str, str] = {}  # a source call id -> the call id of its latest call
         self.reuses: dict[str, int] = {}  # a source call id -> how many calls used it
         self.seen_responses: set[tuple[str, str]] = set()  # (source id, text) of input parts
+        self.response_counts: dict[str, int] = {}  # source id -> most responses of it one input held
         self.answered: set[str] = set()
         self.current: dict[str, Any] | None = None
         self.last_tool_end = -1
@@ -95,6 +96,7 @@ class _Trace:
         system_parts = [{"role": "system", "parts": parts}
                         for attrs in [span.attrs] + [a for _, a in span.events]
                         if (parts := json_list(attrs.get("gen_ai.system_instructions")))]
+        nth: dict[str, int] = {}  # source id -> its responses in this input so far
         for message in system_parts + span.messages("gen_ai.input.messages"):
             role = message.get("role") if message.get("role") in ("system", "user") else None
             texts = [_text(p.get("content")) for p in _parts(message) if p.get("type") == "text"]
@@ -106,8 +108,13 @@ class _Trace:
             for part in _parts(message):
                 if part.get("type") == "tool_call_response" and isinstance(part.get("id"), str):
                     response = (part["id"], _text(part.get("response")))
-                    if response not in self.seen_responses:  # the history repeats earlier ones
+                    # the history repeats earlier responses: one is new when its text was not
+                    # seen for its id, or when this input holds more responses of the id than
+                    # any before (a reused id answered "ok" twice)
+                    nth[part["id"]] = nth.get(part["id"], 0) + 1
+                    if response not in self.seen_responses or nth[part["id"]] > self.response_counts.get(part["id"], 0):
                         self.seen_responses.add(response)
+                        self.response_counts[part["id"]] = max(nth[part["id"]], self.response_counts.get(part["id"], 0))
                         self._result(self.latest.get(part["id"], part["id"]), response[1], None)
 
     def _result(self, call_id: str, content: str, error: Any) -> None:
