@@ -30,3 +30,18 @@ def test_slices_of_either_form_in_one_file_are_read_as_tags(tmp_path: Path) -> N
 def test_a_slice_that_is_no_string_or_list_of_strings_is_refused(tmp_path: Path, bad: object) -> None:
     with pytest.raises(LabelsError, match="1 rows whose slice is neither"):
         read_gold(duckdb.connect(), _gold(tmp_path / "g.jsonl", [["a"], "b", bad]))
+
+
+@pytest.mark.parametrize("slices", [[3, 7], [{"k": 1}, {"k": 2}], [[1, 2], [3]]])
+def test_slices_of_one_wrong_type_in_every_row_are_refused(tmp_path: Path, slices: list[object]) -> None:
+    # every row alike: DuckDB types the column BIGINT, STRUCT or BIGINT[], not JSON, and
+    # the cast made each value a tag ('3', "{'k': 1}")
+    with pytest.raises(LabelsError, match=f"{len(slices)} rows whose slice is neither"):
+        read_gold(duckdb.connect(), _gold(tmp_path / "g.jsonl", slices))
+
+
+def test_csv_and_parquet_slices_are_read_as_tags(tmp_path: Path) -> None:
+    (tmp_path / "g.csv").write_text("trajectory_id,gold,slice\nt0,safe,a;b\nt1,unsafe,\n")
+    assert read_gold(duckdb.connect(), tmp_path / "g.csv").column("slice").to_pylist() == [["a", "b"], []]
+    table = read_gold(duckdb.connect(), _gold(tmp_path / "g.jsonl", [["x"], [], ["y", "z"]]))
+    assert table.column("slice").to_pylist() == [["x"], [], ["y", "z"]]

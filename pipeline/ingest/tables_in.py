@@ -94,10 +94,14 @@ def read_gold(con: duckdb.DuckDBPyConnection, path: Path) -> pa.Table:
         bad_slice = ("coalesce(json_type(slice) not in ('VARCHAR', 'ARRAY', 'NULL') or (json_type(slice) = 'ARRAY' "
                      "and list_bool_or(list_transform(json_extract(slice, '$[*]'), lambda x: json_type(x) <> 'VARCHAR'))), "
                      "false)")
-    elif slice_type.endswith("[]"):
-        slice_expr, bad_slice = "coalesce(slice::varchar[], [])", "false"
-    else:
-        slice_expr, bad_slice = "coalesce(string_split(slice::varchar, ';'), [])", "false"
+    elif slice_type == "VARCHAR[]":
+        slice_expr, bad_slice = "coalesce(slice, [])", "false"
+    elif slice_type == "VARCHAR":
+        slice_expr, bad_slice = "coalesce(string_split(slice, ';'), [])", "false"
+    else:  # every row a number, an object, a list of numbers...: no tag anyone wrote (an empty list is no tag)
+        slice_expr = "[]::varchar[]"
+        bad_slice = ("coalesce(len(slice) > 0, true) and slice is not null" if slice_type.endswith("[]")
+                     else "slice is not null")
     try:
         table = con.sql(f"select trajectory_id::varchar as trajectory_id, lower(gold::varchar) as gold, "
                         f"{slice_expr} as slice, {bad_slice} as bad_slice from rel").to_arrow_table()
