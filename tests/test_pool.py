@@ -290,3 +290,15 @@ def test_workers_still_ignore_sigint_after_their_imports() -> None:
 
     with WorkerPool(2, prepare=prepare_worker) as workers:
         assert workers.map(sigint_ignored, [0, 1, 2, 3], lambda n: None) == [True] * 4
+
+
+def test_a_worker_killed_by_a_nameless_signal_is_reported_by_number() -> None:
+    # real-time signals 35-63 have no name in Python: signal.Signals(-code) raised ValueError,
+    # so the map raised that instead of WorkerLostError and the pool's teardown was skipped
+    from types import SimpleNamespace
+
+    from pipeline.execution.pool import _Pool
+
+    def lost(code: int) -> str | None:
+        return _Pool.lost(SimpleNamespace(started=[SimpleNamespace(exitcode=0), SimpleNamespace(exitcode=code)]))  # type: ignore[arg-type]
+    assert (lost(-40), lost(-9), lost(3), lost(0)) == ("killed by signal 40", "killed by SIGKILL", "exited with code 3", None)

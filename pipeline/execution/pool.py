@@ -201,7 +201,12 @@ class _Pool(multiprocessing.pool.Pool):
         for process in list(self.started):
             code = process.exitcode
             if code is not None and code != 0:
-                return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+                if code > 0:
+                    return f"exited with code {code}"
+                try:  # real-time signals 35-63 have no name
+                    return f"killed by {signal.Signals(-code).name}"
+                except ValueError:
+                    return f"killed by signal {-code}"
         return None
 
 
