@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from pipeline.ingest.adapters.codex import patch_paths, shell_command
+from pipeline.ingest.adapters.codex import patch_paths
+from pipeline.ingest.argv import argv_command as shell_command
 from pipeline.ingest.discovery import detect_format
 from pipeline.ingest.reader import iter_records
 from tests.conftest import bounded_child, rows, stage_connection

@@ -70,12 +70,6 @@ def _text(content: Any) -> str:
                                                and isinstance(b.get("text"), str)))
 
 
-def shell_command(argv: list[Any]) -> str:
-    """A shell argv as one command string: ``[bash, -lc, SCRIPT]`` -> SCRIPT
-    (:func:`pipeline.ingest.argv.argv_command`)."""
-    return argv_command(argv)
-
-
 def patch_paths(patch: str) -> tuple[list[str], list[str]]:
     """(written, deleted) file paths named by an apply_patch envelope."""
     written: list[str] = []
@@ -97,7 +91,7 @@ def _arguments(name: str, payload: dict[str, Any]) -> Any:
             except ValueError:
                 return raw  # unparseable arguments: the SQL stage decides
             if isinstance(args, dict) and isinstance(args.get("command"), list):
-                return {**args, "command": shell_command(args["command"]), "argv": args["command"]}
+                return {**args, "command": argv_command(args["command"]), "argv": args["command"]}
         return raw
     if "input" in payload:
         raw = payload["input"]
@@ -108,7 +102,7 @@ def _arguments(name: str, payload: dict[str, Any]) -> Any:
     action = payload.get("action")
     if isinstance(action, dict):  # local_shell_call {action: {type: exec, command: [...]}}
         command = action.get("command")
-        return {**action, "command": shell_command(command)} if isinstance(command, list) else action
+        return {**action, "command": argv_command(command)} if isinstance(command, list) else action
     return {}
 
 
