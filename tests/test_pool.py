@@ -302,3 +302,32 @@ def test_a_worker_killed_by_a_nameless_signal_is_reported_by_number() -> None:
     def lost(code: int) -> str | None:
         return _Pool.lost(SimpleNamespace(started=[SimpleNamespace(exitcode=0), SimpleNamespace(exitcode=code)]))  # type: ignore[arg-type]
     assert (lost(-40), lost(-9), lost(3), lost(0)) == ("killed by signal 40", "killed by SIGKILL", "exited with code 3", None)
+
+
+_DYING_AT_TEARDOWN = """
+import os, signal, sys, time
+from pipeline.execution.pool import WorkerPool
+from tests.pool_jobs import hold, sized
+with WorkerPool(2) as workers:
+    if sys.argv[1] == "idle":  # both back waiting for a job, one holding the task queue's read lock
+        workers.map(sized, [1, 1], lambda n: None)
+    else:  # both in a task, more tasks queued behind them than the task pipe holds
+        found = workers._pool.imap_unordered(hold, [(60.0, b"x" * 2000)] * 200)
+        time.sleep(1.0)
+    for process in list(workers._pool.started):
+        os.kill(process.pid, signal.SIGKILL)
+    # a scheduler's SIGTERM to the process group: the workers are dying as the driver
+    # leaves the block, before their exit codes show (lost() still says None)
+    workers._pool.lost = lambda: None
+print("left the pool", flush=True)
+"""
+
+
+@pytest.mark.parametrize("state", ["idle", "busy"])
+def test_workers_dying_as_the_pool_ends_never_hang_its_teardown(state: str) -> None:
+    # a SIGTERM to the whole process group kills the workers while the driver leaves the
+    # pool: lost() did not see them yet, so the teardown took terminate(), which waits for
+    # the task queue's read lock a killed worker held (or for a task pipe nobody reads): the
+    # driver hung for ever, holding its run's lock (a chaos loop of group SIGTERMs)
+    out, _ = _unhung(_DYING_AT_TEARDOWN, state, what="the pool's teardown waited for ever for killed workers")
+    assert out.splitlines() == ["left the pool"]

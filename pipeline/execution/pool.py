@@ -15,7 +15,10 @@ Two hazards of ``multiprocessing.Pool`` shape it:
   persistent ids), which leaves a shard task at about 1.1 KB; a job, result or error
   still over the bound goes through a file of that folder, the pipe carrying its name.
   (One hazard is CPython's own and stays: a worker killed while it holds the result
-  queue's write lock, a window of a few instructions per result.)
+  queue's write lock, a window of a few instructions per result.) The pool is never
+  ended by ``terminate()`` (which also takes the task queue's read lock, held for good
+  by a worker killed while it waited for a task), but by :meth:`_Pool.stop`: kill every
+  worker, then read the task pipe empty until the feeding threads end.
 - A worker that dies in the middle of a task (the kernel's OOM killer, a scheduler's
   SIGKILL or SIGTERM to one process, a crash in a library) takes the task with it: the
   pool starts a replacement, and nothing ever answers for the lost task, so a run waited
@@ -39,6 +42,7 @@ import pickle
 import shutil
 import signal
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing import resource_tracker
 from multiprocessing.pool import ExceptionWithTraceback  # type: ignore[attr-defined]
@@ -59,6 +63,9 @@ TASKS_PER_WORKER = 32
 # How often the pool's wait looks for a deferred SIGTERM / SIGINT: the longest delay
 # before an interrupted run starts to stop its workers.
 SIGNAL_POLL_S = 0.1
+# The most the pool's teardown waits for its feeding threads once every worker is gone
+# (they end in milliseconds unless a killed worker left a lock held: see _Pool.stop).
+STOP_WAIT_S = 5.0
 # The most a job or a result (pickled) may weigh on a pipe: with the pool's framing the
 # whole message stays under PIPE_BUF (4,096 bytes on Linux). A result is then written
 # atomically (a worker killed mid-run never leaves half of one), and the drained task pipe,
@@ -177,21 +184,31 @@ class _Pool(multiprocessing.pool.Pool):
         self.started.append(process)
         return process
 
-    def abandon(self) -> None:
-        """End a pool one of whose workers died, without :meth:`terminate`: its teardown
-        takes the task queue's read lock (to drain the queue) and the result queue's write
-        lock (to stop its threads), and a worker killed while it waited for a task, or
-        while it wrote a result, holds one of them for good, so the driver waited for ever.
-        Stops starting replacements, kills every worker and waits for each, and leaves the
-        pool's two feeding threads (daemons, perhaps blocked on such a lock) to end with
-        the process."""
+    def stop(self) -> None:
+        """End the pool whatever its workers are doing, never through :meth:`terminate`:
+        its teardown takes the task queue's read lock (to drain the queue), which a worker
+        killed while it waited for a task holds for good, so the driver waited for ever;
+        and a worker may be dying unseen as the pool ends (a SIGTERM to the whole process
+        group reaches the workers and the driver at once). Stops starting replacements,
+        kills every worker and waits for each, then ends the pool's two feeding threads:
+        the task pipe is read empty here (no worker reads it any more) so the task thread
+        can finish its writes and its sentinels, which end the result thread. A thread
+        still blocked after ``STOP_WAIT_S`` (on the result queue's write lock, held by a
+        worker killed as it wrote) is a daemon, left to end with the process."""
         self._worker_handler._state = multiprocessing.pool.TERMINATE
         self._change_notifier.put(None)  # wakes the handler to see it: no replacement after the join
-        self._worker_handler.join()
+        self._worker_handler.join()  # its last act: the sentinel that ends the task thread's loop
         for process in list(self.started):
             if process.exitcode is None:
                 process.kill()
             process.join()
+        self._task_handler._state = multiprocessing.pool.TERMINATE  # no further task written
+        self._result_handler._state = multiprocessing.pool.TERMINATE  # leaves at the sentinel
+        reader, deadline = self._inqueue._reader, time.monotonic() + STOP_WAIT_S
+        while self._task_handler.is_alive() and time.monotonic() < deadline:
+            if reader.poll(SIGNAL_POLL_S):
+                os.read(reader.fileno(), 1 << 16)  # raw bytes: a killed reader may have left half a message
+        self._result_handler.join(max(0.0, deadline - time.monotonic()))
         self._state = multiprocessing.pool.TERMINATE
         self._terminate.cancel()  # the teardown terminate() would run at exit
 
@@ -235,8 +252,7 @@ class WorkerPool:
         except BaseException:
             with deferred():
                 if hasattr(self, "_pool"):
-                    self._pool.terminate()
-                    self._pool.join()
+                    self._pool.stop()
                 shutil.rmtree(self._spool, ignore_errors=True)
             raise
         self._numbers = itertools.count()
@@ -306,9 +322,5 @@ class WorkerPool:
         # a second signal waits until the workers are gone, and is dropped when the
         # block is already leaving on one (the first signal's exit code stands)
         with deferred(drop=isinstance(exc[1], Interrupted)):
-            if self._pool.lost() is not None:
-                self._pool.abandon()  # see there: terminate() could wait for ever
-            else:
-                self._pool.terminate()  # the tasks are done (or abandoned): kill the workers now
-                self._pool.join()
+            self._pool.stop()  # see there: terminate() could wait for ever
             shutil.rmtree(self._spool, ignore_errors=True)
