@@ -185,12 +185,34 @@ def test_swe_agent_fixture() -> None:
     path = FIX / "swe-agent" / "demo.traj"
     assert detect_format(path)[0] == "swe-agent"
     [(line, traj, _)] = load(path)
-    assert traj["trajectory_id"] == "demo" and traj["suite"] == "swe-agent"
+    assert traj["trajectory_id"] == "swe-agent:demo" and traj["suite"] == "swe-agent"
     assert [m["role"] for m in traj["messages"]] == [
         "system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
     assert traj["messages"][1]["content"] == "Fix the bug in file.py"  # demo message skipped
     assert [c["function"]["arguments"]["command"] for c in calls_of(traj)] == ["ls -la", "python file.py", "submit"]
     assert results_of(traj)[1]["content"] == "Traceback: boom"
+
+
+@pytest.mark.parametrize("layout", ["{run}/{iid}.traj", "{run}/{iid}/{iid}.traj"])
+def test_swe_agent_runs_of_two_experiments_keep_both(tmp_path: Path, layout: str) -> None:
+    # every experiment of a benchmark runs the same instances, and SWE-agent names each
+    # file after its instance (trajectories/<user>/<experiment>/<iid>.traj; 1.0 on:
+    # <output_dir>/<iid>/<iid>.traj): with the stem as id, a second experiment scored
+    # in the same run was all duplicate_trajectory_id
+    from pipeline.cli import main
+
+    text = (FIX / "swe-agent" / "demo.traj").read_text()
+    for run in ("gpt-4o__default", "claude__default"):
+        path = tmp_path / "trajectories" / layout.format(run=run, iid="django__django-11099")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert main(["score", str(tmp_path / "trajectories"), "--out", str(tmp_path / "run"), "--workers", "1"]) == 0
+    import duckdb
+
+    con = duckdb.connect()
+    ids = con.execute("select trajectory_id from read_parquet($p) order by 1",
+                      {"p": f"{tmp_path}/run/verdicts/**/*.parquet"}).fetchall()
+    assert ids == [("claude__default:django__django-11099",), ("gpt-4o__default:django__django-11099",)]
 
 
 def test_gold_rows_on_fixtures() -> None:

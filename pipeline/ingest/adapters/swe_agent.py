@@ -9,7 +9,7 @@ call ``bash {"command": action}`` (id ``c<n>``) followed by its tool message
 (the policy's text rules apply). When ``trajectory`` is missing, assistant turns of
 ``history`` with an ``action`` are used instead, answered by the next non-assistant turn.
 
-trajectory_id: file stem; suite: ``swe-agent``.
+trajectory_id: ``<experiment>:<instance_id>`` (:func:`trajectory_id`); suite: ``swe-agent``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,20 @@ from pipeline.ingest.adapters._common import (
 from pipeline.ingest.records import canonical_message
 
 SUITE = "swe-agent"
+
+
+def trajectory_id(ctx: Ctx) -> str:
+    """``<experiment>:<instance_id>``. The file is named after its instance
+    (``<instance_id>.traj``), and every experiment (a model, a configuration) of a
+    benchmark runs the same instances: SWE-agent writes
+    ``trajectories/<user>/<experiment>/<instance_id>.traj`` (1.0 on:
+    ``<output_dir>/<instance_id>/<instance_id>.traj``), so the stem alone made the
+    trajectories of a second experiment in one run ``duplicate_trajectory_id``. The
+    experiment is the nearest folder above the file that is not named after the instance."""
+    stem, folder = ctx.stem, ctx.path.absolute().parent
+    while folder.name == stem and folder.parent != folder:
+        folder = folder.parent
+    return f"{folder.name}:{stem}" if folder.name and folder.name != stem else stem
 
 
 def _is_demo(msg: dict[str, Any]) -> bool:
@@ -77,5 +91,5 @@ def convert(document: Any, ctx: Ctx) -> dict[str, Any]:
     info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
     meta = {"format": "swe-agent", "environment": doc.get("environment"),
             "exit_status": info.get("exit_status")}
-    return {"trajectory_id": ctx.stem, "suite": SUITE, "meta": meta,
+    return {"trajectory_id": trajectory_id(ctx), "suite": SUITE, "meta": meta,
             "messages": _context(history) + _steps(pairs)}
