@@ -67,6 +67,12 @@ class WorkerLostError(LitmusError):
     folder is kept, so ``--resume`` continues from the finished shards."""
 
 
+class InputChangedError(LitmusError):
+    """An input file changed while the run read it (rewritten, truncated, or a file read
+    whole that grew): what was scored is not what planning hashed, so nothing was
+    published and the work folder is removed."""
+
+
 class SchemaValidationError(LitmusError):
     """A table failed its Pandera schema: a bug in litmus-gate, never in the input."""
 

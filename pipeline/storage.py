@@ -220,6 +220,19 @@ def size(loc: Location) -> int:
     return loc.size() if isinstance(loc, Remote) else loc.stat().st_size
 
 
+# a file's (size, modification time in ns; None where a filesystem keeps none)
+Stamp = tuple[int, int | None]
+
+
+def stamp(loc: Location) -> Stamp:
+    """The file's :data:`Stamp`: a change of either says its bytes may have changed."""
+    if isinstance(loc, Remote):
+        info = loc.info()
+        return int(info.size or 0), info.mtime_ns
+    st = loc.stat()
+    return st.st_size, st.st_mtime_ns
+
+
 class _OwningGzip(gzip.GzipFile):
     """A gzip reader that also closes the stream it decompresses."""
 

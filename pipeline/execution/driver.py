@@ -31,12 +31,14 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from pipeline.config import RunConfig
-from pipeline.errors import CanaryError, Interrupted, LabelsError, SchemaValidationError, UsageError
+from pipeline.errors import (CanaryError, InputChangedError, Interrupted, LabelsError, SchemaValidationError,
+                             UsageError)
 from pipeline.execution.closing import Closing
 from pipeline.execution.duplicates import shard_priors, unknown_label_ids
 from pipeline.execution.engines import Progress, WorkerPool, run_tasks
 from pipeline.execution.manifest import run_manifest, sha256_of
-from pipeline.execution.plan import gzip_index, indexed_inputs, plan_digest, planned_sizes, scan_inputs, shard_pieces
+from pipeline.execution.plan import (InputFile, changed_inputs, gzip_index, indexed_inputs, plan_digest, planned_sizes,
+                                     scan_inputs, shard_pieces)
 from pipeline.execution.publish import (assemble, check_out_location, publish_to, recover_killed_publish,
                                         staging_for, table_view)
 from pipeline.execution.shard import ShardTask, first_pass, prepare_worker, priors_digest, score_shard
@@ -228,7 +230,8 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
         canaries = _Canaries(background=elsewhere) if tables != ("steps",) else None
         try:
             markers = _score(config, tasks, workdir, labels, sum(f.planned for f in inputs), pool)
-        except UsageError:
+            _unchanged(inputs, config.fmt)  # every read is done: was it of what planning hashed?
+        except (UsageError, InputChangedError):
             pools.close()  # no worker may write into the folder once it is removed
             kept.clear()
             workdir.remove()
@@ -247,6 +250,18 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
             closing.wait()  # no worker outlives the run, however it ends
     workdir.remove()
     return result
+
+
+def _unchanged(inputs: list[InputFile], fmt: str) -> None:
+    """Raise :class:`InputChangedError` when an input changed while the run read it
+    (:func:`pipeline.execution.plan.changed_inputs`): its tables would not be of the bytes
+    the manifest's hash names."""
+    changed = changed_inputs(inputs, fmt)
+    if changed:
+        more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
+        raise InputChangedError(f"an input changed while the run read it: {changed[0]}{more}; no run was published",
+                                "rerun once the inputs are no longer rewritten (a log that is only appended "
+                                "to is fine: a run scores the bytes it planned, up to their end then)")
 
 
 def _user_files(config: RunConfig, tables: tuple[str, ...]) -> tuple[Policy, pa.Table, pa.Table | None]:

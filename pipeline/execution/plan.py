@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
-from pipeline.storage import Location, open_raw, size
+from pipeline.storage import Location, Stamp, open_raw, size, stamp
 
 _BLOCK = 1 << 20
 # a gzip file's record boundaries are marked at least this far apart (uncompressed bytes):
@@ -34,12 +34,16 @@ GZIP_MARK = 1 << 20
 
 @dataclass(frozen=True)
 class Piece:
-    """A byte range of one input file (``end`` None: to the end) and its first line."""
+    """A byte range of one input file (``end`` None: to the end) and its first line.
+    ``bound``: of a whole-file piece (``start`` 0, ``end`` None), the bytes planning hashed
+    (uncompressed, of a gzip file planned by its index; None when unknown): a file read
+    line by line is read no further, so lines appended meanwhile are not scored."""
 
     path: Location
     start: int = 0
     end: int | None = None
     first_line: int = 1
+    bound: int | None = None
 
 
 @dataclass(frozen=True)
@@ -51,11 +55,21 @@ class InputFile:
     bytes: int
     cuts: tuple[tuple[int, int], ...]
     span: int = -1  # the bytes it is planned by: uncompressed for a split gzip file
+    stamp: Stamp = (-1, None)  # (size, mtime) before it was hashed: changed_inputs compares
 
     @property
     def planned(self) -> int:
         """The bytes this file takes in the plan's byte space."""
         return self.span if self.span >= 0 else self.bytes
+
+    @property
+    def bound(self) -> int | None:
+        """How far its readers read (:attr:`Piece.bound`): the hashed bytes, uncompressed for
+        a gzip file planned by its index; None for another gzip file (its uncompressed size
+        is not known)."""
+        if self.span >= 0:
+            return self.span
+        return None if self.path.name.lower().endswith(".gz") else self.bytes
 
 
 @dataclass(frozen=True)
@@ -66,6 +80,8 @@ class GzipIndex:
     sha256: str
     size: int
     marks: tuple[tuple[int, int], ...]
+    stamp: Stamp = (-1, None)
+    hashed: int = 0  # the compressed bytes hashed
 
     def cuts(self, targets: list[int]) -> tuple[tuple[int, int], ...]:
         """The first mark at or past each target (uncompressed offsets), once each."""
@@ -81,6 +97,7 @@ class _Hashing(io.RawIOBase):
     def __init__(self, raw: IO[bytes], digest: Any) -> None:
         super().__init__()
         self._raw, self._digest = raw, digest
+        self.hashed = 0
 
     def readable(self) -> bool:  # noqa: D102 - io's protocol
         return True
@@ -89,6 +106,7 @@ class _Hashing(io.RawIOBase):
         data = self._raw.read(len(buffer))
         buffer[:len(data)] = data
         self._digest.update(data)
+        self.hashed += len(data)
         return len(data)
 
 
@@ -104,9 +122,11 @@ def gzip_index(path: Location) -> GzipIndex:
     marks: list[tuple[int, int]] = []
     pos = lines = 0
     next_mark = GZIP_MARK
+    before = stamp(path)
     with open_raw(path) as raw:
+        hashing = _Hashing(raw, digest)
         try:
-            with gzip.GzipFile(fileobj=_Hashing(raw, digest), mode="rb") as stream:
+            with gzip.GzipFile(fileobj=hashing, mode="rb") as stream:
                 while block := stream.read(_BLOCK):
                     while next_mark < pos + len(block):
                         at = block.find(b"\n", max(next_mark - pos, 0))
@@ -121,7 +141,8 @@ def gzip_index(path: Location) -> GzipIndex:
             pass
         while block := raw.read(_BLOCK):  # what a damaged stream left unread
             digest.update(block)
-    return GzipIndex(digest.hexdigest(), pos, tuple(m for m in marks if m[0] < pos))
+            hashing.hashed += len(block)
+    return GzipIndex(digest.hexdigest(), pos, tuple(m for m in marks if m[0] < pos), before, hashing.hashed)
 
 
 def indexed_inputs(files: list[Location], fmt: str) -> list[Location]:
@@ -141,8 +162,9 @@ def planned_sizes(files: list[Location], indexes: Mapping[str, GzipIndex]) -> li
     return [indexes[str(p)].size if str(p) in indexes else size(p) for p in files]
 
 
-def _scan(path: Location, targets: list[int], split: bool) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """SHA-256 of the file and, when ``split``, a record boundary for each target offset."""
+def _scan(path: Location, targets: list[int], split: bool) -> tuple[str, tuple[tuple[int, int], ...], int]:
+    """SHA-256 of the file, when ``split`` a record boundary for each target offset, and
+    the bytes hashed."""
     digest = hashlib.sha256()
     cuts: list[tuple[int, int]] = []
     pending = sorted(targets) if split else []
@@ -161,7 +183,7 @@ def _scan(path: Location, targets: list[int], split: bool) -> tuple[str, tuple[t
             if pending:  # line numbers are needed only up to the last cut
                 lines += block.count(b"\n")
             pos += len(block)
-    return digest.hexdigest(), tuple((c, n) for c, n in cuts if c < pos)
+    return digest.hexdigest(), tuple((c, n) for c, n in cuts if c < pos), pos
 
 
 @dataclass(frozen=True)
@@ -178,10 +200,11 @@ class ScanJob:
     def scan(self) -> InputFile:
         """Hash the file and find its cut points (:func:`_scan`; a gzip file's from its index)."""
         if self.index is not None:
-            return InputFile(self.path, self.index.sha256, size(self.path), self.index.cuts(self.targets),
-                             self.index.size)
-        digest, cuts = _scan(self.path, self.targets, self.split)
-        return InputFile(self.path, digest, self.bytes, cuts)
+            return InputFile(self.path, self.index.sha256, self.index.hashed, self.index.cuts(self.targets),
+                             self.index.size, self.index.stamp)
+        before = stamp(self.path)
+        digest, cuts, n_bytes = _scan(self.path, self.targets, self.split)
+        return InputFile(self.path, digest, n_bytes, cuts, stamp=before)
 
 
 def scan_jobs(files: list[Location], n_shards: int, fmt: str,
@@ -228,7 +251,8 @@ def shard_pieces(inputs: list[InputFile], n_shards: int) -> list[list[Piece]]:
                 shard = sum(1 for t in targets if t <= base)
             else:
                 shard = sum(1 for t in targets if t < base + start)
-            piece = Piece(f.path) if start == 0 and end is None else Piece(f.path, start, end, line)
+            piece = Piece(f.path, bound=f.bound) if start == 0 and end is None \
+                else Piece(f.path, start, f.bound if end is None else end, line)
             shards[min(shard, n_shards - 1)].append(piece)
         base += f.planned
     return shards
@@ -240,3 +264,48 @@ def plan_digest(inputs: list[InputFile], policy_sha: str, labels_sha: str | None
     plan = {"inputs": [[str(f.path), f.sha256] for f in inputs], "policy": policy_sha,
             "labels": labels_sha, "shards": n_shards, "format": fmt, "tables": list(tables)}
     return hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()
+
+
+def _prefix_sha256(path: Location, n_bytes: int) -> str | None:
+    """SHA-256 of the first ``n_bytes`` of the file; None when it holds fewer now."""
+    digest, left = hashlib.sha256(), n_bytes
+    with open_raw(path) as handle:
+        while left and (block := handle.read(min(_BLOCK, left))):
+            digest.update(block)
+            left -= len(block)
+    return None if left else digest.hexdigest()
+
+
+def _change(f: InputFile, now: Stamp | None, fmt: str) -> str | None:
+    """How an input changed since planning hashed it, or None when what the run read
+    of it is still what was hashed (its stamp is the same, or it only grew and its readers
+    stopped at :attr:`InputFile.bound`)."""
+    from pipeline.ingest.reader import read_in_lines
+
+    if now is None:
+        return "it was removed"
+    if now == f.stamp:
+        return None
+    if now[0] < f.bytes:
+        return f"it was cut from {f.bytes} to {now[0]} bytes"
+    if _prefix_sha256(f.path, f.bytes) != f.sha256:
+        return "it was rewritten: its first bytes no longer hash as planned"
+    if now[0] > f.bytes and (f.bound is None or not read_in_lines(f.path, fmt)):
+        return f"it grew from {f.bytes} to {now[0]} bytes, and it is read whole"
+    return None
+
+
+def changed_inputs(inputs: list[InputFile], fmt: str) -> list[str]:
+    """The inputs whose scored bytes may differ from what planning hashed, each with how it
+    changed. A file that only grew (a log appended meanwhile) is not one when it is read
+    line by line: its shards read the planned bytes and no further (:attr:`Piece.bound`)."""
+    found = []
+    for f in inputs:
+        try:
+            now: Stamp | None = stamp(f.path)
+        except FileNotFoundError:
+            now = None
+        why = _change(f, now, fmt)
+        if why is not None:
+            found.append(f"{f.path}: {why}")
+    return found

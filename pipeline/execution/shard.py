@@ -128,7 +128,7 @@ def _records(task: ShardTask) -> pa.Table:
     def stream() -> Iterator[RawRecord]:
         for p in task.pieces:
             yield from iter_piece(p.path, task.fmt, task.max_record_bytes, p.start, p.end, p.first_line,
-                                  task.suite)
+                                  task.suite, p.bound)
 
     return records_table(stream())
 

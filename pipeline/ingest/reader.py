@@ -244,7 +244,7 @@ def _whole_file(path: Location) -> bool:
 
 
 def _file_records(path: Location, fmt: str, max_record_bytes: int,
-                  suite: str | None = None) -> Iterator[RawRecord]:
+                  suite: str | None = None, bound: int | None = None) -> Iterator[RawRecord]:
     encoding = utf16(path)
     if encoding is not None:  # its every line would be a NUL-byte reject of its own
         yield rejected(str(path), 1, "malformed_record",
@@ -257,11 +257,22 @@ def _file_records(path: Location, fmt: str, max_record_bytes: int,
     name = fmt if fmt != "auto" else detected
     spec = ADAPTERS[name]
     if spec.layout == "session":
-        yield from session_records(path, spec, max_record_bytes, suite, _serialise)
+        yield from session_records(path, spec, max_record_bytes, suite, _serialise, bound)
     elif spec.layout == "inspect" or _whole_file(path):
         yield from _document(path, spec, max_record_bytes)
     else:
-        yield from warn_without_ids(path, name, _ndjson(path, spec, max_record_bytes))
+        yield from warn_without_ids(path, name, _ndjson(path, spec, max_record_bytes, (0, bound, 1)))
+
+
+def read_in_lines(path: Location, fmt: str) -> bool:
+    """True when :func:`iter_piece` reads ``path`` line by line from its start (NDJSON, and
+    a session format's NDJSON file), so its read stops at a piece's ``bound``; False for a
+    file read whole as one document (``.json``, ``.eval``, pretty-printed JSON)."""
+    if path.name.lower().endswith(".eval") or _whole_file(path) or utf16(path) is not None:
+        return False
+    detected, _ = detect_format(path)
+    spec = ADAPTERS.get(fmt if fmt != "auto" else detected)
+    return spec is not None and spec.layout != "inspect"
 
 
 def splittable(path: Location, fmt: str) -> bool:
@@ -276,14 +287,16 @@ def splittable(path: Location, fmt: str) -> bool:
 
 
 def iter_piece(path: Location, fmt: str, max_record_bytes: int, start: int = 0, end: int | None = None,
-               first_line: int = 1, suite: str | None = None) -> Iterator[RawRecord]:
+               first_line: int = 1, suite: str | None = None, bound: int | None = None) -> Iterator[RawRecord]:
     """The records of one input file, or of one record-aligned byte range of a
     :func:`splittable` file (``first_line`` = line number at ``start``), as
     :func:`iter_records` reads them (a read failure is one ``malformed_record``).
-    The id-less warning of a split file is judged on its first range."""
+    The id-less warning of a split file is judged on its first range. ``bound``: of a whole
+    file read line by line (:func:`read_in_lines`), the bytes to read at most (what
+    planning hashed: a line appended since is not read)."""
     try:
         if start == 0 and end is None:
-            yield from _file_records(path, fmt, max_record_bytes, suite)
+            yield from _file_records(path, fmt, max_record_bytes, suite, bound)
         else:
             name = fmt if fmt != "auto" else detect_format(path)[0]
             piece = _ndjson(path, ADAPTERS[name], max_record_bytes, (start, end, first_line))

@@ -123,7 +123,7 @@ def _lines(fh: IO[bytes], path: Location, limit: int, max_record_bytes: int, lin
     """The loop of :func:`iter_lines` over an open reader standing at ``cursor[0]``."""
     while end is None or cursor[0] < end:
         try:
-            chunk = fh.readline(limit)
+            chunk = fh.readline(limit if end is None else max(min(limit, end - cursor[0]), 1))
             if not chunk:
                 return
             cursor[0] += len(chunk)

@@ -47,11 +47,11 @@ def _abort(problem: Problem, what: str) -> SessionAbort:
 
 
 def session_items(path: Location, max_record_bytes: int, document: bool = False,
-                  growth: Growth | None = None) -> Iterator[tuple[int, Any]]:
+                  growth: Growth | None = None, bound: int | None = None) -> Iterator[tuple[int, Any]]:
     """``(physical line, parsed JSON value)`` of a session file (module docstring rules).
 
     ``document``: the file is one JSON document (``.json``), yielded as line 1.
-    ``growth`` counts the bytes read.
+    ``growth`` counts the bytes read. ``bound``: of an NDJSON file, the bytes read at most.
     """
     limit = 8 * max_record_bytes
     growth = growth if growth is not None else Growth(max_record_bytes)
@@ -65,7 +65,7 @@ def session_items(path: Location, max_record_bytes: int, document: bool = False,
         return
     total = 0
     pending: Problem | None = None  # an unparseable line: fatal unless it is the last one
-    for line, raw in iter_lines(path, max_record_bytes):
+    for line, raw in iter_lines(path, max_record_bytes, 0, bound):
         if pending is not None:
             raise _abort(pending, "session")
         if isinstance(raw, Problem):
@@ -130,7 +130,7 @@ class SizeGuard:
 
 
 def session_records(path: Location, spec: Any, max_record_bytes: int, suite: str | None,
-                    serialise: Callable[[Any], str]) -> Iterator[RawRecord]:
+                    serialise: Callable[[Any], str], bound: int | None = None) -> Iterator[RawRecord]:
     """The RawRecords of one session-format file (``spec`` an ``AdapterSpec`` of layout
     ``session``): the adapter sees every line and yields the file's trajectories; a
     :class:`SessionAbort` or an adapter error rejects the rest of the file as ONE record
@@ -141,7 +141,7 @@ def session_records(path: Location, spec: Any, max_record_bytes: int, suite: str
     document = path.name.lower().endswith((".json", ".json.gz"))
     growth = Growth(max_record_bytes)
     try:
-        for line, obj in spec.convert(session_items(path, max_record_bytes, document, growth), ctx):
+        for line, obj in spec.convert(session_items(path, max_record_bytes, document, growth, bound), ctx):
             if isinstance(obj, Problem):
                 yield rejected(src, obj.line, obj.reason, obj.detail, spec.name)
                 continue
