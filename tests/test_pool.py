@@ -331,3 +331,25 @@ def test_workers_dying_as_the_pool_ends_never_hang_its_teardown(state: str) -> N
     # driver hung for ever, holding its run's lock (a chaos loop of group SIGTERMs)
     out, _ = _unhung(_DYING_AT_TEARDOWN, state, what="the pool's teardown waited for ever for killed workers")
     assert out.splitlines() == ["left the pool"]
+
+
+def test_a_worker_lost_to_a_signal_the_driver_also_got_is_that_signal() -> None:
+    # a scheduler's SIGTERM to the process group ends the workers and reaches the driver
+    # at once: when the handler recorded it after the wait's last poll, the workers' check
+    # saw them dead first and the run ended "a worker process died" (exit 1), not 143
+    from types import SimpleNamespace
+
+    from pipeline.errors import Interrupted
+    from pipeline.execution import signals
+
+    workers = object.__new__(WorkerPool)
+    workers._pool = SimpleNamespace(lost=lambda: "killed by SIGTERM")  # type: ignore[assignment]
+    signals._pending[:] = [int(signal.SIGTERM)]
+    try:
+        with pytest.raises(Interrupted) as stopped:
+            workers._check_workers()
+        assert stopped.value.exit_code == 143
+    finally:
+        signals._pending.clear()
+        signals._first.clear()
+        signals._unconfirmed.clear()

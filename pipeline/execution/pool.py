@@ -311,6 +311,9 @@ class WorkerPool:
         module docstring)."""
         how = self._pool.lost()
         if how is not None:
+            # a signal to the whole process group kills the workers as it reaches this
+            # process: when it arrived since the last poll, it is the cause (exit 143 / 130)
+            raise_pending()
             raise WorkerLostError(f"a worker process died ({how}) while scoring; no run was published",
                                   "the work folder is kept: rerun with --resume to continue; if memory "
                                   "ran out, use fewer --workers or more --shards")
