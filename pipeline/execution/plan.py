@@ -36,8 +36,8 @@ GZIP_MARK = 1 << 20
 class Piece:
     """A byte range of one input file (``end`` None: to the end) and its first line.
     ``bound``: of a whole-file piece (``start`` 0, ``end`` None), the bytes planning hashed
-    (uncompressed, of a gzip file planned by its index; None when unknown): a file read
-    line by line is read no further, so lines appended meanwhile are not scored."""
+    (None for a gzip file): a file read line by line is read no further, so lines appended
+    meanwhile are not scored."""
 
     path: Location
     start: int = 0
@@ -64,11 +64,9 @@ class InputFile:
 
     @property
     def bound(self) -> int | None:
-        """How far its readers read (:attr:`Piece.bound`): the hashed bytes, uncompressed for
-        a gzip file planned by its index; None for another gzip file (its uncompressed size
-        is not known)."""
-        if self.span >= 0:
-            return self.span
+        """How far its readers read (:attr:`Piece.bound`): the hashed bytes; None for a gzip
+        file, read to its end (a damaged stream is reported where it breaks, which its
+        index, ending there, would not reach)."""
         return None if self.path.name.lower().endswith(".gz") else self.bytes
 
 
