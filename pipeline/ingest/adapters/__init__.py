@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.ingest.adapters import (
-    agentdojo, anthropic, claude_code, codex, inspect_log, openhands, otel, r_judge, swe_agent, tau_bench,
+    agentdojo, anthropic, claude_code, codex, inspect_log, openhands, otel, r_judge, responses, swe_agent, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
 
@@ -52,6 +52,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("claude-code", claude_code.convert_session, "session"),
         AdapterSpec("codex", codex.convert_session, "session"),
         AdapterSpec("otel", otel.convert_session, "session"),
+        AdapterSpec("openai-responses", responses.convert, "array"),
     )
 }
 

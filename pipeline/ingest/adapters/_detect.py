@@ -30,7 +30,10 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     instructions|git}`` -> codex.
 11. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
 12. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block) -> anthropic.
-13. anything else -> canonical (records that do not fit are rejected downstream).
+13. ``input`` or ``output`` (no ``messages``) holding a Responses API item type
+    (``function_call``, ``function_call_output``, ``input_text``, ``output_text``, ...)
+    -> openai-responses.
+14. anything else -> canonical (records that do not fit are rejected downstream).
 
 :func:`warn_without_ids` prints ONE warning line for a file read one record per line
 whose records all lack a ``trajectory_id``, naming what the file looks like (rules
@@ -52,6 +55,9 @@ from pipeline.storage import Location
 SNIFF_BYTES = 256 * 1024
 LONG_SNIFF_BYTES = 2 * 2**20
 NDJSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
+# item types only the OpenAI Responses API writes (its messages' text blocks, its calls)
+RESPONSES_TYPES = {"function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
+                   "local_shell_call", "local_shell_call_output", "input_text", "output_text", "web_search_call"}
 _TOKEN = re.compile(r"[ \t\n\r]*(?:(" + JSON_STRING + r')|([{}\[\]:,])|([^"{}\[\]:,\s]+))', re.S)
 
 
@@ -144,6 +150,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "otel", "OTLP trace export (resourceSpans)"
     if "messages" in k and ("system" in k or {"tool_use", "tool_result"} & shape.types):
         return "anthropic", "'messages' with tool_use/tool_result blocks or 'system': Anthropic"
+    if {"input", "output"} & k and "messages" not in k and RESPONSES_TYPES & shape.types:
+        return "openai-responses", "'input'/'output' with Responses API items (function_call, input_text, ...)"
     if "messages" in k or "trajectory_id" in k:
         return "canonical", "records with 'messages'/'trajectory_id': canonical"
     return "canonical", "no known format markers: treated as canonical"

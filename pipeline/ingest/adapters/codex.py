@@ -271,6 +271,18 @@ class _Rollout:
                 msg["error"] = {"type": "exit_code", "message": f"exit code {code}: {content[:300]}"}
 
 
+def response_items(items: Iterable[Any], guard: SizeGuard) -> list[dict[str, Any]]:
+    """Canonical messages of a list of OpenAI Responses API items (what a rollout's
+    ``response_item`` lines hold: ``message``, ``*_call``, ``*_call_output``,
+    ``web_search_call``), converted and given exit statuses as a rollout's are."""
+    rollout = _Rollout(guard)
+    for item in items:
+        if isinstance(item, dict):
+            rollout._item(item)
+    rollout.finish()
+    return rollout.messages
+
+
 def convert_session(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, dict[str, Any]]]:
     """Convert one Codex rollout file (the reader's ``session`` layout)."""
     rollout = _Rollout(SizeGuard(int(ctx.state.get("max_record_bytes", 32 * 2**20))))
