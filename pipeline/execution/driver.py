@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
@@ -45,6 +44,7 @@ from pipeline.execution.shard import ShardTask, first_pass, prepare_worker, prio
 from pipeline.execution.signals import interruptible
 from pipeline.execution.workdir import RunLock, WorkDir, open_work, planned_shards
 from pipeline.ingest.label_provenance import provenance_notes
+from pipeline.stages.canary_cache import CanaryCheck
 from pipeline.policy import Policy, load_policy
 from pipeline.storage import Location, location
 
@@ -83,42 +83,6 @@ def shard_count(config: RunConfig, total: int) -> int:
         down = max(workers, n // workers * workers)
         n = down if total <= down * config.shard_bytes * SHARD_SLACK else -(-n // workers) * workers
     return n
-
-
-class _Canaries(threading.Thread):
-    """The bundled canaries, scored in a background thread while other processes score
-    the shards (``background``), else when ``failures()`` asks; it waits for them."""
-
-    def __init__(self, background: bool) -> None:
-        super().__init__(name="litmus-gate-canaries", daemon=True)
-        self._found: list[str] | BaseException = []
-        self._policy = load_policy(None)  # here: policy checks share one connection, not thread-safe
-        self._background = background
-        if background:
-            self.start()
-
-    def run(self) -> None:
-        from pipeline.stages.canaries import check_canaries
-        from pipeline.stages.canary_cache import passed_before, remember_pass
-
-        try:
-            if passed_before(self._policy.sha256):
-                return  # this install passed them before (canary_cache.py)
-            self._found = check_canaries(self._policy)
-            if not self._found:
-                remember_pass(self._policy.sha256)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the driver's thread
-            self._found = exc
-
-    def failures(self) -> list[str]:
-        """The canaries' failure lines (re-raises what stopped them)."""
-        if self._background:
-            self.join()
-        else:
-            self.run()
-        if isinstance(self._found, BaseException):
-            raise self._found
-        return self._found
 
 
 def _score(config: RunConfig, tasks: list[ShardTask], workdir: WorkDir, labels: Any,
@@ -227,7 +191,7 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
         # canaries check the grader (code, SQL, bundled policy), not a user's judgement calls;
         # they run in a thread of the driver while worker processes score the shards
         elsewhere = config.engine == "ray" or in_workers
-        canaries = _Canaries(background=elsewhere) if tables != ("steps",) else None
+        canaries = CanaryCheck(background=elsewhere) if tables != ("steps",) else None
         try:
             markers = _score(config, tasks, workdir, labels, sum(f.planned for f in inputs), pool)
             _unchanged(inputs, config.fmt)  # every read is done: was it of what planning hashed?

@@ -20,11 +20,13 @@ import hashlib
 import os
 import platform
 import secrets
+import threading
 from contextlib import suppress
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from pipeline.policy import load_policy
 from pipeline.sql import sql_dir
 
 CACHE_ENV = "LITMUS_GATE_CACHE_DIR"
@@ -97,3 +99,38 @@ def remember_pass(policy_sha256: str) -> None:
     except OSError:
         with suppress(OSError):  # a read-only folder, or a file where the folder should be
             tmp.unlink(missing_ok=True)
+
+
+class CanaryCheck(threading.Thread):
+    """The bundled canaries, scored in a background thread while other processes score
+    the shards (``background``), else when ``failures()`` asks; it waits for them."""
+
+    def __init__(self, background: bool) -> None:
+        super().__init__(name="litmus-gate-canaries", daemon=True)
+        self._found: list[str] | BaseException = []
+        self._policy = load_policy(None)  # here: policy checks share one connection, not thread-safe
+        self._background = background
+        if background:
+            self.start()
+
+    def run(self) -> None:
+        from pipeline.stages.canaries import check_canaries
+
+        try:
+            if passed_before(self._policy.sha256):
+                return  # this install passed them before (canary_cache.py)
+            self._found = check_canaries(self._policy)
+            if not self._found:
+                remember_pass(self._policy.sha256)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the driver's thread
+            self._found = exc
+
+    def failures(self) -> list[str]:
+        """The canaries' failure lines (re-raises what stopped them)."""
+        if self._background:
+            self.join()
+        else:
+            self.run()
+        if isinstance(self._found, BaseException):
+            raise self._found
+        return self._found
