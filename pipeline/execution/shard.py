@@ -32,6 +32,7 @@ from pipeline.config import RunConfig
 from pipeline.errors import PolicyError, SchemaValidationError
 from pipeline.execution.plan import Piece
 from pipeline.execution.signals import deferred
+from pipeline.execution.sliced import slice_bounds, write_sliced
 from pipeline.execution.workdir import WorkDir, work_guard, write_marker
 from pipeline.policy import Policy, document_sha256
 from pipeline.ingest.records import RawRecord
@@ -196,6 +197,12 @@ def _score_local(task: ShardTask, local: Path) -> dict[str, Any]:
     files: dict[str, list[list[Any]]] = {}
     _drop_tables(con, keep=set(task.tables))
     for table in task.tables:
+        bounds = slice_bounds(con, table)
+        if bounds is not None:  # many heavy trajectories: validated a slice at a time (sliced.py)
+            rel = f"{table}/{stem}.parquet"
+            files[table] = [[rel, None, write_sliced(con, table, bounds, out / rel)]]
+            _drop_tables(con, keep=set(task.tables) - set(files))
+            continue
         frame = con.table(table).pl()
         _drop_tables(con, keep=set(task.tables) - set(files) - {table})  # DuckDB's copy goes first
         files[table] = _write_table(table, conform(table, frame), out, stem)

@@ -1,0 +1,87 @@
+"""A shard's large table validated and written in slices of whole trajectories.
+
+Each trajectory's edges, flows and steps are bounded (``settings.max_edge_pairs``,
+``max_reach_pairs``, ``max_record_bytes``), but a shard may hold many trajectories just
+under those bounds: 40 records of 480 writes then 480 reads of one file (9 MB) make 9.2
+million edges, and Pandera's checks on the Polars copy of such a table took a worker to
+5 GB (0.4 KB a row). A table of more than ``SLICE_ROWS`` rows whose grain starts with
+``trajectory_id`` (never a partitioned one: those hold one row per record) is read from
+DuckDB, validated and written one slice at a time: slices are runs of whole trajectories
+in ``trajectory_id`` order, so each slice sorted by grain follows the one before (the
+file is sorted as a whole), the grain is unique in the table when it is in every slice,
+and the per-trajectory checks see whole trajectories. The slices go into one Parquet file
+through PyArrow's writer (zstd level 3, statistics, as Polars writes): the table's
+contents are those of the unsliced path; its bytes differ from it, and are the same for
+the same shard.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import duckdb
+
+from pipeline.outputs.writer import conform
+from schemas import partition_of, schema_module
+
+# the most rows of one table a worker validates at once (a trajectory larger than this, within
+# its own bounds, is one slice)
+SLICE_ROWS = 1_000_000
+
+
+def slice_bounds(con: duckdb.DuckDBPyConnection, table: str, limit: int | None = None) -> list[tuple[str, str]] | None:
+    """``(first, last)`` trajectory id of each slice of ``table`` (at most ``limit`` rows,
+    default :data:`SLICE_ROWS`, unless one trajectory has more); None when the table is
+    small enough to be written whole, or is not one that slices."""
+    limit = SLICE_ROWS if limit is None else limit
+    if partition_of(table) is not None or schema_module(table).GRAIN[0] != "trajectory_id":
+        return None
+    # the table's name is one of ours (schemas.TABLES), never data
+    if con.execute(f'select count(*) from "{table}"').fetchall()[0][0] <= limit:
+        return None
+    bounds: list[tuple[str, str]] = []
+    first = last = None
+    rows = 0
+    counts = con.execute(f'select trajectory_id, count(*) from "{table}" group by all order by 1').fetchall()
+    for tid, n in counts:
+        if first is not None and rows + n > limit:
+            bounds.append((first, last))  # type: ignore[arg-type]
+            first, rows = None, 0
+        first = tid if first is None else first
+        last, rows = tid, rows + n
+    if first is not None:
+        bounds.append((first, last))  # type: ignore[arg-type]
+    return bounds
+
+
+def write_sliced(con: duckdb.DuckDBPyConnection, table: str, bounds: list[tuple[str, str]], target: Path) -> int:
+    """Validate and write ``table`` slice by slice (:func:`slice_bounds`) into ``target``;
+    returns its rows."""
+    import pyarrow.parquet as pq
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    rows = 0
+    writer: pq.ParquetWriter | None = None
+    try:
+        for first, last in bounds:
+            frame = conform(table, con.sql(f'select * from "{table}" where trajectory_id between $first and $last',
+                                           params={"first": first, "last": last}).pl())
+            arrow = frame.to_arrow()
+            if writer is None:
+                writer = pq.ParquetWriter(tmp, arrow.schema, compression="zstd", compression_level=3,
+                                          write_statistics=True)
+            writer.write_table(arrow)
+            rows += frame.height
+            del frame, arrow
+        if writer is not None:
+            writer.close()
+            writer = None
+        os.replace(tmp, target)
+    finally:
+        if writer is not None:
+            writer.close()
+        tmp.unlink(missing_ok=True)
+    return rows

@@ -1,0 +1,73 @@
+"""A shard's large tables validated and written a slice of whole trajectories at a time
+(pipeline/execution/sliced.py): the same contents as the whole-table path, sorted by
+grain, and no validation ever holds more than the slice bound (bar one trajectory)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from pipeline.cli import main
+from pipeline.execution import sliced
+from pipeline.outputs import writer
+from tests.conftest import calls, result, traj, user
+
+
+def _heavy(tid: str, n: int) -> dict[str, Any]:
+    """n writes of one file, then n reads of it: n x n resource edges."""
+    messages: list[dict[str, Any]] = [user("keep notes")]
+    for i in range(n):
+        messages += [calls((f"w{i}", "write_file", {"path": "notes.txt", "content": f"line {i}"})), result(f"w{i}")]
+    for i in range(n):
+        messages += [calls((f"r{i}", "read_file", {"path": "notes.txt"})), result(f"r{i}", f"line {i}")]
+    return traj(tid, *messages)
+
+
+def _corpus(path: Path) -> Path:
+    sizes = [6, 2, 9, 4, 7, 3]
+    path.write_text("".join(json.dumps(_heavy(f"t{k}", n)) + "\n" for k, n in enumerate(sizes)))
+    return path
+
+
+def test_slice_bounds_keep_trajectories_whole() -> None:
+    con = duckdb.connect()
+    con.execute("create table edges as select * from (values ('a', 3), ('b', 3), ('c', 5), ('d', 1), ('e', 9)) "
+                "t(trajectory_id, n), range(n)")
+    con.execute("alter table edges drop column n")
+    assert sliced.slice_bounds(con, "edges", limit=6) == [("a", "b"), ("c", "d"), ("e", "e")]
+    assert sliced.slice_bounds(con, "edges", limit=21) is None  # small enough: written whole
+    con.execute("create table verdicts as select 'a' as trajectory_id from range(50)")
+    assert sliced.slice_bounds(con, "verdicts", limit=6) is None  # partitioned tables are never sliced
+
+
+def test_sliced_tables_hold_what_the_whole_path_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    corpus = _corpus(tmp_path / "c.jsonl")
+    whole, parts = tmp_path / "whole", tmp_path / "sliced"
+    assert main(["score", str(corpus), "--out", str(whole), "--workers", "1"]) == 0
+    seen: list[tuple[str, int]] = []
+    real = writer.conform
+
+    def counted(table: str, frame: Any) -> Any:
+        seen.append((table, frame.height))
+        return real(table, frame)
+
+    monkeypatch.setattr(sliced, "SLICE_ROWS", 60)
+    monkeypatch.setattr(sliced, "conform", counted)
+    assert main(["score", str(corpus), "--out", str(parts), "--workers", "1"]) == 0
+    edges = [n for table, n in seen if table == "edges"]
+    assert len(edges) > 2 and max(edges) <= 81  # t2 alone has 9 x 9 edges: a slice of its own
+    con = duckdb.connect()
+    for table in ("steps", "actions", "edges", "flows", "verdicts", "attrition"):
+        a = con.read_parquet(f"{whole}/{table}/**/*.parquet", hive_partitioning=False)
+        b = con.read_parquet(f"{parts}/{table}/**/*.parquet", hive_partitioning=False)
+        assert a.except_(b).aggregate("count(*)").fetchall() == [(0,)], table
+        assert b.except_(a).aggregate("count(*)").fetchall() == [(0,)], table
+        assert a.aggregate("count(*)").fetchall() == b.aggregate("count(*)").fetchall(), table
+    rows = con.execute("select trajectory_id, src_action_idx, dst_action_idx, kind from read_parquet($p)",
+                       {"p": f"{parts}/edges/*.parquet"}).fetchall()
+    assert len(rows) == 6 * 6 + 2 * 2 + 9 * 9 + 4 * 4 + 7 * 7 + 3 * 3
+    assert rows == sorted(rows)  # the slices follow each other in grain order
