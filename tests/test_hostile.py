@@ -551,6 +551,20 @@ def test_long_suite_names_round_trip(tmp_path: Path) -> None:
     assert sorted(v["suite"] for v in table_rows(run, "verdicts")) == sorted(suites)
 
 
+def test_suites_differing_only_in_case_get_distinct_folders_on_any_filesystem(tmp_path: Path) -> None:
+    """On a case-insensitive file system (macOS, Windows) ``suite=Mail`` and ``suite=mail``
+    would be one folder and the second ``part-00000.parquet`` would replace the first: a
+    suite's verdicts lost. Folder names must differ after case folding, and read back."""
+    suites = ["Mail", "mail", "MAIL", "Ma%4Cl", "M\u00c4IL", "m\u00e4il"]
+    corpus = jsonl(tmp_path / "in" / "case.jsonl", [ok(f"t{i}", suite=s) for i, s in enumerate(suites)])
+    run = score(tmp_path, [corpus])
+    for table in ("verdicts", "attrition"):
+        names = [p.name for p in (run / table).iterdir() if p.is_dir()]
+        assert len({n.casefold() for n in names}) == len(names), names
+    assert sorted(v["suite"] for v in table_rows(run, "verdicts")) == sorted(suites)
+    assert sorted(v["suite"] for v in polars_rows(run, "verdicts")) == sorted(suites)
+
+
 def test_policy_argument_names_with_quotes_do_not_crash(tmp_path: Path) -> None:
     policy = tmp_path / "policy.toml"
     policy.write_text('[tools.quoted]\nreads = ["a\\"b", "c.d", "$"]\n\n[[classifier.rules]]\nname = "q"\n'

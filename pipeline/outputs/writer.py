@@ -26,16 +26,22 @@ if TYPE_CHECKING:  # polars and pandera load with the first table written (start
     import polars as pl
 
 _MAX_PART = 200  # file names stay under 255 bytes; longer values are cut and hashed
+# an escape quote() wrote (kept as it is), or an upper-case letter (encoded)
+_UPPER = re.compile(r"%[0-9A-F]{2}|[A-Z]")
 
 
 def partition_dir_name(value: str) -> str:
     """A safe folder name for a partition value taken from data (hive style).
 
-    Percent-encodes everything but letters, digits and ``-_.``, so ``/``, ``..``,
-    quotes and ``%`` cannot escape the table folder; long values are cut and
-    suffixed with a hash so that distinct values never collide.
+    Percent-encodes everything but lower-case letters, digits and ``-_.``, so ``/``,
+    ``..``, quotes and ``%`` cannot escape the table folder; upper-case letters are
+    encoded too (``Mail`` -> ``%4Dail``), so values differing only in case keep distinct
+    folders on a case-insensitive file system (macOS, Windows), where ``suite=Mail`` and
+    ``suite=mail`` would be one folder and one suite's files would replace the other's.
+    Long values are cut and suffixed with a hash so that distinct values never collide.
     """
-    quoted = urllib.parse.quote(value, safe="")
+    quoted = _UPPER.sub(lambda m: m.group() if len(m.group()) == 3 else f"%{ord(m.group()):02X}",
+                        urllib.parse.quote(value, safe=""))
     if quoted in ("", ".", ".."):
         quoted = urllib.parse.quote(value, safe="").replace(".", "%2E") or "%00empty"
     if len(quoted) > _MAX_PART:
