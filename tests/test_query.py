@@ -179,3 +179,16 @@ def test_csv_keeps_a_value_with_a_bare_carriage_return_in_its_row(tmp_path: Path
 
     assert list(csv.reader(io.StringIO(stream.getvalue()))) == [["trajectory_id", "route"],
                                                                 ["cr-id\rSAFE-LOOKING", "aggregate"]]
+
+
+def test_table_view_passes_no_control_or_bidi_character_to_the_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    """DuckDB's box renderer shows ESC as ``\\e`` but writes C1 controls (U+009B is CSI,
+    U+009D OSC, U+0085 NEL) and bidi overrides as they are: a hostile id could drive the
+    terminal or reorder what is read. The default ``table`` view neutralises them."""
+    con = duckdb.connect()
+    hostile = "\x9b2J\x9d0;title\x07\x85\u202eevil\u2066\x1b[31m"
+    query.run_query(con, f"select '{hostile}' as {json.dumps(hostile)}")
+    out = capsys.readouterr().out
+    bad = "\x07\x1b\x85\x9b\x9d\u202e\u2066"
+    assert not [c for c in out if c in bad], repr(out)
+    assert "evil" in out and "title" in out

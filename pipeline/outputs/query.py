@@ -15,7 +15,9 @@ combined with ``union_by_name`` and registered as the view with ``create_view``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import io
 import itertools
 import sys
 from collections.abc import Sequence
@@ -172,7 +174,13 @@ def run_query(con: duckdb.DuckDBPyConnection, sql: str, fmt: Format = "table", o
                 raise UsageError("the SQL returns no result to write as Parquet")
             return
         if fmt == "table":
-            rel.show(max_rows=10_000, max_width=None if sys.stdout.isatty() else 100_000)
+            # DuckDB's renderer shows ESC as \e but writes C1 controls (U+009B is CSI) and
+            # bidi overrides as they are: the box is caught and neutralised (one character
+            # for one, so the columns stay aligned)
+            box = io.StringIO()
+            with contextlib.redirect_stdout(box):
+                rel.show(max_rows=10_000, max_width=None if sys.stdout.isatty() else 100_000)
+            sys.stdout.write(clean(box.getvalue()))
         elif fmt == "csv":
             write_csv(rel, sys.stdout)
         elif fmt == "markdown":
