@@ -27,7 +27,7 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from pipeline.config import RunConfig, sample_root
-from pipeline.errors import Interrupted, LitmusError, UsageError
+from pipeline.errors import Interrupted, LitmusError, UsageError, terminal_safe
 from pipeline.execution.signals import command_ended, command_started
 from pipeline.ingest.discovery import FORMATS
 from pipeline.storage import cli_location
@@ -163,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:  # disk full, permissions, ...: one line, never a traceback
-        print(f"litmus-gate: error: {exc.strerror or exc} ({exc.filename or 'no file'})", file=sys.stderr)
+        print(terminal_safe(f"litmus-gate: error: {exc.strerror or exc} ({exc.filename or 'no file'})"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("litmus-gate: interrupted; no run was published", file=sys.stderr)

@@ -6,6 +6,18 @@ These exceptions are for problems that stop the run itself.
 
 from __future__ import annotations
 
+import re
+
+# what must not reach a terminal from data (a file name, an id): C0/C1 controls (ESC and
+# CSI start sequences that clear or retitle it), lone surrogates (a file name that is not
+# UTF-8) and bidi controls (they reorder what is read)
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: object) -> str:
+    """``text`` for one line of stderr: newlines become spaces, other controls U+FFFD."""
+    return _UNSAFE.sub("\ufffd", str(text).replace("\n", " "))
+
 
 class _OneLine:
     """What the CLI prints of a stop: a message and a hint (set by ``__init__``)."""
@@ -14,9 +26,9 @@ class _OneLine:
     hint: str | None
 
     def one_line(self) -> str:
-        """Message and hint on one line, for the terminal."""
+        """Message and hint on one line, for the terminal (control characters neutralised)."""
         text = self.message.replace("\n", " ")
-        return f"{text} ({self.hint})" if self.hint else text
+        return terminal_safe(f"{text} ({self.hint})" if self.hint else text)
 
 
 class LitmusError(_OneLine, Exception):

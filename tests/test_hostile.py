@@ -585,3 +585,17 @@ def test_hostile_run_dir_names(tmp_path: Path, name: str) -> None:
     got = outcomes(score(tmp_path, [corpus], name=name))
     assert {k: v[:2] for k, v in got.items()} == {("a.jsonl", 1): ("verdict", "t1"),
                                                    ("a.jsonl", 2): ("attrition", "empty_trajectory")}
+
+
+def test_file_names_reach_the_terminal_inert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file name is data too: an OSC/CSI sequence or a bidi override in it must not reach
+    stderr through the "no trajectory_id" warning or a one-line error."""
+    name = "\x1b]0;pwned\x07\x1b[2J\u202eevil"
+    corpus = tmp_path / "in" / f"{name}.jsonl"
+    corpus.parent.mkdir()
+    corpus.write_text('{"id": 1, "messages": []}\n')
+    assert main(["score", str(corpus), "--out", str(tmp_path / "run")]) == 0
+    assert main(["score", str(tmp_path / f"{name}-missing.jsonl"), "--out", str(tmp_path / "run2")]) != 0
+    err = capsys.readouterr().err
+    assert "warning" in err and "error" in err and "pwned" in err
+    assert not [c for c in err if c in "\x1b\x07\u202e"], repr(err)

@@ -51,6 +51,7 @@ from typing import Any
 
 from pipeline.ingest.adapters._io import BOM, JSON_STRING, read_head
 from pipeline.storage import Location
+from pipeline.errors import terminal_safe
 
 SNIFF_BYTES = 256 * 1024
 LONG_SNIFF_BYTES = 2 * 2**20
@@ -249,5 +250,5 @@ def warn_without_ids(path: Location, fmt: str, records: Iterator[Any]) -> Iterat
         what = (f"it looks like {FORMAT_NAMES.get(hint[0], hint[0])} ({hint[1]}): "
                 f"use --format {hint[0]}" if hint and hint[0] != fmt else
                 "it matches no known format: canonical records need a trajectory_id (README: Input formats)")
-        sys.stderr.write(f"litmus-gate: warning: {path}: none of its {seen} records has a trajectory_id "
+        sys.stderr.write(f"litmus-gate: warning: {terminal_safe(path)}: none of its {seen} records has a trajectory_id "
                          f"(read as {fmt}); {what}\n")
