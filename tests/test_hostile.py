@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -599,3 +600,17 @@ def test_file_names_reach_the_terminal_inert(tmp_path: Path, capsys: pytest.Capt
     err = capsys.readouterr().err
     assert "warning" in err and "error" in err and "pwned" in err
     assert not [c for c in err if c in "\x1b\x07\u202e"], repr(err)
+
+
+def test_file_name_that_is_not_utf8_is_scored_not_a_crash(tmp_path: Path) -> None:
+    """A name with bytes that are not UTF-8 (an old archive, a Latin-1 file system) reaches
+    Python as lone surrogates, which Arrow refused: the whole run stopped with a traceback.
+    Its records are scored, the name shown with each such byte as ``\\xNN``."""
+    (tmp_path / "in").mkdir()
+    name = os.fsdecode(b"bad\x9bname\xff.jsonl")
+    try:
+        corpus = jsonl(tmp_path / "in" / name, [ok("t1"), {"trajectory_id": "t2"}])
+    except (OSError, UnicodeError):
+        pytest.skip("this file system refuses names that are not UTF-8")
+    got = outcomes(score(tmp_path, [corpus]))
+    assert sorted(got) == [("bad\\x9bname\\xff.jsonl", 1), ("bad\\x9bname\\xff.jsonl", 2)]

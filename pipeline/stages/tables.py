@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 
 import json
+import re
 
 import duckdb
 import pyarrow as pa
@@ -18,6 +19,7 @@ from pipeline.ingest.records import RawRecord
 from pipeline.analysis.resources import resources
 from pipeline.sql import load_sql, materialize, materialize_per_rule
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 RECORDS_SCHEMA = pa.schema([
     ("record_id", pa.int64()), ("source_file", pa.string()), ("source_line", pa.int64()),
     ("text", pa.large_string()), ("reject_reason", pa.string()), ("reject_detail", pa.string()),
@@ -25,16 +27,31 @@ RECORDS_SCHEMA = pa.schema([
 ])
 
 
+def utf8(text: str | None) -> str | None:
+    """``text`` encodable as UTF-8: a file name that is not UTF-8 reaches Python with its
+    bytes as lone surrogates (U+DC80..U+DCFF), which Arrow refuses (the whole run stopped
+    on one such name); each becomes ``\\xNN`` (its byte, as ``ls -b`` shows it), any other
+    lone surrogate U+FFFD."""
+    if text is None or text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}" if 0xDC80 <= ord(m.group()) <= 0xDCFF
+                              else "\ufffd", text)
+
+
 def records_table(records: Iterable[RawRecord], first_id: int = 0) -> pa.Table:
     """The ``records`` relation: one row per input record, numbered in input order."""
     columns: dict[str, list[object]] = {name: [] for name in RECORDS_SCHEMA.names}
     for record_id, rec in enumerate(records, start=first_id):
         columns["record_id"].append(record_id)
-        columns["source_file"].append(rec.source_file)
+        columns["source_file"].append(utf8(rec.source_file))
         columns["source_line"].append(rec.source_line)
         columns["text"].append(rec.text)
         columns["reject_reason"].append(rec.reject_reason)
-        columns["reject_detail"].append(rec.reject_detail)
+        columns["reject_detail"].append(utf8(rec.reject_detail))
         columns["fmt"].append(rec.fmt)
     return pa.table(columns, schema=RECORDS_SCHEMA)
 
