@@ -163,7 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:  # disk full, permissions, ...: one line, never a traceback
-        print(terminal_safe(f"litmus-gate: error: {exc.strerror or exc} ({exc.filename or 'no file'})"), file=sys.stderr)
+        reason = f"{exc.strerror or exc} ({exc.filename or 'no file'})"
+        print(f"litmus-gate: error: {terminal_safe(reason)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("litmus-gate: interrupted; no run was published", file=sys.stderr)
