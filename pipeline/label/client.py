@@ -212,7 +212,7 @@ class ChatClient:
             data = json.loads(response.content)
             choice = data["choices"][0]
             message = choice["message"]
-        except (ValueError, KeyError, IndexError, TypeError):
+        except (ValueError, KeyError, IndexError, TypeError, RecursionError):  # nested past the stack: not JSON
             return None, "malformed response: not a chat completion (no choices[0].message)"
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list):  # content parts

@@ -122,7 +122,7 @@ def _json(text: str, spec: ParseSpec) -> Parsed:
     fenced = _FENCE.match(text)
     try:
         data = json.loads(fenced.group(1) if fenced else text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays nested deeper than the stack
         return _fail("unparseable reply: not JSON")
     value = _path(data, spec.field)
     if not isinstance(value, str):
