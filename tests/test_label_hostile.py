@@ -39,3 +39,32 @@ def test_deeply_nested_json_is_a_null_label_not_a_crash(tmp_path: Path, capsys: 
         assert main([*args, "--overwrite"]) == 0  # the cached reply too
     rows = labels(tmp_path / "b.parquet")
     assert rows and all(r["label"] is None and r["label_errors"] == "unparseable reply: not JSON" for r in rows)
+
+
+def test_a_key_echoed_in_log_probability_tokens_never_reaches_the_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reply text was redacted, but the first tokens' log-probabilities went to the
+    cache as the server sent them: a server echoing the Authorization header in a token,
+    an alternative or their ``bytes`` left the key in cache.sqlite."""
+    import math
+
+    monkeypatch.setenv("GUARD_KEY", KEY)
+    inputs = corpus(tmp_path / "in", 2)
+
+    def echo(body: dict[str, Any], server: FakeOpenAI) -> Reply:
+        header = server.log[-1].headers.get("Authorization", "")
+        reply = completion("safe", first_token_p=0.9)
+        first = reply["choices"][0]["logprobs"]["content"][0]
+        first["bytes"] = list(header.encode())
+        first["top_logprobs"].append({"token": header, "logprob": math.log(0.001), "bytes": list(header.encode())})
+        reply["choices"][0]["logprobs"]["content"].append({"token": header, "logprob": -0.1})
+        return Reply(body=reply)
+
+    out = tmp_path / "labels.parquet"
+    with FakeOpenAI(echo) as server:
+        assert main(label_args(server, inputs, out, "--api-key-env", "GUARD_KEY")) == 0
+    rows = labels(out)
+    assert rows and all(r["label"] == "safe" and r["score"] is not None and r["score"] < 0.2 for r in rows)
+    cache = (tmp_path / "cache.sqlite").read_bytes()
+    assert KEY.encode() not in cache and not _pieces(cache.decode("latin-1"))
+    assert json.dumps(list(KEY.encode())[:8])[1:-1].encode() not in cache  # the key's ``bytes`` list

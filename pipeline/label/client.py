@@ -38,6 +38,8 @@ RETRY_STATUSES = frozenset({408, 409, 425, 429})
 FATAL_STATUSES = {401: "the endpoint refused the API key", 403: "the endpoint refused the API key",
                   404: "no such endpoint or model"}
 LOGPROB_TOKENS = 4  # first reply tokens whose log-probabilities are kept
+TOP_LOGPROBS = 20  # alternatives kept per token (the most the OpenAI API returns)
+MAX_TOKEN_CHARS = 200  # a token's text kept (a token is a few characters; a hostile one is not)
 MAX_RESPONSE_BYTES = 4 * 2**20  # a response body past this is an error, never held whole
 REDACTED = "[redacted]"
 # a run of the key's first characters this long is taken for the key, cut (a server's
@@ -228,8 +230,30 @@ class ChatClient:
             return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
         text = self.redact(content, MAX_REPLY_CHARS) if content is not None else None
-        kept = tokens[:LOGPROB_TOKENS] if isinstance(tokens, list) else None
-        return CachedReply(text, kept, count("prompt_tokens"), count("completion_tokens")), None
+        return CachedReply(text, self._logprobs(tokens), count("prompt_tokens"), count("completion_tokens")), None
+
+    def _logprobs(self, tokens: Any) -> list[dict[str, Any]] | None:
+        """What the cache keeps of the log-probabilities: of the first ``LOGPROB_TOKENS``
+        entries only what scoring reads (each token, redacted, and its number; the same of
+        at most ``TOP_LOGPROBS`` alternatives). A server's other fields (``bytes``), and a
+        key it echoed in a token, never reach the cache."""
+        def entry(e: dict[str, Any]) -> dict[str, Any]:
+            lp = e.get("logprob")
+            number = lp if isinstance(lp, (int, float)) and not isinstance(lp, bool) else None
+            return {"token": self.redact(str(e.get("token", ""))[:MAX_TOKEN_CHARS]), "logprob": number}
+
+        if not isinstance(tokens, list):
+            return None
+        kept = []
+        for e in tokens[:LOGPROB_TOKENS]:
+            if not isinstance(e, dict):
+                continue
+            item = entry(e)
+            top = e.get("top_logprobs")
+            if isinstance(top, list):
+                item["top_logprobs"] = [entry(t) for t in top[:TOP_LOGPROBS] if isinstance(t, dict)]
+            kept.append(item)
+        return kept
 
     async def complete(self, body: dict[str, Any], slot: int = 0) -> Outcome:
         """One request with retries, on worker slot ``slot`` (0 <= slot < concurrency, one
