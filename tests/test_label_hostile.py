@@ -5,6 +5,7 @@ JSON \\u escapes), redirects, SIGTERM."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +69,65 @@ def test_a_key_echoed_in_log_probability_tokens_never_reaches_the_cache(
     cache = (tmp_path / "cache.sqlite").read_bytes()
     assert KEY.encode() not in cache and not _pieces(cache.decode("latin-1"))
     assert json.dumps(list(KEY.encode())[:8])[1:-1].encode() not in cache  # the key's ``bytes`` list
+
+
+def _escaped(text: str, every: bool = False) -> str:
+    """``text`` with its first character (``every``: each character) as a JSON ``\\uXXXX`` escape."""
+    return "".join(f"\\u{ord(c):04x}" if every or i == 0 else c for i, c in enumerate(text))
+
+
+def _unescaped(text: str) -> str:
+    """``text`` with its ``\\uXXXX`` escapes decoded, again and again (escaped escapes)."""
+    while (decoded := re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m[1], 16)), text)) != text:
+        text = decoded
+    return text
+
+
+def test_a_key_spelled_with_json_escapes_in_a_json_reply_is_redacted_once_decoded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A JSON-mode reply that spells the key with ``\\u`` escapes (``"\\u0073k-..."``)
+    passed the redaction, which ran on the text before JSON decoding: the decoded key
+    reached ``category`` and ``label_errors`` (and, escaped, ``raw_reply``)."""
+    monkeypatch.setenv("GUARD_KEY", KEY)
+    inputs = corpus(tmp_path / "in", 4)
+    prompt = tmp_path / "json.toml"
+    prompt.write_text('[parse]\nmode = "json"\nfield = "verdict"\ncategory_field = "category"\n'
+                      '[[messages]]\nrole = "user"\ncontent = "<BEGIN STEP TO ASSESS>\\n${step}\\n<END STEP TO ASSESS>"\n')
+
+    def echo(body: dict[str, Any], server: FakeOpenAI) -> Reply:
+        key = server.log[-1].headers.get("Authorization", "").removeprefix("Bearer ")
+        i = int(step_of(body).split("task ")[1].split()[0].strip(".")) if "task " in step_of(body) else 0
+        replies = [  # the JSON text of the reply, as the model wrote it
+            f'{{"verdict": "safe", "category": "{_escaped(key)}"}}',
+            f'{{"verdict": "{_escaped(key, every=True)}"}}',  # not a label word: named in label_errors
+            f'{{"verdict": "unsafe", "category": ["S1", "{_escaped(key, every=True)}"]}}',
+            f'{{"verdict": "unsafe", "category": "{_escaped(_escaped(key))}"}}',  # escaped twice
+        ]
+        return Reply(body=completion(replies[i % len(replies)]))
+
+    out = tmp_path / "labels.parquet"
+    with FakeOpenAI(echo) as server:
+        assert main(label_args(server, inputs, out, "--api-key-env", "GUARD_KEY", "--prompt", str(prompt))) == 0
+    printed = capsys.readouterr()
+    rows = labels(out)
+    assert {r["label"] for r in rows} == {"safe", "unsafe", None}
+    for r in rows:
+        for value in (r["category"], r["label_errors"], r["raw_reply"]):
+            assert not _pieces(value or "") and not _pieces(_unescaped(value or "")), r
+    assert any("[redacted]" in (r["category"] or "") for r in rows)
+    assert any("[redacted]" in (r["label_errors"] or "") for r in rows)
+    for path in [p for p in tmp_path.rglob("*") if p.is_file()]:
+        assert not _pieces(path.read_bytes().decode("utf-8", "replace")), path
+    assert not _pieces(printed.out + printed.err)
+
+
+
+def test_redact_takes_a_run_from_anywhere_in_the_key_and_escaped_spellings() -> None:
+    from pipeline.label.client import key_forms, redact
+
+    forms = key_forms(KEY)
+    assert redact(f"x {KEY[5:]} y", forms) == "x [redacted] y"  # the key without its first characters
+    assert redact(f"{_escaped(KEY)}", forms) == "\\u0073[redacted]"
+    assert redact(f'"{_escaped(KEY, every=True)}" \\u0022', forms) == '"[redacted]" \\u0022'
+    assert redact(f"{KEY[3:18]} {KEY[20:35]}", forms) == f"{KEY[3:18]} {KEY[20:35]}"  # 15: not the key
+    assert redact("keep \\u0041 \\/ as they are", forms) == "keep \\u0041 \\/ as they are"

@@ -13,8 +13,10 @@
 - **Secrets**: the key travels only in the ``Authorization`` header; every text the
   client returns (replies, error texts) has the key replaced by ``[redacted]``: as it is
   and as JSON, Python and URLs escape it, replaced in the whole text BEFORE the text is
-  cut (a cut must never leave a piece of the key), and so is any run of its first
-  ``KEY_HEAD_CHARS`` or more characters (a server that echoes the header cut short).
+  cut (a cut must never leave a piece of the key), and so is any run of ``KEY_RUN_CHARS``
+  or more of its consecutive characters (a server that echoes the header cut short, or
+  spells its first characters as JSON ``\\u`` escapes), also when the run is spelled
+  with such escapes (the text is then given with those escapes decoded).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import asyncio
 import email.utils
 import json
 import random
+import re
 import time
 import urllib.parse
 from dataclasses import dataclass, field
@@ -42,11 +45,15 @@ TOP_LOGPROBS = 20  # alternatives kept per token (the most the OpenAI API return
 MAX_TOKEN_CHARS = 200  # a token's text kept (a token is a few characters; a hostile one is not)
 MAX_RESPONSE_BYTES = 4 * 2**20  # a response body past this is an error, never held whole
 REDACTED = "[redacted]"
-# a run of the key's first characters this long is taken for the key, cut (a server's
-# echo cut short); a shorter key is only ever replaced whole. Longer than the public
-# prefixes keys share (`sk-proj-`, `sk-ant-api03-`: 8-13 characters), so another key's
-# prefix in a reply stays as it is
-KEY_HEAD_CHARS = 16
+# a run of this many consecutive characters of the key, or more, is taken for the key,
+# cut (a server's echo cut short, or with its first characters escaped); a shorter key is
+# only ever replaced whole. Longer than the public prefixes keys share (`sk-proj-`,
+# `sk-ant-api03-`: 8-13 characters), so another key's prefix in a reply stays as it is
+KEY_RUN_CHARS = 16
+# a JSON escape of a printable ASCII character other than `"` and `\` (`\u0073`, `\/`),
+# behind any number of backslashes (an escape escaped again): inside a JSON string the
+# character itself means the same
+_ASCII_ESCAPE = re.compile(r"\\+(?:u00([2-7][0-9a-fA-F])|(/))")
 # how much of an error body or exception text an error message keeps
 SNIPPET_CHARS = 200
 
@@ -60,22 +67,67 @@ def key_forms(key: str) -> tuple[str, ...]:
     return tuple(sorted((f for f in forms if f), key=lambda f: (-len(f), f)))
 
 
-def redact(text: str, forms: tuple[str, ...], limit: int | None = None) -> str:
-    """``text`` without the key (given as :func:`key_forms`), then cut to ``limit``
-    characters: every form replaced by ``[redacted]``, and so is every run of a form's
-    first ``KEY_HEAD_CHARS`` or more characters."""
+def _runs(text: str, form: str) -> list[tuple[int, int]]:
+    """The spans of ``text`` that are runs of ``KEY_RUN_CHARS`` or more consecutive
+    characters of ``form``. Each such run holds a whole block ``form[j:j + step]`` (j a
+    multiple of ``step``): found with ``str.find``, then grown both ways."""
+    step = KEY_RUN_CHARS // 2
+    spans: list[tuple[int, int]] = []
+    grown: dict[int, int] = {}  # text index - form index of a run: where the last one found ends
+    for j in range(0, len(form) - step + 1, step):
+        block, start = form[j:j + step], 0
+        while (t := text.find(block, start)) >= 0:
+            start, d = t + 1, t - j
+            if t < grown.get(d, -1):
+                continue  # inside a run found already
+            a, b = t, t + step
+            while a > 0 and a - 1 - d >= 0 and text[a - 1] == form[a - 1 - d]:
+                a -= 1
+            while b < len(text) and b - d < len(form) and text[b] == form[b - d]:
+                b += 1
+            grown[d] = b
+            if b - a >= KEY_RUN_CHARS:
+                spans.append((a, b))
+    return spans
+
+
+def _redacted(text: str, forms: tuple[str, ...]) -> str:
     for form in forms:
         text = text.replace(form, REDACTED)
     for form in forms:
-        if len(form) <= KEY_HEAD_CHARS:
+        if len(form) <= KEY_RUN_CHARS:
             continue
-        head, start = form[:KEY_HEAD_CHARS], 0
-        while (i := text.find(head, start)) >= 0:
-            n = KEY_HEAD_CHARS
-            while i + n < len(text) and n < len(form) and text[i + n] == form[n]:
-                n += 1
-            text = text[:i] + REDACTED + text[i + n:]
-            start = i + len(REDACTED)
+        merged: list[list[int]] = []
+        for a, b in sorted(_runs(text, form)):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        pieces, end = [], 0
+        for a, b in merged:
+            pieces += [text[end:a], REDACTED]
+            end = b
+        text = "".join(pieces) + text[end:]
+    return text
+
+
+def _unescape(match: re.Match[str]) -> str:
+    char = "/" if match[2] else chr(int(match[1], 16))
+    return match[0] if char in '"\\\x7f' else char
+
+
+def redact(text: str, forms: tuple[str, ...], limit: int | None = None) -> str:
+    """``text`` without the key (given as :func:`key_forms`), then cut to ``limit``
+    characters: every form replaced by ``[redacted]``, and so is every run of
+    ``KEY_RUN_CHARS`` or more consecutive characters of a form. When the text with its
+    JSON escapes of printable characters decoded (``\\u0073\\u006b-...``) holds the key
+    that the text does not, that decoded text is the one returned, redacted."""
+    if not forms:
+        return text if limit is None else text[:limit]
+    text = _redacted(text, forms)
+    if "\\" in text and (plain := _ASCII_ESCAPE.sub(_unescape, text)) != text:
+        if (cleaned := _redacted(plain, forms)) != plain:
+            text = cleaned
     return text if limit is None else text[:limit]
 
 

@@ -21,7 +21,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import duckdb
@@ -101,16 +101,18 @@ async def _send_all(pending: Iterator[Request], client: ChatClient, cache: Reply
 
 
 def _row(item: Request, reply: CachedReply | None, error: str | None, config: LabelConfig,
-         prompt: Prompt) -> dict[str, Any]:
+         prompt: Prompt, redact: Callable[[str], str]) -> dict[str, Any]:
     if reply is None:
         parsed_label = parsed_score = category = None
         error = error or "no reply (the request was not sent)"
     else:
-        parsed = parse_reply(reply.reply, reply.logprobs, prompt.parse)
+        parsed = parse_reply(reply.reply, reply.logprobs, prompt.parse, redact)
         parsed_label, parsed_score, category, error = parsed.label, parsed.score, parsed.category, parsed.error
+    # a reply cached by an older litmus-gate was redacted by its rules: redacted again
+    raw = redact(reply.reply) if reply is not None and reply.reply is not None else None
     return {"trajectory_id": item.trajectory_id, "step_idx": item.step_idx, "label": parsed_label,
             "score": parsed_score, "category": category, "model": config.model, "prompt_sha256": prompt.sha256,
-            "raw_reply": reply.reply if reply is not None else None, "label_errors": error}
+            "raw_reply": raw, "label_errors": error}
 
 
 def _flush(writer: pq.ParquetWriter, rows: list[dict[str, Any]]) -> None:
@@ -123,14 +125,15 @@ def _flush(writer: pq.ParquetWriter, rows: list[dict[str, Any]]) -> None:
 
 
 def write_labels(items: Iterator[Request], cache: ReplyCache, failures: dict[str, str], config: LabelConfig,
-                 prompt: Prompt, counters: Counters) -> None:
-    """The labels file, written to a temporary file and renamed onto ``config.out``."""
+                 prompt: Prompt, counters: Counters, redact: Callable[[str], str]) -> None:
+    """The labels file, written to a temporary file and renamed onto ``config.out``;
+    ``redact`` takes the API key out of every text of a reply."""
     tmp = config.out.parent / f".{config.out.name}.tmp-{os.getpid()}"
     rows: list[dict[str, Any]] = []
     try:
         with pq.ParquetWriter(str(tmp), OUT_SCHEMA, compression="zstd") as writer:
             for item in items:
-                row = _row(item, cache.get(item.key), failures.get(item.key), config, prompt)
+                row = _row(item, cache.get(item.key), failures.get(item.key), config, prompt, redact)
                 counters.count_label(row["label"], row["raw_reply"] is not None)
                 rows.append(row)
                 if len(rows) >= WRITE_ROWS:
@@ -169,7 +172,8 @@ def label(config: LabelConfig) -> Counters:
                               failures, progress))
         progress.finish(counters)
         counters.attempts, counters.retries = client.stats.attempts, client.stats.retries
-        write_labels(requests(con, run_dir, config, prompt), cache, failures, config, prompt, counters)
+        write_labels(requests(con, run_dir, config, prompt), cache, failures, config, prompt, counters,
+                     client.redact)
         con.close()
     finally:
         cache.close()

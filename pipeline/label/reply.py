@@ -12,6 +12,9 @@ Two modes (``[parse] mode`` of the prompt file):
   unsafe and ``category_field`` an optional category.
 
 A reply that does not fit gives no label and an error text: never a silent ``safe``.
+Every string decoded from a JSON reply goes through the caller's ``redact`` before it
+reaches the category or the error text: JSON escapes (``\\u0073k-...``) can spell the
+API key so that only the decoded string shows it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,7 +122,7 @@ def _regex(text: str, logprobs: Any, spec: ParseSpec) -> Parsed:
     return Parsed(label, category.strip() if category else None, score_from_logprobs(logprobs, spec), None)
 
 
-def _json(text: str, spec: ParseSpec) -> Parsed:
+def _json(text: str, spec: ParseSpec, redact: Callable[[str], str]) -> Parsed:
     fenced = _FENCE.match(text)
     try:
         data = json.loads(fenced.group(1) if fenced else text)
@@ -129,17 +133,19 @@ def _json(text: str, spec: ParseSpec) -> Parsed:
         return _fail(f"unparseable reply: JSON field {spec.field!r} is missing or not a string")
     label = _word(value, spec)
     if label is None:
-        return _fail(f"unparseable reply: {value[:40]!r} is neither a safe nor an unsafe word")
+        return _fail(f"unparseable reply: {redact(value)[:40]!r} is neither a safe nor an unsafe word")
     score = _probability(_path(data, spec.score_field)) if spec.score_field else None
     category = _path(data, spec.category_field) if spec.category_field else None
     if isinstance(category, list):
         category = ",".join(str(c) for c in category)
-    return Parsed(label, str(category) if category is not None else None, score, None)
+    return Parsed(label, redact(str(category)) if category is not None else None, score, None)
 
 
-def parse_reply(content: str | None, logprobs: Any, spec: ParseSpec) -> Parsed:
-    """The label a reply gives, or an error text when it gives none."""
+def parse_reply(content: str | None, logprobs: Any, spec: ParseSpec,
+                redact: Callable[[str], str] = lambda text: text) -> Parsed:
+    """The label a reply gives, or an error text when it gives none; ``redact`` takes
+    the API key out of a string decoded from a JSON reply."""
     if content is None or not content.strip():
         return _fail("empty reply")
     text = content[:MAX_REPLY_CHARS]
-    return _regex(text, logprobs, spec) if spec.mode == "regex" else _json(text, spec)
+    return _regex(text, logprobs, spec) if spec.mode == "regex" else _json(text, spec, redact)
