@@ -4,8 +4,12 @@ JSON \\u escapes), redirects, SIGTERM."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +135,102 @@ def test_redact_takes_a_run_from_anywhere_in_the_key_and_escaped_spellings() -> 
     assert redact(f'"{_escaped(KEY, every=True)}" \\u0022', forms) == '"[redacted]" \\u0022'
     assert redact(f"{KEY[3:18]} {KEY[20:35]}", forms) == f"{KEY[3:18]} {KEY[20:35]}"  # 15: not the key
     assert redact("keep \\u0041 \\/ as they are", forms) == "keep \\u0041 \\/ as they are"
+
+
+class _Listener:
+    """A TCP listener on 127.0.0.1 that records the first bytes of each connection, then
+    hangs up: the proxy the environment names, which must see no plain-http request."""
+
+    def __init__(self) -> None:
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._sock.settimeout(0.2)
+        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        self.got: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.got.append(conn.recv(65536))
+                except OSError:
+                    self.got.append(b"")
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sock.close()
+
+
+@pytest.fixture
+def proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Listener]:
+    """Every proxy variable names a listener on this machine; no NO_PROXY."""
+    listener = _Listener()
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.setenv(var, listener.url)
+        monkeypatch.setenv(var.lower(), listener.url)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    yield listener
+    listener.close()
+
+
+def test_a_loopback_endpoint_is_never_reached_through_a_proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              proxy: _Listener) -> None:
+    """httpx follows HTTP_PROXY / ALL_PROXY: the request for a local endpoint, its
+    Authorization header with it, went in clear to whatever proxy the environment named
+    (which cannot reach this machine's loopback anyway)."""
+    monkeypatch.setenv("GUARD_KEY", KEY)
+    inputs = corpus(tmp_path / "in", 2)
+    out = tmp_path / "labels.parquet"
+    with FakeOpenAI() as server:
+        assert main(label_args(server, inputs, out, "--api-key-env", "GUARD_KEY", "--max-retries", "0")) == 0
+    assert proxy.got == []
+    assert len(server.log) == 6 and all(r["label"] == "safe" for r in labels(out))
+
+
+def _tried(endpoint: str) -> None:
+    from pipeline.label.client import ChatClient, RetryPolicy
+
+    client = ChatClient(endpoint, KEY, 1, RetryPolicy(timeout=1.0, max_retries=0, budget=5.0))
+
+    async def once() -> None:
+        try:
+            outcome = await client.complete({"model": "m", "messages": []})
+            assert outcome.reply is None  # nothing listens there
+        finally:
+            await client.aclose()
+
+    asyncio.run(once())
+
+
+def test_only_a_remote_https_endpoint_goes_through_the_proxy_and_no_proxy_is_honoured(
+        monkeypatch: pytest.MonkeyPatch, proxy: _Listener) -> None:
+    """The rule: plain http (the proxy would read the key and the transcripts) and this
+    machine never go through a proxy; a remote https endpoint follows HTTPS_PROXY /
+    ALL_PROXY and NO_PROXY (the proxy sees a CONNECT, the key travels inside TLS)."""
+    for endpoint in ("http://192.0.2.1:8000/v1", "http://localhost:9/v1", "https://localhost:9/v1",
+                     "https://127.0.0.1:9/v1", "https://[::1]:9/v1"):
+        _tried(endpoint)
+        assert proxy.got == [], endpoint
+    _tried("https://192.0.2.1/v1")
+    assert len(proxy.got) == 1 and proxy.got[0].startswith(b"CONNECT 192.0.2.1:443 ")
+    assert KEY.encode() not in proxy.got[0]
+    monkeypatch.setenv("NO_PROXY", "192.0.2.1")
+    _tried("https://192.0.2.1/v1")
+    assert len(proxy.got) == 1
+    from pipeline.errors import UsageError
+    from pipeline.label.client import ChatClient, RetryPolicy
+
+    for var in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(var, "socks5://127.0.0.1:9")  # httpx without socksio: an ImportError
+    monkeypatch.delenv("NO_PROXY")
+    with pytest.raises(UsageError, match="proxy the environment names"):
+        ChatClient("https://192.0.2.1/v1", KEY, 1, RetryPolicy())

@@ -10,6 +10,10 @@
   the remaining budget ends the request at once.
 - **Fatal answers**: 401, 403 (the key) and 404 (the URL or the model) would fail every
   request: they stop the command with an :class:`EndpointError` instead.
+- **Proxies**: only a remote https endpoint follows the environment's proxy variables
+  (``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``: the proxy sees a CONNECT, the key
+  travels inside TLS). A plain-http endpoint is reached directly (a proxy would read the
+  key and the transcripts), and so is this machine (a proxy cannot reach its loopback).
 - **Secrets**: the key travels only in the ``Authorization`` header; every text the
   client returns (replies, error texts) has the key replaced by ``[redacted]``: as it is
   and as JSON, Python and URLs escape it, replaced in the whole text BEFORE the text is
@@ -33,7 +37,7 @@ from typing import Any
 
 import httpx
 
-from pipeline.errors import EndpointError
+from pipeline.errors import EndpointError, UsageError
 from pipeline.label.cache import CachedReply
 from pipeline.label.reply import MAX_REPLY_CHARS
 
@@ -197,6 +201,25 @@ def completions_url(endpoint: str) -> str:
     return base if path.endswith("/chat/completions") else f"{base}/chat/completions"
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (as :class:`httpx.URL` gives it) is this machine: ``localhost``
+    or a loopback address."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def env_proxies(url: httpx.URL) -> bool:
+    """Whether a request to ``url`` may go through the environment's proxy: only over
+    https (the proxy sees a CONNECT tunnel, never the key) to another machine."""
+    return url.scheme == "https" and not is_loopback(url.host)
+
+
 def public_url(endpoint: str) -> str:
     """The endpoint as it may be printed: scheme, host, port and path, no query."""
     url = httpx.URL(endpoint)
@@ -218,9 +241,14 @@ class ChatClient:
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         # one single-connection client per worker slot: httpcore's shared pool costs
         # O(connections) per request, which halved throughput at 32 connections
-        self._http = [httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(retry.timeout),
-                                        limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
-                      for _ in range(concurrency)]
+        try:
+            self._http = [httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(retry.timeout),
+                                            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+                                            trust_env=env_proxies(httpx.URL(self.url)))
+                          for _ in range(concurrency)]
+        except (ImportError, ValueError) as exc:  # a socks:// or ftp:// proxy (httpx masks its password)
+            raise UsageError(f"the proxy the environment names for {public_url(self.url)} cannot be used: {exc}",
+                             "fix HTTPS_PROXY / ALL_PROXY, or exclude the host with NO_PROXY") from exc
 
     async def aclose(self) -> None:
         """Close every connection."""

@@ -19,7 +19,7 @@ import duckdb
 from pipeline.config import RunConfig
 from pipeline.errors import RunDirError, UsageError
 from pipeline.label.cache import cache_key, content_sha256
-from pipeline.label.client import RetryPolicy
+from pipeline.label.client import RetryPolicy, is_loopback
 from pipeline.label.prompt import KINDS, Prompt, Step, TrajectoryView
 from pipeline.outputs.query import table_relation
 from pipeline.ingest.discovery import discover_inputs
@@ -104,17 +104,10 @@ def sends_default_key(endpoint: str) -> bool:
     """Whether the default key variable (not named with --api-key-env) goes to ``endpoint``:
     over https, or to this machine. An exported OpenAI key never travels in clear text to a
     server that was not named for it."""
-    import ipaddress
-
     import httpx
 
     url = httpx.URL(endpoint)
-    if url.scheme == "https" or url.host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(url.host).is_loopback
-    except ValueError:
-        return False
+    return url.scheme == "https" or is_loopback(url.host)
 
 
 def _digests(inputs: tuple[Path | str, ...]) -> list[dict[str, str]]:
