@@ -234,3 +234,46 @@ def test_only_a_remote_https_endpoint_goes_through_the_proxy_and_no_proxy_is_hon
     monkeypatch.delenv("NO_PROXY")
     with pytest.raises(UsageError, match="proxy the environment names"):
         ChatClient("https://192.0.2.1/v1", KEY, 1, RetryPolicy())
+
+
+def test_an_attempt_never_runs_past_the_retry_budget(tmp_path: Path) -> None:
+    """--retry-budget is the total time of a request, waits included; each attempt had
+    the whole --timeout whatever was left of it (an attempt begun at 299 s of a 300 s
+    budget ran until 359 s), and the first attempt outlived a budget below --timeout."""
+    import time
+
+    from pipeline.label.client import ChatClient, RetryPolicy
+
+    calls: list[float] = []
+
+    def slow(body: dict[str, Any], server: FakeOpenAI) -> Reply:
+        with server.lock:
+            calls.append(time.monotonic())
+            first = len(calls) == 1
+        return Reply(500, "down") if first and body.get("model") == "flaky" else Reply(body=completion("safe"),
+                                                                                       delay=4.0)
+
+    with FakeOpenAI(slow) as server:
+        for model in ("steady", "flaky"):
+            calls.clear()
+            client = ChatClient(server.url, None, 1, RetryPolicy(timeout=30.0, max_retries=3, budget=1.5,
+                                                                 backoff=0.3))
+
+            async def once() -> Any:
+                try:
+                    return await client.complete({"model": model, "messages": []})
+                finally:
+                    await client.aclose()
+
+            started = time.monotonic()
+            outcome = asyncio.run(once())
+            took = time.monotonic() - started
+            assert outcome.reply is None and "1.5 s retry budget" in (outcome.error or ""), outcome
+            assert took < 2.5, (model, took)
+            assert len(calls) == (2 if model == "flaky" else 1)
+    client = ChatClient("http://127.0.0.1:9/v1", None, 1, RetryPolicy(timeout=30.0, budget=1.5))
+    client._not_before = time.monotonic() + 60  # another request's Retry-After: 60 s
+    started = time.monotonic()
+    outcome = asyncio.run(client.complete({"model": "m", "messages": []}))
+    assert time.monotonic() - started < 0.5 and "Retry-After pause exceeds the 1.5 s retry budget" in outcome.error
+    asyncio.run(client.aclose())

@@ -1,13 +1,14 @@
 """The chat-completions HTTP client of ``litmus-gate label`` (httpx, asyncio).
 
 - **Timeouts**: each attempt is bounded by ``timeout`` seconds in total (connect, send
-  and read together), whatever the server trickles back.
+  and read together), whatever the server trickles back, and by what is left of the
+  request's ``budget``.
 - **Retries**: HTTP 408, 409, 425, 429 and 5xx, timeouts and connection errors are
   retried with exponential backoff and jitter, at most ``max_retries`` times and within
   ``budget`` seconds per request. A ``Retry-After`` header (seconds or an HTTP date) is
   honoured, and it pauses every request of the client, not only the one that got it,
-  so a 429 storm is not hammered from all connections at once. A ``Retry-After`` past
-  the remaining budget ends the request at once.
+  so a 429 storm is not hammered from all connections at once. A ``Retry-After`` (or
+  another request's pause) past the remaining budget ends the request at once.
 - **Fatal answers**: 401, 403 (the key) and 404 (the URL or the model) would fail every
   request: they stop the command with an :class:`EndpointError` instead.
 - **Proxies**: only a remote https endpoint follows the environment's proxy variables
@@ -155,7 +156,7 @@ class RetryPolicy:
 
     timeout: float = 60.0  # seconds per attempt, in total
     max_retries: int = 5  # attempts = 1 + max_retries at most
-    budget: float = 300.0  # seconds per request, waits included
+    budget: float = 300.0  # seconds per request, attempts and waits included
     backoff: float = 0.5  # first backoff in seconds, doubled per retry
     backoff_max: float = 30.0
 
@@ -266,13 +267,12 @@ class ChatClient:
     def _backoff(self, retry_no: int) -> float:
         return min(self.retry.backoff_max, self.retry.backoff * 2 ** retry_no) * random.uniform(0.5, 1.0)
 
-    async def _attempt(self, body: dict[str, Any], slot: int) -> tuple[Answer | None, str | None]:
-        wait = self._not_before - time.monotonic()
-        if wait > 0:
-            await asyncio.sleep(wait)
+    async def _attempt(self, body: dict[str, Any], slot: int, left: float) -> tuple[Answer | None, str | None]:
+        """One attempt, within ``timeout`` and the ``left`` seconds of the request's budget."""
+        limit = min(self.retry.timeout, left)
         self.stats.attempts += 1
         try:
-            async with asyncio.timeout(self.retry.timeout):
+            async with asyncio.timeout(limit):
                 async with self._http[slot].stream("POST", self.url, json=body) as response:
                     chunks, size = [], 0
                     async for chunk in response.aiter_bytes():
@@ -284,7 +284,7 @@ class ChatClient:
                     return Answer(response.status_code, response.headers, b"".join(chunks)), None
         except (TimeoutError, httpx.TimeoutException):
             self._count("timeout")
-            return None, f"timeout after {self.retry.timeout:g} s"
+            return None, f"timeout after {round(limit, 2):g} s"
         except httpx.HTTPError as exc:
             self._count(type(exc).__name__)
             return None, "connection error: " + self.redact(f"{type(exc).__name__}: {exc}", SNIPPET_CHARS)
@@ -339,10 +339,17 @@ class ChatClient:
         """One request with retries, on worker slot ``slot`` (0 <= slot < concurrency, one
         request at a time per slot); raises EndpointError on 401/403/404."""
         started = time.monotonic()
-        attempts = 0
+        deadline = started + self.retry.budget
+        attempts, error = 0, "not sent"
         while True:
+            pause = self._not_before - time.monotonic()  # another request's Retry-After
+            if pause > 0:
+                if time.monotonic() + pause >= deadline:
+                    return Outcome(None, f"{error} (gave up after {attempts} attempts: the endpoint's Retry-After "
+                                         f"pause exceeds the {self.retry.budget:g} s retry budget)", attempts)
+                await asyncio.sleep(pause)
             attempts += 1
-            response, error = await self._attempt(body, slot)
+            response, error = await self._attempt(body, slot, deadline - time.monotonic())
             retry_after = None
             if response is not None:
                 status = response.status_code
@@ -362,6 +369,9 @@ class ChatClient:
                     return Outcome(None, error, attempts)
                 retry_after = retry_after_seconds(response.headers.get("retry-after"))
             elapsed = time.monotonic() - started
+            if elapsed >= self.retry.budget:  # the attempt ran until the end of the budget
+                return Outcome(None, f"{error} (gave up after {attempts} attempts: the {self.retry.budget:g} s "
+                                     "retry budget is spent)", attempts)
             if attempts > self.retry.max_retries:
                 return Outcome(None, f"{error} (gave up after {attempts} attempts)", attempts)
             wait = retry_after if retry_after is not None else self._backoff(attempts - 1)

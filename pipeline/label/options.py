@@ -39,7 +39,7 @@ def add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per attempt (default 60)")
     cmd.add_argument("--max-retries", type=int, default=5, metavar="N", help="per request (default 5)")
     cmd.add_argument("--retry-budget", type=float, default=300.0, metavar="SECONDS",
-                     help="total time per request, waits included (default 300)")
+                     help="total time per request, attempts and waits included (default 300)")
     cmd.add_argument("--format", default="auto", choices=FORMATS, dest="fmt", help="input format (default: auto)")
     cmd.add_argument("--workers", type=int, default=1, help="worker processes of the explode (default 1)")
 
