@@ -277,3 +277,57 @@ def test_an_attempt_never_runs_past_the_retry_budget(tmp_path: Path) -> None:
     outcome = asyncio.run(client.complete({"model": "m", "messages": []}))
     assert time.monotonic() - started < 0.5 and "Retry-After pause exceeds the 1.5 s retry budget" in outcome.error
     asyncio.run(client.aclose())
+
+
+def _compressed(encoding: str, data: bytes, times: int = 1) -> bytes:
+    """``data`` * ``times`` compressed as ``encoding`` (streamed: never held whole)."""
+    import zlib
+
+    if encoding == "zstd":
+        import zstandard
+
+        return zstandard.ZstdCompressor(level=19).compress(data * times)
+    z = zlib.compressobj(9, zlib.DEFLATED, 31 if encoding == "gzip" else 15)
+    return b"".join(z.compress(data) for _ in range(times)) + z.flush()
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "zstd"])
+def test_a_compressed_response_is_bounded_while_it_is_decompressed(encoding: str) -> None:
+    """A compression bomb (256 MiB of zeros in 256 KB of gzip, 8 KB of zstd): httpx
+    decompressed each network chunk whole before the 4 MiB bound was checked (64 KiB of
+    gzip is 64 MiB, a zstd frame all of it). Memory stays within a few MiB now, and a
+    compressed reply within the bound is still read."""
+    import tracemalloc
+
+    if encoding == "zstd":
+        pytest.importorskip("zstandard")
+    from pipeline.label.client import ChatClient, RetryPolicy
+
+    bomb = _compressed(encoding, b"\0" * 2**20, 256)
+    reply = _compressed(encoding, json.dumps(completion("unsafe\nS2")).encode()) if encoding != "zstd" else b""
+
+    def respond(body: dict[str, Any], server: FakeOpenAI) -> Reply:
+        return Reply(body=reply if body["model"] == "small" else bomb, headers={"Content-Encoding": encoding})
+
+    with FakeOpenAI(respond) as server:
+        for model in ("bomb", "small") if reply else ("bomb",):
+            client = ChatClient(server.url, None, 1, RetryPolicy(timeout=30.0, max_retries=0))
+
+            async def once() -> Any:
+                try:
+                    return await client.complete({"model": model, "messages": []})
+                finally:
+                    await client.aclose()
+
+            tracemalloc.start()
+            try:
+                outcome = asyncio.run(once())
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            if model == "small":
+                assert outcome.reply is not None and outcome.reply.reply == "unsafe\nS2", outcome
+            else:
+                assert outcome.reply is None and outcome.error, outcome
+                assert peak < 16 * 2**20, f"{peak / 2**20:.0f} MiB held for a 4 MiB bound"
+    assert all(e.headers.get("Accept-Encoding") == "gzip, deflate" for e in server.log)

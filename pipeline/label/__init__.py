@@ -6,6 +6,8 @@ chat-completions API (SPEC sections 4 and 7).
 - :mod:`pipeline.label.reply`: parsing a reply into a label, a category and a score;
 - :mod:`pipeline.label.client`: the HTTP client (bounded concurrency, retries with
   backoff honouring ``Retry-After``, per-request timeouts);
+- :mod:`pipeline.label.body`: a response body read within its byte bound, decompressed
+  (gzip, deflate) within it too;
 - :mod:`pipeline.label.cache`: the persistent reply cache (SQLite);
 - :mod:`pipeline.label.command`: the command itself (explode, request, write);
 - :mod:`pipeline.ingest.label_provenance`: which model and prompt produced a labels file.

@@ -11,6 +11,8 @@
   another request's pause) past the remaining budget ends the request at once.
 - **Fatal answers**: 401, 403 (the key) and 404 (the URL or the model) would fail every
   request: they stop the command with an :class:`EndpointError` instead.
+- **Bodies**: a response body past ``MAX_RESPONSE_BYTES``, compressed or decompressed,
+  is an error and never held whole (:mod:`pipeline.label.body`).
 - **Proxies**: only a remote https endpoint follows the environment's proxy variables
   (``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``: the proxy sees a CONNECT, the key
   travels inside TLS). A plain-http endpoint is reached directly (a proxy would read the
@@ -39,6 +41,7 @@ from typing import Any
 import httpx
 
 from pipeline.errors import EndpointError, UsageError
+from pipeline.label.body import ACCEPT_ENCODING, read_body
 from pipeline.label.cache import CachedReply
 from pipeline.label.reply import MAX_REPLY_CHARS
 
@@ -48,7 +51,7 @@ FATAL_STATUSES = {401: "the endpoint refused the API key", 403: "the endpoint re
 LOGPROB_TOKENS = 4  # first reply tokens whose log-probabilities are kept
 TOP_LOGPROBS = 20  # alternatives kept per token (the most the OpenAI API returns)
 MAX_TOKEN_CHARS = 200  # a token's text kept (a token is a few characters; a hostile one is not)
-MAX_RESPONSE_BYTES = 4 * 2**20  # a response body past this is an error, never held whole
+MAX_RESPONSE_BYTES = 4 * 2**20  # a response body past this (compressed or not) is an error, never held whole
 REDACTED = "[redacted]"
 # a run of this many consecutive characters of the key, or more, is taken for the key,
 # cut (a server's echo cut short, or with its first characters escaped); a shorter key is
@@ -239,7 +242,9 @@ class ChatClient:
         self._forms = key_forms(self._key) if self._key else ()
         self._key_env = api_key_env
         self._not_before = 0.0
-        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+        headers = {"Accept-Encoding": ACCEPT_ENCODING}  # only what read_body decompresses within its bound
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
         # one single-connection client per worker slot: httpcore's shared pool costs
         # O(connections) per request, which halved throughput at 32 connections
         try:
@@ -274,14 +279,11 @@ class ChatClient:
         try:
             async with asyncio.timeout(limit):
                 async with self._http[slot].stream("POST", self.url, json=body) as response:
-                    chunks, size = [], 0
-                    async for chunk in response.aiter_bytes():
-                        size += len(chunk)
-                        if size > MAX_RESPONSE_BYTES:
-                            self._count("too_large")
-                            return None, f"response larger than {MAX_RESPONSE_BYTES} bytes"
-                        chunks.append(chunk)
-                    return Answer(response.status_code, response.headers, b"".join(chunks)), None
+                    content = await read_body(response, MAX_RESPONSE_BYTES)
+                    if content is None:
+                        self._count("too_large")
+                        return None, f"response larger than {MAX_RESPONSE_BYTES} bytes"
+                    return Answer(response.status_code, response.headers, content), None
         except (TimeoutError, httpx.TimeoutException):
             self._count("timeout")
             return None, f"timeout after {round(limit, 2):g} s"
