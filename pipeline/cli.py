@@ -152,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)  # a signal before this line: one line, exit at once (signals.py)
     try:
         try:
-            command_started(run=args.command in ("score", "explode"))
+            command_started(run=args.command in ("score", "explode", "label"))
             return _dispatch(args)
         finally:
             command_ended()  # from here a signal has nothing left to stop (signals.py)

@@ -331,3 +331,78 @@ def test_a_compressed_response_is_bounded_while_it_is_decompressed(encoding: str
                 assert outcome.reply is None and outcome.error, outcome
                 assert peak < 16 * 2**20, f"{peak / 2**20:.0f} MiB held for a 4 MiB bound"
     assert all(e.headers.get("Accept-Encoding") == "gzip, deflate" for e in server.log)
+
+
+def _session(sid: int) -> list[int]:
+    """Live processes of session ``sid`` (a process started with start_new_session)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == sid and fields[0] != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+def test_sigterm_mid_run_stops_label_in_one_line_and_keeps_the_cache(tmp_path: Path) -> None:
+    """A scheduler's SIGTERM while `label` waits for a slow endpoint: exit 143 and one
+    line (no traceback), the cache a valid SQLite file holding the replies received, no
+    labels file (whole or partial) at --out, no process left; --resume then asks only
+    what was not answered."""
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    inputs = corpus(tmp_path / "in", 30)
+    out = tmp_path / "labels.parquet"
+    cache = tmp_path / "cache.sqlite"
+
+    def cached() -> int:
+        try:
+            con = sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=5)
+            try:
+                return int(con.execute("select count(*) from replies").fetchone()[0])
+            finally:
+                con.close()
+        except sqlite3.Error:
+            return 0
+
+    with FakeOpenAI(latency=0.3) as server:
+        proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "pipeline.cli",
+                                 *label_args(server, inputs, out, "--concurrency", "2")],
+                                cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and proc.poll() is None and cached() < 4:
+                time.sleep(0.05)
+            assert proc.poll() is None, proc.communicate()
+            proc.send_signal(signal.SIGTERM)
+            stdout, stderr = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+        assert proc.returncode == 143, stderr
+        assert stderr.count("\n") == 1 and "SIGTERM" in stderr and "Traceback" not in stderr, stderr
+        assert "--resume" in stderr and stdout == ""
+        assert not out.exists() and not list(tmp_path.glob(".labels.parquet.tmp-*"))
+        con = sqlite3.connect(cache)
+        assert con.execute("pragma integrity_check").fetchall() == [("ok",)]
+        answered = int(con.execute("select count(*) from replies").fetchone()[0])
+        con.close()
+        assert answered >= 4
+        time.sleep(0.5)
+        assert _session(proc.pid) == []
+        before = len(server.log)
+        assert main(label_args(server, inputs, out, "--resume")) == 0
+        assert len(server.log) - before <= 90 - answered
+    assert len(labels(out)) == 90

@@ -654,3 +654,33 @@ def test_a_signal_during_the_reachability_query_waits_for_its_end(tmp_path: Path
         score(RunConfig(inputs=(corpus,), out=tmp_path / "run", workers=1, progress=False))
     assert caught.value.exit_code == 143 and ended[-1] == "flows"
     assert not (tmp_path / "run").exists()
+
+
+_AFTER_A_RUN = """
+import os, signal
+from pipeline.errors import Interrupted
+from pipeline.execution import signals
+signals.install_cli_handlers()
+signals.command_started(run=True)
+with signals.interruptible():  # a run (label's explode) publishes, then a SIGTERM comes
+    signals.commit(lambda: None)
+    os.kill(os.getpid(), signal.SIGTERM)
+os.kill(os.getpid(), signal.SIGINT)  # and one on the way back, to the CLI's handler
+print("dropped", flush=True)
+try:
+    signals.continue_after_run()
+except Interrupted as exc:
+    print("raised", exc.exit_code, flush=True)
+try:
+    with signals.interruptible():
+        os.kill(os.getpid(), signal.SIGTERM)
+except Interrupted as exc:
+    print("raised", exc.exit_code, flush=True)
+"""
+
+
+def test_a_command_that_goes_on_after_its_run_is_stopped_by_a_signal_again() -> None:
+    # `label` explodes (a run, published), then asks its endpoint: once the explode was
+    # published signals were dropped, and a SIGTERM during the requests did nothing
+    done = subprocess.run([sys.executable, "-c", _AFTER_A_RUN], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["dropped", "raised", "143", "raised", "143"], done.stderr

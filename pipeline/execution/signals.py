@@ -36,6 +36,9 @@ starts (imports, argument parsing) nothing is written, so the process exits at o
 with one line; while it runs outside a run's block a signal raises ``Interrupted``;
 once the command has ended, or its run is published, or a stop is already on its way,
 a signal is dropped (a scheduler's second SIGTERM cannot turn exit 143 into a kill).
+A command that goes on after a run it published (``label``: its explode, then the
+requests) calls :func:`continue_after_run`: a signal stops it again from there, and one
+dropped since that run was published is raised then.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ _deferring = [False]  # main thread inside deferred()
 _complete = [False]  # the run is published: signals are dropped (kept after the block: the CLI's handler reads it)
 _first: list[int] = []  # the first signal raised as Interrupted since the last block began
 _phase = ["off"]  # the CLI's: "off" (not the CLI), "starting", "running", "ended"
+_dropped: list[int] = []  # signals dropped once a run was published (read by continue_after_run)
 
 
 def _named(signum: int) -> Interrupted:
@@ -81,6 +85,7 @@ def _interrupted(signum: int) -> Interrupted:
 def _raise(signum: int, frame: FrameType | None) -> None:
     _received.append(signum)
     if _complete[0]:
+        _dropped.append(signum)
         return
     if _deferring[0]:
         _pending.append(signum)  # raised by raise_pending(), where no library lock is held
@@ -111,6 +116,8 @@ def _cli_handler(signum: int, frame: FrameType | None) -> None:
                     "started; nothing was written\n".encode())
         os._exit(128 + signum)
     if _phase[0] != "running" or _complete[0] or _first:
+        if _phase[0] == "running" and _complete[0] and not _first:
+            _dropped.append(signum)  # a command that goes on after its run raises it (continue_after_run)
         return  # nothing left to stop, or a stop already on its way: its exit code stands
     _first.append(signum)
     exc = _named(signum)
@@ -128,13 +135,14 @@ def install_cli_handlers() -> None:
 
 def command_started(run: bool) -> None:
     """The CLI's command begins (when the CLI's handlers are installed; else nothing
-    changes). A ``run`` (score, explode): a signal now raises ``Interrupted``. Any other
+    changes). A ``run`` (score, explode, label): a signal now raises ``Interrupted``. Any other
     command (a query, a report) gets Python's defaults back: SIGTERM ends the process at
     once, even inside a DuckDB query, which a Python handler would wait for, and SIGINT
     raises ``KeyboardInterrupt``."""
     if _phase[0] == "off":
         return
     _first.clear()
+    _dropped.clear()
     _complete[0] = False
     if run:
         _phase[0] = "running"
@@ -166,8 +174,21 @@ def commit(step: Callable[[], T]) -> T:
         done = step()
         if threading.current_thread() is threading.main_thread() and _active.is_set():
             _complete[0] = True
+            _dropped.extend(_pending)
             _pending.clear()
     return done
+
+
+def continue_after_run() -> None:
+    """The command goes on after a run it published (``label`` after its explode): from
+    here a signal stops it again, and one dropped since that run was published (during
+    its clean-up, on the way back) raises ``Interrupted`` now."""
+    late = _dropped[:1]
+    _dropped.clear()
+    _complete[0] = False
+    _first.clear()
+    if late:
+        raise _interrupted(late[0])
 
 
 @contextmanager
@@ -200,6 +221,7 @@ def interruptible() -> Iterator[None]:
     _pending.clear()
     _unconfirmed.clear()
     _first.clear()
+    _dropped.clear()
     _complete[0] = False
     previous: dict[int, Any] = {}
     try:

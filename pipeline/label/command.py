@@ -11,7 +11,11 @@ write the labels file (SPEC section 4 plus provenance columns).
    temporary file that is renamed onto ``--out``.
 
 A kill loses only the requests in flight: the rerun (``--resume`` also keeps the
-explode) sends only the requests whose reply is not cached.
+explode) sends only the requests whose reply is not cached. SIGTERM / SIGINT stop the
+command with :class:`pipeline.errors.Interrupted` (exit 143 / 130, one line; the
+connections are closed, the cache is closed whole, ``--out`` is not written) until
+``--out`` is renamed into place; from then on a signal is dropped and the command ends
+as it would have.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -32,6 +37,7 @@ import pyarrow.parquet as pq
 import pandera.errors
 
 from pipeline.errors import LitmusError, SchemaValidationError
+from pipeline.execution.signals import commit, continue_after_run, interruptible
 from pipeline.label.cache import CachedReply, ReplyCache, default_cache_path
 from pipeline.label.client import ChatClient
 from pipeline.label.plan import LabelConfig, Request, check_config, explode_steps, requests
@@ -141,9 +147,32 @@ def write_labels(items: Iterator[Request], cache: ReplyCache, failures: dict[str
                     rows = []
             if rows:
                 _flush(writer, rows)
-        os.replace(tmp, config.out)
+        commit(lambda: os.replace(tmp, config.out))  # written: a signal from here is dropped, exit 0
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _label_steps(config: LabelConfig, key: str | None, prompt: Prompt, cache: ReplyCache, counters: Counters,
+                 work: Path, run_dir: Path) -> None:
+    """Ask about every judged step of the explode in ``run_dir``, then write ``--out``."""
+    # the ordered read of `steps` sorts out of core, in the work folder, past 1 GB
+    con = duckdb.connect(config={"memory_limit": "1GB", "threads": 2, "temp_directory": str(work / "sort")})
+    con.execute("set enable_progress_bar = false")
+    relation = table_relation(con, run_dir, "steps")
+    total = 0
+    if relation is not None:
+        relation.create_view("exploded")
+        total = con.execute("select count(*) from exploded where kind = any($kinds)",
+                            {"kinds": list(config.kinds)}).fetchall()[0][0]
+    progress = Progress(total, config.progress and sys.stderr.isatty())
+    failures: dict[str, str] = {}
+    client = ChatClient(config.endpoint, key, config.concurrency, config.retry, config.api_key_env)
+    asyncio.run(_send_all(requests(con, run_dir, config, prompt), client, cache, config, prompt, counters,
+                          failures, progress))
+    progress.finish(counters)
+    counters.attempts, counters.retries = client.stats.attempts, client.stats.retries
+    write_labels(requests(con, run_dir, config, prompt), cache, failures, config, prompt, counters, client.redact)
+    con.close()
 
 
 def label(config: LabelConfig) -> Counters:
@@ -156,25 +185,11 @@ def label(config: LabelConfig) -> Counters:
     counters = Counters(started=time.monotonic())
     try:
         run_dir = explode_steps(config, work)
-        # the ordered read of `steps` sorts out of core, in the work folder, past 1 GB
-        con = duckdb.connect(config={"memory_limit": "1GB", "threads": 2, "temp_directory": str(work / "sort")})
-        con.execute("set enable_progress_bar = false")
-        relation = table_relation(con, run_dir, "steps")
-        total = 0
-        if relation is not None:
-            relation.create_view("exploded")
-            total = con.execute("select count(*) from exploded where kind = any($kinds)",
-                                {"kinds": list(config.kinds)}).fetchall()[0][0]
-        progress = Progress(total, config.progress and sys.stderr.isatty())
-        failures: dict[str, str] = {}
-        client = ChatClient(config.endpoint, key, config.concurrency, config.retry, config.api_key_env)
-        asyncio.run(_send_all(requests(con, run_dir, config, prompt), client, cache, config, prompt, counters,
-                              failures, progress))
-        progress.finish(counters)
-        counters.attempts, counters.retries = client.stats.attempts, client.stats.retries
-        write_labels(requests(con, run_dir, config, prompt), cache, failures, config, prompt, counters,
-                     client.redact)
-        con.close()
+        # SIGTERM / SIGINT from here: Interrupted (exit 143 / 130, one line), also inside a
+        # DuckDB query; replies received are in the cache, --out is not written
+        continue_after_run()  # the explode published its run: signals would be dropped
+        with interruptible():
+            _label_steps(config, key, prompt, cache, counters, work, run_dir)
     finally:
         cache.close()
     shutil.rmtree(work, ignore_errors=True)
