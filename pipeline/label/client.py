@@ -343,15 +343,21 @@ class ChatClient:
         started = time.monotonic()
         deadline = started + self.retry.budget
         attempts, error = 0, "not sent"
+
+        def spent(why: str) -> Outcome:
+            return Outcome(None, f"{error} (gave up after {attempts} attempts: {why} the {self.retry.budget:g} s "
+                                 "retry budget)", attempts)
+
         while True:
             pause = self._not_before - time.monotonic()  # another request's Retry-After
             if pause > 0:
                 if time.monotonic() + pause >= deadline:
-                    return Outcome(None, f"{error} (gave up after {attempts} attempts: the endpoint's Retry-After "
-                                         f"pause exceeds the {self.retry.budget:g} s retry budget)", attempts)
+                    return spent("the endpoint's Retry-After pause exceeds")
                 await asyncio.sleep(pause)
+            if (left := deadline - time.monotonic()) <= 0:
+                return spent("no time is left of")
             attempts += 1
-            response, error = await self._attempt(body, slot, deadline - time.monotonic())
+            response, error = await self._attempt(body, slot, left)
             retry_after = None
             if response is not None:
                 status = response.status_code
@@ -372,8 +378,7 @@ class ChatClient:
                 retry_after = retry_after_seconds(response.headers.get("retry-after"))
             elapsed = time.monotonic() - started
             if elapsed >= self.retry.budget:  # the attempt ran until the end of the budget
-                return Outcome(None, f"{error} (gave up after {attempts} attempts: the {self.retry.budget:g} s "
-                                     "retry budget is spent)", attempts)
+                return spent("no time is left of")
             if attempts > self.retry.max_retries:
                 return Outcome(None, f"{error} (gave up after {attempts} attempts)", attempts)
             wait = retry_after if retry_after is not None else self._backoff(attempts - 1)
