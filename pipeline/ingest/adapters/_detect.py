@@ -20,7 +20,9 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 4. ``trajectory`` with ``history``/``info``/``environment`` -> swe-agent.
 5. array of events with ``action``/``observation`` and ``source``/``cause`` -> openhands.
 6. K == {metadata} (AgentDojo run header) or ``metadata`` with C containing
-   ``suite_name`` -> agentdojo.
+   ``suite_name``, or ``messages`` + ``suite_name`` with ``pipeline_name`` /
+   ``user_task_id`` / ``injection_task_id`` and no ``trajectory_id`` (a trace as
+   AgentDojo's benchmark saves it) -> agentdojo.
 7. ``traj`` with ``task_id``/``reward`` -> tau-bench.
 8. ``contents`` with ``label``/``profile``/``risk_description`` -> r-judge.
 9. Claude Code session line: ``sessionId`` with ``uuid``/``parentUuid``/``type``, or a
@@ -136,6 +138,9 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "openhands", "array of events with 'action'/'observation': OpenHands event list"
     if k == {"metadata"} or ("metadata" in k and "suite_name" in c):
         return "agentdojo", "AgentDojo 'metadata' header / metadata.suite_name"
+    if {"messages", "suite_name"} <= k and {"pipeline_name", "user_task_id", "injection_task_id"} & k \
+            and "trajectory_id" not in k:
+        return "agentdojo", "object with 'messages', 'suite_name' and 'user_task_id': an AgentDojo trace"
     if "traj" in k and {"task_id", "reward"} & k:
         return "tau-bench", "records with 'traj' and 'task_id': tau-bench results"
     if "contents" in k and {"label", "profile", "risk_description"} & k:
