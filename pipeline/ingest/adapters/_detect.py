@@ -18,7 +18,9 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
    ``agent_profiles`` + ``scenarios`` (task NPC configs), or values with ``llm_label``.
 3. object with ``eval`` and one of ``samples``/``version``/``status``/``plan`` -> inspect.
 4. ``trajectory`` with ``history``/``info``/``environment`` -> swe-agent.
-5. array of events with ``action``/``observation`` and ``source``/``cause`` -> openhands.
+5. array of events with ``action``/``observation`` and ``source``/``cause``, or a record
+   with ``instance_id`` and ``history`` (a line of the OpenHands evaluation harness's
+   ``output.jsonl``) -> openhands.
 6. K == {metadata} (AgentDojo run header) or ``metadata`` with C containing
    ``suite_name``, or ``messages`` + ``suite_name`` with ``pipeline_name`` /
    ``user_task_id`` / ``injection_task_id`` and no ``trajectory_id`` (a trace as
@@ -136,6 +138,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "swe-agent", "object with 'trajectory' and 'history': SWE-agent trajectory"
     if shape.top == "[" and {"action", "observation"} & k and {"source", "cause"} & k:
         return "openhands", "array of events with 'action'/'observation': OpenHands event list"
+    if shape.top == "{" and {"instance_id", "history"} <= k and "trajectory_id" not in k:
+        return "openhands", "records with 'instance_id' and 'history': OpenHands evaluation output"
     if k == {"metadata"} or ("metadata" in k and "suite_name" in c):
         return "agentdojo", "AgentDojo 'metadata' header / metadata.suite_name"
     if {"messages", "suite_name"} <= k and {"pipeline_name", "user_task_id", "injection_task_id"} & k \
@@ -180,7 +184,8 @@ def detect(path: Location) -> tuple[str, str]:
     if cut and fmt == "canonical" and "trajectory_id" not in shape.at(2 if shape.top == "[" else 1):
         shape = scan(_head(path, LONG_SNIFF_BYTES, ndjson)[0].decode("utf-8", "replace"))
         fmt, why = classify(shape)
-    if ndjson and fmt in ("openhands", "swe-agent", "inspect", "skip"):
+    per_line = fmt == "openhands" and {"instance_id", "history"} <= shape.at(1)  # output.jsonl lines
+    if ndjson and fmt in ("openhands", "swe-agent", "inspect", "skip") and not per_line:
         return "canonical", f"NDJSON file whose first record looks like {fmt}: treated as canonical"
     return fmt, ("first record: " if ndjson else "document head: ") + why
 
