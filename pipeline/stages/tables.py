@@ -230,8 +230,12 @@ def verdicts(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     materialize(con, "attrition")
 
 
+Z_95 = 1.96  # normal quantile of the metrics' two-sided 95% Wilson intervals
+
+
 def metrics(con: duckdb.DuckDBPyConnection, gold: pa.Table) -> None:
     """Stage ``metrics``: confusion counts per scorer x suite x slice against ``gold``
-    (:func:`pipeline.ingest.tables_in.read_gold`, read before any work)."""
+    (:func:`pipeline.ingest.tables_in.read_gold`, read before any work), with Wilson 95%
+    intervals for precision, recall and F1 (``sql/metrics.sql`` says how)."""
     con.register("gold", gold)
-    materialize(con, "metrics")
+    materialize(con, "metrics", z=Z_95)
