@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.ingest.adapters import (
-    agentdojo, anthropic, claude_code, codex, inspect_log, openhands, otel, r_judge, responses, swe_agent, tau_bench,
+    agentdojo, anthropic, claude_code, codex, gemini, inspect_log, openhands, otel, r_judge, responses, swe_agent,
+    tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
 
@@ -53,6 +54,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("codex", codex.convert_session, "session"),
         AdapterSpec("otel", otel.convert_session, "session"),
         AdapterSpec("openai-responses", responses.convert, "array"),
+        AdapterSpec("gemini", gemini.convert, "array"),
     )
 }
 

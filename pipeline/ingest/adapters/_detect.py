@@ -22,18 +22,25 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 6. K == {metadata} (AgentDojo run header) or ``metadata`` with C containing
    ``suite_name`` -> agentdojo.
 7. ``traj`` with ``task_id``/``reward`` -> tau-bench.
-8. ``contents`` with ``label``/``profile``/``risk_description`` -> r-judge.
-9. Claude Code session line: ``sessionId`` with ``uuid``/``parentUuid``/``type``, or a
-   ``summary`` + ``leafUuid`` / ``messageId`` + ``snapshot`` head line -> claude-code.
-10. ``type`` + ``payload`` with a Codex item type (``session_meta``, ``response_item``,
+8. Gemini API Contents -> gemini: ``contents`` or ``history`` (a Gemini CLI checkpoint) whose
+   elements hold ``parts`` (R-Judge's ``contents`` is a list of turn lists: no ``parts``
+   there), or ``contents`` beside ``candidates`` / ``systemInstruction`` /
+   ``system_instruction`` / ``generationConfig`` / ``config`` / ``response`` (a string
+   ``contents`` as the Python SDK takes it), or ``request`` holding ``contents``, or
+   ``events`` beside ``appName``/``app_name`` (a Google ADK session). Before rule 9, so a
+   Gemini record that carries a ``label`` of its own stays Gemini.
+9. ``contents`` with ``label``/``profile``/``risk_description`` -> r-judge.
+10. Claude Code session line: ``sessionId`` with ``uuid``/``parentUuid``/``type``, or a
+    ``summary`` + ``leafUuid`` / ``messageId`` + ``snapshot`` head line -> claude-code.
+11. ``type`` + ``payload`` with a Codex item type (``session_meta``, ``response_item``,
     ``event_msg``, ``turn_context``), or the 2025 bare header ``{id, timestamp,
     instructions|git}`` -> codex.
-11. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
-12. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block) -> anthropic.
-13. ``input`` or ``output`` (no ``messages``) holding a Responses API item type
+12. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
+13. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block) -> anthropic.
+14. ``input`` or ``output`` (no ``messages``) holding a Responses API item type
     (``function_call``, ``function_call_output``, ``input_text``, ``output_text``, ...)
     -> openai-responses.
-14. anything else -> canonical (records that do not fit are rejected downstream).
+15. anything else -> canonical (records that do not fit are rejected downstream).
 
 :func:`warn_without_ids` prints ONE warning line for a file read one record per line
 whose records all lack a ``trajectory_id``, naming what the file looks like (rules
@@ -59,6 +66,9 @@ NDJSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 # item types only the OpenAI Responses API writes (its messages' text blocks, its calls)
 RESPONSES_TYPES = {"function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
                    "local_shell_call", "local_shell_call_output", "input_text", "output_text", "web_search_call"}
+# keys beside a Gemini request's ``contents`` (request fields, or the logged response's)
+GEMINI_REQUEST_KEYS = {"candidates", "systemInstruction", "system_instruction", "generationConfig",
+                       "generation_config", "config", "response"}
 _TOKEN = re.compile(r"[ \t\n\r]*(?:(" + JSON_STRING + r')|([{}\[\]:,])|([^"{}\[\]:,\s]+))', re.S)
 
 
@@ -120,8 +130,17 @@ def scan(text: str, max_depth: int = 4, max_keys: int = 512) -> Shape:
     return shape
 
 
+def gemini_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
+    """Rule 8: a Gemini API record (``k`` the record's keys, ``c`` the keys one level below)."""
+    parts = "parts" in shape.at((2 if shape.top == "[" else 1) + 2)
+    return bool({"contents", "history"} & k and parts
+                or "contents" in k and GEMINI_REQUEST_KEYS & k
+                or "request" in k and "contents" in c
+                or "events" in k and {"appName", "app_name"} & k)
+
+
 def classify(shape: Shape) -> tuple[str, str]:
-    """(format, why) from a scanned head (rules 2-10 of the module docstring)."""
+    """(format, why) from a scanned head (rules 2-15 of the module docstring)."""
     base = 2 if shape.top == "[" else 1
     k, c = shape.at(base), shape.at(base + 1)
     transcript_keys = {"messages", "trajectory_id", "eval", "trajectory", "traj", "contents"}
@@ -138,6 +157,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "agentdojo", "AgentDojo 'metadata' header / metadata.suite_name"
     if "traj" in k and {"task_id", "reward"} & k:
         return "tau-bench", "records with 'traj' and 'task_id': tau-bench results"
+    if gemini_shape(shape, k, c):
+        return "gemini", "'contents'/'history' of Content with 'parts' (or a request/ADK session): Gemini API"
     if "contents" in k and {"label", "profile", "risk_description"} & k:
         return "r-judge", "records with 'contents' and 'label': R-Judge"
     if "sessionId" in k and {"uuid", "parentUuid", "type"} & k or {"summary", "leafUuid"} <= k \
@@ -216,7 +237,8 @@ def pretty_printed(path: Location) -> bool:
 
 FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI rollout",
                 "otel": "an OTLP trace export", "anthropic": "Anthropic Messages records",
-                "agentdojo": "AgentDojo traces", "tau-bench": "tau-bench results", "r-judge": "R-Judge records"}
+                "agentdojo": "AgentDojo traces", "tau-bench": "tau-bench results", "r-judge": "R-Judge records",
+                "gemini": "Gemini API contents records"}
 
 
 def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:
