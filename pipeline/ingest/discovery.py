@@ -21,7 +21,7 @@ from pipeline.storage import Location, Remote, guard, location, walk_files
 
 FORMATS = ("auto", "canonical", "openai", "anthropic", "inspect", "agentdojo", "openhands",
            "tau-bench", "r-judge", "swe-agent", "claude-code", "codex", "otel", "openai-responses",
-           "gemini")
+           "gemini", "langchain")
 SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".eval", ".traj")
 
 

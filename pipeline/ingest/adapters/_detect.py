@@ -36,11 +36,17 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     ``event_msg``, ``turn_context``), or the 2025 bare header ``{id, timestamp,
     instructions|git}`` -> codex.
 12. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
-13. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block) -> anthropic.
-14. ``input`` or ``output`` (no ``messages``) holding a Responses API item type
+13. LangChain / LangGraph messages -> langchain: messages (a bare list's elements, or those
+    of ``messages`` / ``outputs.messages`` / ``values.messages``) with ``type`` + ``data``
+    (``messages_to_dict``), ``lc`` + ``kwargs`` (``dumpd``) or ``type`` +
+    ``additional_kwargs``/``response_metadata`` (``model_dump``), and a LangChain message type
+    (``human``, ``ai``, ``tool``, ``constructor``, ...) among the ``type`` values. Before
+    rule 14: an Anthropic-backed model's messages hold ``tool_use`` blocks.
+14. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block) -> anthropic.
+15. ``input`` or ``output`` (no ``messages``) holding a Responses API item type
     (``function_call``, ``function_call_output``, ``input_text``, ``output_text``, ...)
     -> openai-responses.
-15. anything else -> canonical (records that do not fit are rejected downstream).
+16. anything else -> canonical (records that do not fit are rejected downstream).
 
 :func:`warn_without_ids` prints ONE warning line for a file read one record per line
 whose records all lack a ``trajectory_id``, naming what the file looks like (rules
@@ -69,6 +75,9 @@ RESPONSES_TYPES = {"function_call", "function_call_output", "custom_tool_call", 
 # keys beside a Gemini request's ``contents`` (request fields, or the logged response's)
 GEMINI_REQUEST_KEYS = {"candidates", "systemInstruction", "system_instruction", "generationConfig",
                        "generation_config", "config", "response"}
+# type values of LangChain messages (messages_to_dict, model_dump) and of dumpd's constructors
+LANGCHAIN_TYPES = {"human", "ai", "tool", "function", "chat", "constructor", "AIMessageChunk",
+                   "HumanMessageChunk", "ToolMessageChunk"}
 _TOKEN = re.compile(r"[ \t\n\r]*(?:(" + JSON_STRING + r')|([{}\[\]:,])|([^"{}\[\]:,\s]+))', re.S)
 
 
@@ -93,7 +102,7 @@ def _decode(token: str) -> str:
     return value if isinstance(value, str) else token
 
 
-def scan(text: str, max_depth: int = 4, max_keys: int = 512) -> Shape:
+def scan(text: str, max_depth: int = 5, max_keys: int = 512) -> Shape:
     """Tolerant scan of (possibly truncated) JSON text."""
     shape = Shape()
     stack: list[str] = []
@@ -139,8 +148,22 @@ def gemini_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
                 or "events" in k and {"appName", "app_name"} & k)
 
 
+def langchain_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
+    """Rule 13: LangChain serialized messages, bare or in a record's ``messages``."""
+    if not LANGCHAIN_TYPES & shape.types:
+        return False
+    base = 2 if shape.top == "[" else 1
+
+    def messages(keys: set[str]) -> bool:
+        return bool({"type", "data"} <= keys or {"lc", "kwargs"} <= keys
+                    or "type" in keys and {"additional_kwargs", "response_metadata"} & keys)
+
+    return (shape.top == "[" and messages(k) or "messages" in k and messages(shape.at(base + 2))
+            or bool({"outputs", "values"} & k) and "messages" in c and messages(shape.at(base + 3)))
+
+
 def classify(shape: Shape) -> tuple[str, str]:
-    """(format, why) from a scanned head (rules 2-15 of the module docstring)."""
+    """(format, why) from a scanned head (rules 2-16 of the module docstring)."""
     base = 2 if shape.top == "[" else 1
     k, c = shape.at(base), shape.at(base + 1)
     transcript_keys = {"messages", "trajectory_id", "eval", "trajectory", "traj", "contents"}
@@ -170,6 +193,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "codex", "Codex CLI rollout header line (id, timestamp, instructions: 2025 layout)"
     if "resourceSpans" in k:
         return "otel", "OTLP trace export (resourceSpans)"
+    if langchain_shape(shape, k, c):
+        return "langchain", "LangChain messages (type + data, lc + kwargs or a model_dump): LangChain / LangGraph"
     if "messages" in k and ("system" in k or {"tool_use", "tool_result"} & shape.types):
         return "anthropic", "'messages' with tool_use/tool_result blocks or 'system': Anthropic"
     if {"input", "output"} & k and "messages" not in k and RESPONSES_TYPES & shape.types:
@@ -238,7 +263,7 @@ def pretty_printed(path: Location) -> bool:
 FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI rollout",
                 "otel": "an OTLP trace export", "anthropic": "Anthropic Messages records",
                 "agentdojo": "AgentDojo traces", "tau-bench": "tau-bench results", "r-judge": "R-Judge records",
-                "gemini": "Gemini API contents records"}
+                "gemini": "Gemini API contents records", "langchain": "LangChain / LangGraph messages"}
 
 
 def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:
