@@ -89,8 +89,9 @@ def test_the_three_forms_convert_alike(tmp_path: Path) -> None:
     assert a["messages"] == b["messages"] == c["messages"]
     msgs = a["messages"]
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
-    assert msgs[2] == {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": {"path": "~/.ssh/id_rsa"}}}]}
+    read = {"name": "read_file", "arguments": {"path": "~/.ssh/id_rsa"}}
+    assert msgs[2] == {"role": "assistant", "content": None,
+                       "tool_calls": [{"id": "call_1", "type": "function", "function": read}]}
     assert msgs[3] == {"role": "tool", "tool_call_id": "call_1", "content": KEY, "error": None}
     assert msgs[5]["content"] == "200 OK" and msgs[6]["content"] == "Backed up."
 

@@ -22,13 +22,10 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 6. K == {metadata} (AgentDojo run header) or ``metadata`` with C containing
    ``suite_name`` -> agentdojo.
 7. ``traj`` with ``task_id``/``reward`` -> tau-bench.
-8. Gemini API Contents -> gemini: ``contents`` or ``history`` (a Gemini CLI checkpoint) whose
-   elements hold ``parts`` (R-Judge's ``contents`` is a list of turn lists: no ``parts``
-   there), or ``contents`` beside ``candidates`` / ``systemInstruction`` /
-   ``system_instruction`` / ``generationConfig`` / ``config`` / ``response`` (a string
-   ``contents`` as the Python SDK takes it), or ``request`` holding ``contents``, or
-   ``events`` beside ``appName``/``app_name`` (a Google ADK session). Before rule 9, so a
-   Gemini record that carries a ``label`` of its own stays Gemini.
+8. ``contents`` / ``history`` (Gemini CLI) of Contents with ``parts`` (R-Judge's turn lists
+   have none), ``contents`` beside a request/response key (``GEMINI_REQUEST_KEYS``),
+   ``request.contents``, or ``events`` + ``appName`` (ADK) -> gemini; before rule 9, so a
+   Gemini record with a ``label`` of its own stays Gemini.
 9. ``contents`` with ``label``/``profile``/``risk_description`` -> r-judge.
 10. Claude Code session line: ``sessionId`` with ``uuid``/``parentUuid``/``type``, or a
     ``summary`` + ``leafUuid`` / ``messageId`` + ``snapshot`` head line -> claude-code.
@@ -36,12 +33,9 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     ``event_msg``, ``turn_context``), or the 2025 bare header ``{id, timestamp,
     instructions|git}`` -> codex.
 12. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
-13. LangChain / LangGraph messages -> langchain: messages (a bare list's elements, or those
-    of ``messages`` / ``outputs.messages`` / ``values.messages``) with ``type`` + ``data``
-    (``messages_to_dict``), ``lc`` + ``kwargs`` (``dumpd``) or ``type`` +
-    ``additional_kwargs``/``response_metadata`` (``model_dump``), and a LangChain message type
-    (``human``, ``ai``, ``tool``, ``constructor``, ...) among the ``type`` values. Before
-    rule 14: an Anthropic-backed model's messages hold ``tool_use`` blocks.
+13. a bare list, ``messages``, ``outputs.messages`` or ``values.messages`` of LangChain
+    messages (``type`` + ``data``, ``lc`` + ``kwargs`` or ``type`` + ``additional_kwargs``, and
+    a ``LANGCHAIN_TYPES`` type) -> langchain; before rule 14 (Anthropic-backed: ``tool_use``).
 14. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block) -> anthropic.
 15. ``input`` or ``output`` (no ``messages``) holding a Responses API item type
     (``function_call``, ``function_call_output``, ``input_text``, ``output_text``, ...)
