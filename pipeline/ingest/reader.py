@@ -19,7 +19,9 @@ stop the run.
   block that is not also one of its message's ``tool_calls`` is rejected
   ``malformed_record`` (read as canonical, the call would vanish: ``--format anthropic``).
 - whole-file JSON (``.json``, ``.json.gz``, ``.traj``): for a top-level array of records,
-  the 1-based index of the element in the array; for a one-record document, 1. A file
+  the 1-based index of the element in the array; for a one-record document, 1 (so is a
+  top-level array that the format's ``one_list`` says is one record: a bare LangChain
+  message list). A file
   named as NDJSON whose first non-blank line is ``[`` or ``{`` alone holds pretty-printed
   JSON (an indented array, or indented records one after another) and is read so: its
   records are the array's elements or the values in turn (1-based index), not each line.
@@ -54,6 +56,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -181,8 +184,14 @@ def _document(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Itera
         return
     start = skip_ws(text, 0)
     stream = spec.layout == "array" and text.startswith("{", start) and pretty_printed(path)
-    if spec.layout == "array" and (text.startswith("[", start) or stream):
-        for item in (iter_values if stream else iter_array)(text, max_record_bytes):
+    items = (iter_values if stream else iter_array)(text, max_record_bytes) \
+        if spec.layout == "array" and (text.startswith("[", start) or stream) else None
+    if items is not None and spec.one_list is not None and not stream:  # a bare message list?
+        first = next(items, None)
+        items = None if isinstance(first, tuple) and spec.one_list(first[2]) \
+            else chain(() if first is None else (first,), items)
+    if items is not None:
+        for item in items:
             if isinstance(item, Problem):
                 yield _problem(path, item, spec.name)
                 continue

@@ -18,26 +18,31 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
    ``agent_profiles`` + ``scenarios`` (task NPC configs), or values with ``llm_label``.
 3. object with ``eval`` and one of ``samples``/``version``/``status``/``plan`` -> inspect.
 4. ``trajectory`` with ``history``/``info``/``environment`` -> swe-agent.
-5. array of events with ``action``/``observation`` and ``source``/``cause``, or a record
-   with ``instance_id`` and ``history`` (a line of the OpenHands evaluation harness's
-   ``output.jsonl``) -> openhands.
-6. K == {metadata} (AgentDojo run header) or ``metadata`` with C containing
-   ``suite_name``, or ``messages`` + ``suite_name`` with ``pipeline_name`` /
-   ``user_task_id`` / ``injection_task_id`` and no ``trajectory_id`` (a trace as
-   AgentDojo's benchmark saves it) -> agentdojo.
+5. array of events with ``action``/``observation`` and ``source``/``cause``, or
+   ``instance_id`` + ``history`` (an ``output.jsonl`` line) -> openhands.
+6. K == {metadata} (run header), ``metadata`` with C holding ``suite_name``, or
+   ``messages`` + ``suite_name`` + ``pipeline_name``/``user_task_id``/... without
+   ``trajectory_id`` (AgentDojo's own result file) -> agentdojo.
 7. ``traj`` with ``task_id``/``reward`` -> tau-bench.
-8. ``contents`` with ``label``/``profile``/``risk_description`` -> r-judge.
-9. Claude Code session line: ``sessionId`` with ``uuid``/``parentUuid``/``type``, or a
-   ``summary`` + ``leafUuid`` / ``messageId`` + ``snapshot`` head line -> claude-code.
-10. ``type`` + ``payload`` with a Codex item type (``session_meta``, ``response_item``,
+8. ``contents`` / ``history`` (Gemini CLI) of Contents with ``parts`` (R-Judge's turn lists
+   have none), ``contents`` beside a request/response key (``GEMINI_REQUEST_KEYS``),
+   ``request.contents``, or ``events`` + ``appName`` (ADK) -> gemini; before rule 9, so a
+   Gemini record with a ``label`` of its own stays Gemini.
+9. ``contents`` with ``label``/``profile``/``risk_description`` -> r-judge.
+10. Claude Code session line: ``sessionId`` with ``uuid``/``parentUuid``/``type``, or a
+    ``summary`` + ``leafUuid`` / ``messageId`` + ``snapshot`` head line -> claude-code.
+11. ``type`` + ``payload`` with a Codex item type (``session_meta``, ``response_item``,
     ``event_msg``, ``turn_context``), or the 2025 bare header ``{id, timestamp,
     instructions|git}`` -> codex.
-11. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
-12. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block) -> anthropic.
-13. ``input`` or ``output`` (no ``messages``) holding a Responses API item type
+12. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
+13. a bare list, ``messages``, ``outputs.messages`` or ``values.messages`` of LangChain
+    messages (``type`` + ``data``, ``lc`` + ``kwargs`` or ``type`` + ``additional_kwargs``, and
+    a ``LANGCHAIN_TYPES`` type) -> langchain; before rule 14 (Anthropic-backed: ``tool_use``).
+14. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block) -> anthropic.
+15. ``input`` or ``output`` (no ``messages``) holding a Responses API item type
     (``function_call``, ``function_call_output``, ``input_text``, ``output_text``, ...)
     -> openai-responses.
-14. anything else -> canonical (records that do not fit are rejected downstream).
+16. anything else -> canonical (records that do not fit are rejected downstream).
 
 :func:`warn_without_ids` prints ONE warning line for a file read one record per line
 whose records all lack a ``trajectory_id``, naming what the file looks like (rules
@@ -63,6 +68,12 @@ NDJSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 # item types only the OpenAI Responses API writes (its messages' text blocks, its calls)
 RESPONSES_TYPES = {"function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
                    "local_shell_call", "local_shell_call_output", "input_text", "output_text", "web_search_call"}
+# keys beside a Gemini request's ``contents`` (request fields, or the logged response's)
+GEMINI_REQUEST_KEYS = {"candidates", "systemInstruction", "system_instruction", "generationConfig",
+                       "generation_config", "config", "response"}
+# type values of LangChain messages (messages_to_dict, model_dump) and of dumpd's constructors
+LANGCHAIN_TYPES = {"human", "ai", "tool", "function", "chat", "constructor", "AIMessageChunk",
+                   "HumanMessageChunk", "ToolMessageChunk"}
 _TOKEN = re.compile(r"[ \t\n\r]*(?:(" + JSON_STRING + r')|([{}\[\]:,])|([^"{}\[\]:,\s]+))', re.S)
 
 
@@ -87,7 +98,7 @@ def _decode(token: str) -> str:
     return value if isinstance(value, str) else token
 
 
-def scan(text: str, max_depth: int = 4, max_keys: int = 512) -> Shape:
+def scan(text: str, max_depth: int = 5, max_keys: int = 512) -> Shape:
     """Tolerant scan of (possibly truncated) JSON text."""
     shape = Shape()
     stack: list[str] = []
@@ -124,8 +135,31 @@ def scan(text: str, max_depth: int = 4, max_keys: int = 512) -> Shape:
     return shape
 
 
+def gemini_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
+    """Rule 8: a Gemini API record (``k`` the record's keys, ``c`` the keys one level below)."""
+    parts = "parts" in shape.at((2 if shape.top == "[" else 1) + 2)
+    return bool({"contents", "history"} & k and parts
+                or "contents" in k and GEMINI_REQUEST_KEYS & k
+                or "request" in k and "contents" in c
+                or "events" in k and {"appName", "app_name"} & k)
+
+
+def langchain_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
+    """Rule 13: LangChain serialized messages, bare or in a record's ``messages``."""
+    if not LANGCHAIN_TYPES & shape.types:
+        return False
+    base = 2 if shape.top == "[" else 1
+
+    def messages(keys: set[str]) -> bool:
+        return bool({"type", "data"} <= keys or {"lc", "kwargs"} <= keys
+                    or "type" in keys and {"additional_kwargs", "response_metadata"} & keys)
+
+    return (shape.top == "[" and messages(k) or "messages" in k and messages(shape.at(base + 2))
+            or bool({"outputs", "values"} & k) and "messages" in c and messages(shape.at(base + 3)))
+
+
 def classify(shape: Shape) -> tuple[str, str]:
-    """(format, why) from a scanned head (rules 2-10 of the module docstring)."""
+    """(format, why) from a scanned head (rules 2-16 of the module docstring)."""
     base = 2 if shape.top == "[" else 1
     k, c = shape.at(base), shape.at(base + 1)
     transcript_keys = {"messages", "trajectory_id", "eval", "trajectory", "traj", "contents"}
@@ -147,6 +181,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "agentdojo", "object with 'messages', 'suite_name' and 'user_task_id': an AgentDojo trace"
     if "traj" in k and {"task_id", "reward"} & k:
         return "tau-bench", "records with 'traj' and 'task_id': tau-bench results"
+    if gemini_shape(shape, k, c):
+        return "gemini", "'contents'/'history' of Content with 'parts' (or a request/ADK session): Gemini API"
     if "contents" in k and {"label", "profile", "risk_description"} & k:
         return "r-judge", "records with 'contents' and 'label': R-Judge"
     if "sessionId" in k and {"uuid", "parentUuid", "type"} & k or {"summary", "leafUuid"} <= k \
@@ -158,6 +194,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "codex", "Codex CLI rollout header line (id, timestamp, instructions: 2025 layout)"
     if "resourceSpans" in k:
         return "otel", "OTLP trace export (resourceSpans)"
+    if langchain_shape(shape, k, c):
+        return "langchain", "LangChain messages (type + data, lc + kwargs or a model_dump): LangChain / LangGraph"
     if "messages" in k and ("system" in k or {"tool_use", "tool_result"} & shape.types):
         return "anthropic", "'messages' with tool_use/tool_result blocks or 'system': Anthropic"
     if {"input", "output"} & k and "messages" not in k and RESPONSES_TYPES & shape.types:
@@ -226,7 +264,8 @@ def pretty_printed(path: Location) -> bool:
 
 FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI rollout",
                 "otel": "an OTLP trace export", "anthropic": "Anthropic Messages records",
-                "agentdojo": "AgentDojo traces", "tau-bench": "tau-bench results", "r-judge": "R-Judge records"}
+                "agentdojo": "AgentDojo traces", "tau-bench": "tau-bench results", "r-judge": "R-Judge records",
+                "gemini": "Gemini API contents records", "langchain": "LangChain / LangGraph messages"}
 
 
 def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:
