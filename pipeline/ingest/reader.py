@@ -32,7 +32,7 @@ stop the run.
   ``otel``: one record per trace, source_line = the line of its first span). Their
   bad-line rules are in ``pipeline/ingest/adapters/_session.py``.
 - a file read one record per line whose records all lack a ``trajectory_id`` gets one
-  warning line on stderr naming the format it looks like (``_detect.warn_without_ids``).
+  warning line on stderr naming the format it looks like (``_warn.warn_without_ids``).
 
 Which files are read and in which format: `pipeline.ingest.discovery`.
 
@@ -62,7 +62,8 @@ from typing import Any
 
 from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
 from pipeline.ingest.adapters._common import Growth, RecordTooLarge
-from pipeline.ingest.adapters._detect import pretty_printed, utf16, warn_without_ids
+from pipeline.ingest.adapters._detect import pretty_printed, utf16
+from pipeline.ingest.adapters._warn import warn_without_ids
 from pipeline.ingest.adapters._io import (
     Problem, anthropic_calls, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
     replace_lone_surrogates, skip_ws, without_lone_surrogates,

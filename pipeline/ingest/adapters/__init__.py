@@ -22,7 +22,7 @@ from typing import Any
 
 from pipeline.ingest.adapters import (
     agentdojo, anthropic, claude_code, codex, gemini, inspect_log, langchain, openhands, otel, r_judge, responses,
-    swe_agent, tau_bench,
+    swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
 
@@ -51,6 +51,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("agentdojo", agentdojo.convert, "array"),
         AdapterSpec("openhands", openhands.convert, "whole"),
         AdapterSpec("tau-bench", tau_bench.convert, "array"),
+        AdapterSpec("tau2-bench", tau2_bench.convert_session, "session"),
         AdapterSpec("r-judge", r_judge.convert, "array"),
         AdapterSpec("swe-agent", swe_agent.convert, "whole"),
         AdapterSpec("claude-code", claude_code.convert_session, "session"),

@@ -23,7 +23,9 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 6. K == {metadata} (run header), ``metadata`` with C holding ``suite_name``, or
    ``messages`` + ``suite_name`` + ``pipeline_name``/``user_task_id``/... without
    ``trajectory_id`` (AgentDojo's own result file) -> agentdojo.
-7. ``traj`` with ``task_id``/``reward`` -> tau-bench.
+7. ``traj`` with ``task_id``/``reward`` -> tau-bench; ``info`` holding ``agent_info`` +
+   ``environment_info`` + ``user_info``, or ``task_id`` + ``messages`` +
+   ``termination_reason`` (one simulation) -> tau2-bench.
 8. ``contents`` / ``history`` (Gemini CLI) of Contents with ``parts`` (R-Judge's turn lists
    have none), ``contents`` beside a request/response key (``GEMINI_REQUEST_KEYS``),
    ``request.contents``, or ``events`` + ``appName`` (ADK) -> gemini; before rule 9, so a
@@ -44,23 +46,18 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     -> openai-responses.
 16. anything else -> canonical (records that do not fit are rejected downstream).
 
-:func:`warn_without_ids` prints ONE warning line for a file read one record per line
-whose records all lack a ``trajectory_id``, naming what the file looks like (rules
-above, tried on its first lines) and the ``--format`` that fits.
+The warning for a file whose records all lack an id is in :mod:`._warn`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.ingest.adapters._io import BOM, JSON_STRING, read_head
 from pipeline.storage import Location
-from pipeline.errors import terminal_safe
 
 SNIFF_BYTES = 256 * 1024
 LONG_SNIFF_BYTES = 2 * 2**20
@@ -181,6 +178,9 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "agentdojo", "object with 'messages', 'suite_name' and 'user_task_id': an AgentDojo trace"
     if "traj" in k and {"task_id", "reward"} & k:
         return "tau-bench", "records with 'traj' and 'task_id': tau-bench results"
+    if shape.top == "{" and ("info" in k and {"agent_info", "environment_info", "user_info"} <= c
+                             or {"task_id", "messages", "termination_reason"} <= k):
+        return "tau2-bench", "'info' of agent/user/environment, or one simulation: tau2-bench results"
     if gemini_shape(shape, k, c):
         return "gemini", "'contents'/'history' of Content with 'parts' (or a request/ADK session): Gemini API"
     if "contents" in k and {"label", "profile", "risk_description"} & k:
@@ -261,43 +261,3 @@ def pretty_printed(path: Location) -> bool:
     first = next((ln.strip() for ln in head.split(b"\n") if ln.strip()), b"")
     return first in (b"[", b"{")
 
-
-FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI rollout",
-                "otel": "an OTLP trace export", "anthropic": "Anthropic Messages records",
-                "agentdojo": "AgentDojo traces", "tau-bench": "tau-bench results", "r-judge": "R-Judge records",
-                "gemini": "Gemini API contents records", "langchain": "LangChain / LangGraph messages"}
-
-
-def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:
-    """(format, why) of the first of a file's first lines that a rule other than
-    ``canonical`` recognises, or None."""
-    head = read_head(path, SNIFF_BYTES)
-    if head.startswith(BOM):
-        head = head[len(BOM):]
-    for line in [ln for ln in head.split(b"\n") if ln.strip()][:max_lines]:
-        fmt, why = classify(scan(line.decode("utf-8", "replace")))
-        if fmt not in ("canonical", "skip"):
-            return fmt, why
-    return None
-
-
-def warn_without_ids(path: Location, fmt: str, records: Iterator[Any]) -> Iterator[Any]:
-    """Pass ``records`` (RawRecords of one file) through; when there was at least one and
-    none has a ``trajectory_id``, write one warning line to stderr (module docstring)."""
-    seen = with_id = 0
-    for record in records:
-        seen += 1
-        text = getattr(record, "text", None)
-        if text is None or '"trajectory_id"' in text:
-            with_id += 1  # rejected lines say nothing either way
-        yield record
-    if seen and not with_id:
-        try:
-            hint = looks_like(path)
-        except OSError:
-            hint = None
-        what = (f"it looks like {FORMAT_NAMES.get(hint[0], hint[0])} ({hint[1]}): "
-                f"use --format {hint[0]}" if hint and hint[0] != fmt else
-                "it matches no known format: canonical records need a trajectory_id (README: Input formats)")
-        sys.stderr.write(f"litmus-gate: warning: {terminal_safe(path)}: none of its {seen} records has a trajectory_id "
-                         f"(read as {fmt}); {what}\n")
