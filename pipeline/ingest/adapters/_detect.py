@@ -11,13 +11,14 @@ after ``messages``: a 474 KB first trace, in a file without its run header, read
 canonical lost every record; an Inspect log whose ``eval`` spec comes first and fills the
 head was one canonical record). Rules, first match wins (K = keys of a record, C = keys one level below):
 
-1. ``.eval`` -> inspect; ``.traj`` -> swe-agent.
+1. ``.eval`` -> inspect; ``.traj`` / ``.traj.json`` (mini-SWE-agent) -> swe-agent.
 2. label files, not transcripts -> ``skip`` (no records): ``*_safety_eval_results.json``,
    and objects without transcript keys (messages, trajectory_id, eval, trajectory, traj,
    contents) that have ``final_score``/``checkpoints`` (OpenAgentSafety ``eval_*.json``),
    ``agent_profiles`` + ``scenarios`` (task NPC configs), or values with ``llm_label``.
 3. object with ``eval`` and one of ``samples``/``version``/``status``/``plan`` -> inspect.
-4. ``trajectory`` with ``history``/``info``/``environment`` -> swe-agent.
+4. ``trajectory`` with ``history``/``info``/``environment``, or ``trajectory_format`` +
+   ``messages`` (mini-SWE-agent) -> swe-agent.
 5. array of events with ``action``/``observation`` and ``source``/``cause``, or
    ``instance_id`` + ``history`` (an ``output.jsonl`` line) -> openhands.
 6. K == {metadata} (run header), ``metadata`` with C holding ``suite_name``, or
@@ -165,8 +166,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "skip", "evaluation/label or task-config file (no transcript): skipped"
     if shape.top == "{" and "eval" in k and {"samples", "version", "status", "plan"} & k:
         return "inspect", "object with 'eval' and 'samples'/'version': Inspect EvalLog JSON"
-    if "trajectory" in k and {"history", "info", "environment"} & k:
-        return "swe-agent", "object with 'trajectory' and 'history': SWE-agent trajectory"
+    if "trajectory" in k and {"history", "info", "environment"} & k or {"trajectory_format", "messages"} <= k:
+        return "swe-agent", "'trajectory' with 'history', or 'trajectory_format': (mini-)SWE-agent trajectory"
     if shape.top == "[" and {"action", "observation"} & k and {"source", "cause"} & k:
         return "openhands", "array of events with 'action'/'observation': OpenHands event list"
     if shape.top == "{" and {"instance_id", "history"} <= k and "trajectory_id" not in k:
@@ -210,8 +211,8 @@ def detect(path: Location) -> tuple[str, str]:
     name = path.name.lower()
     if name.endswith(".eval"):
         return "inspect", ".eval extension: Inspect AI log archive"
-    if name.endswith(".traj"):
-        return "swe-agent", ".traj extension: SWE-agent trajectory"
+    if name.endswith((".traj", ".traj.json")):
+        return "swe-agent", ".traj extension: SWE-agent (or mini-SWE-agent) trajectory"
     if name.endswith(("_safety_eval_results.json", "_safety_eval_results.json.gz")):
         return "skip", "OpenAgentSafety LLM-judge label file (no transcript): skipped"
     ndjson = (name.endswith(NDJSON_SUFFIXES) or not name.endswith((".json", ".json.gz"))) \
