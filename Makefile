@@ -5,7 +5,10 @@ BIN := $(VENV)/bin
 
 .PHONY: run test bench clean
 
+# checked before the venv exists: a venv made by an older Python would stay behind and
+# fail every later run the same way
 $(BIN)/python:
+	@$(PY) -c 'import sys; v = sys.version_info; sys.exit(None if v >= (3, 11) else "litmus-gate needs Python 3.11 or newer; $(PY) is %d.%d: run make PY=python3.11 (or newer)" % v[:2])'
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 

@@ -335,7 +335,8 @@ def render(outcomes: list[Outcome], command: str, seconds: float,
              f"{seconds:.0f} s. Every number below is computed by `eval/evaluate.py` from the run tables.", "",
              "Scorers: `flow_aware` is the product verdict; `execution_gated`, `stepwise_min`, `all_safe` are the "
              "SPEC §5 baselines. No per-step classifier labels are supplied, so every scorer sees only the built-in "
-             "rule classifier. Intervals are the Wilson 95% intervals of the metrics table.", ""]
+             "rule classifier. Intervals are the Wilson 95% intervals of the metrics table (F1's through "
+             "J = tp / (tp + fp + fn), F1 = 2J / (1 + J)).", ""]
     summary = []
     for o in outcomes:
         f1s = {k: metric_rows(m, "*", "*") for k, m in o.metrics.items()}

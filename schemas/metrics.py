@@ -13,7 +13,7 @@ SCORERS = ["flow_aware", "execution_gated", "stepwise_min", "all_safe"]
 
 
 class Schema(pa.DataFrameModel):
-    """Wilson 95% intervals for precision and recall; F1 envelope from their bounds."""
+    """Wilson 95% intervals for precision, recall and F1 (via J = tp / (tp + fp + fn), F1 = 2J / (1 + J))."""
 
     scorer: str = pa.Field(isin=SCORERS)
     suite: str

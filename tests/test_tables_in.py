@@ -45,3 +45,20 @@ def test_csv_and_parquet_slices_are_read_as_tags(tmp_path: Path) -> None:
     assert read_gold(duckdb.connect(), tmp_path / "g.csv").column("slice").to_pylist() == [["a", "b"], []]
     table = read_gold(duckdb.connect(), _gold(tmp_path / "g.jsonl", [["x"], [], ["y", "z"]]))
     assert table.column("slice").to_pylist() == [["x"], [], ["y", "z"]]
+
+
+def test_tags_are_trimmed_and_each_counts_once(tmp_path: Path) -> None:
+    # 'a; b;' gave the tags 'a', ' b' and '' (a metrics slice named ''), and a tag given twice
+    # in a row counted that trajectory twice in its slice
+    table = read_gold(duckdb.connect(), _gold(tmp_path / "g.jsonl", ["a; b;", ["x", "x", " y", ""], ""]))
+    assert table.column("slice").to_pylist() == [["a", "b"], ["x", "y"], []]
+    (tmp_path / "g.csv").write_text('trajectory_id,gold,slice\nt0,safe,"b ; a;b"\n')
+    assert read_gold(duckdb.connect(), tmp_path / "g.csv").column("slice").to_pylist() == [["b", "a"]]
+
+
+@pytest.mark.parametrize("tag", ["*", "route:flow", "route:aggregate", " * "])
+def test_a_reserved_tag_is_refused(tmp_path: Path, tag: str) -> None:
+    # '*' doubled every trajectory of the row in the totals; 'route:flow' put aggregate-route
+    # trajectories into the flow route's slice
+    with pytest.raises(LabelsError, match="1 rows with a reserved slice tag"):
+        read_gold(duckdb.connect(), _gold(tmp_path / "g.jsonl", [["a"], ["b", tag]]))

@@ -284,7 +284,7 @@ def _assemble_and_publish(config: RunConfig, out: Location, work: Path, markers:
     from pipeline.stages.tables import connect, metrics
     from pipeline.outputs.writer import conform, write_table
 
-    con = connect(config, macros=False)  # no publishing query calls them
+    con = connect(config, macros=False, spill=work / "spill-publish")  # no publishing query calls the macros
     counts: dict[str, int] = {}
     for table in tables:
         counts[table] = sum(f[2] for m in markers for f in m["files"].get(table, []))

@@ -175,7 +175,10 @@ def _score_local(task: ShardTask, local: Path) -> dict[str, Any]:
     policy = task.policy
     if document_sha256(policy.data) != policy.sha256:  # never score with another document than was planned
         raise PolicyError(f"shard {task.shard}: the policy differs from the one this run validated and planned with")
-    con = connect(RunConfig(inputs=(), out=local, threads=task.threads, memory_limit=task.memory_limit))
+    con = connect(RunConfig(inputs=(), out=local, threads=task.threads, memory_limit=task.memory_limit),
+                  # in the work folder (counted, removed with it), one folder per shard: DuckDB
+                  # removes the folder it made when its connection closes, other workers' files too
+                  spill=local / f"spill-{task.work.name(task.shard)}")
     records = _records(task)
     register_inputs(con, records, policy, task.labels, task.priors)
     n_records = records.num_rows

@@ -20,7 +20,8 @@ from pipeline.ingest.adapters._detect import detect
 from pipeline.storage import Location, Remote, guard, location, walk_files
 
 FORMATS = ("auto", "canonical", "openai", "anthropic", "inspect", "agentdojo", "openhands",
-           "tau-bench", "r-judge", "swe-agent", "claude-code", "codex", "otel", "openai-responses")
+           "tau-bench", "tau2-bench", "r-judge", "swe-agent", "claude-code", "codex", "otel", "openai-responses",
+           "gemini", "langchain")
 SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".eval", ".traj")
 
 

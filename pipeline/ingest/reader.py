@@ -19,7 +19,9 @@ stop the run.
   block that is not also one of its message's ``tool_calls`` is rejected
   ``malformed_record`` (read as canonical, the call would vanish: ``--format anthropic``).
 - whole-file JSON (``.json``, ``.json.gz``, ``.traj``): for a top-level array of records,
-  the 1-based index of the element in the array; for a one-record document, 1. A file
+  the 1-based index of the element in the array; for a one-record document, 1 (so is a
+  top-level array that the format's ``one_list`` says is one record: a bare LangChain
+  message list). A file
   named as NDJSON whose first non-blank line is ``[`` or ``{`` alone holds pretty-printed
   JSON (an indented array, or indented records one after another) and is read so: its
   records are the array's elements or the values in turn (1-based index), not each line.
@@ -30,7 +32,7 @@ stop the run.
   ``otel``: one record per trace, source_line = the line of its first span). Their
   bad-line rules are in ``pipeline/ingest/adapters/_session.py``.
 - a file read one record per line whose records all lack a ``trajectory_id`` gets one
-  warning line on stderr naming the format it looks like (``_detect.warn_without_ids``).
+  warning line on stderr naming the format it looks like (``_warn.warn_without_ids``).
 
 Which files are read and in which format: `pipeline.ingest.discovery`.
 
@@ -54,12 +56,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
 from pipeline.ingest.adapters._common import Growth, RecordTooLarge
-from pipeline.ingest.adapters._detect import pretty_printed, utf16, warn_without_ids
+from pipeline.ingest.adapters._detect import pretty_printed, utf16
+from pipeline.ingest.adapters._warn import warn_without_ids
 from pipeline.ingest.adapters._io import (
     Problem, anthropic_calls, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
     replace_lone_surrogates, skip_ws, without_lone_surrogates,
@@ -181,8 +185,14 @@ def _document(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Itera
         return
     start = skip_ws(text, 0)
     stream = spec.layout == "array" and text.startswith("{", start) and pretty_printed(path)
-    if spec.layout == "array" and (text.startswith("[", start) or stream):
-        for item in (iter_values if stream else iter_array)(text, max_record_bytes):
+    items = (iter_values if stream else iter_array)(text, max_record_bytes) \
+        if spec.layout == "array" and (text.startswith("[", start) or stream) else None
+    if items is not None and spec.one_list is not None and not stream:  # a bare message list?
+        first = next(items, None)
+        items = None if isinstance(first, tuple) and spec.one_list(first[2]) \
+            else chain(() if first is None else (first,), items)
+    if items is not None:
+        for item in items:
             if isinstance(item, Problem):
                 yield _problem(path, item, spec.name)
                 continue

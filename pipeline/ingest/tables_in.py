@@ -102,15 +102,21 @@ def read_gold(con: duckdb.DuckDBPyConnection, path: Path) -> pa.Table:
         slice_expr = "[]::varchar[]"
         bad_slice = ("coalesce(len(slice) > 0, true) and slice is not null" if slice_type.endswith("[]")
                      else "slice is not null")
+    # tags as written, trimmed; an empty tag ('a;' or '') is none, and a tag given twice in a
+    # row is one tag (it was counted twice in that slice's metrics)
+    tags = (f"list_filter(list_transform({slice_expr}, lambda t: trim(t)), lambda t: t <> '')")
     try:
         table = con.sql(f"select trajectory_id::varchar as trajectory_id, lower(gold::varchar) as gold, "
-                        f"{slice_expr} as slice, {bad_slice} as bad_slice from rel").to_arrow_table()
+                        f"list_filter(tags, lambda t, i: list_position(tags, t) = i) as slice, bad_slice "
+                        f"from (select *, {tags} as tags, {bad_slice} as bad_slice from rel)").to_arrow_table()
     except duckdb.Error as exc:  # e.g. a column whose type changes deep in the file
         raise LabelsError(f"gold file {path}: {str(exc).splitlines()[0]}") from exc
     con.register("gold_check", table)
-    bad, dup, bad_slices = con.sql(
+    bad, dup, bad_slices, reserved = con.sql(
         "select count(*) filter (where gold not in ('safe', 'unsafe') or gold is null or trajectory_id is null), "
-        "count(*) - count(distinct trajectory_id), count(*) filter (where bad_slice) from gold_check").fetchall()[0]
+        "count(*) - count(distinct trajectory_id), count(*) filter (where bad_slice), "
+        "count(*) filter (where list_bool_or(list_transform(slice, lambda t: t = '*' or starts_with(t, 'route:')))) "
+        "from gold_check").fetchall()[0]
     con.unregister("gold_check")
     table = table.drop_columns(["bad_slice"])
     if bad:
@@ -118,6 +124,11 @@ def read_gold(con: duckdb.DuckDBPyConnection, path: Path) -> pa.Table:
     if bad_slices:
         raise LabelsError(f"gold file {path} has {bad_slices} rows whose slice is neither a ';'-separated "
                           "string nor a list of strings")
+    if reserved:
+        # '*' is the metrics' total and 'route:...' their route slices: such a tag merged its
+        # rows into those cells (each trajectory of the tag counted in the route slice)
+        raise LabelsError(f"gold file {path} has {reserved} rows with a reserved slice tag ('*' or 'route:...')",
+                          "'*' names the totals and 'route:aggregate' / 'route:flow' the route slices of metrics")
     if dup:
         raise LabelsError(f"gold file {path} has {dup} duplicate trajectory_id rows")
     return table.cast(GOLD_SCHEMA)

@@ -96,8 +96,9 @@ def precision_recall(con: duckdb.DuckDBPyConnection, with_metrics: bool) -> Sect
         sec.notes.append("metrics has no total rows (suite '*', slice '*'): no gold label matched a record")
         return sec
     name = lambda s: f"{s} (product)" if s == "flow_aware" else s  # noqa: E731
-    sec.notes.append("Totals over all suites and slices; intervals are Wilson 95% (F1: envelope of the bounds). "
-                     "n_unscored counts gold trajectories that were rejected.")
+    sec.notes.append("Totals over all suites and slices; intervals are Wilson 95% (F1: through the share "
+                     "tp / (tp + fp + fn), F1 = 2J / (1 + J)). n_unscored counts gold trajectories not scored: "
+                     "rejected, or absent from the run.")
     sec.charts.append(interval_chart("precision and recall per scorer, 95% intervals", [
         (name(r[0]), [("precision", r[6], r[7], r[8]), ("recall", r[9], r[10], r[11])]) for r in got]))
     sec.tables.append(Block(

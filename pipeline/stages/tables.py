@@ -7,7 +7,11 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 
 import json
+import os
 import re
+import secrets
+import tempfile
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
@@ -56,11 +60,19 @@ def records_table(records: Iterable[RawRecord], first_id: int = 0) -> pa.Table:
     return pa.table(columns, schema=RECORDS_SCHEMA)
 
 
-def connect(config: RunConfig, macros: bool = True) -> duckdb.DuckDBPyConnection:
+def connect(config: RunConfig, macros: bool = True, spill: Path | None = None) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with bounded memory and (unless ``macros`` is false: only
-    the shards' stages call them, about 12 ms to create) our macros."""
+    the shards' stages call them, about 12 ms to create) our macros.
+
+    What DuckDB spills past ``memory_limit`` goes to ``spill`` (a run's work folder), else
+    to a folder of its own under the system's temporary directory: never to DuckDB's
+    default ``.tmp`` in the current directory, which a nightly job's working directory
+    (``/``, a read-only checkout) may refuse, and where a killed run left its spill files.
+    DuckDB creates the folder on the first spill and removes it when the connection closes."""
+    if spill is None:
+        spill = Path(tempfile.gettempdir()) / f"litmus-gate-spill-{os.getpid()}-{secrets.token_hex(4)}"
     con = duckdb.connect(config={"threads": config.threads, "memory_limit": config.memory_limit,
-                                 "preserve_insertion_order": False})
+                                 "preserve_insertion_order": False, "temp_directory": str(spill)})
     con.execute("set enable_progress_bar = false")
     for statement in (load_sql("macros").split(";\n") if macros else []):
         if statement.strip() and not all(line.startswith("--") for line in statement.strip().splitlines()):
@@ -230,8 +242,12 @@ def verdicts(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     materialize(con, "attrition")
 
 
+Z_95 = 1.96  # normal quantile of the metrics' two-sided 95% Wilson intervals
+
+
 def metrics(con: duckdb.DuckDBPyConnection, gold: pa.Table) -> None:
     """Stage ``metrics``: confusion counts per scorer x suite x slice against ``gold``
-    (:func:`pipeline.ingest.tables_in.read_gold`, read before any work)."""
+    (:func:`pipeline.ingest.tables_in.read_gold`, read before any work), with Wilson 95%
+    intervals for precision, recall and F1 (``sql/metrics.sql`` says how)."""
     con.register("gold", gold)
-    materialize(con, "metrics")
+    materialize(con, "metrics", z=Z_95)

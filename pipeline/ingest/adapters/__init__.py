@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.ingest.adapters import (
-    agentdojo, anthropic, claude_code, codex, inspect_log, openhands, otel, r_judge, responses, swe_agent, tau_bench,
+    agentdojo, anthropic, claude_code, codex, gemini, inspect_log, langchain, openhands, otel, r_judge, responses,
+    swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
 
@@ -30,11 +31,14 @@ Converter = Callable[[Any, Ctx], Any]  # a record dict | None; session layout: a
 
 @dataclass(frozen=True, slots=True)
 class AdapterSpec:
-    """One input format: its converter (None = pass-through) and document layout."""
+    """One input format: its converter (None = pass-through) and document layout;
+    ``one_list``, of an ``array`` layout: a top-level array whose first element it accepts
+    is ONE record (a bare list of messages), not a list of records."""
 
     name: str
     convert: Converter | None
     layout: str
+    one_list: Callable[[Any], bool] | None = None
 
 
 ADAPTERS: dict[str, AdapterSpec] = {
@@ -47,12 +51,15 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("agentdojo", agentdojo.convert, "array"),
         AdapterSpec("openhands", openhands.convert, "whole"),
         AdapterSpec("tau-bench", tau_bench.convert, "array"),
+        AdapterSpec("tau2-bench", tau2_bench.convert_session, "session"),
         AdapterSpec("r-judge", r_judge.convert, "array"),
         AdapterSpec("swe-agent", swe_agent.convert, "whole"),
         AdapterSpec("claude-code", claude_code.convert_session, "session"),
         AdapterSpec("codex", codex.convert_session, "session"),
         AdapterSpec("otel", otel.convert_session, "session"),
         AdapterSpec("openai-responses", responses.convert, "array"),
+        AdapterSpec("gemini", gemini.convert, "array"),
+        AdapterSpec("langchain", langchain.convert, "array", langchain.is_message),
     )
 }
 

@@ -11,47 +11,54 @@ after ``messages``: a 474 KB first trace, in a file without its run header, read
 canonical lost every record; an Inspect log whose ``eval`` spec comes first and fills the
 head was one canonical record). Rules, first match wins (K = keys of a record, C = keys one level below):
 
-1. ``.eval`` -> inspect; ``.traj`` -> swe-agent.
+1. ``.eval`` -> inspect; ``.traj`` / ``.traj.json`` (mini-SWE-agent) -> swe-agent.
 2. label files, not transcripts -> ``skip`` (no records): ``*_safety_eval_results.json``,
    and objects without transcript keys (messages, trajectory_id, eval, trajectory, traj,
    contents) that have ``final_score``/``checkpoints`` (OpenAgentSafety ``eval_*.json``),
    ``agent_profiles`` + ``scenarios`` (task NPC configs), or values with ``llm_label``.
 3. object with ``eval`` and one of ``samples``/``version``/``status``/``plan`` -> inspect.
-4. ``trajectory`` with ``history``/``info``/``environment`` -> swe-agent.
-5. array of events with ``action``/``observation`` and ``source``/``cause`` -> openhands.
-6. K == {metadata} (AgentDojo run header) or ``metadata`` with C containing
-   ``suite_name`` -> agentdojo.
-7. ``traj`` with ``task_id``/``reward`` -> tau-bench.
-8. ``contents`` with ``label``/``profile``/``risk_description`` -> r-judge.
-9. Claude Code session line: ``sessionId`` with ``uuid``/``parentUuid``/``type``, or a
-   ``summary`` + ``leafUuid`` / ``messageId`` + ``snapshot`` head line -> claude-code.
-10. ``type`` + ``payload`` with a Codex item type (``session_meta``, ``response_item``,
+4. ``trajectory`` with ``history``/``info``/``environment``, or ``trajectory_format`` +
+   ``messages`` (mini-SWE-agent) -> swe-agent.
+5. array of events with ``action``/``observation`` and ``source``/``cause``, or
+   ``instance_id`` + ``history`` (an ``output.jsonl`` line) -> openhands.
+6. K == {metadata} (run header), ``metadata`` with C holding ``suite_name``, or
+   ``messages`` + ``suite_name`` + ``pipeline_name``/``user_task_id``/... without
+   ``trajectory_id`` (AgentDojo's own result file) -> agentdojo.
+7. ``traj`` with ``task_id``/``reward`` -> tau-bench; ``info`` holding ``agent_info`` +
+   ``environment_info`` + ``user_info``, or ``task_id`` + ``messages`` +
+   ``termination_reason`` (one simulation) -> tau2-bench.
+8. ``contents`` / ``history`` (Gemini CLI) of Contents with ``parts`` (R-Judge's turn lists
+   have none), ``contents`` beside a request/response key (``GEMINI_REQUEST_KEYS``),
+   ``request.contents``, or ``events`` + ``appName`` (ADK) -> gemini; before rule 9, so a
+   Gemini record with a ``label`` of its own stays Gemini.
+9. ``contents`` with ``label``/``profile``/``risk_description`` -> r-judge.
+10. Claude Code session line: ``sessionId`` with ``uuid``/``parentUuid``/``type``, or a
+    ``summary`` + ``leafUuid`` / ``messageId`` + ``snapshot`` head line -> claude-code.
+11. ``type`` + ``payload`` with a Codex item type (``session_meta``, ``response_item``,
     ``event_msg``, ``turn_context``), or the 2025 bare header ``{id, timestamp,
     instructions|git}`` -> codex.
-11. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
-12. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block) -> anthropic.
-13. ``input`` or ``output`` (no ``messages``) holding a Responses API item type
+12. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
+13. a bare list, ``messages``, ``outputs.messages`` or ``values.messages`` of LangChain
+    messages (``type`` + ``data``, ``lc`` + ``kwargs`` or ``type`` + ``additional_kwargs``, and
+    a ``LANGCHAIN_TYPES`` type) -> langchain; before rule 14 (Anthropic-backed: ``tool_use``).
+14. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block) -> anthropic.
+15. ``input`` or ``output`` (no ``messages``) holding a Responses API item type
     (``function_call``, ``function_call_output``, ``input_text``, ``output_text``, ...)
     -> openai-responses.
-14. anything else -> canonical (records that do not fit are rejected downstream).
+16. anything else -> canonical (records that do not fit are rejected downstream).
 
-:func:`warn_without_ids` prints ONE warning line for a file read one record per line
-whose records all lack a ``trajectory_id``, naming what the file looks like (rules
-above, tried on its first lines) and the ``--format`` that fits.
+The warning for a file whose records all lack an id is in :mod:`._warn`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.ingest.adapters._io import BOM, JSON_STRING, read_head
 from pipeline.storage import Location
-from pipeline.errors import terminal_safe
 
 SNIFF_BYTES = 256 * 1024
 LONG_SNIFF_BYTES = 2 * 2**20
@@ -59,6 +66,12 @@ NDJSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 # item types only the OpenAI Responses API writes (its messages' text blocks, its calls)
 RESPONSES_TYPES = {"function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
                    "local_shell_call", "local_shell_call_output", "input_text", "output_text", "web_search_call"}
+# keys beside a Gemini request's ``contents`` (request fields, or the logged response's)
+GEMINI_REQUEST_KEYS = {"candidates", "systemInstruction", "system_instruction", "generationConfig",
+                       "generation_config", "config", "response"}
+# type values of LangChain messages (messages_to_dict, model_dump) and of dumpd's constructors
+LANGCHAIN_TYPES = {"human", "ai", "tool", "function", "chat", "constructor", "AIMessageChunk",
+                   "HumanMessageChunk", "ToolMessageChunk"}
 _TOKEN = re.compile(r"[ \t\n\r]*(?:(" + JSON_STRING + r')|([{}\[\]:,])|([^"{}\[\]:,\s]+))', re.S)
 
 
@@ -83,7 +96,7 @@ def _decode(token: str) -> str:
     return value if isinstance(value, str) else token
 
 
-def scan(text: str, max_depth: int = 4, max_keys: int = 512) -> Shape:
+def scan(text: str, max_depth: int = 5, max_keys: int = 512) -> Shape:
     """Tolerant scan of (possibly truncated) JSON text."""
     shape = Shape()
     stack: list[str] = []
@@ -120,8 +133,31 @@ def scan(text: str, max_depth: int = 4, max_keys: int = 512) -> Shape:
     return shape
 
 
+def gemini_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
+    """Rule 8: a Gemini API record (``k`` the record's keys, ``c`` the keys one level below)."""
+    parts = "parts" in shape.at((2 if shape.top == "[" else 1) + 2)
+    return bool({"contents", "history"} & k and parts
+                or "contents" in k and GEMINI_REQUEST_KEYS & k
+                or "request" in k and "contents" in c
+                or "events" in k and {"appName", "app_name"} & k)
+
+
+def langchain_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
+    """Rule 13: LangChain serialized messages, bare or in a record's ``messages``."""
+    if not LANGCHAIN_TYPES & shape.types:
+        return False
+    base = 2 if shape.top == "[" else 1
+
+    def messages(keys: set[str]) -> bool:
+        return bool({"type", "data"} <= keys or {"lc", "kwargs"} <= keys
+                    or "type" in keys and {"additional_kwargs", "response_metadata"} & keys)
+
+    return (shape.top == "[" and messages(k) or "messages" in k and messages(shape.at(base + 2))
+            or bool({"outputs", "values"} & k) and "messages" in c and messages(shape.at(base + 3)))
+
+
 def classify(shape: Shape) -> tuple[str, str]:
-    """(format, why) from a scanned head (rules 2-10 of the module docstring)."""
+    """(format, why) from a scanned head (rules 2-16 of the module docstring)."""
     base = 2 if shape.top == "[" else 1
     k, c = shape.at(base), shape.at(base + 1)
     transcript_keys = {"messages", "trajectory_id", "eval", "trajectory", "traj", "contents"}
@@ -130,14 +166,24 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "skip", "evaluation/label or task-config file (no transcript): skipped"
     if shape.top == "{" and "eval" in k and {"samples", "version", "status", "plan"} & k:
         return "inspect", "object with 'eval' and 'samples'/'version': Inspect EvalLog JSON"
-    if "trajectory" in k and {"history", "info", "environment"} & k:
-        return "swe-agent", "object with 'trajectory' and 'history': SWE-agent trajectory"
+    if "trajectory" in k and {"history", "info", "environment"} & k or {"trajectory_format", "messages"} <= k:
+        return "swe-agent", "'trajectory' with 'history', or 'trajectory_format': (mini-)SWE-agent trajectory"
     if shape.top == "[" and {"action", "observation"} & k and {"source", "cause"} & k:
         return "openhands", "array of events with 'action'/'observation': OpenHands event list"
+    if shape.top == "{" and {"instance_id", "history"} <= k and "trajectory_id" not in k:
+        return "openhands", "records with 'instance_id' and 'history': OpenHands evaluation output"
     if k == {"metadata"} or ("metadata" in k and "suite_name" in c):
         return "agentdojo", "AgentDojo 'metadata' header / metadata.suite_name"
+    if {"messages", "suite_name"} <= k and {"pipeline_name", "user_task_id", "injection_task_id"} & k \
+            and "trajectory_id" not in k:
+        return "agentdojo", "object with 'messages', 'suite_name' and 'user_task_id': an AgentDojo trace"
     if "traj" in k and {"task_id", "reward"} & k:
         return "tau-bench", "records with 'traj' and 'task_id': tau-bench results"
+    if shape.top == "{" and ("info" in k and {"agent_info", "environment_info", "user_info"} <= c
+                             or {"task_id", "messages", "termination_reason"} <= k):
+        return "tau2-bench", "'info' of agent/user/environment, or one simulation: tau2-bench results"
+    if gemini_shape(shape, k, c):
+        return "gemini", "'contents'/'history' of Content with 'parts' (or a request/ADK session): Gemini API"
     if "contents" in k and {"label", "profile", "risk_description"} & k:
         return "r-judge", "records with 'contents' and 'label': R-Judge"
     if "sessionId" in k and {"uuid", "parentUuid", "type"} & k or {"summary", "leafUuid"} <= k \
@@ -149,6 +195,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "codex", "Codex CLI rollout header line (id, timestamp, instructions: 2025 layout)"
     if "resourceSpans" in k:
         return "otel", "OTLP trace export (resourceSpans)"
+    if langchain_shape(shape, k, c):
+        return "langchain", "LangChain messages (type + data, lc + kwargs or a model_dump): LangChain / LangGraph"
     if "messages" in k and ("system" in k or {"tool_use", "tool_result"} & shape.types):
         return "anthropic", "'messages' with tool_use/tool_result blocks or 'system': Anthropic"
     if {"input", "output"} & k and "messages" not in k and RESPONSES_TYPES & shape.types:
@@ -163,8 +211,8 @@ def detect(path: Location) -> tuple[str, str]:
     name = path.name.lower()
     if name.endswith(".eval"):
         return "inspect", ".eval extension: Inspect AI log archive"
-    if name.endswith(".traj"):
-        return "swe-agent", ".traj extension: SWE-agent trajectory"
+    if name.endswith((".traj", ".traj.json")):
+        return "swe-agent", ".traj extension: SWE-agent (or mini-SWE-agent) trajectory"
     if name.endswith(("_safety_eval_results.json", "_safety_eval_results.json.gz")):
         return "skip", "OpenAgentSafety LLM-judge label file (no transcript): skipped"
     ndjson = (name.endswith(NDJSON_SUFFIXES) or not name.endswith((".json", ".json.gz"))) \
@@ -175,7 +223,8 @@ def detect(path: Location) -> tuple[str, str]:
     if cut and fmt == "canonical" and "trajectory_id" not in shape.at(2 if shape.top == "[" else 1):
         shape = scan(_head(path, LONG_SNIFF_BYTES, ndjson)[0].decode("utf-8", "replace"))
         fmt, why = classify(shape)
-    if ndjson and fmt in ("openhands", "swe-agent", "inspect", "skip"):
+    per_line = fmt == "openhands" and {"instance_id", "history"} <= shape.at(1)  # output.jsonl lines
+    if ndjson and fmt in ("openhands", "swe-agent", "inspect", "skip") and not per_line:
         return "canonical", f"NDJSON file whose first record looks like {fmt}: treated as canonical"
     return fmt, ("first record: " if ndjson else "document head: ") + why
 
@@ -213,42 +262,3 @@ def pretty_printed(path: Location) -> bool:
     first = next((ln.strip() for ln in head.split(b"\n") if ln.strip()), b"")
     return first in (b"[", b"{")
 
-
-FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI rollout",
-                "otel": "an OTLP trace export", "anthropic": "Anthropic Messages records",
-                "agentdojo": "AgentDojo traces", "tau-bench": "tau-bench results", "r-judge": "R-Judge records"}
-
-
-def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:
-    """(format, why) of the first of a file's first lines that a rule other than
-    ``canonical`` recognises, or None."""
-    head = read_head(path, SNIFF_BYTES)
-    if head.startswith(BOM):
-        head = head[len(BOM):]
-    for line in [ln for ln in head.split(b"\n") if ln.strip()][:max_lines]:
-        fmt, why = classify(scan(line.decode("utf-8", "replace")))
-        if fmt not in ("canonical", "skip"):
-            return fmt, why
-    return None
-
-
-def warn_without_ids(path: Location, fmt: str, records: Iterator[Any]) -> Iterator[Any]:
-    """Pass ``records`` (RawRecords of one file) through; when there was at least one and
-    none has a ``trajectory_id``, write one warning line to stderr (module docstring)."""
-    seen = with_id = 0
-    for record in records:
-        seen += 1
-        text = getattr(record, "text", None)
-        if text is None or '"trajectory_id"' in text:
-            with_id += 1  # rejected lines say nothing either way
-        yield record
-    if seen and not with_id:
-        try:
-            hint = looks_like(path)
-        except OSError:
-            hint = None
-        what = (f"it looks like {FORMAT_NAMES.get(hint[0], hint[0])} ({hint[1]}): "
-                f"use --format {hint[0]}" if hint and hint[0] != fmt else
-                "it matches no known format: canonical records need a trajectory_id (README: Input formats)")
-        sys.stderr.write(f"litmus-gate: warning: {terminal_safe(path)}: none of its {seen} records has a trajectory_id "
-                         f"(read as {fmt}); {what}\n")

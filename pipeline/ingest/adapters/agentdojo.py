@@ -1,15 +1,26 @@
-"""AgentDojo runs (Invariant-Explorer JSONL export) -> canonical records.
+"""AgentDojo traces -> canonical records, in both layouts AgentDojo traces come in:
 
-File layout: line 1 is ``{"metadata": {...}}`` (run-level; not a record, skipped
-without a reject), then one trace per line ``{"index", "messages", "metadata",
-"annotations"}``. Messages are OpenAI-style with ``arguments`` as objects; tool
-messages carry ``error`` (null or ``"ValueError: ..."``) and ``tool_call`` ``{function,
-args}``. Some models export ``id: ""`` / ``tool_call_id: null`` or reuse ids across
-turns: ids are repaired with :func:`repair_call_ids` (the tool name in ``tool_call``
-is the matching hint) and the number of repaired ids is in ``meta.call_ids_repaired``.
+- **Invariant-Explorer JSONL export**: line 1 is ``{"metadata": {...}}`` (run-level; not
+  a record, skipped without a reject), then one trace per line ``{"index", "messages",
+  "metadata", "annotations"}``.
+- **AgentDojo's own results** (``benchmark`` writes one file per trace under
+  ``<logdir>/<pipeline_name>/<suite>/<user_task_id>/<attack_type|none>/<injection_task_id|none>.json``):
+  one object ``{"suite_name", "pipeline_name", "user_task_id", "injection_task_id",
+  "attack_type", "injections", "messages", "error", "utility", "security", "duration",
+  ...}``: the trace's fields at the top level instead of under ``metadata``.
 
-trajectory_id: ``<file stem>:<suite>:<user_task_id>:<injection_task_id|none>:<index>``
-(``index`` falls back to ``L<source_line>``). suite: ``metadata.suite_name``.
+Messages are OpenAI-style with ``arguments`` as objects, or AgentDojo's own function
+calls ``{"function": name, "args": {...}, "id"}``, contents as text blocks; tool messages
+carry ``error`` (null or ``"ValueError: ..."``) and ``tool_call`` ``{function, args}``.
+Some models export ``id: ""`` / ``tool_call_id: null`` or reuse ids across turns: ids are
+repaired with :func:`repair_call_ids` (the tool name in ``tool_call`` is the matching
+hint) and the number of repaired ids is in ``meta.call_ids_repaired``.
+
+trajectory_id: export ``<file stem>:<suite>:<user_task_id>:<injection_task_id|none>:<index>``
+(``index`` falls back to ``L<source_line>``); AgentDojo's own results
+``<pipeline_name>:<suite>:<user_task_id>:<attack_type|none>:<injection_task_id|none>``
+(what its folders name: every model/defence writes the same file names, so a file stem
+would give two pipelines' traces one id). suite: ``suite_name``.
 """
 
 from __future__ import annotations
@@ -22,7 +33,20 @@ from pipeline.ingest.adapters._common import (
 from pipeline.ingest.records import canonical_message
 
 META_KEYS = ("suite_name", "user_task_id", "injection_task_id", "attack_type", "success",
-             "security", "model", "name")
+             "security", "model", "name", "pipeline_name", "utility", "benchmark_version", "error")
+
+
+def is_trace_result(record: Any) -> bool:
+    """A trace as AgentDojo's benchmark saves it: its fields at the top level."""
+    return (isinstance(record, dict) and "messages" in record and "suite_name" in record
+            and not isinstance(record.get("metadata"), dict))
+
+
+def _fields(record: dict[str, Any]) -> dict[str, Any]:
+    """The trace's fields: ``metadata`` of an export line, the record itself for a result."""
+    if is_trace_result(record):
+        return record
+    return record["metadata"] if isinstance(record.get("metadata"), dict) else {}
 
 
 def is_run_header(record: Any) -> bool:
@@ -32,10 +56,14 @@ def is_run_header(record: Any) -> bool:
 
 def trajectory_id(stem: str, record: dict[str, Any], line: int) -> str:
     """The id used for a trace (also by :mod:`pipeline.ingest.adapters.gold`)."""
-    meta = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
-    index = record.get("index")
-    parts = [stem, meta.get("suite_name"), meta.get("user_task_id"), meta.get("injection_task_id"),
-             index if index is not None else f"L{line}"]
+    meta = _fields(record)
+    if is_trace_result(record):
+        parts = [meta.get("pipeline_name"), meta.get("suite_name"), meta.get("user_task_id"),
+                 meta.get("attack_type"), meta.get("injection_task_id")]
+    else:
+        index = record.get("index")
+        parts = [stem, meta.get("suite_name"), meta.get("user_task_id"), meta.get("injection_task_id"),
+                 index if index is not None else f"L{line}"]
     return ":".join("none" if p is None else str(p) for p in parts)
 
 
@@ -74,7 +102,7 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any] | None:
         messages.append(converted)
         hints.append(hint)
     repaired = repair_call_ids(messages, hints)
-    source_meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+    source_meta = _fields(rec)
     meta: dict[str, Any] = {"format": "agentdojo", "index": rec.get("index")}
     meta.update({k: source_meta.get(k) for k in META_KEYS if k in source_meta})
     if "run" in ctx.state:

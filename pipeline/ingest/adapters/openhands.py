@@ -1,6 +1,14 @@
-"""OpenHands event lists (OpenAgentSafety ``traj_<task>.json``) -> canonical records.
+"""OpenHands event lists -> canonical records, in the two layouts OpenHands writes them:
 
-The whole file is ONE trajectory (source_line 1). Events are taken in file order.
+- an event list file (OpenAgentSafety ``traj_<task>.json``): the whole file is ONE
+  trajectory (source_line 1);
+- the evaluation harness's ``output.jsonl`` (``<eval_output_dir>/output.jsonl``, one
+  ``EvalOutput`` per line: ``instance_id``, ``instruction``, ``metadata``, ``history``,
+  ``metrics``, ``error``, ``test_result``): each line is one trajectory, its
+  ``history`` the event list (or, in the harness's older format, a list of
+  ``[action, observation]`` pairs, read as the events in that order).
+
+Events are taken in order.
 Actions (``"action"`` key) and observations (``"observation"``, paired by ``cause`` ==
 action ``id``):
 
@@ -25,8 +33,13 @@ action ``id``):
   ``tool_call_id = str(cause)`` (the SQL stage rejects them as orphan_tool_result);
   actions without observation get no tool message.
 
-trajectory_id: ``<parent folder>:<file stem>`` (e.g. ``deepseek_v3:traj_safety-sexism``;
-the stem alone is not unique: every model folder has the same task files).
+trajectory_id: an event list file ``<parent folder>:<file stem>`` (e.g.
+``deepseek_v3:traj_safety-sexism``; the stem alone is not unique: every model folder has
+the same task files); an ``output.jsonl`` line ``<run>:<instance_id>``, the run being the
+last folder of ``metadata.eval_output_dir`` (the harness names it after the model and
+its settings, e.g. ``gpt-4o_maxiter_100``), else the file's folder: every model runs the
+same instances. suite: ``openagentsafety`` for an event list file; ``metadata.dataset``
+for an ``output.jsonl`` line, else ``openhands``.
 """
 
 from __future__ import annotations
@@ -121,9 +134,57 @@ def _among(kind: Any, names: set[str]) -> bool:
     return isinstance(kind, str) and kind in names
 
 
+def is_eval_output(record: Any) -> bool:
+    """A line of the evaluation harness's ``output.jsonl`` (an ``EvalOutput``)."""
+    return isinstance(record, dict) and "instance_id" in record and "history" in record
+
+
+def _history(record: dict[str, Any]) -> list[Any]:
+    """An ``EvalOutput``'s events: its history, older ``[action, observation]`` pairs flattened
+    (an empty observation ``{}`` stands for none)."""
+    history = require_list(record.get("history") or [], "history")
+    events: list[Any] = []
+    for item in history:
+        if isinstance(item, list):
+            events.extend(e for e in item if e != {})
+        else:
+            events.append(item)
+    return events
+
+
+def _eval_output(record: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+    metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    out_dir = metadata.get("eval_output_dir")
+    run = out_dir.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] if isinstance(out_dir, str) else ""
+    run = run or ctx.path.absolute().parent.name
+    instance = record.get("instance_id")
+    if not isinstance(instance, (str, int)) or isinstance(instance, bool) or instance == "":
+        raise AdapterError(f"instance_id is {type(instance).__name__}, expected a string")
+    converted = _events(_history(record), ctx)
+    llm = metadata.get("llm_config") if isinstance(metadata.get("llm_config"), dict) else {}
+    converted["meta"].update({"run": run, "instance_id": str(instance), "task": str(instance)})
+    for key, value in (("agent_class", metadata.get("agent_class")), ("model", llm.get("model")),
+                       ("error", record.get("error"))):
+        if isinstance(value, str) and value:
+            converted["meta"][key] = value
+    dataset = metadata.get("dataset")
+    converted["trajectory_id"] = f"{run}:{instance}" if run else str(instance)
+    converted["suite"] = dataset if isinstance(dataset, str) and dataset else "openhands"
+    instruction = record.get("instruction")
+    if isinstance(instruction, str) and instruction and not any(m["role"] == "user" for m in converted["messages"]):
+        converted["messages"].insert(0, canonical_message("user", instruction))
+    return converted
+
+
 def convert(document: Any, ctx: Ctx) -> dict[str, Any]:
-    """Convert one OpenHands event list (a whole file) to a canonical trajectory."""
-    events = require_list(document, "trajectory file")
+    """Convert one OpenHands event list (a whole file), or one ``output.jsonl`` line, to a
+    canonical trajectory."""
+    if is_eval_output(document):
+        return _eval_output(document, ctx)
+    return _events(require_list(document, "trajectory file"), ctx)
+
+
+def _events(events: list[Any], ctx: Ctx) -> dict[str, Any]:
     actions: dict[Any, dict[str, Any]] = {}
     for i, event in enumerate(events):
         event = require_dict(event, f"event[{i}]")

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from pipeline.ingest.adapters import openinference
 from pipeline.ingest.adapters._common import AdapterError
 from pipeline.ingest.adapters._session import DROPPED
 
@@ -96,7 +97,8 @@ class Span:
         self.status_error = _status_error(raw.get("status"))
         self.resource = resource
         name = raw.get("name") if isinstance(raw.get("name"), str) else ""
-        op = self.attrs.get("gen_ai.operation.name")
+        self.attrs, mapped_op = openinference.gen_ai(self.attrs, name)
+        op = self.attrs.get("gen_ai.operation.name", mapped_op)
         self.op = op if isinstance(op, str) else (name.split(" ", 1)[0] if name else "")
 
     def messages(self, key: str) -> list[dict[str, Any]]:

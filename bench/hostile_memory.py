@@ -1,0 +1,96 @@
+"""Peak memory and time of ``litmus-gate score`` on hostile corpora built to make the
+largest tables a record may make (``bench/_common.py``'s ``measure``: wall, CPU of the
+whole process tree, peak RSS of the largest process and of the tree).
+
+Shapes, one trajectory per line (canonical NDJSON), every trajectory alike:
+
+- ``near-bound``: ``k`` writes then ``k`` reads of one file. Every write reaches every
+  later read (a resource edge each), so a trajectory makes ``k * k`` edges; the default
+  ``k`` = 480 gives 230,400, just under the policy's ``max_edge_pairs`` (250,000): the
+  most edges one trajectory is allowed. ``--records`` of them in one file.
+- ``over-bound``: the same with ``k`` = 600 (360,000 edge rows): each is rejected
+  ``record_too_large`` by the count of ``sql/edges.sql`` before any edge is made.
+
+The issue's bound on the process tree is 2.5 GB on every size; the table says where a
+run stands against it. Usage: python bench/hostile_memory.py [--records 40,140]
+[--workers 1,2] [--section]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import MIB, gib, machine, measure, update_section  # noqa: E402
+
+BOUND = 2.5 * (1 << 30)
+SHAPES = {"near-bound": 480, "over-bound": 600}
+
+
+def write_corpus(path: Path, records: int, k: int) -> None:
+    """``records`` trajectories of ``k`` writes then ``k`` reads of one file."""
+    with path.open("w", encoding="utf-8") as out:
+        for t in range(records):
+            msgs: list[dict] = [{"role": "user", "content": "keep notes"}]
+            for i in range(k):
+                msgs.append({"role": "assistant", "content": None, "tool_calls": [{
+                    "id": f"w{i}", "type": "function", "function": {
+                        "name": "write_file", "arguments": json.dumps({"path": "notes.txt", "content": f"line {i}"})}}]})
+                msgs.append({"role": "tool", "tool_call_id": f"w{i}", "content": "ok"})
+            for i in range(k):
+                msgs.append({"role": "assistant", "content": None, "tool_calls": [{
+                    "id": f"r{i}", "type": "function", "function": {
+                        "name": "read_file", "arguments": json.dumps({"path": "notes.txt"})}}]})
+                msgs.append({"role": "tool", "tool_call_id": f"r{i}", "content": f"line {i}"})
+            out.write(json.dumps({"trajectory_id": f"hostile-{k}-{t:05d}", "messages": msgs}) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", default="40,140", help="trajectories per corpus, comma-separated")
+    parser.add_argument("--workers", default="1,2", help="worker counts, comma-separated")
+    parser.add_argument("--shapes", default=",".join(SHAPES))
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/litmus-bench/hostile"))
+    parser.add_argument("--section", action="store_true", help="write docs/performance.md's section")
+    args = parser.parse_args(argv)
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    repo = Path(__file__).resolve().parents[1]
+    cli = [sys.executable, "-m", "pipeline.cli", "score"]
+    lines = ["| shape | trajectories | MB | workers | exit | wall s | CPU s | peak RSS, largest process "
+             "| peak RSS, process tree | within 2.5 GB | edges | verdicts | attrition |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
+    worst = 0
+    for shape in args.shapes.split(","):
+        k = SHAPES[shape]
+        for records in (int(r) for r in args.records.split(",")):
+            corpus = args.workdir / f"{shape}-{records}.jsonl"
+            if not corpus.exists():
+                write_corpus(corpus, records, k)
+            for workers in (int(w) for w in args.workers.split(",")):
+                out = args.workdir / f"run-{shape}-{records}-{workers}"
+                m = measure([*cli, str(corpus), "--out", str(out), "--overwrite", "--quiet",
+                             "--workers", str(workers)], cwd=repo)
+                counts = json.loads((out / "manifest.json").read_text())["row_counts"] if m.returncode == 0 else {}
+                worst = max(worst, m.tree_rss)
+                lines.append(f"| {shape} (k={k}) | {records:,} | {corpus.stat().st_size / MIB:.1f} | {workers} "
+                             f"| {m.returncode} | {m.wall:.1f} | {m.cpu:.1f} | {gib(m.peak_rss)} | {gib(m.tree_rss)} "
+                             f"| {'yes' if m.tree_rss <= BOUND else '**no**'} | {counts.get('edges', '-'):,} "
+                             f"| {counts.get('verdicts', '-'):,} | {counts.get('attrition', '-'):,} |")
+                print(lines[-1], flush=True)
+    body = "\n".join([
+        "Corpora from `bench/hostile_memory.py` (see its docstring): `near-bound` trajectories make the most "
+        "edges a trajectory may (k x k resource edges, k = 480: 230,400 under `max_edge_pairs` 250,000); "
+        "`over-bound` ones (k = 600) are rejected before their edges are made. One run each.", "", *lines, "",
+        f"Largest process tree: {gib(worst)} (issue #12's bound: 2.5 GB).", "", machine(),
+        f"Command: `python bench/hostile_memory.py --records {args.records} --workers {args.workers}`"])
+    print(body)
+    if args.section:
+        update_section("Hostile input: memory", body)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
