@@ -7,8 +7,10 @@ BIN := $(VENV)/bin
 
 # checked before the venv exists: a venv made by an older Python would stay behind and
 # fail every later run the same way
+CHECK_PY = @$(PY) -c 'import sys; v = sys.version_info; sys.exit(None if v >= (3, 11) else "litmus-gate needs Python 3.11 or newer; $(PY) is %d.%d: run make PY=python3.11 (or newer)" % v[:2])'
+
 $(BIN)/python:
-	@$(PY) -c 'import sys; v = sys.version_info; sys.exit(None if v >= (3, 11) else "litmus-gate needs Python 3.11 or newer; $(PY) is %d.%d: run make PY=python3.11 (or newer)" % v[:2])'
+	$(CHECK_PY)
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
@@ -42,7 +44,7 @@ test: $(VENV)/.installed-dev
 # bench has a venv of its own with the package and the bench extra only.
 BENCH_VENV := .venv-bench
 bench:
-	test -x $(BENCH_VENV)/bin/python || $(PY) -m venv $(BENCH_VENV)
+	test -x $(BENCH_VENV)/bin/python || { $(subst @,,$(CHECK_PY)) && $(PY) -m venv $(BENCH_VENV); }
 	$(BENCH_VENV)/bin/python -m pip install -q -e '.[bench]'
 	$(BENCH_VENV)/bin/python -m compileall -q pipeline schemas bench  # see BYTECODE
 	$(BENCH_VENV)/bin/python bench/run.py

@@ -48,6 +48,11 @@ def write_corpus(path: Path, records: int, k: int) -> None:
             out.write(json.dumps({"trajectory_id": f"hostile-{k}-{t:05d}", "messages": msgs}) + "\n")
 
 
+def _count(counts: dict[str, int], table: str) -> str:
+    """A table's row count, or '-' for a run that failed (no manifest)."""
+    return f"{counts[table]:,}" if table in counts else "-"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", default="40,140", help="trajectories per corpus, comma-separated")
@@ -77,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
                 worst = max(worst, m.tree_rss)
                 lines.append(f"| {shape} (k={k}) | {records:,} | {corpus.stat().st_size / MIB:.1f} | {workers} "
                              f"| {m.returncode} | {m.wall:.1f} | {m.cpu:.1f} | {gib(m.peak_rss)} | {gib(m.tree_rss)} "
-                             f"| {'yes' if m.tree_rss <= BOUND else '**no**'} | {counts.get('edges', '-'):,} "
-                             f"| {counts.get('verdicts', '-'):,} | {counts.get('attrition', '-'):,} |")
+                             f"| {'yes' if m.tree_rss <= BOUND else '**no**'} | {_count(counts, 'edges')} "
+                             f"| {_count(counts, 'verdicts')} | {_count(counts, 'attrition')} |")
                 print(lines[-1], flush=True)
     body = "\n".join([
         "Corpora from `bench/hostile_memory.py` (see its docstring): `near-bound` trajectories make the most "

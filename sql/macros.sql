@@ -26,10 +26,13 @@ create or replace temp macro lg_tokens(txt, min_len) as
             -- a path) whole: the parts above cut it at each '/', so `key=<secret>` in a
             -- command or a URL, or `AWS_SECRET_ACCESS_KEY=<secret>` in a .env file, would
             -- not match the same secret standing alone elsewhere. Not after ':' (a URL's
-            -- port and path, `host:8929/root/repo`, is no value). Few fragments hold one,
-            -- so the length test runs on the matches only
-            list_filter(regexp_extract_all(joined, '[?&=]([a-z0-9][a-z0-9+_~%@.\-]*/[a-z0-9+/_~%@.\-]*[a-z0-9]={0,2})', 1),
-                        lambda v: length(rtrim(v, '=')) >= greatest(least(min_len, 32), 2))))[1])[1];
+            -- port and path, `host:8929/root/repo`, is no value); leading '/' and '+' skipped
+            -- (a fragment starts at a letter or digit, so does the secret standing alone).
+            -- Only values that look encoded: 16+ characters with a digit, so a timezone
+            -- (`TZ=America/New_York`) or a MIME type (`format=application/json`) in a
+            -- secret file links nothing. Few fragments hold one: the test runs on the matches
+            list_filter(regexp_extract_all(joined, '[?&=][+/]*([a-z0-9][a-z0-9+_~%@.\-]*/[a-z0-9+/_~%@.\-]*[a-z0-9]={0,2})', 1),
+                        lambda v: length(rtrim(v, '=')) >= greatest(least(min_len, 32), 16) and regexp_matches(v, '[0-9]'))))[1])[1];
 
 -- lg_non_finite: a JSON text (as DuckDB's reader accepts it) using NaN or Infinity as a
 -- number, in any case and sign: not JSON (RFC 8259). Its strings are removed before the

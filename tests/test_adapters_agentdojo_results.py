@@ -126,3 +126,13 @@ def test_calls_and_results_counted_in_the_raw_files(tmp_path: Path) -> None:
     [(errors,)] = con.execute("select count(*) from read_parquet($p) where kind = 'tool_result' "
                               "and error_type is not null", {"p": f"{out}/steps/**/*.parquet"}).fetchall()
     assert (counts["tool_call"], counts["tool_result"], errors) == (n_calls, n_results, n_errors) == (8, 8, 1)
+
+
+def test_detected_before_a_large_injections_field(tmp_path: Path) -> None:
+    # AgentDojo writes the injections (attacker text, any size) before the messages: the
+    # detector reads the head only, so the first fields have to tell (found by the second reader)
+    record = trace("p", "injection_task_0", True)
+    record["injections"] = {"injection_bill_text": "<INFORMATION>" + "A" * (3 * 2**20) + "</INFORMATION>"}
+    path = tmp_path / "injection_task_0.json"
+    path.write_text(json.dumps(record, indent=4))
+    assert detect_format(path)[0] == "agentdojo"

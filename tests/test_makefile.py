@@ -32,18 +32,19 @@ def _python_reporting(tmp_path: Path, version: tuple[int, int, int]) -> Path:
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")
+@pytest.mark.parametrize(("target", "venv"), [(".venv/bin/python", ".venv"), ("bench", ".venv-bench")])
 @pytest.mark.parametrize(("version", "refused"), [((3, 10, 13), True), ((3, 11, 0), False), ((3, 13, 1), False)])
 def test_make_refuses_a_python_older_than_3_11_before_making_a_venv(
-        tmp_path: Path, version: tuple[int, int, int], refused: bool) -> None:
+        tmp_path: Path, version: tuple[int, int, int], refused: bool, target: str, venv: str) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     shutil.copy(ROOT / "Makefile", repo / "Makefile")
     fake = _python_reporting(tmp_path, version)
-    done = subprocess.run(["make", "-C", str(repo), ".venv/bin/python", f"PY={fake}"],
+    done = subprocess.run(["make", "-C", str(repo), target, f"PY={fake}"],
                           capture_output=True, text=True, timeout=60)
     if refused:
         assert done.returncode != 0
         assert f"litmus-gate needs Python 3.11 or newer; {fake} is 3.10" in done.stderr
         assert not (tmp_path / "went-on").exists()
     else:
-        assert (tmp_path / "went-on").read_text() == "-m venv .venv"
+        assert (tmp_path / "went-on").read_text() == f"-m venv {venv}"

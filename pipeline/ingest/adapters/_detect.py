@@ -22,8 +22,9 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 5. array of events with ``action``/``observation`` and ``source``/``cause``, or
    ``instance_id`` + ``history`` (an ``output.jsonl`` line) -> openhands.
 6. K == {metadata} (run header), ``metadata`` with C holding ``suite_name``, or
-   ``messages`` + ``suite_name`` + ``pipeline_name``/``user_task_id``/... without
-   ``trajectory_id`` (AgentDojo's own result file) -> agentdojo.
+   ``suite_name`` + ``pipeline_name``/``user_task_id``/... (+ ``messages``, or both of
+   the first two: they precede a large ``injections``) without ``trajectory_id``
+   (AgentDojo's own result file) -> agentdojo.
 7. ``traj`` with ``task_id``/``reward`` -> tau-bench; ``info`` holding ``agent_info`` +
    ``environment_info`` + ``user_info``, or ``task_id`` + ``messages`` +
    ``termination_reason`` (one simulation) -> tau2-bench.
@@ -174,8 +175,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "openhands", "records with 'instance_id' and 'history': OpenHands evaluation output"
     if k == {"metadata"} or ("metadata" in k and "suite_name" in c):
         return "agentdojo", "AgentDojo 'metadata' header / metadata.suite_name"
-    if {"messages", "suite_name"} <= k and {"pipeline_name", "user_task_id", "injection_task_id"} & k \
-            and "trajectory_id" not in k:
+    if "suite_name" in k and ("messages" in k or {"pipeline_name", "user_task_id"} <= k) \
+            and {"pipeline_name", "user_task_id", "injection_task_id"} & k and "trajectory_id" not in k:
         return "agentdojo", "object with 'messages', 'suite_name' and 'user_task_id': an AgentDojo trace"
     if "traj" in k and {"task_id", "reward"} & k:
         return "tau-bench", "records with 'traj' and 'task_id': tau-bench results"

@@ -36,9 +36,8 @@ action ``id``):
 trajectory_id: an event list file ``<parent folder>:<file stem>`` (e.g.
 ``deepseek_v3:traj_safety-sexism``; the stem alone is not unique: every model folder has
 the same task files); an ``output.jsonl`` line ``<run>:<instance_id>``, the run being the
-last folder of ``metadata.eval_output_dir`` (the harness names it after the model and
-its settings, e.g. ``gpt-4o_maxiter_100``), else the file's folder: every model runs the
-same instances. suite: ``openagentsafety`` for an event list file; ``metadata.dataset``
+last three folders of ``metadata.eval_output_dir`` (``<dataset>/<agent_class>/<model>_maxiter_<n>``),
+else the file's folder: every model, agent and dataset run has the same instance ids. suite: ``openagentsafety`` for an event list file; ``metadata.dataset``
 for an ``output.jsonl`` line, else ``openhands``.
 """
 
@@ -119,7 +118,7 @@ def _error(obs: dict[str, Any], action_kind: str | None) -> Any:
     if kind in ("run", "run_ipython"):
         extras = obs.get("extras") if isinstance(obs.get("extras"), dict) else {}
         meta = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
-        code = meta.get("exit_code")
+        code = meta.get("exit_code", extras.get("exit_code"))  # 2024 harness: in extras itself
         if isinstance(code, int) and not isinstance(code, bool) and code != 0:
             message = f"exit code {code}: {content[:200]}"
             return {"type": "timeout" if code == -1 else "exit_code", "message": message}
@@ -139,14 +138,30 @@ def is_eval_output(record: Any) -> bool:
     return isinstance(record, dict) and "instance_id" in record and "history" in record
 
 
+def _pair(p: int, item: list[Any]) -> list[Any]:
+    """The events of one ``[action, observation]`` pair of an older history. OpenDevin's first
+    harness wrote them without ``id``, ``source`` or ``cause``: the pair is what ties them, so
+    the action gets the id ``pair-<p>`` and the observation that ``cause``; an action without
+    a source is the agent's, but the first pair's message, the task (an empty observation
+    ``{}`` stands for none)."""
+    events = [e for e in item if e != {}]
+    action = next((e for e in events if isinstance(e, dict) and "action" in e), None)
+    if action is None:
+        return events
+    fixed = {"id": f"pair-{p}", **action}
+    fixed.setdefault("source", "user" if p == 0 and fixed.get("action") == "message" else "agent")
+    return [fixed if e is action else {"cause": fixed["id"], **e} if isinstance(e, dict) and "observation" in e else e
+            for e in events]
+
+
 def _history(record: dict[str, Any]) -> list[Any]:
     """An ``EvalOutput``'s events: its history, older ``[action, observation]`` pairs flattened
-    (an empty observation ``{}`` stands for none)."""
+    in order (:func:`_pair`)."""
     history = require_list(record.get("history") or [], "history")
     events: list[Any] = []
-    for item in history:
+    for p, item in enumerate(history):
         if isinstance(item, list):
-            events.extend(e for e in item if e != {})
+            events.extend(_pair(p, item))
         else:
             events.append(item)
     return events
@@ -155,7 +170,9 @@ def _history(record: dict[str, Any]) -> list[Any]:
 def _eval_output(record: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
     out_dir = metadata.get("eval_output_dir")
-    run = out_dir.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] if isinstance(out_dir, str) else ""
+    # the harness names it <output>/<dataset>/<agent_class>/<model>_maxiter_<n>[_N_<note>]:
+    # the last three folders tell apart every run of one instance
+    run = "/".join([p for p in out_dir.replace("\\", "/").split("/") if p][-3:]) if isinstance(out_dir, str) else ""
     run = run or ctx.path.absolute().parent.name
     instance = record.get("instance_id")
     if not isinstance(instance, (str, int)) or isinstance(instance, bool) or instance == "":
