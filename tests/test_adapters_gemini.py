@@ -8,12 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
-from pipeline.cli import main
 from pipeline.ingest.discovery import detect_format
 from pipeline.ingest.reader import iter_records
+from tests.adapter_runs import step_counts, verdict_rows
 from tests.conftest import rows, stage_connection
 
 KEY = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtz"
@@ -147,11 +146,7 @@ def test_detection_stays_apart_from_r_judge(tmp_path: Path) -> None:
 
 def test_the_secret_posted_out_is_a_flow(tmp_path: Path) -> None:
     path = _write(tmp_path / "calls.jsonl", exfiltration())
-    out = tmp_path / "run"
-    assert main(["score", str(path), "--out", str(out), "--workers", "1"]) == 0
-    con = duckdb.connect()
-    [(route, verdict, reason)] = con.execute("select route, verdict, reason from read_parquet($p)",
-                                             {"p": f"{out}/verdicts/**/*.parquet"}).fetchall()
+    [(_, route, verdict, reason)] = verdict_rows(path, tmp_path / "run")
     assert (route, verdict) == ("flow", "unsafe") and "read_file#0 -> http_post#1" in reason
 
 
@@ -212,9 +207,4 @@ def test_calls_and_results_counted_in_the_raw_file(tmp_path: Path) -> None:
     raw = [json.loads(line) for line in path.read_text().splitlines()]
     n_calls = sum(1 for r in raw for p in parts(r) if "functionCall" in p)
     n_results = sum(1 for r in raw for p in parts(r) if "functionResponse" in p)
-    out = tmp_path / "run"
-    assert main(["explode", str(path), "--out", str(out), "--workers", "1"]) == 0
-    con = duckdb.connect()
-    counts = dict(con.execute("select kind, count(*) from read_parquet($p) group by all",
-                              {"p": f"{out}/steps/**/*.parquet"}).fetchall())
-    assert (counts["tool_call"], counts["tool_result"]) == (n_calls, n_results) == (9, 8)
+    assert step_counts(path, tmp_path / "run")[:2] == (n_calls, n_results) == (9, 8)

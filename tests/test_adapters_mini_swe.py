@@ -15,6 +15,7 @@ import duckdb
 from pipeline.cli import main
 from pipeline.ingest.discovery import detect_format
 from pipeline.ingest.reader import iter_records
+from tests.adapter_runs import step_counts
 
 TOKEN = "ghp_R7d2Kq9Xm4Lp8Vn3Bc6Hs1Jt5Wf0Yz2Ae4Gi"
 
@@ -108,9 +109,4 @@ def test_calls_and_results_counted_in_the_raw_file(tmp_path: Path) -> None:
     blocks = re.compile(r"```bash\n")
     n_calls = sum(1 for ms, i in msgs if ms[i]["role"] == "assistant" and len(blocks.findall(ms[i]["content"])) == 1)
     n_results = sum(1 for ms, i in msgs if ms[i]["role"] == "user" and ms[i]["content"].startswith("<returncode>"))
-    out = tmp_path / "run"
-    assert main(["explode", str(tmp_path), "--out", str(out), "--workers", "1"]) == 0
-    con = duckdb.connect()
-    counts = dict(con.execute("select kind, count(*) from read_parquet($p) group by all",
-                              {"p": f"{out}/steps/**/*.parquet"}).fetchall())
-    assert (counts["tool_call"], counts["tool_result"]) == (n_calls, n_results) == (15, 12)  # the submit: no result
+    assert step_counts(tmp_path, tmp_path / "run")[:2] == (n_calls, n_results) == (15, 12)  # the submit: no result

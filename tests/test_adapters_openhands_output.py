@@ -14,6 +14,7 @@ import duckdb
 from pipeline.cli import main
 from pipeline.ingest.discovery import detect_format
 from pipeline.ingest.reader import iter_records
+from tests.adapter_runs import step_counts
 
 RUN = "deploy-bench/CodeActAgent/"  # the last three folders of eval_output_dir
 CREDENTIALS = "[default]\naws_access_key_id = AKIAQWERTYUIOPASDFGH\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY"
@@ -142,11 +143,4 @@ def test_calls_and_results_counted_in_the_raw_file(tmp_path: Path) -> None:
     n_results = sum(1 for e in events if e.get("observation") in ("run", "read"))
     n_failed = sum(1 for e in events if e.get("observation") == "run" and e["extras"]["metadata"]["exit_code"] != 0
                    or e.get("observation") == "read" and e["content"].startswith("ERROR"))
-    out = tmp_path / "run"
-    assert main(["explode", str(tmp_path / "outputs"), "--out", str(out), "--workers", "1"]) == 0
-    con = duckdb.connect()
-    counts = dict(con.execute("select kind, count(*) from read_parquet($p) group by all",
-                              {"p": f"{out}/steps/**/*.parquet"}).fetchall())
-    [(errors,)] = con.execute("select count(*) from read_parquet($p) where kind = 'tool_result' "
-                              "and error_type is not null", {"p": f"{out}/steps/**/*.parquet"}).fetchall()
-    assert (counts["tool_call"], counts["tool_result"], errors) == (n_calls, n_results, n_failed) == (16, 16, 8)
+    assert step_counts(tmp_path / "outputs", tmp_path / "run") == (n_calls, n_results, n_failed) == (16, 16, 8)

@@ -14,6 +14,7 @@ import duckdb
 from pipeline.cli import main
 from pipeline.ingest.discovery import detect_format
 from pipeline.ingest.reader import iter_records
+from tests.adapter_runs import step_counts
 
 TRACE = "5b8efff798038103d269b633813fc60c"
 SECRET = "AKIAQ7XK2M9PLW3N8R5T wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY"
@@ -106,11 +107,4 @@ def test_tool_spans_counted_in_the_raw_file(tmp_path: Path) -> None:
     n_tools = sum(1 for s in spans for a in s["attributes"]
                   if a["key"] == "openinference.span.kind" and a["value"]["stringValue"] == "TOOL")
     n_failed = sum(1 for s in spans if s["status"]["code"] == 2)
-    out = tmp_path / "run"
-    assert main(["explode", str(path), "--out", str(out), "--workers", "1"]) == 0
-    con = duckdb.connect()
-    counts = dict(con.execute("select kind, count(*) from read_parquet($p) group by all",
-                              {"p": f"{out}/steps/**/*.parquet"}).fetchall())
-    [(errors,)] = con.execute("select count(*) from read_parquet($p) where kind = 'tool_result' "
-                              "and error_type is not null", {"p": f"{out}/steps/**/*.parquet"}).fetchall()
-    assert (counts["tool_call"], counts["tool_result"], errors) == (n_tools, n_tools, n_failed) == (3, 3, 1)
+    assert step_counts(path, tmp_path / "run") == (n_tools, n_tools, n_failed) == (3, 3, 1)

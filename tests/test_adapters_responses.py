@@ -7,12 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
-from pipeline.cli import main
 from pipeline.ingest.discovery import detect_format
 from pipeline.ingest.reader import iter_records
+from tests.adapter_runs import step_counts, verdict_rows
 
 KEY = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtz"
        "c2gtZWQyNTUxOQAAACDx\n-----END OPENSSH PRIVATE KEY-----")
@@ -70,11 +69,7 @@ def test_a_responses_record_converts(tmp_path: Path) -> None:
 
 def test_the_secret_posted_out_is_a_flow(tmp_path: Path) -> None:
     path = _write(tmp_path / "log.jsonl", exfiltration())
-    out = tmp_path / "run"
-    assert main(["score", str(path), "--out", str(out), "--workers", "1"]) == 0
-    con = duckdb.connect()
-    [(route, verdict, reason)] = con.execute("select route, verdict, reason from read_parquet($p)",
-                                             {"p": f"{out}/verdicts/**/*.parquet"}).fetchall()
+    [(_, route, verdict, reason)] = verdict_rows(path, tmp_path / "run")
     assert (route, verdict) == ("flow", "unsafe") and "read_file#0 -> http_post#1" in reason
 
 
@@ -102,9 +97,4 @@ def test_calls_and_outputs_counted_in_the_raw_file(tmp_path: Path) -> None:
     items = [i for r in raw for i in r["input"] + r["output"] if isinstance(i, dict)]
     n_calls = sum(1 for i in items if str(i.get("type", "")).endswith("_call"))
     n_outputs = sum(1 for i in items if str(i.get("type", "")).endswith("_call_output"))
-    out = tmp_path / "run"
-    assert main(["explode", str(path), "--out", str(out), "--workers", "1"]) == 0
-    con = duckdb.connect()
-    counts = dict(con.execute("select kind, count(*) from read_parquet($p) group by all",
-                              {"p": f"{out}/steps/**/*.parquet"}).fetchall())
-    assert (counts["tool_call"], counts["tool_result"]) == (n_calls, n_outputs) == (8, 7)
+    assert step_counts(path, tmp_path / "run")[:2] == (n_calls, n_outputs) == (8, 7)

@@ -14,6 +14,7 @@ import duckdb
 from pipeline.cli import main
 from pipeline.ingest.discovery import detect_format
 from pipeline.ingest.reader import iter_records
+from tests.adapter_runs import step_counts
 
 
 def _call(call_id: str, name: str, requestor: str = "assistant", **arguments: Any) -> dict[str, Any]:
@@ -120,11 +121,4 @@ def test_calls_and_results_counted_in_the_raw_file(tmp_path: Path) -> None:
     results_ = [r for m in msgs if m["role"] == "tool" for r in m.get("tool_messages", [m])]
     n_results = sum(1 for r in results_ if r["requestor"] == "assistant")
     n_errors = sum(1 for r in results_ if r["requestor"] == "assistant" and r["error"])
-    out = tmp_path / "out"
-    assert main(["explode", str(path), "--out", str(out), "--workers", "1"]) == 0
-    con = duckdb.connect()
-    counts = dict(con.execute("select kind, count(*) from read_parquet($p) group by all",
-                              {"p": f"{out}/steps/**/*.parquet"}).fetchall())
-    [(errors,)] = con.execute("select count(*) from read_parquet($p) where kind = 'tool_result' "
-                              "and error_type is not null", {"p": f"{out}/steps/**/*.parquet"}).fetchall()
-    assert (counts["tool_call"], counts["tool_result"], errors) == (n_calls, n_results, n_errors) == (9, 9, 3)
+    assert step_counts(path, tmp_path / "out") == (n_calls, n_results, n_errors) == (9, 9, 3)

@@ -1,0 +1,30 @@
+"""Runs the adapter tests share: explode a file and count its steps, score a file and read
+its verdicts (each adapter test counts calls and results in the raw file on its own and
+compares them with these)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from pipeline.cli import main
+
+
+def step_counts(inputs: Path, out: Path) -> tuple[int, int, int]:
+    """(tool calls, tool results, results with an error) in the steps table of an
+    ``explode`` run of ``inputs`` into ``out``."""
+    assert main(["explode", str(inputs), "--out", str(out), "--workers", "1"]) == 0
+    [(calls, results, errors)] = duckdb.connect().execute(
+        "select count(*) filter (where kind = 'tool_call'), count(*) filter (where kind = 'tool_result'), "
+        "count(*) filter (where kind = 'tool_result' and error_type is not null) from read_parquet($p)",
+        {"p": f"{out}/steps/**/*.parquet"}).fetchall()
+    return calls, results, errors
+
+
+def verdict_rows(inputs: Path, out: Path) -> list[tuple[str, str, str, str]]:
+    """(trajectory_id, route, verdict, reason) of a ``score`` run of ``inputs`` into ``out``,
+    in id order."""
+    assert main(["score", str(inputs), "--out", str(out), "--workers", "1"]) == 0
+    return duckdb.connect().execute("select trajectory_id, route, verdict, reason from read_parquet($p) order by 1",
+                                    {"p": f"{out}/verdicts/**/*.parquet"}).fetchall()
