@@ -1,14 +1,17 @@
-"""Runs the adapter tests share: explode a file and count its steps, score a file and read
-its verdicts (each adapter test counts calls and results in the raw file on its own and
-compares them with these)."""
+"""What the adapter tests share: writing NDJSON, converting a file, exploding it and
+counting its steps, scoring it and reading its verdicts (each adapter test counts calls and
+results in the raw file on its own and compares them with these)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
 from pipeline.cli import main
+from pipeline.ingest.reader import iter_records
 
 
 def step_counts(inputs: Path, out: Path) -> tuple[int, int, int]:
@@ -28,3 +31,18 @@ def verdict_rows(inputs: Path, out: Path) -> list[tuple[str, str, str, str]]:
     assert main(["score", str(inputs), "--out", str(out), "--workers", "1"]) == 0
     return duckdb.connect().execute("select trajectory_id, route, verdict, reason from read_parquet($p) order by 1",
                                     {"p": f"{out}/verdicts/**/*.parquet"}).fetchall()
+
+
+def write_ndjson(path: Path, *records: Any) -> Path:
+    """``records`` as one JSON line each."""
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def converted(path: Path, fmt: str = "auto") -> list[dict[str, Any]]:
+    """The canonical records a file converts to (every record must convert)."""
+    out = []
+    for rec in iter_records([path], fmt):
+        assert rec.text is not None, rec.reject_detail
+        out.append(json.loads(rec.text))
+    return out
