@@ -120,9 +120,9 @@ def summary(cmp: dict, runs: list[tuple[int, dict]], reach: list[tuple[str, dict
 
 
 # sections written by their own commands (the hour-long 25 GB run, bench/label.py,
-# bench/gzip_input.py):
+# bench/gzip_input.py, bench/hostile_memory.py):
 # carried over as they are
-KEPT_PREFIXES = ("## Large corpus", "## Labelling", "## Compressed input")
+KEPT_PREFIXES = ("## Large corpus", "## Labelling", "## Compressed input", "## Hostile input")
 
 
 def _kept_sections(doc: Path) -> str:
