@@ -394,6 +394,7 @@ def test_sigterm_mid_run_stops_label_in_one_line_and_keeps_the_cache(tmp_path: P
         assert proc.returncode == 143, stderr
         assert stderr.count("\n") == 1 and "SIGTERM" in stderr and "Traceback" not in stderr, stderr
         assert "--resume" in stderr and stdout == ""
+        assert f"{out} was not written" in stderr and "no run was published" not in stderr, stderr
         assert not out.exists() and not list(tmp_path.glob(".labels.parquet.tmp-*"))
         con = sqlite3.connect(cache)
         assert con.execute("pragma integrity_check").fetchall() == [("ok",)]

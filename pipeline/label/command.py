@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 
 import pandera.errors
 
-from pipeline.errors import LitmusError, SchemaValidationError
+from pipeline.errors import Interrupted, LitmusError, SchemaValidationError
 from pipeline.execution.signals import commit, continue_after_run, interruptible
 from pipeline.label.cache import CachedReply, ReplyCache, default_cache_path
 from pipeline.label.client import ChatClient
@@ -188,8 +188,13 @@ def label(config: LabelConfig) -> Counters:
         # SIGTERM / SIGINT from here: Interrupted (exit 143 / 130, one line), also inside a
         # DuckDB query; replies received are in the cache, --out is not written
         continue_after_run()  # the explode published its run: signals would be dropped
-        with interruptible():
-            _label_steps(config, key, prompt, cache, counters, work, run_dir)
+        try:
+            with interruptible():
+                _label_steps(config, key, prompt, cache, counters, work, run_dir)
+        except Interrupted as exc:  # what a labelling run leaves is not a run folder
+            exc.message = f"{exc.message.split(';')[0]}; {config.out} was not written"
+            exc.hint = "the replies received are in the cache: rerun with --resume to ask only for the rest"
+            raise
     finally:
         cache.close()
     shutil.rmtree(work, ignore_errors=True)
