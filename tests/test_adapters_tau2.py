@@ -93,7 +93,9 @@ def test_the_dir_layout_reads_each_simulation_file_and_no_record_from_results_js
     assert detect_format(run / "simulations" / "a1.json")[0] == "tau2-bench"
     records = [json.loads(r.text or "") for r in iter_records([run])]
     assert sorted(r["trajectory_id"] for r in records) == ["a1", "a2"]
-    assert {r["suite"] for r in records} == {"tau2-bench"}  # a simulation file names no domain
+    assert {r["suite"] for r in records} == {"tau2-airline"}  # from results.json beside simulations/
+    (run / "results.json").unlink()
+    assert {json.loads(r.text or "")["suite"] for r in iter_records([run])} == {"tau2-bench"}
 
 
 def test_the_failed_lookup_and_its_retry_are_one_action_and_scoring_conserves(tmp_path: Path) -> None:

@@ -18,17 +18,19 @@ simulation stores ``ticks`` instead of ``messages``: rejected ``malformed_record
 
 trajectory_id: the simulation's ``id`` (unique per simulation), else
 ``<file stem>:<task_id>:<trial>``. suite: ``--suite``, else ``tau2-<domain>`` from
-``info.environment_info.domain_name``, else ``tau2-bench``. source_line: the
+``info.environment_info.domain_name`` (for ``simulations/<id>.json``, of the
+``results.json`` beside the folder), else ``tau2-bench``. source_line: the
 simulation's 1-based position in ``simulations`` (1 for a single-simulation file).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx, require_dict, require_list, tool_call, tool_result
-from pipeline.ingest.adapters._io import Problem
+from pipeline.ingest.adapters._io import Problem, read_head
 from pipeline.ingest.adapters._session import DROPPED, SessionAbort, SizeGuard
 from pipeline.ingest.records import canonical_message
 
@@ -77,12 +79,27 @@ def messages_of(simulation: dict[str, Any], guard: SizeGuard) -> list[dict[str, 
     return out
 
 
+_DOMAIN = re.compile(rb'"domain_name"\s*:\s*"([A-Za-z0-9_.-]{1,64})"')
+
+
+def _sibling_domain(ctx: Ctx) -> str | None:
+    """The domain a ``simulations/<id>.json`` file's run names in the ``results.json`` beside
+    its folder (the first ``domain_name`` in that file's first 256 KB: ``info`` comes first)."""
+    if ctx.path.parent.name != "simulations":
+        return None
+    try:
+        found = _DOMAIN.search(read_head(ctx.path.parent.parent / "results.json", 256 * 1024))
+    except OSError:
+        return None
+    return found.group(1).decode() if found else None
+
+
 def _suite(document: dict[str, Any], ctx: Ctx) -> str:
     if ctx.state.get("suite"):
         return str(ctx.state["suite"])
     info = document.get("info") if isinstance(document.get("info"), dict) else {}
     env = info.get("environment_info") if isinstance(info.get("environment_info"), dict) else {}
-    domain = env.get("domain_name")
+    domain = env.get("domain_name") if not document.get("messages") else _sibling_domain(ctx)
     return f"tau2-{domain}" if isinstance(domain, str) and domain else FORMAT
 
 
