@@ -12,6 +12,7 @@ import duckdb
 
 from pipeline.cli import main
 from pipeline.ingest.reader import iter_records
+from tests.conftest import rows, stage_connection
 
 
 def step_counts(inputs: Path, out: Path) -> tuple[int, int, int]:
@@ -46,3 +47,15 @@ def converted(path: Path, fmt: str = "auto") -> list[dict[str, Any]]:
         assert rec.text is not None, rec.reject_detail
         out.append(json.loads(rec.text))
     return out
+
+
+def assert_read_retried_then_posted(record: dict[str, Any]) -> None:
+    """A converted record whose first read_file failed and was retried, then whose result
+    was POSTed: the failed call is one logical action with its retry, and the post a flow."""
+    con = stage_connection([record])
+    steps = rows(con, "select exec_status from steps where kind = 'tool_call' order by step_idx")
+    assert [s["exec_status"] for s in steps] == ["failed", "executed", "executed"]
+    actions = rows(con, "select tool_name, attempts from actions order by action_idx")
+    assert actions == [{"tool_name": "read_file", "attempts": 2}, {"tool_name": "http_post", "attempts": 1}]
+    [verdict] = rows(con, "select route, verdict, n_retries_collapsed from verdicts")
+    assert (verdict["route"], verdict["verdict"], verdict["n_retries_collapsed"]) == ("flow", "unsafe", 1)
