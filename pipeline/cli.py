@@ -26,7 +26,7 @@ from pathlib import Path
 # NumPy; a user's own OPENBLAS_NUM_THREADS wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from pipeline.config import RunConfig, sample_root
+from pipeline.config import MEMORY_LIMIT_MIN, RunConfig, memory_bytes, sample_root
 from pipeline.errors import Interrupted, LitmusError, UsageError, terminal_safe
 from pipeline.execution.signals import command_ended, command_started
 from pipeline.ingest.discovery import FORMATS
@@ -74,6 +74,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"litmus-gate: error: {text} (see {self.prog} --help)\n")
 
 
+def _memory_limit(text: str) -> str:
+    """--memory-limit: a size DuckDB reads, refused here (one line, exit 2) when it is not one."""
+    try:
+        memory_bytes(text, MEMORY_LIMIT_MIN)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return text
+
+
 def _parser() -> argparse.ArgumentParser:
     fmt = argparse.RawDescriptionHelpFormatter
     parser = _Parser(
@@ -104,6 +113,9 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--engine", choices=("local", "ray"), default="local",
                          help="run shards as local worker processes or as Ray tasks")
         cmd.add_argument("--address", help="Ray cluster address (with --engine ray; default: a local cluster)")
+        cmd.add_argument("--memory-limit", type=_memory_limit, metavar="SIZE",
+                         help="DuckDB's memory cap per worker scoring a shard, e.g. 800MB or 1.5GiB "
+                              "(default: 1.25 GiB shared by the workers of this machine, at least 512 MiB each)")
         cmd.add_argument("--work-dir", type=cli_location, metavar="LOCATION",
                          help="where the shard work folder .RUN_DIR.work goes (default: beside RUN_DIR); "
                               "a URI such as s3://bucket/tmp lets every Ray node share it")
@@ -193,7 +205,7 @@ def _dispatch(args: argparse.Namespace) -> int:
                            policy=args.policy, overwrite=args.overwrite or args.resume, workers=args.workers,
                            shards=args.shards, resume=args.resume, progress=not args.quiet,
                            engine=args.engine, address=args.address, work_dir=args.work_dir,
-                           extra={"command": args.command})
+                           memory_limit=args.memory_limit, extra={"command": args.command})
         result = run.score(config) if args.command == "score" else run.explode(config)
         if getattr(args, "summary", False):
             print_summary(result)

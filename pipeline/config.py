@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +21,9 @@ class RunConfig:
     overwrite: bool = False
     tables: tuple[str, ...] = ("steps", "actions", "edges", "flows", "verdicts", "attrition")
     threads: int = 2
-    memory_limit: str = "2GB"  # a cap per worker connection; a 32 MB shard peaks near 0.75 GB RSS
+    # DuckDB's cap on each connection that scores shards (a size DuckDB reads: 800MB, 1.5GiB);
+    # None: shard_memory_limit's share of SHARD_MEMORY_BUDGET
+    memory_limit: str | None = None
     workers: int = 1
     shards: int | None = None  # None: one shard per shard_bytes of input
     shard_bytes: int = 32 * 2**20  # peak RSS per worker grows with it: ~0.75 GB at 32 MB, 1.0-1.45 GB at 64 MB
@@ -30,6 +33,40 @@ class RunConfig:
     work_dir: Path | str | None = None  # where .RUN.work goes (None: beside RUN_DIR); may be a URI
     progress: bool = False
     extra: dict[str, str] = field(default_factory=dict)
+
+
+# what the connections scoring shards at once on one machine may hold together, by default:
+# beside it each worker process holds about 0.45 GB (imports, a slice being validated) and
+# the driver 0.25 GB, so two workers stay within 2.5 GB (docs/performance.md, "Hostile input")
+SHARD_MEMORY_BUDGET = 1280 * 2**20
+# no connection gets less by default: below it a normal 32 MB shard would spill
+SHARD_MEMORY_FLOOR = 512 * 2**20
+# the least a user may set (--memory-limit): DuckDB fails simple queries below it
+MEMORY_LIMIT_MIN = 128 * 2**20
+_UNITS = {"b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def memory_bytes(text: str, minimum: int = 0) -> int:
+    """Bytes of a size as DuckDB reads one (``800MB`` = 800 x 1000^2, ``1.5GiB`` = 1.5 x 2^30);
+    ValueError for anything else or below ``minimum``."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]i?b|b)\s*", text.lower())
+    if m is None:
+        raise ValueError(f"{text!r} is not a size such as 800MB or 1.5GiB")
+    n = int(float(m.group(1)) * _UNITS[m.group(2)])
+    if n < minimum:
+        raise ValueError(f"{text!r} is below {minimum // 2**20} MiB")
+    return n
+
+
+def shard_memory_limit(config: RunConfig, concurrent: int) -> str:
+    """DuckDB's ``memory_limit`` for a connection scoring a shard while ``concurrent``
+    connections (itself included) score shards on the same machine: ``config.memory_limit``
+    when set, else an equal share of :data:`SHARD_MEMORY_BUDGET`, at least
+    :data:`SHARD_MEMORY_FLOOR` (1.25 GiB for one, 640 MiB each for two, 512 MiB from three)."""
+    if config.memory_limit is not None:
+        return f"{memory_bytes(config.memory_limit)}B"
+    return f"{max(SHARD_MEMORY_FLOOR, SHARD_MEMORY_BUDGET // max(concurrent, 1))}B"
 
 
 def sample_root() -> Path:

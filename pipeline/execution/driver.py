@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from pipeline.config import RunConfig
+from pipeline.config import RunConfig, shard_memory_limit
 from pipeline.errors import (CanaryError, InputChangedError, Interrupted, LabelsError, SchemaValidationError,
                              UsageError)
 from pipeline.execution.closing import Closing
@@ -185,8 +185,12 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
         kept.append(True)  # from here a folder may exist: a --resume of it is always safe
         workdir = open_work(out, config.work_dir, plan, config.resume, n_shards)
         threads = 1 if in_workers else config.threads
+        # shards scored at once on this machine share its memory budget; a remote Ray
+        # cluster's tasks run on other machines, each its own
+        concurrent = min(config.workers, n_shards) if config.address is None else 1
+        memory = shard_memory_limit(config, concurrent)
         tasks = [ShardTask(k, tuple(pieces), workdir, config.fmt, int(policy.setting("max_record_bytes")),
-                           policy, labels, tables, threads, config.memory_limit, suite=config.suite)
+                           policy, labels, tables, threads, memory, suite=config.suite)
                  for k, pieces in enumerate(shard_pieces(inputs, n_shards))]
         # canaries check the grader (code, SQL, bundled policy), not a user's judgement calls;
         # they run in a thread of the driver while worker processes score the shards

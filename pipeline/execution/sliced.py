@@ -6,33 +6,44 @@ under those bounds: 40 records of 480 writes then 480 reads of one file (9 MB) m
 million edges, and Pandera's checks on the Polars copy of such a table took a worker to
 5 GB (0.4 KB a row). A table of more than ``SLICE_ROWS`` rows whose grain starts with
 ``trajectory_id`` (never a partitioned one: those hold one row per record) is read from
-DuckDB, validated and written one slice at a time: slices are runs of whole trajectories
-in ``trajectory_id`` order, so each slice sorted by grain follows the one before (the
-file is sorted as a whole), the grain is unique in the table when it is in every slice,
-and the per-trajectory checks see whole trajectories. The slices go into one Parquet file
-through PyArrow's writer (zstd level 3, statistics, as Polars writes): the table's
-contents are those of the unsliced path; its bytes differ from it, and are the same for
-the same shard.
+DuckDB in one pass ordered by ``trajectory_id`` (a stream of Arrow batches; DuckDB sorts
+within its ``memory_limit``, spilling past it) and validated and written one slice at a
+time: slices are runs of whole trajectories in ``trajectory_id`` order, so each slice
+sorted by grain follows the one before (the file is sorted as a whole), the grain is
+unique in the table when it is in every slice, and the per-trajectory checks see whole
+trajectories. The slices go into one Parquet file through PyArrow's writer (zstd level
+3, statistics, as Polars writes): the table's contents are those of the unsliced path;
+its bytes differ from it, and are the same for the same shard.
+
+Each slice used to be its own ``where trajectory_id between`` query, a scan of the whole
+table per slice: 57.6 of a hostile 16-million-edge shard's CPU seconds went to writing
+its edges, 27.9 in one pass (``bench/hostile_memory.py``; docs/performance.md).
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from pipeline.outputs.writer import conform
 from schemas import partition_of, schema_module
 
 # the most rows of one table a worker validates at once (a trajectory larger than this, within
-# its own bounds, is one slice)
-SLICE_ROWS = 1_000_000
+# its own bounds, is one slice): a slice's Arrow, Polars and Pandera copies cost about 0.8 KB
+# a row at their peak, so 250,000 rows stay near 0.2 GB beside DuckDB's memory_limit
+SLICE_ROWS = 250_000
+# rows per Arrow batch of DuckDB's ordered result
+BATCH_ROWS = 65_536
 
 
-def slice_bounds(con: duckdb.DuckDBPyConnection, table: str, limit: int | None = None) -> list[tuple[str, str]] | None:
-    """``(first, last)`` trajectory id of each slice of ``table`` (at most ``limit`` rows,
+def slice_bounds(con: duckdb.DuckDBPyConnection, table: str,
+                 limit: int | None = None) -> list[tuple[str, str, int]] | None:
+    """``(first, last, rows)``: the first and last trajectory id and the rows of each slice of ``table`` (at most ``limit`` rows,
     default :data:`SLICE_ROWS`, unless one trajectory has more); None when the table is
     small enough to be written whole, or is not one that slices."""
     limit = SLICE_ROWS if limit is None else limit
@@ -41,24 +52,45 @@ def slice_bounds(con: duckdb.DuckDBPyConnection, table: str, limit: int | None =
     # the table's name is one of ours (schemas.TABLES), never data
     if con.execute(f'select count(*) from "{table}"').fetchall()[0][0] <= limit:
         return None
-    bounds: list[tuple[str, str]] = []
+    bounds: list[tuple[str, str, int]] = []
     first = last = None
     rows = 0
     counts = con.execute(f'select trajectory_id, count(*) from "{table}" group by all order by 1').fetchall()
     for tid, n in counts:
         if first is not None and rows + n > limit:
-            bounds.append((first, last))  # type: ignore[arg-type]
+            bounds.append((first, last, rows))  # type: ignore[arg-type]
             first, rows = None, 0
         first = tid if first is None else first
         last, rows = tid, rows + n
     if first is not None:
-        bounds.append((first, last))  # type: ignore[arg-type]
+        bounds.append((first, last, rows))  # type: ignore[arg-type]
     return bounds
 
 
-def write_sliced(con: duckdb.DuckDBPyConnection, table: str, bounds: list[tuple[str, str]], target: Path) -> int:
+def _slices(con: duckdb.DuckDBPyConnection, table: str, bounds: list[tuple[str, str, int]]) -> Iterator[pa.Table]:
+    """The slices of ``table`` as Arrow tables, from one query ordered by ``trajectory_id``
+    (the order of :func:`slice_bounds`'s counts): slice i is the next ``rows`` rows."""
+    # the table's name is one of ours (schemas.TABLES), never data
+    reader = con.sql(f'select * from "{table}" order by trajectory_id').to_arrow_reader(BATCH_ROWS)
+    pending: list[pa.RecordBatch] = []
+    have = 0
+    for _first, _last, n in bounds:
+        while have < n:
+            batch = reader.read_next_batch()  # StopIteration: fewer rows than counted (never: one connection)
+            pending.append(batch)
+            have += batch.num_rows
+        held = pa.Table.from_batches(pending, schema=reader.schema)
+        yield held.slice(0, n)
+        rest = held.slice(n)
+        pending, have = rest.to_batches(), rest.num_rows
+        del held, rest
+
+
+def write_sliced(con: duckdb.DuckDBPyConnection, table: str, bounds: list[tuple[str, str, int]],
+                 target: Path) -> int:
     """Validate and write ``table`` slice by slice (:func:`slice_bounds`) into ``target``;
     returns its rows."""
+    import polars as pl
     import pyarrow.parquet as pq
 
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -66,9 +98,9 @@ def write_sliced(con: duckdb.DuckDBPyConnection, table: str, bounds: list[tuple[
     rows = 0
     writer: pq.ParquetWriter | None = None
     try:
-        for first, last in bounds:
-            frame = conform(table, con.sql(f'select * from "{table}" where trajectory_id between $first and $last',
-                                           params={"first": first, "last": last}).pl())
+        for part in _slices(con, table, bounds):
+            frame = conform(table, pl.from_arrow(part))  # type: ignore[arg-type]
+            del part
             arrow = frame.to_arrow()
             if writer is None:
                 writer = pq.ParquetWriter(tmp, arrow.schema, compression="zstd", compression_level=3,
