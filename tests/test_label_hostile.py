@@ -75,6 +75,37 @@ def test_a_key_echoed_in_log_probability_tokens_never_reaches_the_cache(
     assert json.dumps(list(KEY.encode())[:8])[1:-1].encode() not in cache  # the key's ``bytes`` list
 
 
+def test_a_key_at_the_end_of_a_long_token_is_redacted_before_the_token_is_cut(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A token is kept to its first 200 characters (``MAX_TOKEN_CHARS``). It was cut
+    first, then redacted: a key starting 12 characters before the cut kept those 12, fewer
+    than the 16 that make a run of the key, so ``sk-HOSTILE01`` reached the cache."""
+    import math
+
+    from pipeline.label.client import MAX_TOKEN_CHARS
+
+    monkeypatch.setenv("GUARD_KEY", KEY)
+    inputs = corpus(tmp_path / "in", 2)
+
+    def echo(body: dict[str, Any], server: FakeOpenAI) -> Reply:
+        key = server.log[-1].headers.get("Authorization", "").removeprefix("Bearer ")
+        token = "x" * (MAX_TOKEN_CHARS - 12) + key
+        reply = completion("safe", first_token_p=0.9)
+        first = reply["choices"][0]["logprobs"]["content"][0]
+        first["top_logprobs"].append({"token": token, "logprob": math.log(0.001)})
+        reply["choices"][0]["logprobs"]["content"].append({"token": token, "logprob": -0.1})
+        return Reply(body=reply)
+
+    out = tmp_path / "labels.parquet"
+    with FakeOpenAI(echo) as server:
+        assert main(label_args(server, inputs, out, "--api-key-env", "GUARD_KEY")) == 0
+    rows = labels(out)
+    assert rows and all(r["label"] == "safe" for r in rows)
+    cache = (tmp_path / "cache.sqlite").read_bytes().decode("latin-1")
+    assert "x" * 50 in cache  # the tokens were kept (cut), not dropped
+    assert KEY[:12] not in cache and not _pieces(cache)
+
+
 def _escaped(text: str, every: bool = False) -> str:
     """``text`` with its first character (``every``: each character) as a JSON ``\\uXXXX`` escape."""
     return "".join(f"\\u{ord(c):04x}" if every or i == 0 else c for i, c in enumerate(text))

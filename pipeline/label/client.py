@@ -322,7 +322,8 @@ class ChatClient:
         def entry(e: dict[str, Any]) -> dict[str, Any]:
             lp = e.get("logprob")
             number = lp if isinstance(lp, (int, float)) and not isinstance(lp, bool) else None
-            return {"token": self.redact(str(e.get("token", ""))[:MAX_TOKEN_CHARS]), "logprob": number}
+            # redacted whole, then cut: a key the cut would leave a stub of is gone first
+            return {"token": self.redact(str(e.get("token", "")), MAX_TOKEN_CHARS), "logprob": number}
 
         if not isinstance(tokens, list):
             return None
