@@ -19,8 +19,6 @@ from __future__ import annotations
 import gzip
 import io
 import re
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -37,7 +35,7 @@ if TYPE_CHECKING:
     import pyarrow.fs as pafs
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+://")
-_BUFFER = 1 << 20
+BUFFER_BYTES = 1 << 20  # reads and copies of remote files, in blocks of this size
 _STORAGE_ERRORS = (OSError, ValueError, pa.ArrowException)
 URI_HINT = "expected s3://bucket/key, gs://bucket/key or file:///path; see README 'Shared storage'"
 
@@ -130,7 +128,7 @@ class Remote:
     def open_binary(self) -> IO[bytes]:
         """A buffered binary reader of the raw bytes (no transparent decompression)."""
         return io.BufferedReader(self.fs.open_input_stream(self.path, compression=None),  # type: ignore[arg-type]
-                                 buffer_size=_BUFFER)
+                                 buffer_size=BUFFER_BYTES)
 
     def read_text(self) -> str:
         """The whole file as UTF-8 text (small files only: markers, plans)."""
@@ -209,7 +207,7 @@ def open_at(loc: Location, offset: int) -> IO[bytes]:
     if isinstance(loc, Remote):
         handle = loc.fs.open_input_file(loc.path)
         handle.seek(offset)
-        return io.BufferedReader(handle, buffer_size=_BUFFER)  # type: ignore[arg-type]
+        return io.BufferedReader(handle, buffer_size=BUFFER_BYTES)  # type: ignore[arg-type]
     fh = open(loc, "rb")
     fh.seek(offset)
     return fh
@@ -250,66 +248,3 @@ class _OwningGzip(gzip.GzipFile):
 def open_gunzip(loc: Remote) -> IO[bytes]:
     """A Python ``gzip`` reader over a remote file (same error behaviour as local)."""
     return _OwningGzip(loc.open_binary())
-
-
-def _walk_key(parts: list[str]) -> list[tuple[int, str]]:
-    """Sort key giving ``os.walk`` order: a folder's files before its subfolders."""
-    return [(1, d) for d in parts[:-1]] + [(0, parts[-1])]
-
-
-def walk_files(root: Remote) -> list[Remote]:
-    """Files under a remote folder, recursively, in the order a sorted ``os.walk`` of a
-    local copy gives; entries with a hidden (``.``) component are left out."""
-    import pyarrow.fs as pafs  # a URI's only (see the imports)
-
-    base = root.path.rstrip("/")
-    found: list[tuple[list[str], Remote]] = []
-    for entry in root.entries(recursive=True):
-        if entry.type != pafs.FileType.File or not entry.path.startswith(base + "/"):
-            continue
-        parts = entry.path[len(base) + 1:].split("/")
-        if any(not p or p.startswith(".") for p in parts):
-            continue
-        child = root / "/".join(parts)
-        found.append((parts, Remote(root.fs, child.path, child.uri, known_file=True)))
-    found.sort(key=lambda item: _walk_key(item[0]))
-    return [remote for _, remote in found]
-
-
-def upload_tree(local: Path, remote: Remote) -> None:
-    """Copy a local folder's contents under ``remote`` (objects keep relative paths)."""
-    import pyarrow.fs as pafs  # a URI's only (see the imports)
-
-    pafs.copy_files(str(local), remote.path, source_filesystem=pafs.LocalFileSystem(),
-                    destination_filesystem=remote.fs)
-
-
-def upload_file(local: Path, remote: Remote) -> None:
-    """Copy one local file to ``remote``."""
-    with open(local, "rb") as src, remote.fs.open_output_stream(remote.path, compression=None) as dst:
-        shutil.copyfileobj(src, dst, _BUFFER)
-
-
-def download_tree(remote: Remote, local: Path) -> bool:
-    """Copy a remote folder's contents into ``local``; False when it does not exist."""
-    import pyarrow.fs as pafs  # a URI's only (see the imports)
-
-    if not remote.entries():
-        return False
-    local.mkdir(parents=True, exist_ok=True)
-    pafs.copy_files(remote.path, str(local), source_filesystem=remote.fs,
-                    destination_filesystem=pafs.LocalFileSystem())
-    return True
-
-
-@contextmanager
-def local_copy(remote: Remote) -> Iterator[Path]:
-    """A temporary local copy of one remote file (same name), removed afterwards."""
-    folder = Path(tempfile.mkdtemp(prefix="litmus-gate-in-"))
-    try:
-        target = folder / remote.name
-        with remote.open_binary() as src, open(target, "wb") as dst:
-            shutil.copyfileobj(src, dst, _BUFFER)
-        yield target
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)

@@ -86,18 +86,18 @@ def test_gzip_pieces_read_exactly_the_records_of_the_whole_file(
     file of 1 GB was one shard of 10.6 GB."""
     import gzip
 
-    import pipeline.execution.plan as plan
+    import pipeline.execution.gzip_plan as gzip_plan
 
     path = tmp_path_factory.mktemp("gz") / "in.jsonl.gz"
     data = gzip.compress("".join(lines).encode())
     path.write_bytes(data[: len(data) * 2 // 3] if truncate else data)
     whole = list(iter_records([path], "auto", 200))
-    real = plan.GZIP_MARK
-    plan.GZIP_MARK = mark
+    real = gzip_plan.GZIP_MARK
+    gzip_plan.GZIP_MARK = mark
     try:
         inputs = scan_inputs([path], n_shards, "auto")
     finally:
-        plan.GZIP_MARK = real
+        gzip_plan.GZIP_MARK = real
     pieces = [p for shard in shard_pieces(inputs, n_shards) for p in shard]
     read = [r for p in pieces for r in iter_piece(p.path, "auto", 200, p.start, p.end, p.first_line)]
     assert read == whole
@@ -109,13 +109,13 @@ def test_gzip_pieces_read_exactly_the_records_of_the_whole_file(
 def test_a_gzip_file_is_decompressed_about_once_per_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import gzip
 
-    import pipeline.execution.plan as plan
+    import pipeline.execution.gzip_plan as gzip_plan
     import pipeline.ingest.adapters._io as io_mod
 
     path = tmp_path / "big.jsonl.gz"
     with gzip.open(path, "wt") as fh:
         fh.write("".join(f'{{"trajectory_id": "t{i}", "messages": []}}\n' for i in range(2000)))
-    monkeypatch.setattr(plan, "GZIP_MARK", 2000)
+    monkeypatch.setattr(gzip_plan, "GZIP_MARK", 2000)
     (scanned,) = scan_inputs([path], 8, "auto")
     pieces = [p for shard in shard_pieces([scanned], 8) for p in shard]
     assert len(pieces) == 8 and [p.first_line for p in pieces][:2] == [1, pieces[1].first_line]
@@ -143,15 +143,15 @@ def test_a_bad_user_file_is_reported_before_a_gzip_input_is_read(tmp_path: Path,
     with gzip.open(path, "wt") as fh:
         fh.write("".join(f'{{"trajectory_id": "t{i}", "messages": []}}\n' for i in range(50)))
     (tmp_path / "bad").write_text("[[[ not this file's format\n")
-    import pipeline.execution.plan as plan
+    import pipeline.execution.gzip_plan as gzip_plan
 
     indexed: list[object] = []
 
     def index(p: object) -> object:
         indexed.append(p)
         return real(p)
-    real = plan.gzip_index
-    monkeypatch.setattr(plan, "gzip_index", index)
+    real = gzip_plan.gzip_index
+    monkeypatch.setattr(gzip_plan, "gzip_index", index)
     monkeypatch.setattr(driver, "gzip_index", index, raising=False)
     code = main(["score", str(path), "--out", str(tmp_path / "run"), f"--{bad}", str(tmp_path / "bad")])
     assert indexed == []  # the gzip file was never read
@@ -237,7 +237,7 @@ def test_resume_after_a_failed_publish_equals_a_clean_run(tmp_path: Path, monkey
         def boom(*a: object, **k: object) -> None:
             raise OSError(28, "No space left on device")
 
-        patch.setattr("pipeline.execution.driver.publish_to", boom)
+        patch.setattr("pipeline.execution.publish.publish_to", boom)
         assert main(args) == 1
     assert not (tmp_path / "run").exists()
     assert main([*args, "--resume"]) == 0
@@ -258,7 +258,7 @@ def test_resume_after_a_kill_during_publish_rescores_the_moved_shards(tmp_path: 
                 f.unlink()  # moved away, never moved back
             raise SystemExit(137)
 
-        patch.setattr("pipeline.execution.driver._publish", killed)
+        patch.setattr("pipeline.execution.driver.publish_run", killed)
         with pytest.raises(SystemExit):
             main(args)
     assert main([*args, "--resume"]) == 0
@@ -291,7 +291,7 @@ def test_resume_with_other_workers_continues_the_killed_run(tmp_path: Path, monk
         def boom(*a: object, **k: object) -> None:
             raise OSError(28, "No space left on device")
 
-        patch.setattr("pipeline.execution.driver.publish_to", boom)
+        patch.setattr("pipeline.execution.publish.publish_to", boom)
         assert main([*args, "--workers", "2"]) == 1
     capsys.readouterr()
     assert main([*args, "--workers", "1", "--resume"]) == 0
@@ -309,7 +309,7 @@ def _published_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple
         def boom(*a: object, **k: object) -> None:
             raise OSError(28, "No space left on device")
 
-        patch.setattr("pipeline.execution.driver.publish_to", boom)
+        patch.setattr("pipeline.execution.publish.publish_to", boom)
         assert main(args) == 1
     return args, _counted_pools(monkeypatch)
 

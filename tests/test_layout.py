@@ -1,7 +1,7 @@
 """The package layout: imports go one way down the data path, no cycles, small modules.
 
 Layers, lowest first (a module may import its own layer and the ones below it):
-foundation (errors, config, policy, storage, sql) < ingest < analysis < stages < outputs
+foundation (errors, config, policy, storage, storage_copy, sql) < ingest < analysis < stages < outputs
 < execution < commands (run, cli, suggest, synth, label). Imports under ``if TYPE_CHECKING:``
 are annotations, not dependencies, and are left out.
 """
@@ -18,6 +18,7 @@ MAX_LINES = 400
 LAYERS = ("foundation", "ingest", "analysis", "stages", "outputs", "execution", "commands")
 SUBPACKAGES = ("ingest", "analysis", "stages", "outputs", "execution")
 FOUNDATION = ("pipeline", "pipeline.errors", "pipeline.config", "pipeline.policy", "pipeline.policy_checks", "pipeline.policy_shape", "pipeline.storage",
+              "pipeline.storage_copy",
               "pipeline.sql")
 
 

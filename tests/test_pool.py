@@ -14,19 +14,19 @@ from pathlib import Path
 import pytest
 
 from pipeline.execution import driver, pool
-from pipeline.execution.pool import (INLINE_BYTES, WorkerPool, _pack, _unpack, dumps_referring, loads_referring,
-                                     shareable)
+from pipeline.execution.pool import INLINE_BYTES, WorkerPool
+from pipeline.execution.spool import dumps_referring, loads_referring, pack, shareable, unpack
 from pipeline.execution.shard import prepare_worker
 from tests.conftest import REPO
 from tests.pool_jobs import fail_loudly, first_len, sized, worker_state
 
 
 def test_pack_keeps_small_values_inline_and_big_ones_in_a_file(tmp_path: Path) -> None:
-    small = _pack(b"x" * 100, INLINE_BYTES, tmp_path / "a")
-    assert isinstance(small, bytes) and _unpack(small) == b"x" * 100
-    big = _pack(b"y" * 10_000, INLINE_BYTES, tmp_path / "b")
+    small = pack(b"x" * 100, INLINE_BYTES, tmp_path / "a")
+    assert isinstance(small, bytes) and unpack(small) == b"x" * 100
+    big = pack(b"y" * 10_000, INLINE_BYTES, tmp_path / "b")
     assert big == str(tmp_path / "b") and (tmp_path / "b").is_file()
-    assert _unpack(big) == b"y" * 10_000
+    assert unpack(big) == b"y" * 10_000
     assert not (tmp_path / "b").exists()  # read once, then removed
 
 
@@ -54,10 +54,10 @@ def test_big_jobs_and_results_round_trip_and_the_spool_goes_with_the_pool() -> N
 def test_a_shared_value_travels_once_and_the_jobs_stay_inline(tmp_path: Path) -> None:
     big = bytearray(b"s" * 2_000_000)  # shared by identity (bytes would be a scalar)
     tasks = [(big, i) for i in range(6)]
-    assert isinstance(_pack((first_len, tasks[0]), INLINE_BYTES, tmp_path / "j"), str)  # alone: a file
+    assert isinstance(pack((first_len, tasks[0]), INLINE_BYTES, tmp_path / "j"), str)  # alone: a file
     with WorkerPool(2) as workers:
         refs = workers._share([big])
-        assert isinstance(_pack((first_len, tasks[0]), INLINE_BYTES, tmp_path / "j", refs), bytes)
+        assert isinstance(pack((first_len, tasks[0]), INLINE_BYTES, tmp_path / "j", refs), bytes)
         assert workers.map(first_len, tasks, lambda n: None, shared=[big]) == [(len(big), i) for i in range(6)]
         assert workers.map(first_len, tasks[:2], lambda n: None, shared=[big]) == [(len(big), 0), (len(big), 1)]
         left = sorted(p.name for p in workers._spool.iterdir())
@@ -80,7 +80,7 @@ def test_a_runs_shard_tasks_go_inline(tmp_path: Path, monkeypatch: pytest.Monkey
     from pipeline.cli import main
 
     packed: list[bytes | str] = []
-    real = pool._pack
+    real = pool.pack
 
     def recording(value: object, limit: int, file: Path, shared: dict | None = None) -> bytes | str:
         out = real(value, limit, file, shared)
@@ -88,7 +88,7 @@ def test_a_runs_shard_tasks_go_inline(tmp_path: Path, monkeypatch: pytest.Monkey
             packed.append(out)
         return out
 
-    monkeypatch.setattr(pool, "_pack", recording)
+    monkeypatch.setattr(pool, "pack", recording)
     sample = REPO / "data" / "sample"
     assert main(["score", str(sample / "corpus"), "--labels", str(sample / "labels.jsonl"), "--out",
                  str(tmp_path / "run"), "--workers", "2", "--shards", "4", "--quiet"]) == 0

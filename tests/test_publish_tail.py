@@ -120,7 +120,7 @@ def test_pool_is_joined_before_a_failed_publish_raises(tmp_path: Path, monkeypat
         time.sleep(0.5)
         slow_exit(self, *exc)
 
-    monkeypatch.setattr(driver, "_publish", fail)
+    monkeypatch.setattr(driver, "publish_run", fail)
     monkeypatch.setattr(WorkerPool, "__exit__", slow)
     with pytest.raises(RuntimeError, match="publish failed"):
         main(["score", "--out", str(tmp_path / "run"), "--workers", "2", "--shards", "2", "--quiet"])

@@ -17,49 +17,33 @@ while planning: then the message says to rerun the same command).
 
 from __future__ import annotations
 
-import json
-import shutil
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from pipeline.config import RunConfig, shard_memory_limit
-from pipeline.errors import (CanaryError, InputChangedError, Interrupted, LabelsError, SchemaValidationError,
-                             UsageError)
+from pipeline.errors import CanaryError, InputChangedError, Interrupted, LabelsError, UsageError
 from pipeline.execution.closing import Closing
 from pipeline.execution.duplicates import shard_priors, unknown_label_ids
 from pipeline.execution.engines import Progress, WorkerPool, run_tasks
 from pipeline.execution.manifest import run_manifest, sha256_of
-from pipeline.execution.plan import (InputFile, changed_inputs, gzip_index, indexed_inputs, plan_digest, planned_sizes,
+from pipeline.execution.gzip_plan import gzip_index, indexed_inputs
+from pipeline.execution.plan import (InputFile, changed_inputs, plan_digest, planned_sizes,
                                      scan_inputs, shard_pieces)
-from pipeline.execution.publish import (assemble, check_out_location, publish_to, recover_killed_publish,
-                                        staging_for, table_view)
+from pipeline.execution.publish import RunResult, check_out_location, publish_run, recover_killed_publish
 from pipeline.execution.shard import ShardTask, first_pass, prepare_worker, priors_digest, score_shard
 from pipeline.execution.signals import interruptible
 from pipeline.execution.workdir import RunLock, WorkDir, open_work, planned_shards
-from pipeline.ingest.label_provenance import provenance_notes
 from pipeline.stages.canary_cache import CanaryCheck
 from pipeline.policy import Policy, load_policy
 from pipeline.storage import Location, location
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """What a finished run reports back (also written to manifest.json)."""
-
-    out: Location  # a local Path, or a storage.Remote for a URI RUN_DIR
-    row_counts: dict[str, int]
-    records_read: int
-    manifest: dict[str, object]
 
 
 # below this many bytes per worker, one shard in this process beats starting a pool
@@ -213,7 +197,7 @@ def _execute(config: RunConfig, tables: tuple[str, ...], out: Location, lock: Ru
                 raise CanaryError("canaries failed, the grader is broken: " + "; ".join(failures),
                                   "no run was published")
             manifest = run_manifest(config, inputs, policy, sum(int(m["records"]) for m in markers))
-            result = _publish(config, out, workdir.local, markers, tables, manifest, policy, gold, closing.wait)
+            result = publish_run(config, out, workdir.local, markers, tables, manifest, policy, gold, closing.wait)
         finally:
             closing.wait()  # no worker outlives the run, however it ends
     workdir.remove()
@@ -261,57 +245,3 @@ def _early_pool(config: RunConfig, in_workers: bool, n_shards: int) -> AbstractC
     if config.engine == "local" and in_workers:
         return WorkerPool(min(config.workers, n_shards), prepare=prepare_worker)
     return nullcontext(None)
-
-
-def _publish(config: RunConfig, out: Location, work: Path, markers: list[dict[str, Any]],
-             tables: tuple[str, ...], manifest: dict[str, object], policy: Policy, gold: Any = None,
-             workers_gone: Callable[[], None] = lambda: None) -> RunResult:
-    staging = staging_for(out)
-    moved: list[tuple[Path, Path]] = []
-    try:
-        return _assemble_and_publish(config, out, work, markers, tables, manifest, staging, moved, policy,
-                                     gold, workers_gone)
-    except BaseException:
-        # whatever stopped it (SIGTERM included), the shard files go back for --resume
-        for source, target in reversed(moved):
-            if target.exists() and not source.exists():
-                shutil.move(target, source)
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-
-
-def _assemble_and_publish(config: RunConfig, out: Location, work: Path, markers: list[dict[str, Any]],
-                          tables: tuple[str, ...], manifest: dict[str, object], staging: Path,
-                          moved: list[tuple[Path, Path]], policy: Policy, gold: Any,
-                          workers_gone: Callable[[], None]) -> RunResult:
-    from pipeline.outputs.report import render_report
-    from pipeline.stages.tables import connect, metrics
-    from pipeline.outputs.writer import conform, write_table
-
-    con = connect(config, macros=False, spill=work / "spill-publish")  # no publishing query calls the macros
-    counts: dict[str, int] = {}
-    for table in tables:
-        counts[table] = sum(f[2] for m in markers for f in m["files"].get(table, []))
-        table_view(con, staging, table, assemble(work, markers, table, staging, moved))
-    if "verdicts" in tables:
-        landed = con.execute("select (select count(*) from verdicts) + (select count(*) from attrition)").fetchall()[0][0]
-        if landed != manifest["records_read"]:
-            # each shard checked its own records; this catches a shard lost between them
-            raise SchemaValidationError(f"{manifest['records_read']} records read, {landed} in verdicts + attrition",
-                                        "no run was published; rerun with --resume")
-    workers_gone()  # the workers' memory is free before the metrics' and the report's queries
-    if gold is not None:
-        metrics(con, gold)
-        counts["metrics"] = write_table(staging, "metrics", conform("metrics", con.table("metrics").pl()))
-    if "verdicts" in tables:
-        html, markdown = render_report(con, out.name, staging / "explain",
-                                       policy.setting("explain_pages"),
-                                       provenance_notes(manifest.get("labels")))
-        (staging / "report.html").write_text(html, encoding="utf-8")
-        (staging / "report.md").write_text(markdown, encoding="utf-8")
-    con.close()
-    manifest["row_counts"] = counts
-    manifest["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    publish_to(staging, out)
-    return RunResult(out, counts, int(manifest["records_read"]), manifest)  # type: ignore[arg-type]

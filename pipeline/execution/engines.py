@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from pipeline.errors import Interrupted, UsageError
-from pipeline.execution.pool import WorkerPool, dumps_referring, loads_referring, shareable
+from pipeline.execution.pool import WorkerPool
+from pipeline.execution.spool import dumps_referring, loads_referring, shareable
 from pipeline.execution.signals import deferred, reassert
 
 T = TypeVar("T")

@@ -33,7 +33,6 @@ Two hazards of ``multiprocessing.Pool`` shape it:
 
 from __future__ import annotations
 
-import io
 import itertools
 import os
 import multiprocessing
@@ -50,7 +49,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pipeline.errors import Interrupted, WorkerLostError
-from pipeline.execution.signals import deferred, raise_pending, sigint_held, worker_init
+from pipeline.execution.signals import deferred, raise_pending, sigint_held
+from pipeline.execution.spool import SharedRef, pack, shareable, unpack
+from pipeline.execution.worker_start import worker_init
 
 T = TypeVar("T")
 
@@ -73,101 +74,17 @@ STOP_WAIT_S = 5.0
 INLINE_BYTES = 3 * 1024
 
 
-# A shared value's reference: (the map's number, its file in the spool folder).
-SharedRef = tuple[int, str]
-
-
-class _Pickler(pickle.Pickler):
-    """Pickles a shared value (by identity) as its reference."""
-
-    def __init__(self, file: io.BytesIO, shared: dict[int, Any]) -> None:
-        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self._shared = shared
-
-    def persistent_id(self, obj: Any) -> Any:  # noqa: D102 - pickle's hook
-        return self._shared.get(id(obj))
-
-
-def shareable(shared: Sequence[object]) -> dict[int, object]:
-    """The values of ``shared`` worth shipping once, each once, keyed by identity (the
-    keys :func:`dumps_referring` looks objects up by). Scalars are left out: they are
-    small, and an interned one (``None``, a small int) is the same object wherever it
-    appears."""
-    seen: dict[int, object] = {}
-    for value in shared:
-        if value is not None and not isinstance(value, (bool, int, float, str, bytes)):
-            seen.setdefault(id(value), value)
-    return seen
-
-
-def dumps_referring(value: Any, refs: dict[int, Any]) -> bytes:
-    """``value`` pickled, each object whose ``id`` is a key of ``refs`` as that key's
-    reference (pickle's persistent ids); :func:`loads_referring` resolves them."""
-    buffer = io.BytesIO()
-    _Pickler(buffer, refs).dump(value)
-    return buffer.getvalue()
-
-
-class _Resolver(pickle.Unpickler):
-    def __init__(self, data: bytes, resolve: Callable[[Any], Any]) -> None:
-        super().__init__(io.BytesIO(data))
-        self._resolve = resolve
-
-    def persistent_load(self, pid: Any) -> Any:  # noqa: D102 - pickle's hook
-        return self._resolve(pid)
-
-
-def loads_referring(data: bytes, resolve: Callable[[Any], Any]) -> Any:
-    """What :func:`dumps_referring` pickled, ``resolve(reference)`` giving each referred value."""
-    return _Resolver(data, resolve).load()
-
-
-# A worker's shared values, of one map at a time: {"map": number, "values": {file: value}}
-_loaded: dict[str, Any] = {"map": None, "values": {}}
-
-
-def _load_shared(pid: SharedRef) -> Any:
-    """A shared value from its reference: read from its file once per worker and map."""
-    number, file = pid
-    if _loaded["map"] != number:
-        _loaded["map"], _loaded["values"] = number, {}
-    values = _loaded["values"]
-    if file not in values:
-        values[file] = pickle.loads(Path(file).read_bytes())
-    return values[file]
-
-
-def _pack(value: Any, limit: int, file: Path, shared: dict[int, SharedRef] | None = None) -> bytes | str:
-    """``value`` pickled (``shared`` values as their references), or the name of ``file``
-    holding it when over ``limit`` bytes."""
-    body = dumps_referring(value, shared or {})
-    if len(body) <= limit:
-        return body
-    file.write_bytes(body)
-    return str(file)
-
-
-def _unpack(packed: bytes | str) -> Any:
-    """What :func:`_pack` packed (a file is read once, then removed). Only our own
-    processes write these: the pool would pickle the same values itself."""
-    if isinstance(packed, str):
-        path = Path(packed)
-        packed = path.read_bytes()
-        path.unlink()
-    return loads_referring(packed, _load_shared)
-
-
 def _run_job(job: tuple[int, bytes | str, str]) -> tuple[int, bytes | str]:
     """A worker's side of :meth:`WorkerPool.map`: unpack the job, run it, pack its outcome
     (``(True, result)`` or ``(False, error)``: an error's traceback is unbounded text, so
     it is bounded like a result) into ``result_file`` when it is over the bound."""
     i, packed, result_file = job
     try:
-        fn, task = _unpack(packed)
+        fn, task = unpack(packed)
         outcome: tuple[bool, Any] = (True, fn(task))
     except Exception as exc:  # noqa: BLE001 - re-raised in the driver by map()
         outcome = (False, ExceptionWithTraceback(exc, exc.__traceback__))
-    return i, _pack(outcome, INLINE_BYTES, Path(result_file))
+    return i, pack(outcome, INLINE_BYTES, Path(result_file))
 
 
 class _Pool(multiprocessing.pool.Pool):
@@ -275,7 +192,7 @@ class WorkerPool:
         holds the files of the jobs queued there (rare: a shard task is about 1.1 KB)."""
         for i, task in enumerate(tasks):
             number = next(self._numbers)
-            packed = _pack((fn, task), INLINE_BYTES, self._spool / f"job-{number}", shared)
+            packed = pack((fn, task), INLINE_BYTES, self._spool / f"job-{number}", shared)
             yield i, packed, str(self._spool / f"result-{number}")
 
     def map(self, fn: Callable[[T], Any], tasks: Sequence[T], on_done: Callable[[int], None],
@@ -297,7 +214,7 @@ class WorkerPool:
                             break
                         except multiprocessing.TimeoutError:
                             continue
-                    ok, results[i] = _unpack(packed)
+                    ok, results[i] = unpack(packed)
                     if not ok:
                         raise results[i]  # the worker's exception, its traceback as the cause
                     on_done(n)

@@ -19,20 +19,38 @@ old manifest, then the old objects, then uploads the new run.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
+from pipeline.config import RunConfig
 from pipeline.errors import RunDirError, SchemaValidationError
+from pipeline.ingest.label_provenance import provenance_notes
+from pipeline.policy import Policy
 from pipeline.execution.signals import commit, raise_swallowed
-from pipeline.storage import Location, Remote, guard, upload_tree
+from pipeline.storage import Location, Remote, guard
+from pipeline.storage_copy import upload_tree
 from pipeline.outputs.writer import check_out, publish, recover_replaced, staging_dir
 from schemas import partition_of
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a finished run reports back (also written to manifest.json)."""
+
+    out: Location  # a local Path, or a storage.Remote for a URI RUN_DIR
+    row_counts: dict[str, int]
+    records_read: int
+    manifest: dict[str, object]
+
 
 RUN_ENTRIES = frozenset({"steps", "actions", "edges", "flows", "verdicts", "attrition", "metrics",
                          "report.html", "report.md", "manifest.json", "explain"})
@@ -158,3 +176,61 @@ def table_view(con: duckdb.DuckDBPyConnection, staging: Path, table: str, files:
     con.sql(f'select t.* exclude (filename), f.value as "{partition}" '
             "from read_parquet($paths, hive_partitioning = false, filename = true) t "
             f"join {table}_files f on f.file = t.filename", params={"paths": paths}).create_view(table)
+
+
+def publish_run(config: RunConfig, out: Location, work: Path, markers: list[dict[str, Any]],
+             tables: tuple[str, ...], manifest: dict[str, object], policy: Policy, gold: Any = None,
+             workers_gone: Callable[[], None] = lambda: None) -> RunResult:
+    """Assemble the shards' tables (``markers``: each shard's done marker) into a staging
+    folder, write metrics (against ``gold``), report and manifest, and publish RUN_DIR;
+    ``workers_gone()`` is called once the tables are checked, before the report's queries.
+    Whatever stops it, the shard files moved so far go back to the work folder."""
+    staging = staging_for(out)
+    moved: list[tuple[Path, Path]] = []
+    try:
+        return _assemble_and_publish(config, out, work, markers, tables, manifest, staging, moved, policy,
+                                     gold, workers_gone)
+    except BaseException:
+        # whatever stopped it (SIGTERM included), the shard files go back for --resume
+        for source, target in reversed(moved):
+            if target.exists() and not source.exists():
+                shutil.move(target, source)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _assemble_and_publish(config: RunConfig, out: Location, work: Path, markers: list[dict[str, Any]],
+                          tables: tuple[str, ...], manifest: dict[str, object], staging: Path,
+                          moved: list[tuple[Path, Path]], policy: Policy, gold: Any,
+                          workers_gone: Callable[[], None]) -> RunResult:
+    from pipeline.outputs.report import render_report
+    from pipeline.stages.tables import connect, metrics
+    from pipeline.outputs.writer import conform, write_table
+
+    con = connect(config, macros=False, spill=work / "spill-publish")  # no publishing query calls the macros
+    counts: dict[str, int] = {}
+    for table in tables:
+        counts[table] = sum(f[2] for m in markers for f in m["files"].get(table, []))
+        table_view(con, staging, table, assemble(work, markers, table, staging, moved))
+    if "verdicts" in tables:
+        landed = con.execute("select (select count(*) from verdicts) + (select count(*) from attrition)").fetchall()[0][0]
+        if landed != manifest["records_read"]:
+            # each shard checked its own records; this catches a shard lost between them
+            raise SchemaValidationError(f"{manifest['records_read']} records read, {landed} in verdicts + attrition",
+                                        "no run was published; rerun with --resume")
+    workers_gone()  # the workers' memory is free before the metrics' and the report's queries
+    if gold is not None:
+        metrics(con, gold)
+        counts["metrics"] = write_table(staging, "metrics", conform("metrics", con.table("metrics").pl()))
+    if "verdicts" in tables:
+        html, markdown = render_report(con, out.name, staging / "explain",
+                                       policy.setting("explain_pages"),
+                                       provenance_notes(manifest.get("labels")))
+        (staging / "report.html").write_text(html, encoding="utf-8")
+        (staging / "report.md").write_text(markdown, encoding="utf-8")
+    con.close()
+    manifest["row_counts"] = counts
+    manifest["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    publish_to(staging, out)
+    return RunResult(out, counts, int(manifest["records_read"]), manifest)  # type: ignore[arg-type]

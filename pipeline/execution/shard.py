@@ -39,7 +39,7 @@ from pipeline.ingest.records import RawRecord
 from pipeline.stages.tables import (
     PRIOR_COPIES_SCHEMA, actions, connect, flows, records_table, register_inputs, steps, verdicts,
 )
-from pipeline.storage import upload_file
+from pipeline.storage_copy import upload_file
 from pipeline.outputs.writer import conform, partition_dir_name
 from schemas import partition_of
 

@@ -33,7 +33,8 @@ from typing import Any
 
 from pipeline.errors import LitmusError, StorageError, UsageError
 from pipeline.execution.signals import deferred
-from pipeline.storage import Location, Remote, download_tree, guard, location
+from pipeline.storage import Location, Remote, guard, location
+from pipeline.storage_copy import download_tree
 
 PLAN_FILE = "plan.json"
 

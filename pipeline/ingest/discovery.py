@@ -17,7 +17,8 @@ from pathlib import Path
 
 from pipeline.errors import InputNotFoundError
 from pipeline.ingest.adapters._detect import detect
-from pipeline.storage import Location, Remote, guard, location, walk_files
+from pipeline.storage import Location, Remote, guard, location
+from pipeline.storage_copy import walk_files
 
 FORMATS = ("auto", "canonical", "openai", "anthropic", "inspect", "agentdojo", "openhands",
            "tau-bench", "tau2-bench", "r-judge", "swe-agent", "claude-code", "codex", "otel", "openai-responses",

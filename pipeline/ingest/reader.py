@@ -73,7 +73,8 @@ from pipeline.ingest.adapters.inspect_log import iter_samples
 from pipeline.errors import FormatError
 from pipeline.ingest.discovery import FORMATS, detect_format, discover_inputs
 from pipeline.ingest.records import RawRecord, non_finite_path, rejected
-from pipeline.storage import Location, Remote, local_copy
+from pipeline.storage import Location, Remote
+from pipeline.storage_copy import local_copy
 
 DOCUMENT_SUFFIXES = (".json", ".json.gz", ".traj")
 _VALUES = json.JSONDecoder()

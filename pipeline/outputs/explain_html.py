@@ -19,8 +19,8 @@ from typing import Any
 
 import duckdb
 
-from pipeline.outputs.explain import (Explanation, Text, baselines, deciding_flow, flow_subgraph, label_origin, listed_of, load,
-                              roles, witness_edges)
+from pipeline.outputs.explain import Explanation, Text, baselines, label_origin, listed_of, load
+from pipeline.outputs.explain_flow import deciding_flow, flow_subgraph, roles, witness_edges
 from pipeline.outputs.explain_svg import esc, graph_svg
 
 _SLUG = re.compile(r"[^A-Za-z0-9_-]+")

@@ -13,7 +13,8 @@ from __future__ import annotations
 import html
 import re
 
-from pipeline.outputs.explain import Action, Explanation, deciding_flow, flow_subgraph, neutral, roles, witness_edges
+from pipeline.outputs.explain import Action, Explanation, neutral
+from pipeline.outputs.explain_flow import deciding_flow, flow_subgraph, roles, witness_edges
 
 MAX_NODES, MAX_EDGES = 150, 400
 ROW, BOX_H, BOX_X, BOX_W = 58, 42, 150, 300

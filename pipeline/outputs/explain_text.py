@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from pipeline.errors import UsageError
-from pipeline.outputs.explain import (Explanation, Text, baselines, deciding_flow, flow_subgraph, label_origin, listed_of,
-                              load, neutral, roles, witness_edges)
+from pipeline.outputs.explain import Explanation, Text, baselines, label_origin, listed_of, load, neutral
+from pipeline.outputs.explain_flow import deciding_flow, flow_subgraph, roles, witness_edges
 
 LINE = 160  # characters of a text shown per line
 _SPACE = re.compile(r"\s+")
