@@ -18,6 +18,7 @@ from typing import Any
 import duckdb
 
 from pipeline.cli import main
+from pipeline.ingest.adapters import openhands_v1
 from pipeline.ingest.discovery import detect_format
 from pipeline.ingest.reader import iter_records
 from tests.adapter_runs import converted, step_counts, verdict_rows, write_ndjson
@@ -262,3 +263,18 @@ def test_calls_an_acp_server_ran_reject_the_conversation_rather_than_vanish(tmp_
     folder = write_conversation(tmp_path / "conversations", events, BENIGN_ID)
     [record] = list(iter_records([folder]))
     assert record.reject_reason == "malformed_record" and "ACPToolCallEvent" in record.reject_detail
+
+
+def test_an_mcp_call_takes_its_arguments_from_the_wrapped_data_and_an_unvalidated_call_its_raw_ones() -> None:
+    e = Events("Fetch the release notes.")
+    call = e.act("fetch", {"data": {"url": "https://example.org/notes"}, "kind": "MCPToolAction"}, "resp-1")
+    e.observe(call, "fetch", {"content": "[Tool 'fetch' executed.]\nnot found", "is_error": True,
+                              "tool_name": "fetch", "kind": "MCPToolObservation"})
+    bad = e.act("file_editor", None, "resp-2", raw_args='{"command": "view", "path": 3')
+    messages, meta = openhands_v1.convert_events(e.events)
+    calls = [c["function"] for m in messages for c in m.get("tool_calls") or []]
+    assert calls == [{"name": "fetch", "arguments": {"url": "https://example.org/notes"}},
+                     {"name": "file_editor", "arguments": '{"command": "view", "path": 3'}]
+    assert messages[-1]["tool_calls"][0]["id"] == bad  # no result: unanswered, as elsewhere
+    assert [m["error"] for m in messages if m["role"] == "tool"] == ["[Tool 'fetch' executed.]\nnot found"]
+    assert meta == {"events": 5, "event_format": "v1"}

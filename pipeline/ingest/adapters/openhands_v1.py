@@ -10,8 +10,8 @@ written with ``model_dump_json(exclude_none=True)``, so absent fields were None)
   (``content`` a string or text blocks; ``extended_content``, images, reasoning dropped).
 - ``ActionEvent`` (``tool_name``, ``tool_call_id``, ``action {kind, ...}``, ``thought``
   text blocks, ``llm_response_id``) -> a tool call ``tool_call_id`` named ``tool_name``,
-  its arguments the ``action`` fields but ``kind`` (an action that did not validate is
-  absent: the raw ``tool_call.arguments`` are taken). Consecutive ActionEvents of one
+  its arguments the ``action`` fields but ``kind`` (an ``MCPToolAction``'s ``data``; an
+  action that did not validate is absent: the raw ``tool_call.arguments`` are taken). Consecutive ActionEvents of one
   ``llm_response_id`` are ONE assistant message (parallel calls), the first one's thought
   its text. ``file_editor`` / ``str_replace_editor``: ``view`` -> ``read``, other commands
   -> ``edit`` (the catalog names of OpenHands' editor actions). ``finish`` and ``think``
@@ -86,8 +86,10 @@ def _arguments(event: dict[str, Any]) -> tuple[str, Any]:
     """(tool name, arguments) of an ActionEvent."""
     name = event.get("tool_name")
     action = event.get("action")
-    if isinstance(action, dict):
-        args: Any = {k: v for k, v in action.items() if k != "kind" and v is not None}
+    if isinstance(action, dict) and action.get("kind") == "MCPToolAction" and isinstance(action.get("data"), dict):
+        args: Any = action["data"]  # an MCP tool's arguments, wrapped by the SDK
+    elif isinstance(action, dict):
+        args = {k: v for k, v in action.items() if k != "kind" and v is not None}
     else:  # not executable: the model's own arguments (they did not validate)
         call = event.get("tool_call") if isinstance(event.get("tool_call"), dict) else {}
         fn = call.get("function") if isinstance(call.get("function"), dict) else call
