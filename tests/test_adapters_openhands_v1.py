@@ -278,3 +278,13 @@ def test_an_mcp_call_takes_its_arguments_from_the_wrapped_data_and_an_unvalidate
     assert messages[-1]["tool_calls"][0]["id"] == bad  # no result: unanswered, as elsewhere
     assert [m["error"] for m in messages if m["role"] == "tool"] == ["[Tool 'fetch' executed.]\nnot found"]
     assert meta == {"events": 5, "event_format": "v1"}
+
+
+def test_a_json_array_of_v1_events_is_one_trajectory(tmp_path: Path) -> None:
+    dump = tmp_path / "dumps" / "leak.json"
+    dump.parent.mkdir()
+    dump.write_text(json.dumps(leaky().events, indent=2))
+    assert detect_format(dump)[0] == "openhands"
+    [record] = converted(dump)
+    folder = {r["trajectory_id"]: r["messages"] for r in converted(conversations(tmp_path / "conv"))}
+    assert record["trajectory_id"] == "dumps:leak" and record["messages"] == folder[str(LEAKY_ID)]
