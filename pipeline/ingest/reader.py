@@ -21,7 +21,7 @@ stop the run.
 - whole-file JSON (``.json``, ``.json.gz``, ``.traj``): for a top-level array of records,
   the 1-based index of the element in the array; for a one-record document, 1 (so is a
   top-level array that the format's ``one_list`` says is one record: a bare LangChain
-  message list). A file
+  message list, an OpenHands event list; an empty array of such a format is one record too). A file
   named as NDJSON whose first non-blank line is ``[`` or ``{`` alone holds pretty-printed
   JSON (an indented array, or indented records one after another) and is read so: its
   records are the array's elements or the values in turn (1-based index), not each line.
@@ -189,9 +189,9 @@ def _document(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Itera
     items = (iter_values if stream else iter_array)(text, max_record_bytes) \
         if spec.layout == "array" and (text.startswith("[", start) or stream) else None
     if items is not None and spec.one_list is not None and not stream:  # a bare message list?
-        first = next(items, None)
-        items = None if isinstance(first, tuple) and spec.one_list(first[2]) \
-            else chain(() if first is None else (first,), items)
+        first = next(items, None)  # an empty array is one (empty) record: rejected, never nothing
+        items = None if first is None or isinstance(first, tuple) and spec.one_list(first[2]) \
+            else chain((first,), items)
     if items is not None:
         for item in items:
             if isinstance(item, Problem):

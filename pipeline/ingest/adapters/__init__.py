@@ -7,7 +7,7 @@ pass-through: their records' source text is used unchanged as ``RawRecord.text``
 
 ``layout`` says how a whole-file JSON document of the format is split into records:
 ``array`` (a top-level array is a list of records, an object is one record),
-``whole`` (the document is one record, e.g. an OpenHands event list) or ``inspect``
+``whole`` (the document is one record, e.g. a SWE-agent ``.traj``) or ``inspect``
 (Inspect logs: samples of a ``.eval`` archive or of an EvalLog's ``samples``) or
 ``session`` (the whole FILE, NDJSON lines or one document, is handed to the converter as
 ``(line, value)`` pairs and it yields ``(source_line, record)`` pairs: Claude Code
@@ -33,7 +33,8 @@ Converter = Callable[[Any, Ctx], Any]  # a record dict | None; session layout: a
 class AdapterSpec:
     """One input format: its converter (None = pass-through) and document layout;
     ``one_list``, of an ``array`` layout: a top-level array whose first element it accepts
-    is ONE record (a bare list of messages), not a list of records."""
+    is ONE record (a bare list of messages, an OpenHands event list), not a list of records
+    (OpenHands ``EvalOutput``s)."""
 
     name: str
     convert: Converter | None
@@ -49,7 +50,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("anthropic", anthropic.convert, "array"),
         AdapterSpec("inspect", inspect_log.convert, "inspect"),
         AdapterSpec("agentdojo", agentdojo.convert, "array"),
-        AdapterSpec("openhands", openhands.convert, "whole"),
+        AdapterSpec("openhands", openhands.convert, "array", openhands.one_list),
         AdapterSpec("tau-bench", tau_bench.convert, "array"),
         AdapterSpec("tau2-bench", tau2_bench.convert_session, "session"),
         AdapterSpec("r-judge", r_judge.convert, "array"),

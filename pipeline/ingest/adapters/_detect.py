@@ -19,8 +19,13 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 3. object with ``eval`` and one of ``samples``/``version``/``status``/``plan`` -> inspect.
 4. ``trajectory`` with ``history``/``info``/``environment``, or ``trajectory_format`` +
    ``messages`` (mini-SWE-agent) -> swe-agent.
+1b. ``events/event-<5+ digits>-<id>.json`` (an OpenHands V1 conversation's events): index 0
+   -> openhands (the conversation), others -> ``skip``; ``base_state.json`` with ``agent``
+   -> ``skip`` (read with the events).
 5. array of events with ``action``/``observation`` and ``source``/``cause``, or
-   ``instance_id`` + ``history`` (an ``output.jsonl`` line) -> openhands.
+   ``instance_id`` + ``history`` (an ``output.jsonl`` line, or a JSON array of them), or an
+   array of ``kind``-tagged V1 events (``llm_message``/``tool_call_id``/``system_prompt``)
+   -> openhands.
 6. K == {metadata} (run header), ``metadata`` with C holding ``suite_name``, or
    ``suite_name`` + ``pipeline_name``/``user_task_id``/... (+ ``messages``, or both of
    the first two: they precede a large ``injections``) without ``trajectory_id``
@@ -59,6 +64,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.ingest.adapters._io import BOM, JSON_STRING, read_head
+from pipeline.ingest.adapters.openhands_v1 import event_index
 from pipeline.storage import Location
 
 SNIFF_BYTES = 256 * 1024
@@ -171,8 +177,10 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "swe-agent", "'trajectory' with 'history', or 'trajectory_format': (mini-)SWE-agent trajectory"
     if shape.top == "[" and {"action", "observation"} & k and {"source", "cause"} & k:
         return "openhands", "array of events with 'action'/'observation': OpenHands event list"
-    if shape.top == "{" and {"instance_id", "history"} <= k and "trajectory_id" not in k:
+    if {"instance_id", "history"} <= k and "trajectory_id" not in k:
         return "openhands", "records with 'instance_id' and 'history': OpenHands evaluation output"
+    if shape.top == "[" and "kind" in k and {"llm_message", "tool_call_id", "system_prompt"} & k:
+        return "openhands", "array of 'kind'-tagged events (llm_message/tool_call_id): OpenHands V1 events"
     if k == {"metadata"} or ("metadata" in k and "suite_name" in c):
         return "agentdojo", "AgentDojo 'metadata' header / metadata.suite_name"
     if "suite_name" in k and ("messages" in k or {"pipeline_name", "user_task_id"} <= k) \
@@ -216,6 +224,9 @@ def detect(path: Location) -> tuple[str, str]:
         return "swe-agent", ".traj extension: SWE-agent (or mini-SWE-agent) trajectory"
     if name.endswith(("_safety_eval_results.json", "_safety_eval_results.json.gz")):
         return "skip", "OpenAgentSafety LLM-judge label file (no transcript): skipped"
+    v1 = _openhands_v1(path)
+    if v1 is not None:
+        return v1
     ndjson = (name.endswith(NDJSON_SUFFIXES) or not name.endswith((".json", ".json.gz"))) \
         and not pretty_printed(path)  # pretty-printed: its head is scanned as a document's
     head, cut = _head(path, SNIFF_BYTES, ndjson)
@@ -228,6 +239,20 @@ def detect(path: Location) -> tuple[str, str]:
     if ndjson and fmt in ("openhands", "swe-agent", "inspect", "skip") and not per_line:
         return "canonical", f"NDJSON file whose first record looks like {fmt}: treated as canonical"
     return fmt, ("first record: " if ndjson else "document head: ") + why
+
+
+def _openhands_v1(path: Location) -> tuple[str, str] | None:
+    """Rule 1b: the files of an OpenHands V1 conversation folder, by name: its first event
+    file ``events/event-00000-<id>.json`` is the conversation (``openhands``), its other
+    event files and a ``base_state.json`` holding ``agent`` are read with it (``skip``)."""
+    index = event_index(path.name)
+    if index is not None and path.parent.name == "events":
+        if index == 0:
+            return "openhands", "events/event-00000-<id>.json: an OpenHands V1 conversation (its events/ folder)"
+        return "skip", "OpenHands V1 event file: read with its conversation's events/event-00000-*.json"
+    if path.name == "base_state.json" and "agent" in scan(read_head(path, SNIFF_BYTES).decode("utf-8", "replace")).at(1):
+        return "skip", "OpenHands V1 conversation state: read with the conversation's events/"
+    return None
 
 
 def _head(path: Location, size: int, ndjson: bool) -> tuple[bytes, bool]:

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipeline.ingest.adapters import openhands_v1
 from pipeline.ingest.adapters._common import (
     AdapterError, Ctx, assistant, require_dict, require_list, tool_call, tool_result,
 )
@@ -138,6 +139,12 @@ def is_eval_output(record: Any) -> bool:
     return isinstance(record, dict) and "instance_id" in record and "history" in record
 
 
+def one_list(first: Any) -> bool:
+    """Of a top-level JSON array (``first`` its first element): True when the array is ONE
+    event list (a trajectory), False when it holds ``EvalOutput`` records, one each."""
+    return not is_eval_output(first)
+
+
 def _pair(p: int, item: list[Any]) -> list[Any]:
     """The events of one ``[action, observation]`` pair of an older history. OpenDevin's first
     harness wrote them without ``id``, ``source`` or ``cause``: the pair is what ties them, so
@@ -177,9 +184,14 @@ def _eval_output(record: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     instance = record.get("instance_id")
     if not isinstance(instance, (str, int)) or isinstance(instance, bool) or instance == "":
         raise AdapterError(f"instance_id is {type(instance).__name__}, expected a string")
-    converted = _events(_history(record), ctx)
-    llm = metadata.get("llm_config") if isinstance(metadata.get("llm_config"), dict) else {}
+    history = _history(record)
+    converted = _v1_list(history, ctx) if history and openhands_v1.is_v1_event(history[0]) else _events(history, ctx)
+    llm = metadata.get("llm_config") if isinstance(metadata.get("llm_config"), dict) \
+        else metadata.get("llm") if isinstance(metadata.get("llm"), dict) else {}  # V1 benchmarks: llm
     converted["meta"].update({"run": run, "instance_id": str(instance), "task": str(instance)})
+    attempt = record.get("attempt")  # V1 iterative runs: output.critic_attempt_<n>.jsonl
+    if isinstance(attempt, int) and not isinstance(attempt, bool) and attempt > 1:
+        instance = f"{instance}:attempt{attempt}"
     for key, value in (("agent_class", metadata.get("agent_class")), ("model", llm.get("model")),
                        ("error", record.get("error"))):
         if isinstance(value, str) and value:
@@ -194,11 +206,24 @@ def _eval_output(record: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
 
 
 def convert(document: Any, ctx: Ctx) -> dict[str, Any]:
-    """Convert one OpenHands event list (a whole file), or one ``output.jsonl`` line, to a
-    canonical trajectory."""
+    """Convert one OpenHands event list (a whole file), one ``output.jsonl`` line (or
+    element of a JSON array of them), or the first event file of a V1 conversation folder
+    (``events/event-00000-<id>.json``: the whole conversation) to a canonical trajectory."""
     if is_eval_output(document):
         return _eval_output(document, ctx)
-    return _events(require_list(document, "trajectory file"), ctx)
+    if openhands_v1.is_v1_event(document) and openhands_v1.event_index(ctx.path.name) == 0:
+        return openhands_v1.convert_conversation(document, ctx)
+    events = require_list(document, "trajectory file")
+    return _v1_list(events, ctx) if events and openhands_v1.is_v1_event(events[0]) else _events(events, ctx)
+
+
+def _v1_list(events: list[Any], ctx: Ctx) -> dict[str, Any]:
+    """A list of OpenHands V1 events (``kind``-tagged: a V1 EvalOutput history, or a dump
+    of a conversation's events) as one trajectory, ids as for a V0 event list file."""
+    messages, meta = openhands_v1.convert_events(events)
+    return {"trajectory_id": trajectory_id(ctx), "suite": SUITE,
+            "meta": {"format": "openhands", "model_dir": ctx.path.absolute().parent.name, **meta},
+            "messages": messages}
 
 
 def _events(events: list[Any], ctx: Ctx) -> dict[str, Any]:
