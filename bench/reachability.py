@@ -241,7 +241,8 @@ def child(trajectories: int, edges: int, profile: bool, variants: list[str], mem
                  "actions": stats[0], "edges": stats[1], "sources": stats[2], "sinks": stats[3],
                  "backward_edges": stats[4]}
     # what materialize(con, "flows") runs (pipeline/sql.py), timed here so an OOM is reported, not fatal
-    flows_sql = load_sql("flows").replace("$injected_control", "true")  # the policy default, as a constant
+    # the policy default as a constant, and no batch bounds (one batch: pipeline/stages/flow_batches.py)
+    flows_sql = load_sql("flows").replace("$injected_control", "true").replace("$first", "NULL").replace("$until", "NULL")
     key = "trajectory_id, source_action_idx, sink_action_idx, length, violation, label, via_control, path"
     if operators:
         prof = Path(f"flows-profile-{os.getpid()}.json").resolve()

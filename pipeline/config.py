@@ -26,7 +26,7 @@ class RunConfig:
     memory_limit: str | None = None
     workers: int = 1
     shards: int | None = None  # None: one shard per shard_bytes of input
-    shard_bytes: int = 32 * 2**20  # peak RSS per worker grows with it: ~0.75 GB at 32 MB, 1.0-1.45 GB at 64 MB
+    shard_bytes: int = 32 * 2**20  # peak RSS per worker grows with it: ~0.6 GB at 32 MB, 1.0-1.45 GB at 64 MB
     resume: bool = False
     engine: str = "local"  # local worker processes, or "ray"
     address: str | None = None  # Ray cluster address (engine="ray")
@@ -41,19 +41,25 @@ class RunConfig:
 SHARD_MEMORY_BUDGET = 1280 * 2**20
 # no connection gets less by default: below it a normal 32 MB shard would spill
 SHARD_MEMORY_FLOOR = 512 * 2**20
-# the least a user may set (--memory-limit): DuckDB fails simple queries below it
-MEMORY_LIMIT_MIN = 128 * 2**20
+# the least a user may set (--memory-limit): a normal 32 MB shard ran out of memory in its
+# explode query at 128 MiB, scored at 256 MiB (measured)
+MEMORY_LIMIT_MIN = 256 * 2**20
+# the most a user may set: far beyond any machine, far below what DuckDB refuses (2^64)
+MEMORY_LIMIT_MAX = 2**50
 _UNITS = {"b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 
 
 def memory_bytes(text: str, minimum: int = 0) -> int:
-    """Bytes of a size as DuckDB reads one (``800MB`` = 800 x 1000^2, ``1.5GiB`` = 1.5 x 2^30);
-    ValueError for anything else or below ``minimum``."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]i?b|b)\s*", text.lower())
+    """Bytes of a size written as DuckDB reads it (``800MB`` = 800 x 1000^2, ``1.5GiB`` = 1.5 x
+    2^30; a subset of what DuckDB takes: no ``2g``, no percentages); ValueError for anything
+    else, above :data:`MEMORY_LIMIT_MAX` or below ``minimum``."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]i?b|b)\s*", text.lower())  # ASCII digits, as DuckDB
     if m is None:
         raise ValueError(f"{text!r} is not a size such as 800MB or 1.5GiB")
     n = int(float(m.group(1)) * _UNITS[m.group(2)])
+    if n > MEMORY_LIMIT_MAX:  # DuckDB refuses it ("Memory value out of range") in every worker
+        raise ValueError(f"{text!r} is above {MEMORY_LIMIT_MAX // 2**40} TiB")
     if n < minimum:
         raise ValueError(f"{text!r} is below {minimum // 2**20} MiB")
     return n

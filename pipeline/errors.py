@@ -79,6 +79,12 @@ class WorkerLostError(LitmusError):
     folder is kept, so ``--resume`` continues from the finished shards."""
 
 
+class ShardMemoryError(LitmusError):
+    """A shard needed more than DuckDB's ``memory_limit`` in an operator that cannot
+    spill. Nothing was published; the work folder is kept, so ``--resume`` with a larger
+    ``--memory-limit`` continues from the finished shards."""
+
+
 class InputChangedError(LitmusError):
     """An input file changed while the run read it (rewritten, truncated, or a file read
     whole that grew): what was scored is not what planning hashed, so nothing was

@@ -35,10 +35,12 @@ def _used(text: str, params: dict[str, Any]) -> dict[str, Any] | None:
     return {k: v for k, v in params.items() if f"${k}" in text} or None
 
 
-def materialize(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> None:
-    """Run ``sql/<name>.sql`` and store its result as temp table ``<name>``."""
+def materialize(con: duckdb.DuckDBPyConnection, name: str, append: bool = False, **params: Any) -> None:
+    """Run ``sql/<name>.sql`` and store its result as temp table ``<name>`` (``append``:
+    add its rows to that table, made by an earlier call)."""
     text = load_sql(name)
-    con.execute(f"create or replace temp table {name} as {text}", _used(text, params))
+    into = f"insert into {name} " if append else f"create or replace temp table {name} as "
+    con.execute(into + text, _used(text, params))
 
 
 def query(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> duckdb.DuckDBPyRelation:

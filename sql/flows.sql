@@ -3,7 +3,9 @@
 -- Inputs: action_roles, edges, sink_reachers, graph_rejects and edge_rejects (trajectories
 -- too large to explore or to build: none of their actions or edges take part). Parameters: $injected_control (policy
 -- injection.control_is_violation: injection-span text reaching a control argument is a
--- violation at any sink).
+-- violation at any sink); $first, $until: the batch of trajectory ids explored, from
+-- $first up to but not including $until (null: no bound), so that a shard of large graphs
+-- is explored a batch at a time (pipeline/stages/flow_batches.py).
 -- Reachability is a recursive CTE over states (source, node, label), the label joined
 -- (max per component) along the path. USING KEY with an anti-join on `recurring`
 -- admits each state once, at its BFS level: the query terminates on cyclic graphs and
@@ -18,9 +20,11 @@ rejected as (
 ),
 roles_in as (
     select * from action_roles anti join rejected using (trajectory_id)
+    where ($first::varchar is null or trajectory_id >= $first) and ($until::varchar is null or trajectory_id < $until)
 ),
 edges_in as (
     select * from edges anti join rejected using (trajectory_id)
+    where ($first::varchar is null or trajectory_id >= $first) and ($until::varchar is null or trajectory_id < $until)
 ),
 nodes as (
     select distinct trajectory_id, action_idx, conf, integ from roles_in
@@ -28,6 +32,7 @@ nodes as (
 to_sink as (
     -- nodes from which some sink is reachable (sql/sink_reachers.sql)
     select * from sink_reachers anti join rejected using (trajectory_id)
+    where ($first::varchar is null or trajectory_id >= $first) and ($until::varchar is null or trajectory_id < $until)
 ),
 all_hops as (
     -- every edge as a payload hop, and as a control hop when it reaches a control argument

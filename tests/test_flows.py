@@ -108,8 +108,9 @@ def test_flows_equal_python_bfs(graph: tuple[list[dict], list[dict]]) -> None:
     con.register("edges", pa.Table.from_pylist(edges, schema=edge_schema))
     con.execute("create temp table edge_rejects as select ''::varchar as trajectory_id where false")
     materialize(con, "sink_reachers")
+    materialize(con, "reach_sizes")
     materialize(con, "graph_rejects", max_pairs=2**31 - 1, max_work=2**62)
-    materialize(con, "flows", injected_control=True)
+    materialize(con, "flows", injected_control=True, first=None, until=None)
     got = {(r["source_action_idx"], r["sink_action_idx"], r["length"], r["violation"])
            for r in rows(con, "select * from flows")}
     assert got == python_flows(roles, edges)

@@ -16,6 +16,7 @@ from pipeline.cli import main
 from pipeline.config import RunConfig, memory_bytes, shard_memory_limit
 from pipeline.execution import driver
 from pipeline.execution.shard import ShardTask
+from pipeline.run import score
 
 MIB = 2**20
 
@@ -26,10 +27,15 @@ def test_sizes_read_as_duckdb_reads_them(text: str, n: int) -> None:
     assert memory_bytes(text) == n
 
 
-@pytest.mark.parametrize("text", ["5", "lots", "1.5 GiBs", "-1GB", "1e9B", ""])
+@pytest.mark.parametrize("text", ["5", "lots", "1.5 GiBs", "-1GB", "1e9B", "", "\uff12GB"])
 def test_what_is_not_a_size_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match="not a size"):
         memory_bytes(text)
+
+
+def test_a_size_duckdb_cannot_hold_is_refused_here_not_in_every_worker() -> None:
+    with pytest.raises(ValueError, match="above 1024 TiB"):
+        memory_bytes("99999999999TB")  # DuckDB: "Memory value out of range", a traceback per shard
 
 
 def test_the_default_is_one_budget_shared_by_a_machines_workers() -> None:
@@ -78,7 +84,7 @@ def test_each_shard_is_given_its_share(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_a_bad_memory_limit_is_one_line_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = _corpus(tmp_path / "c.jsonl", 1)
-    for bad, why in (("lots", "not a size"), ("10MB", "below 128 MiB")):
+    for bad, why in (("lots", "not a size"), ("200MB", "below 256 MiB")):
         with pytest.raises(SystemExit) as exc:
             main(["score", str(corpus), "--out", str(tmp_path / "run"), "--memory-limit", bad])
         assert exc.value.code == 2
@@ -126,8 +132,8 @@ def test_a_tight_cap_spills_and_changes_no_table(tmp_path: Path) -> None:
     watcher = threading.Thread(target=watch)
     watcher.start()
     try:
-        assert main(["score", str(corpus), "--out", str(tmp_path / "tight"), "--quiet", "--workers", "1",
-                     "--memory-limit", "128MiB"]) == 0
+        # the library takes a cap under the command line's 256 MiB floor (a small corpus fits it)
+        score(RunConfig(inputs=(corpus,), out=tmp_path / "tight", workers=1, memory_limit="128MiB"))
     finally:
         done.set()
         watcher.join()
@@ -139,3 +145,24 @@ def test_a_tight_cap_spills_and_changes_no_table(tmp_path: Path) -> None:
         assert a.except_(b).aggregate("count(*)").fetchall() == [(0,)], table
         assert b.except_(a).aggregate("count(*)").fetchall() == [(0,)], table
         assert a.aggregate("count(*)").fetchall() == b.aggregate("count(*)").fetchall(), table
+
+
+def test_running_out_of_the_cap_is_one_line_and_keeps_the_work_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Some operators cannot spill (sql/flows.sql's recursive reachability: 200 chains of
+    100 secret reads fail at 640 MiB, score at 2 GB): a one-line error naming the cap and
+    --resume with a larger --memory-limit, not a DuckDB traceback."""
+    import duckdb
+
+    from pipeline.execution import shard
+
+    def out_of_memory(con: Any) -> None:
+        raise duckdb.OutOfMemoryException("Out of Memory Error: failed to allocate data of size 16.0 MiB\n\nmore")
+
+    monkeypatch.setattr(shard, "steps", out_of_memory)
+    corpus = _corpus(tmp_path / "c.jsonl", 2)
+    assert main(["score", str(corpus), "--out", str(tmp_path / "run"), "--quiet", "--workers", "1",
+                 "--memory-limit", "300MB"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "memory limit (286 MiB)" in err and "--resume" in err, err
+    assert not (tmp_path / "run").exists() and (tmp_path / ".run.work").is_dir()

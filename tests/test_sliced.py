@@ -72,3 +72,21 @@ def test_sliced_tables_hold_what_the_whole_path_writes(tmp_path: Path, monkeypat
                        {"p": f"{parts}/edges/*.parquet"}).fetchall()
     assert len(rows) == 6 * 6 + 2 * 2 + 9 * 9 + 4 * 4 + 7 * 7 + 3 * 3
     assert rows == sorted(rows)  # the slices follow each other in grain order
+
+
+def test_rows_of_a_null_trajectory_id_are_never_left_out_of_the_slices(tmp_path: Path) -> None:
+    """A NULL id (a stage's bug) groups last: it must reach validation, which refuses it,
+    not fall out of every slice (the table would be published without its rows)."""
+    from pipeline.errors import SchemaValidationError
+
+    con = duckdb.connect()
+    con.execute("create table edges as select * from (values ('a', 3), ('b', 3), (null, 5)) "
+                "t(trajectory_id, n), range(n)")
+    con.execute("alter table edges drop column n")
+    bounds = sliced.slice_bounds(con, "edges", limit=4)
+    assert bounds == [("a", "a", 3), ("b", "b", 3), (None, None, 5)]
+    assert [p.num_rows for p in sliced._slices(con, "edges", bounds)] == [3, 3, 5]
+    with pytest.raises(SchemaValidationError, match="more rows read than its slices counted"):
+        list(sliced._slices(con, "edges", bounds[:2]))
+    with pytest.raises(SchemaValidationError, match="fewer rows read than counted"):
+        list(sliced._slices(con, "edges", [("a", "b", 12)]))

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow as pa
 
-from pipeline.config import RunConfig
-from pipeline.errors import PolicyError, SchemaValidationError
+from pipeline.config import RunConfig, memory_bytes
+from pipeline.errors import PolicyError, SchemaValidationError, ShardMemoryError
 from pipeline.execution.plan import Piece
 from pipeline.execution.signals import deferred
 from pipeline.execution.sliced import slice_bounds, write_sliced
@@ -172,6 +172,19 @@ def _drop_tables(con: duckdb.DuckDBPyConnection, keep: set[str]) -> None:
 
 
 def _score_local(task: ShardTask, local: Path) -> dict[str, Any]:
+    """:func:`_scored` with DuckDB's out-of-memory as one line: some operators (the
+    recursive reachability of sql/flows.sql) cannot spill past ``memory_limit``."""
+    try:
+        return _scored(task, local)
+    except duckdb.OutOfMemoryException as exc:
+        size = f"{memory_bytes(task.memory_limit) / 2**20:.0f} MiB"
+        raise ShardMemoryError(f"shard {task.shard}: DuckDB needed more than its memory limit ({size}): "
+                               f"{str(exc).splitlines()[0]}; no run was published",
+                               "the work folder is kept: rerun with --resume and a larger --memory-limit "
+                               "(e.g. 2GB), or fewer --workers") from None
+
+
+def _scored(task: ShardTask, local: Path) -> dict[str, Any]:
     policy = task.policy
     if document_sha256(policy.data) != policy.sha256:  # never score with another document than was planned
         raise PolicyError(f"shard {task.shard}: the policy differs from the one this run validated and planned with")

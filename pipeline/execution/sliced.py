@@ -30,6 +30,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from pipeline.errors import SchemaValidationError
 from pipeline.outputs.writer import conform
 from schemas import partition_of, schema_module
 
@@ -54,15 +55,16 @@ def slice_bounds(con: duckdb.DuckDBPyConnection, table: str,
         return None
     bounds: list[tuple[str, str, int]] = []
     first = last = None
-    rows = 0
+    rows = 0  # rows of the slice being built (0: none started; a NULL id is a trajectory too,
+    # sorted last, and must reach conform, which refuses it, not be left out of every slice)
     counts = con.execute(f'select trajectory_id, count(*) from "{table}" group by all order by 1').fetchall()
     for tid, n in counts:
-        if first is not None and rows + n > limit:
+        if rows and rows + n > limit:
             bounds.append((first, last, rows))  # type: ignore[arg-type]
-            first, rows = None, 0
-        first = tid if first is None else first
+            rows = 0
+        first = tid if rows == 0 else first
         last, rows = tid, rows + n
-    if first is not None:
+    if rows:
         bounds.append((first, last, rows))  # type: ignore[arg-type]
     return bounds
 
@@ -76,7 +78,10 @@ def _slices(con: duckdb.DuckDBPyConnection, table: str, bounds: list[tuple[str, 
     have = 0
     for _first, _last, n in bounds:
         while have < n:
-            batch = reader.read_next_batch()  # StopIteration: fewer rows than counted (never: one connection)
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:  # inside a generator it would surface as a bare RuntimeError
+                raise SchemaValidationError(f"table {table}: fewer rows read than counted") from None
             pending.append(batch)
             have += batch.num_rows
         held = pa.Table.from_batches(pending, schema=reader.schema)
@@ -84,6 +89,13 @@ def _slices(con: duckdb.DuckDBPyConnection, table: str, bounds: list[tuple[str, 
         rest = held.slice(n)
         pending, have = rest.to_batches(), rest.num_rows
         del held, rest
+    # every row is in some slice: never silently publish a table with rows left out
+    while have == 0:
+        try:
+            have = reader.read_next_batch().num_rows
+        except StopIteration:
+            return
+    raise SchemaValidationError(f"table {table}: more rows read than its slices counted")
 
 
 def write_sliced(con: duckdb.DuckDBPyConnection, table: str, bounds: list[tuple[str, str, int]],

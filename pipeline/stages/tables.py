@@ -21,6 +21,7 @@ from pipeline.analysis.inference import register_tool_roles
 from pipeline.policy import Policy
 from pipeline.ingest.records import RawRecord
 from pipeline.analysis.resources import resources
+from pipeline.stages.flow_batches import BYTES_PER_SLOT, flow_batches, memory_limit_bytes
 from pipeline.sql import load_sql, materialize, materialize_per_rule
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -141,7 +142,8 @@ def actions(con: duckdb.DuckDBPyConnection) -> None:
 def flows(con: duckdb.DuckDBPyConnection, policy: Policy,
           uninterrupted: Callable[[], AbstractContextManager[object]] = nullcontext) -> None:
     """Stages ``resources``, ``action_roles``, ``edges`` (and ``edge_rejects``), ``sink_reachers``,
-    ``graph_rejects``, ``flows``. The recursive
+    ``reach_sizes``, ``graph_rejects``, ``flows`` (a batch of trajectories at a time when the
+    shard's graphs would not fit its memory together: ``flow_batches.py``). The recursive
     reachability query runs inside ``uninterrupted()``: a driver scoring a shard itself
     defers signals there (DuckDB 2.0.1 can deadlock cancelling a recursive CTE: a SIGINT
     during it hung a one-process run, its main thread waiting in ``Executor::CancelTasks``
@@ -164,11 +166,14 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy,
     executed_writes(con)
     with uninterrupted():  # both recursive (see the docstring)
         materialize(con, "sink_reachers")
+    materialize(con, "reach_sizes")
     materialize(con, "graph_rejects", max_pairs=int(policy.setting("max_reach_pairs")),
                 max_work=int(policy.setting("max_reach_work")))
-    with uninterrupted():
-        materialize(con, "flows",
-                    injected_control=bool(policy.data.get("injection", {}).get("control_is_violation", True)))
+    limit = memory_limit_bytes(con)
+    injected = bool(policy.data.get("injection", {}).get("control_is_violation", True))
+    for k, (first, until) in enumerate(flow_batches(con, None if limit is None else limit // BYTES_PER_SLOT)):
+        with uninterrupted():
+            materialize(con, "flows", append=k > 0, injected_control=injected, first=first, until=until)
 
 
 def edge_rejects(con: duckdb.DuckDBPyConnection, max_pairs: int) -> None:
