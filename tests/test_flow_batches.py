@@ -18,8 +18,8 @@ from pipeline.run import score
 from pipeline.stages import flow_batches as fb
 from pipeline.stages import tables
 from tests.test_graph_rejects import chain
+from tests.conftest import table_contents
 
-TABLES = ("steps", "actions", "edges", "flows", "verdicts", "attrition")
 
 
 def _sizes(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, int, int]], rejected: tuple[str, ...] = ()) -> None:
@@ -79,13 +79,8 @@ def test_a_shard_explored_in_batches_has_the_rows_of_one_query(tmp_path: Path,
                  "--memory-limit", "2GB"]) == 0
     assert len(ran) > 5 and ran[0][0] is None and ran[-1][1] is None
     assert all(a[1] == b[0] for a, b in zip(ran, ran[1:]))  # contiguous: every id in one batch
+    assert table_contents(tmp_path / "one") == table_contents(tmp_path / "many")  # every table, row for row
     con = duckdb.connect()
-    for table in TABLES:
-        a = con.read_parquet(f"{tmp_path}/one/{table}/**/*.parquet", hive_partitioning=False)
-        b = con.read_parquet(f"{tmp_path}/many/{table}/**/*.parquet", hive_partitioning=False)
-        assert a.except_(b).aggregate("count(*)").fetchall() == [(0,)], table
-        assert b.except_(a).aggregate("count(*)").fetchall() == [(0,)], table
-        assert a.aggregate("count(*)").fetchall() == b.aggregate("count(*)").fetchall(), table
     assert con.read_parquet(f"{tmp_path}/many/flows/*.parquet").aggregate("count(distinct trajectory_id)"
                                                                           ).fetchall() == [(24,)]
 
