@@ -26,6 +26,21 @@ def _pieces(text: str, key: str = KEY, shortest: int = 8) -> list[str]:
     return [key[i:i + shortest] for i in range(3, len(key) - shortest + 1) if key[i:i + shortest] in text]
 
 
+def _echoing_tokens(text: str, with_bytes: bool = False) -> Reply:
+    """A "safe" reply whose log-probabilities echo ``text``: as an alternative of the first
+    token and as a token of its own (``with_bytes``: also as the first token's ``bytes``)."""
+    import math
+
+    reply = completion("safe", first_token_p=0.9)
+    first = reply["choices"][0]["logprobs"]["content"][0]
+    alternative: dict[str, Any] = {"token": text, "logprob": math.log(0.001)}
+    if with_bytes:
+        first["bytes"] = alternative["bytes"] = list(text.encode())
+    first["top_logprobs"].append(alternative)
+    reply["choices"][0]["logprobs"]["content"].append({"token": text, "logprob": -0.1})
+    return Reply(body=reply)
+
+
 def test_deeply_nested_json_is_a_null_label_not_a_crash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A response body, or a reply of a JSON-mode prompt, nested deeper than Python's
     recursion limit gives a null label with a reason; before, RecursionError ended the
@@ -51,19 +66,11 @@ def test_a_key_echoed_in_log_probability_tokens_never_reaches_the_cache(
     """The reply text was redacted, but the first tokens' log-probabilities went to the
     cache as the server sent them: a server echoing the Authorization header in a token,
     an alternative or their ``bytes`` left the key in cache.sqlite."""
-    import math
-
     monkeypatch.setenv("GUARD_KEY", KEY)
     inputs = corpus(tmp_path / "in", 2)
 
     def echo(body: dict[str, Any], server: FakeOpenAI) -> Reply:
-        header = server.log[-1].headers.get("Authorization", "")
-        reply = completion("safe", first_token_p=0.9)
-        first = reply["choices"][0]["logprobs"]["content"][0]
-        first["bytes"] = list(header.encode())
-        first["top_logprobs"].append({"token": header, "logprob": math.log(0.001), "bytes": list(header.encode())})
-        reply["choices"][0]["logprobs"]["content"].append({"token": header, "logprob": -0.1})
-        return Reply(body=reply)
+        return _echoing_tokens(server.log[-1].headers.get("Authorization", ""), with_bytes=True)
 
     out = tmp_path / "labels.parquet"
     with FakeOpenAI(echo) as server:
@@ -80,8 +87,6 @@ def test_a_key_at_the_end_of_a_long_token_is_redacted_before_the_token_is_cut(
     """A token is kept to its first 200 characters (``MAX_TOKEN_CHARS``). It was cut
     first, then redacted: a key starting 12 characters before the cut kept those 12, fewer
     than the 16 that make a run of the key, so ``sk-HOSTILE01`` reached the cache."""
-    import math
-
     from pipeline.label.client import MAX_TOKEN_CHARS
 
     monkeypatch.setenv("GUARD_KEY", KEY)
@@ -89,12 +94,7 @@ def test_a_key_at_the_end_of_a_long_token_is_redacted_before_the_token_is_cut(
 
     def echo(body: dict[str, Any], server: FakeOpenAI) -> Reply:
         key = server.log[-1].headers.get("Authorization", "").removeprefix("Bearer ")
-        token = "x" * (MAX_TOKEN_CHARS - 12) + key
-        reply = completion("safe", first_token_p=0.9)
-        first = reply["choices"][0]["logprobs"]["content"][0]
-        first["top_logprobs"].append({"token": token, "logprob": math.log(0.001)})
-        reply["choices"][0]["logprobs"]["content"].append({"token": token, "logprob": -0.1})
-        return Reply(body=reply)
+        return _echoing_tokens("x" * (MAX_TOKEN_CHARS - 12) + key)
 
     out = tmp_path / "labels.parquet"
     with FakeOpenAI(echo) as server:
