@@ -75,6 +75,18 @@ def shard_memory_limit(config: RunConfig, concurrent: int) -> str:
     return f"{max(SHARD_MEMORY_FLOOR, SHARD_MEMORY_BUDGET // max(concurrent, 1))}B"
 
 
+# DuckDB's cap on the driver's own connections (publishing, report, canaries) unless
+# --memory-limit is given: publishing runs once every worker is gone, so it has the
+# machine's budget to itself (2 GB, what every connection had before the shards' budget)
+DRIVER_MEMORY_LIMIT = 2 * 1000**3
+
+
+def driver_memory_limit(config: RunConfig) -> str:
+    """DuckDB's ``memory_limit`` for a connection of the driver: ``config.memory_limit``
+    when set, else :data:`DRIVER_MEMORY_LIMIT`."""
+    return f"{memory_bytes(config.memory_limit) if config.memory_limit is not None else DRIVER_MEMORY_LIMIT}B"
+
+
 def sample_root() -> Path:
     """The bundled sample corpus folder (inside the wheel, or in a source checkout)."""
     here = Path(__file__).resolve().parent

@@ -159,3 +159,24 @@ def test_running_out_of_the_cap_is_one_line_and_keeps_the_work_folder(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "memory limit (286 MiB)" in err and "--resume" in err, err
     assert not (tmp_path / "run").exists() and (tmp_path / ".run.work").is_dir()
+
+
+@pytest.mark.parametrize(("flags", "expected"), [([], "2000000000B"), (["--memory-limit", "300MB"], "300000000B")])
+def test_publishing_keeps_the_drivers_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          flags: list[str], expected: str) -> None:
+    """The driver publishes once every worker is gone: its connection keeps the 2 GB every
+    connection had before the workers' shared budget (unless --memory-limit says)."""
+    import duckdb
+
+    seen: list[dict[str, Any]] = []
+    real = duckdb.connect
+
+    def recording(*args: Any, **kwargs: Any) -> duckdb.DuckDBPyConnection:
+        seen.append(dict(kwargs.get("config") or {}))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(duckdb, "connect", recording)
+    corpus = _corpus(tmp_path / "c.jsonl", 4)
+    assert main(["score", str(corpus), "--out", str(tmp_path / "run"), "--quiet", "--workers", "1", *flags]) == 0
+    publishing = [c for c in seen if str(c.get("temp_directory", "")).endswith("spill-publish")]
+    assert [c["memory_limit"] for c in publishing] == [expected]

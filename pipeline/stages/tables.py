@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from pipeline.config import RunConfig, shard_memory_limit
+from pipeline.config import RunConfig, driver_memory_limit
 from pipeline.analysis.inference import register_tool_roles
 from pipeline.policy import Policy
 from pipeline.ingest.records import RawRecord
@@ -62,10 +62,10 @@ def records_table(records: Iterable[RawRecord], first_id: int = 0) -> pa.Table:
 
 
 def connect(config: RunConfig, macros: bool = True, spill: Path | None = None) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection with bounded memory (``config.memory_limit``, else the whole
-    default budget; a shard's connection is given its share, ``pipeline.execution.driver``)
-    and (unless ``macros`` is false: only the shards' stages call them, about 12 ms to
-    create) our macros.
+    """A DuckDB connection with bounded memory (``config.memory_limit``, else the driver's
+    2 GB; a shard's connection is given its share of the machine's budget as its
+    ``memory_limit``, ``pipeline.execution.driver``) and (unless ``macros`` is false: only
+    the shards' stages call them, about 12 ms to create) our macros.
 
     What DuckDB spills past ``memory_limit`` goes to ``spill`` (a run's work folder), else
     to a folder of its own under the system's temporary directory: never to DuckDB's
@@ -74,7 +74,7 @@ def connect(config: RunConfig, macros: bool = True, spill: Path | None = None) -
     DuckDB creates the folder on the first spill and removes it when the connection closes."""
     if spill is None:
         spill = Path(tempfile.gettempdir()) / f"litmus-gate-spill-{os.getpid()}-{secrets.token_hex(4)}"
-    con = duckdb.connect(config={"threads": config.threads, "memory_limit": shard_memory_limit(config, 1),
+    con = duckdb.connect(config={"threads": config.threads, "memory_limit": driver_memory_limit(config),
                                  "preserve_insertion_order": False, "temp_directory": str(spill)})
     con.execute("set enable_progress_bar = false")
     for statement in (load_sql("macros").split(";\n") if macros else []):
