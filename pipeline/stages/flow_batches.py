@@ -16,9 +16,9 @@ The rows are those of one query over the whole shard (trajectories never interac
 
 from __future__ import annotations
 
-import re
-
 import duckdb
+
+from pipeline.config import memory_bytes
 
 # what a state costs beyond its path, in path entries (row, key and hash-table overhead)
 ROW_SLOTS = 6
@@ -26,17 +26,16 @@ ROW_SLOTS = 6
 # chains above count about 1.1 million slots each: 200 of them (3.1 bytes of the 640 MiB
 # limit per slot) failed, 100 (6.2 bytes) passed; 16 keeps a margin of 2.5x over the latter
 BYTES_PER_SLOT = 16
-_SIZE = re.compile(r"([0-9.]+)\s*([KMGT]i?B|bytes?)", re.IGNORECASE)
-_UNIT = {"b": 1, "byte": 1, "bytes": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
-         "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 
 
 def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> int | None:
     """The connection's ``memory_limit`` in bytes, as DuckDB shows it (``640.0 MiB``);
     None when it shows none it can be read from."""
     shown = str(con.execute("select current_setting('memory_limit')").fetchall()[0][0])
-    m = _SIZE.fullmatch(shown.strip())
-    return int(float(m.group(1)) * _UNIT[m.group(2).lower()]) if m else None
+    try:
+        return memory_bytes(shown)
+    except ValueError:
+        return None
 
 
 def flow_batches(con: duckdb.DuckDBPyConnection, budget: int | None) -> list[tuple[str | None, str | None]]:
