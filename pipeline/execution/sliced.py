@@ -17,7 +17,8 @@ its bytes differ from it, and are the same for the same shard.
 
 Each slice used to be its own ``where trajectory_id between`` query, a scan of the whole
 table per slice: 57.6 of a hostile 16-million-edge shard's CPU seconds went to writing
-its edges, 27.9 in one pass (``bench/hostile_memory.py``; docs/performance.md).
+its edges at a 1 GB cap, 27.9 in one pass (timed alone in one process: docs/design.md,
+"Hostile shards"; the whole runs are in ``bench/hostile_memory.py``).
 """
 
 from __future__ import annotations
