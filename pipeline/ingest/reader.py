@@ -55,6 +55,7 @@ local file first (zip needs seeks). A prefix is walked like a folder.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from itertools import chain
 from pathlib import Path
@@ -62,6 +63,7 @@ from typing import Any
 
 from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
 from pipeline.ingest.adapters._common import Growth, RecordTooLarge
+from pipeline.ingest.adapters.bare_lists import bare_record
 from pipeline.ingest.adapters._detect import pretty_printed, utf16
 from pipeline.ingest.adapters._warn import warn_without_ids
 from pipeline.ingest.adapters._io import (
@@ -77,6 +79,7 @@ from pipeline.storage import Location, Remote
 from pipeline.storage_copy import local_copy
 
 DOCUMENT_SUFFIXES = (".json", ".json.gz", ".traj")
+_ARRAY_LINE = re.compile(r"[ \t]*\[")
 _VALUES = json.JSONDecoder()
 
 
@@ -108,6 +111,12 @@ def _convert(spec: AdapterSpec, value: Any, raw: str | None, ctx: Ctx,
     adapter says it is not a record); a converted file's records share one ``Growth``."""
     src = str(ctx.path)
     if spec.convert is None:
+        wrapped = bare_record(value, ctx.stem, ctx.line)
+        if wrapped is not value:  # a bare chat message list: one conversation (bare_lists)
+            try:
+                raw = _serialise(wrapped)
+            except (ValueError, RecursionError) as exc:
+                return rejected(src, ctx.line, "malformed_record", str(exc), spec.name)
         passed = _pass_through(raw, ctx.line) if raw is not None else None
         if isinstance(passed, Problem):
             return _problem(ctx.path, passed, spec.name)
@@ -153,7 +162,7 @@ def _ndjson(path: Location, spec: AdapterSpec, max_record_bytes: int,
             yield _problem(path, text, spec.name)
             continue
         ctx = Ctx(path, line, state)
-        if spec.convert is None:
+        if spec.convert is None and not _ARRAY_LINE.match(text):  # an array: maybe a bare message list
             passed = _pass_through(text, line)
             yield (_problem(path, passed, spec.name) if isinstance(passed, Problem)
                    else RawRecord(str(path), line, passed, None, None, spec.name))
@@ -190,6 +199,8 @@ def _document(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Itera
         if spec.layout == "array" and (text.startswith("[", start) or stream) else None
     if items is not None and spec.one_list is not None and not stream:  # a bare message list?
         first = next(items, None)  # an empty array is one (empty) record: rejected, never nothing
+        if first is None and spec.convert is None:
+            return  # but an empty array of canonical records holds none
         items = None if first is None or isinstance(first, tuple) and spec.one_list(first[2]) \
             else chain((first,), items)
     if items is not None:

@@ -25,6 +25,7 @@ from pipeline.ingest.adapters import (
     swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
+from pipeline.ingest.adapters.bare_lists import chat_message, responses_item
 
 Converter = Callable[[Any, Ctx], Any]  # a record dict | None; session layout: an iterator
 
@@ -34,7 +35,7 @@ class AdapterSpec:
     """One input format: its converter (None = pass-through) and document layout;
     ``one_list``, of an ``array`` layout: a top-level array whose first element it accepts
     is ONE record (a bare list of messages, an OpenHands event list), not a list of records
-    (OpenHands ``EvalOutput``s)."""
+    (OpenHands ``EvalOutput``s); see :mod:`pipeline.ingest.adapters.bare_lists`."""
 
     name: str
     convert: Converter | None
@@ -45,9 +46,9 @@ class AdapterSpec:
 ADAPTERS: dict[str, AdapterSpec] = {
     spec.name: spec
     for spec in (
-        AdapterSpec("canonical", None, "array"),
-        AdapterSpec("openai", None, "array"),
-        AdapterSpec("anthropic", anthropic.convert, "array"),
+        AdapterSpec("canonical", None, "array", chat_message),
+        AdapterSpec("openai", None, "array", chat_message),
+        AdapterSpec("anthropic", anthropic.convert, "array", chat_message),
         AdapterSpec("inspect", inspect_log.convert, "inspect"),
         AdapterSpec("agentdojo", agentdojo.convert, "array"),
         AdapterSpec("openhands", openhands.convert, "array", openhands.one_list),
@@ -58,7 +59,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("claude-code", claude_code.convert_session, "session"),
         AdapterSpec("codex", codex.convert_session, "session"),
         AdapterSpec("otel", otel.convert_session, "session"),
-        AdapterSpec("openai-responses", responses.convert, "array"),
+        AdapterSpec("openai-responses", responses.convert, "array", responses_item),
         AdapterSpec("gemini", gemini.convert, "array"),
         AdapterSpec("langchain", langchain.convert, "array", langchain.is_message),
     )

@@ -47,10 +47,14 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 13. a bare list, ``messages``, ``outputs.messages`` or ``values.messages`` of LangChain
     messages (``type`` + ``data``, ``lc`` + ``kwargs`` or ``type`` + ``additional_kwargs``, and
     a ``LANGCHAIN_TYPES`` type) -> langchain; before rule 14 (Anthropic-backed: ``tool_use``).
-14. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block) -> anthropic.
+14. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block), or a bare
+    array of ``role`` messages (no record key: ``bare_lists.RECORD_KEYS``) with such a
+    block -> anthropic.
 15. ``input`` or ``output`` (no ``messages``) holding a Responses API item type
-    (``function_call``, ``function_call_output``, ``input_text``, ``output_text``, ...)
-    -> openai-responses.
+    (``function_call``, ``function_call_output``, ``input_text``, ``output_text``, ...),
+    or a bare array of items with such a type -> openai-responses. (A bare array of
+    any other ``role`` messages falls to rule 16 and is one canonical conversation:
+    ``pipeline/ingest/adapters/bare_lists.py``.)
 16. anything else -> canonical (records that do not fit are rejected downstream).
 
 The warning for a file whose records all lack an id is in :mod:`._warn`.
@@ -64,6 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.ingest.adapters._io import BOM, JSON_STRING, read_head
+from pipeline.ingest.adapters.bare_lists import RECORD_KEYS
 from pipeline.ingest.adapters.openhands_v1 import event_index
 from pipeline.storage import Location
 
@@ -208,8 +213,12 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "langchain", "LangChain messages (type + data, lc + kwargs or a model_dump): LangChain / LangGraph"
     if "messages" in k and ("system" in k or {"tool_use", "tool_result"} & shape.types):
         return "anthropic", "'messages' with tool_use/tool_result blocks or 'system': Anthropic"
+    if shape.top == "[" and "role" in k and not RECORD_KEYS & k and {"tool_use", "tool_result"} & shape.types:
+        return "anthropic", "a bare array of messages with tool_use/tool_result blocks: one Anthropic conversation"
     if {"input", "output"} & k and "messages" not in k and RESPONSES_TYPES & shape.types:
         return "openai-responses", "'input'/'output' with Responses API items (function_call, input_text, ...)"
+    if shape.top == "[" and not (RECORD_KEYS - {"output"}) & k and RESPONSES_TYPES & shape.types:
+        return "openai-responses", "a bare array of Responses API items: one conversation"
     if "messages" in k or "trajectory_id" in k:
         return "canonical", "records with 'messages'/'trajectory_id': canonical"
     return "canonical", "no known format markers: treated as canonical"

@@ -1,7 +1,8 @@
 """Anthropic Messages API transcripts -> canonical records.
 
 Accepted record: ``{"trajectory_id"?, "suite"?, "system"?, "messages": [...]}`` where
-each message is ``{"role": "user"|"assistant", "content": str | [blocks]}``.
+each message is ``{"role": "user"|"assistant", "content": str | [blocks]}``, or the bare
+list of messages (one conversation, e.g. Cline's ``api_conversation_history.json``).
 
 - assistant ``text`` blocks -> assistant text; ``tool_use`` ``{id, name, input}`` ->
   tool calls (``input`` kept as an object); ``thinking`` blocks are dropped.
@@ -67,8 +68,9 @@ def _user(content: Any) -> list[dict[str, Any]]:
 
 
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
-    """Convert one Anthropic-style record to a canonical trajectory dict."""
-    rec = require_dict(record, "record")
+    """Convert one Anthropic-style record (or a bare list of its messages:
+    :mod:`pipeline.ingest.adapters.bare_lists`) to a canonical trajectory dict."""
+    rec = require_dict({"messages": record} if isinstance(record, list) else record, "record")
     messages: list[dict[str, Any]] = []
     system = rec.get("system")
     if system is not None:

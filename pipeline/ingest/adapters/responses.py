@@ -8,7 +8,8 @@ conversation. Items as the Responses API writes them: ``message`` (a role and
 without a ``type``), ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` /
 ... (``call_id``, ``name``, ``arguments``) and their ``*_call_output`` items (``call_id``,
 ``output``), ``web_search_call``; ``reasoning`` and other items are dropped. A string
-``input`` is one user message; ``instructions`` a leading system message. The items are
+``input`` is one user message; ``instructions`` a leading system message. A bare array of
+items (the OpenAI Agents SDK's ``result.to_input_list()``) is one conversation's ``input``. The items are
 converted as the Codex adapter converts a rollout's ``response_item`` lines (Codex
 writes Responses items): :func:`pipeline.ingest.adapters.codex.response_items`.
 
@@ -42,8 +43,9 @@ def _items(value: Any, what: str) -> list[Any]:
 
 
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
-    """Convert one Responses API record to a canonical trajectory dict."""
-    rec = require_dict(record, "record")
+    """Convert one Responses API record (or a bare list of items:
+    :mod:`pipeline.ingest.adapters.bare_lists`) to a canonical trajectory dict."""
+    rec = require_dict({"input": record} if isinstance(record, list) else record, "record")
     items = _items(rec.get("input"), "input") + _items(rec.get("output"), "output")
     if not items:
         raise AdapterError("neither 'input' nor 'output' holds items")
