@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pipeline.ingest.discovery import detect_format
 from pipeline.ingest.reader import iter_records
 from tests.adapter_runs import assert_read_retried_then_posted, converted, step_counts, verdict_rows
@@ -130,3 +132,17 @@ def test_arrays_of_records_stay_records(tmp_path: Path) -> None:
     nested = tmp_path / "many.json"  # an array of conversations: one trajectory per element
     nested.write_text(json.dumps([chat(), chat()[:2]]))
     assert [json.loads(r.text)["trajectory_id"] for r in iter_records([nested])] == ["many:1", "many:2"]
+
+
+def test_a_json_array_of_id_less_records_warns_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Such records are rejected missing_trajectory_id (SPEC section 3) as NDJSON lines are,
+    and now with the same one warning line (before: silently, for a .json array)."""
+    doc = tmp_path / "finetune.json"
+    doc.write_text(json.dumps([{"messages": chat()}, {"messages": chat()[:2]}]))
+    assert len(list(iter_records([doc]))) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "none of its 2 records has a trajectory_id" in line and "finetune.json" in line
+    conversation = tmp_path / "conv.json"
+    conversation.write_text(json.dumps(chat()))
+    list(iter_records([conversation]))  # one conversation with its id: nothing to warn about
+    assert capsys.readouterr().err == ""

@@ -31,8 +31,9 @@ stop the run.
 - session formats (``claude-code``, ``codex``: one FILE is one record, source_line 1;
   ``otel``: one record per trace, source_line = the line of its first span). Their
   bad-line rules are in ``pipeline/ingest/adapters/_session.py``.
-- a file read one record per line whose records all lack a ``trajectory_id`` gets one
-  warning line on stderr naming the format it looks like (``_warn.warn_without_ids``).
+- a file read one record per line, or a JSON document, whose records all lack a
+  ``trajectory_id`` gets one warning line on stderr naming the format it looks like
+  (``_warn.warn_without_ids``).
 
 Which files are read and in which format: `pipeline.ingest.discovery`.
 
@@ -280,8 +281,10 @@ def _file_records(path: Location, fmt: str, max_record_bytes: int,
     spec = ADAPTERS[name]
     if spec.layout == "session":
         yield from session_records(path, spec, max_record_bytes, suite, _serialise, bound)
-    elif spec.layout == "inspect" or _whole_file(path):
+    elif spec.layout == "inspect":
         yield from _document(path, spec, max_record_bytes)
+    elif _whole_file(path):  # an array of id-less records warns as NDJSON lines do
+        yield from warn_without_ids(path, name, _document(path, spec, max_record_bytes))
     else:
         yield from warn_without_ids(path, name, _ndjson(path, spec, max_record_bytes, (0, bound, 1)))
 

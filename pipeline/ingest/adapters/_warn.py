@@ -1,5 +1,5 @@
-"""The one warning line for a file read one record per line whose records all lack a
-``trajectory_id``: it names what the file looks like (the rules of :mod:`._detect`,
+"""The one warning line for a file read one record per line, or a JSON document (an array
+of records), whose records all lack a ``trajectory_id``: it names what the file looks like (the rules of :mod:`._detect`,
 tried on its first lines) and the ``--format`` that fits."""
 
 from __future__ import annotations
