@@ -18,6 +18,8 @@ stop the run.
   records get U+FFFD for a lone surrogate too. A record holding an Anthropic ``tool_use``
   block that is not also one of its message's ``tool_calls`` is rejected
   ``malformed_record`` (read as canonical, the call would vanish: ``--format anthropic``).
+  A record holding OpenAI's legacy ``function_call`` messages is re-serialised with them
+  as ``tool_calls`` (``adapters/legacy_calls.py``).
 - whole-file JSON (``.json``, ``.json.gz``, ``.traj``): for a top-level array of records,
   the 1-based index of the element in the array; for a one-record document, 1 (so is a
   top-level array that the format's ``one_list`` says is one record: a bare LangChain
@@ -65,6 +67,7 @@ from typing import Any
 from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
 from pipeline.ingest.adapters._common import Growth, RecordTooLarge
 from pipeline.ingest.adapters.bare_lists import bare_record
+from pipeline.ingest.adapters.legacy_calls import legacy_calls
 from pipeline.ingest.adapters._detect import pretty_printed, utf16
 from pipeline.ingest.adapters._warn import warn_without_ids
 from pipeline.ingest.adapters._io import (
@@ -103,7 +106,15 @@ def _serialise(obj: Any) -> str:
 def _pass_through(text: str, line: int) -> str | Problem:
     """A canonical record's own text, as the SQL stage reads it (module docstring)."""
     problem = non_finite_number(text, line) or anthropic_calls(text, line)
-    return problem if problem is not None else without_lone_surrogates(text)
+    if problem is not None:
+        return problem
+    rewritten = legacy_calls(text)  # OpenAI's pre-`tools` function calls (legacy_calls.py)
+    if rewritten is not None:
+        try:
+            text = _serialise(rewritten)
+        except (ValueError, RecursionError):  # checked above: kept as it is, the SQL stage judges it
+            pass
+    return without_lone_surrogates(text)
 
 
 def _convert(spec: AdapterSpec, value: Any, raw: str | None, ctx: Ctx,
