@@ -162,8 +162,32 @@ results as (
     from args_parsed
     where kind = 'tool_result'
 ),
+idless as (
+    -- calls that carry no id and results that name none: Hugging Face chat templates (and
+    -- the open-weight agents logged through them) write tool calls without ids and answer
+    -- them in order, so the k-th such result of a trajectory answers its k-th such call
+    -- when it comes after it; else it stays an orphan, as any result without its call.
+    -- Narrow rows, joined back by step: an ordinary record has none
+    select trajectory_id, step_idx, kind, row_number() over (partition by trajectory_id, kind order by step_idx) as k
+    from args_parsed
+    where kind in ('tool_call', 'tool_result') and call_id is null
+),
+idless_pairs as (
+    -- both steps of a pair get the id '#<the call's step_idx>'
+    select c.trajectory_id, unnest([c.step_idx, r.step_idx]) as step_idx, '#' || c.step_idx as call_id
+    from idless c
+    join idless r on r.trajectory_id = c.trajectory_id and r.k = c.k and r.kind = 'tool_result'
+    where c.kind = 'tool_call' and r.step_idx > c.step_idx
+),
+paired_ids as (
+    -- each call and result with the id it pairs by
+    select a.trajectory_id, a.step_idx, a.kind, coalesce(a.call_id, p.call_id) as call_id
+    from args_parsed a
+    left join idless_pairs p using (trajectory_id, step_idx)
+    where a.kind in ('tool_call', 'tool_result')
+),
 call_rows as (
-    select trajectory_id, step_idx, call_id from args_parsed where kind = 'tool_call'
+    select trajectory_id, step_idx, call_id from paired_ids where kind = 'tool_call'
 ),
 result_candidates as (
     -- a result answers the latest earlier call with its id: the calls and results of one
@@ -179,7 +203,7 @@ result_candidates as (
             is_call
         from (select trajectory_id, step_idx, call_id, true as is_call from call_rows where call_id is not null
               union all
-              select trajectory_id, step_idx, call_id, false from args_parsed where kind = 'tool_result')
+              select trajectory_id, step_idx, call_id, false from paired_ids where kind = 'tool_result')
         qualify not is_call
     ) p using (trajectory_id, result_step_idx)
 ),
@@ -196,7 +220,7 @@ matched as (
 final as (
     select
         s.trajectory_id, s.step_idx, s.suite, s.message_idx, s.kind,
-        coalesce(s.tool_name, pc.tool_name) as tool_name, s.call_id,
+        coalesce(s.tool_name, pc.tool_name) as tool_name, coalesce(s.call_id, ip.call_id) as call_id,
         coalesce(s.args_json, s.args_text) as arguments,
         case when s.kind = 'tool_call' then s.args_json is not null end as args_ok,
         s.content, s.depends_on, s.n_user_before,
@@ -208,5 +232,6 @@ final as (
     left join pairs pr on pr.trajectory_id = s.trajectory_id and pr.result_step_idx = s.step_idx and s.kind = 'tool_result'
     left join args_parsed pc on pc.trajectory_id = s.trajectory_id and pc.step_idx = pr.call_step_idx
     left join matched m on m.trajectory_id = s.trajectory_id and m.call_step_idx = s.step_idx and s.kind = 'tool_call'
+    left join idless_pairs ip on ip.trajectory_id = s.trajectory_id and ip.step_idx = s.step_idx
 )
 select * from final

@@ -302,8 +302,10 @@ def _json_type_records() -> tuple[list[dict[str, Any]], dict[str, str | None]]:
     for name, cid in {"int": 1, "true": True, "object": {"a": 1}, "array": ["c"], "empty": ""}.items():
         add(f"call-id-{name}", None, user("x"), call_msg(call(cid, "read_file", {"path": "a"})), result(cid, "t"))
     add("call-id-int-vs-str", None, user("x"), call_msg(call(7, "read_file", {"path": "a"})), result("7", "t"))
-    add("call-id-null", "orphan_tool_result", user("x"), call_msg(call(None, "read_file", {"path": "a"})),
-        result(None, "t"))
+    # no id on either side: answered in order, as Hugging Face chat templates write them
+    add("call-id-null", None, user("x"), call_msg(call(None, "read_file", {"path": "a"})), result(None, "t"))
+    add("call-id-null-result-first", "orphan_tool_result", user("x"), result(None, "t"),
+        call_msg(call(None, "read_file", {"path": "a"})))
     # a tool name of another JSON type is its JSON text: not in the catalog, so inferred or
     # neutral (settings.unknown_tools = "infer"), never a crash
     for name, tool, reason in [("int", 1, None), ("null", None, "malformed_record"),
