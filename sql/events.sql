@@ -25,9 +25,10 @@ messages as materialized (
     -- materialized: message_numbers, message_steps and call_steps all read it
     select
         trajectory_id, suite, message_idx,
-        -- a `function` message is the result of an OpenAI legacy `function_call`: a tool's
-        -- output (untrusted), never operator text (pipeline/ingest/adapters/legacy_calls.py)
-        case when lower(m.role) = 'function' then 'tool' else lower(m.role) end as role,
+        -- a `function` message is the result of an OpenAI legacy `function_call`
+        -- (pipeline/ingest/adapters/legacy_calls.py), an `ipython` one Llama 3's tool output:
+        -- a tool's output (untrusted), never operator text
+        case when lower(m.role) in ('function', 'ipython') then 'tool' else lower(m.role) end as role,
         -- content may be a string, a list of text parts, null, or (hostile) any JSON; the
         -- type is the JSON text's first character (JSON values come minified: a string
         -- starts with '"', an array with '['), not a new parse
