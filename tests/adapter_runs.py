@@ -26,10 +26,10 @@ def step_counts(inputs: Path, out: Path) -> tuple[int, int, int]:
     return calls, results, errors
 
 
-def verdict_rows(inputs: Path, out: Path) -> list[tuple[str, str, str, str]]:
-    """(trajectory_id, route, verdict, reason) of a ``score`` run of ``inputs`` into ``out``,
-    in id order."""
-    assert main(["score", str(inputs), "--out", str(out), "--workers", "1"]) == 0
+def verdict_rows(inputs: Path, out: Path, fmt: str = "auto") -> list[tuple[str, str, str, str]]:
+    """(trajectory_id, route, verdict, reason) of a ``score`` run of ``inputs`` (read as
+    ``fmt``) into ``out``, in id order."""
+    assert main(["score", str(inputs), "--out", str(out), "--workers", "1", "--format", fmt]) == 0
     return duckdb.connect().execute("select trajectory_id, route, verdict, reason from read_parquet($p) order by 1",
                                     {"p": f"{out}/verdicts/**/*.parquet"}).fetchall()
 

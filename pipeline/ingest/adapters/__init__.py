@@ -25,7 +25,7 @@ from pipeline.ingest.adapters import (
     swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
-from pipeline.ingest.adapters.bare_lists import chat_message, responses_item
+from pipeline.ingest.adapters.bare_lists import chat_message, gemini_content, responses_item
 
 Converter = Callable[[Any, Ctx], Any]  # a record dict | None; session layout: an iterator
 
@@ -60,7 +60,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("codex", codex.convert_session, "session"),
         AdapterSpec("otel", otel.convert_session, "session"),
         AdapterSpec("openai-responses", responses.convert, "array", responses_item),
-        AdapterSpec("gemini", gemini.convert, "array"),
+        AdapterSpec("gemini", gemini.convert, "array", gemini_content),
         AdapterSpec("langchain", langchain.convert, "array", langchain.is_message),
     )
 }

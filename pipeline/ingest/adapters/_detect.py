@@ -34,7 +34,7 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
    ``environment_info`` + ``user_info``, or ``task_id`` + ``messages`` +
    ``termination_reason`` (one simulation) -> tau2-bench.
 8. ``contents`` / ``history`` (Gemini CLI) of Contents with ``parts`` (R-Judge's turn lists
-   have none), ``contents`` beside a request/response key (``GEMINI_REQUEST_KEYS``),
+   have none), a bare array of Contents (``role`` + ``parts``: an older CLI checkpoint), ``contents`` beside a request/response key (``GEMINI_REQUEST_KEYS``),
    ``request.contents``, or ``events`` + ``appName`` (ADK) -> gemini; before rule 9, so a
    Gemini record with a ``label`` of its own stays Gemini.
 9. ``contents`` with ``label``/``profile``/``risk_description`` -> r-judge.
@@ -149,6 +149,7 @@ def gemini_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
     """Rule 8: a Gemini API record (``k`` the record's keys, ``c`` the keys one level below)."""
     parts = "parts" in shape.at((2 if shape.top == "[" else 1) + 2)
     return bool({"contents", "history"} & k and parts
+                or shape.top == "[" and {"role", "parts"} <= k and not RECORD_KEYS & k
                 or "contents" in k and GEMINI_REQUEST_KEYS & k
                 or "request" in k and "contents" in c
                 or "events" in k and {"appName", "app_name"} & k)

@@ -4,8 +4,9 @@ The commonest transcript on disk is no record at all but the list a client sent 
 model: ``json.dump(messages, f)`` of an OpenAI chat (``[{"role": "system", ...},
 {"role": "assistant", "tool_calls": [...]}, {"role": "tool", ...}]``), of an Anthropic
 Messages conversation (``tool_use`` / ``tool_result`` blocks: Cline's
-``api_conversation_history.json`` is one), or of Responses API items (the OpenAI Agents
-SDK's ``result.to_input_list()``). Read as an array of records, each message became a
+``api_conversation_history.json`` is one), of Responses API items (the OpenAI Agents
+SDK's ``result.to_input_list()``), or of Gemini ``Content``s (an older Gemini CLI
+checkpoint). Read as an array of records, each message became a
 record of its own: rejected ``missing_trajectory_id`` (a chat), or, for Responses items,
 a ``function_call_output`` read as a one-message "trajectory" scored safe while the
 conversation's exfiltration went unseen.
@@ -17,7 +18,8 @@ is a message of the format is one trajectory (``one_list`` of the adapter spec),
 ``trajectory_id``, ``input`` ...) is still a list of records; an empty canonical array
 holds no record. A message list's format is chosen by :mod:`._detect` (rules 14-15:
 ``tool_use``/``tool_result`` blocks -> anthropic, Responses item types ->
-openai-responses; any other list of ``role`` messages stays canonical).
+openai-responses; rule 8: ``role`` + ``parts`` -> gemini; any other list of ``role``
+messages with ``content`` / ``tool_calls`` stays canonical).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from typing import Any
 
 # keys of a record (of any reader) that a single message never has
 RECORD_KEYS = frozenset({"messages", "trajectory_id", "input", "output", "contents", "history", "traj", "trajectory"})
+# what a chat message holds besides its role
+MESSAGE_KEYS = frozenset({"content", "tool_calls", "function_call"})
 # item types of the OpenAI Responses API (a conversation's items as `input` takes them)
 RESPONSES_ITEM_TYPES = frozenset({
     "message", "reasoning", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
@@ -36,9 +40,19 @@ RESPONSES_ITEM_TYPES = frozenset({
 
 
 def chat_message(value: Any) -> bool:
-    """True when ``value`` is one chat message (an object with a string ``role``), not a
-    record holding messages: the first element of a bare OpenAI or Anthropic list."""
-    return isinstance(value, dict) and isinstance(value.get("role"), str) and not RECORD_KEYS & value.keys()
+    """True when ``value`` is one chat message (a string ``role`` with ``content``,
+    ``tool_calls`` or ``function_call``), not a record holding messages: the first element
+    of a bare OpenAI or Anthropic list. A Gemini ``Content`` (``role`` + ``parts``) is not
+    one (:func:`gemini_content`): read as a chat, its calls and texts were lost and the
+    empty conversation scored safe."""
+    return (isinstance(value, dict) and isinstance(value.get("role"), str) and not RECORD_KEYS & value.keys()
+            and "parts" not in value and bool(MESSAGE_KEYS & value.keys()))
+
+
+def gemini_content(value: Any) -> bool:
+    """True when ``value`` is one Gemini ``Content`` (``role`` + a ``parts`` list): the first
+    element of a Gemini CLI checkpoint saved as a bare ``[Content, ...]``."""
+    return isinstance(value, dict) and isinstance(value.get("parts"), list) and not RECORD_KEYS & value.keys()
 
 
 def responses_item(value: Any) -> bool:

@@ -190,8 +190,9 @@ def _system(rec: dict[str, Any], request: dict[str, Any]) -> str | None:
 
 
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
-    """Convert one Gemini record (a logged call, a CLI checkpoint or an ADK session)."""
-    rec = require_dict(record, "record")
+    """Convert one Gemini record (a logged call, a CLI checkpoint or an ADK session; a bare
+    list of Contents is a checkpoint's ``history``)."""
+    rec = require_dict({"history": record} if isinstance(record, list) else record, "record")
     request = rec["request"] if isinstance(rec.get("request"), dict) else rec
     response = rec["response"] if isinstance(rec.get("response"), dict) else rec
     contents = _contents(request.get("contents"), "contents") or _contents(rec.get("history"), "history")
