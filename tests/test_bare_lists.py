@@ -170,3 +170,17 @@ def test_a_bare_gemini_checkpoint_is_one_gemini_trajectory_never_a_chat(tmp_path
     # as canonical (a wrong --format) it is no chat: each Content a record, each rejected
     assert [r.reject_reason for r in iter_records([doc], "canonical")] == [None] * 6
     assert verdict_rows(doc, tmp_path / "as-canonical", "canonical") == []
+
+
+def test_a_list_of_unknown_messages_is_rejected_never_scored(tmp_path: Path) -> None:
+    """Messages no reader understands (the Vercel AI SDK's UIMessages: a role and typed
+    ``parts``) are neither a chat nor a Gemini checkpoint: each is a rejected record, with
+    the warning, never an empty conversation scored safe."""
+    doc = tmp_path / "ui.json"
+    doc.write_text(json.dumps([
+        {"id": "m1", "role": "user", "parts": [{"type": "text", "text": TASK}]},
+        {"id": "m2", "role": "assistant", "parts": [
+            {"type": "tool-readFile", "toolCallId": "t1", "state": "output-available", "input": {"path": ".env"},
+             "output": SECRET}, {"type": "text", "text": "Done."}]}]))
+    assert detect_format(doc)[0] == "canonical"
+    assert verdict_rows(doc, tmp_path / "run") == []

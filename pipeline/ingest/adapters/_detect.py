@@ -149,7 +149,8 @@ def gemini_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
     """Rule 8: a Gemini API record (``k`` the record's keys, ``c`` the keys one level below)."""
     parts = "parts" in shape.at((2 if shape.top == "[" else 1) + 2)
     return bool({"contents", "history"} & k and parts
-                or shape.top == "[" and {"role", "parts"} <= k and not RECORD_KEYS & k
+                # a bare [Content, ...]: Gemini parts have no `type` (the Vercel AI SDK's do)
+                or shape.top == "[" and {"role", "parts"} <= k and not RECORD_KEYS & k and "type" not in shape.at(4)
                 or "contents" in k and GEMINI_REQUEST_KEYS & k
                 or "request" in k and "contents" in c
                 or "events" in k and {"appName", "app_name"} & k)

@@ -50,9 +50,13 @@ def chat_message(value: Any) -> bool:
 
 
 def gemini_content(value: Any) -> bool:
-    """True when ``value`` is one Gemini ``Content`` (``role`` + a ``parts`` list): the first
-    element of a Gemini CLI checkpoint saved as a bare ``[Content, ...]``."""
-    return isinstance(value, dict) and isinstance(value.get("parts"), list) and not RECORD_KEYS & value.keys()
+    """True when ``value`` is one Gemini ``Content`` (role ``user`` / ``model`` and a list of
+    untyped ``parts``): the first element of a Gemini CLI checkpoint saved as a bare
+    ``[Content, ...]``. Not a Vercel AI SDK ``UIMessage`` (role ``assistant``, parts with a
+    ``type``), whose tool parts Gemini's reader would drop."""
+    parts = value.get("parts") if isinstance(value, dict) else None
+    return (isinstance(parts, list) and value.get("role") in ("user", "model") and not RECORD_KEYS & value.keys()
+            and not any(isinstance(p, dict) and "type" in p for p in parts))
 
 
 def responses_item(value: Any) -> bool:
