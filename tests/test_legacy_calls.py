@@ -62,7 +62,7 @@ def test_legacy_calls_are_calls_and_their_results_answer_them(tmp_path: Path) ->
 def test_results_answer_their_function_by_name_then_in_order() -> None:
     doc = {"trajectory_id": "t", "messages": [
         call("read_file", {"path": "a"}), call("list_dir", {"path": "."}),
-        result("list_dir", "a b"), result("read_file", "A"), result("read_file", "stray")]}
+        result("list_dir", "a b"), {**result("read_file", "A"), "role": "Function"}, result("read_file", "stray")]}
     messages = legacy_calls(json.dumps(doc))["messages"]  # type: ignore[index]
     assert [(m["role"], m.get("tool_call_id")) for m in messages[2:]] == [
         ("tool", "function_call:1"), ("tool", "function_call:0"), ("function", None)]

@@ -45,15 +45,15 @@ def legacy_calls(text: str) -> dict[str, Any] | None:
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
             continue
-        call = message.get("function_call")
-        if message.get("role") == "assistant" and isinstance(call, dict) and not message.get("tool_calls"):
+        call, role = message.get("function_call"), str(message.get("role")).lower()  # as sql/events.sql reads roles
+        if role == "assistant" and isinstance(call, dict) and not message.get("tool_calls"):
             call_id = f"function_call:{i}"
             rest = {k: v for k, v in message.items() if k != "function_call"}
             messages[i] = {**rest, "tool_calls": [{"id": call_id, "type": "function", "function": {
                 "name": call.get("name"), "arguments": call.get("arguments")}}]}
             pending.append((call_id, call.get("name")))
             changed = True
-        elif message.get("role") == "function" and pending and "tool_call_id" not in message:
+        elif role == "function" and pending and "tool_call_id" not in message:
             k = next((j for j, (_, name) in enumerate(pending) if name == message.get("name")), 0)
             messages[i] = {**message, "role": "tool", "tool_call_id": pending.pop(k)[0]}
             changed = True
