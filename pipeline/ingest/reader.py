@@ -65,20 +65,17 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
-from pipeline.ingest.adapters._common import Growth, RecordTooLarge
-from pipeline.ingest.adapters.bare_lists import bare_record
-from pipeline.ingest.adapters.legacy_calls import legacy_calls
 from pipeline.ingest.adapters._detect import pretty_printed, utf16
 from pipeline.ingest.adapters._warn import warn_without_ids
 from pipeline.ingest.adapters._io import (
-    Problem, anthropic_calls, decode_line, iter_array, iter_lines, non_finite_number, parse_json, read_document,
-    replace_lone_surrogates, skip_ws, without_lone_surrogates,
+    Problem, decode_line, iter_array, iter_lines, parse_json, read_document, skip_ws,
 )
 from pipeline.ingest.adapters._session import session_records
 from pipeline.ingest.adapters.inspect_log import iter_samples
 from pipeline.errors import FormatError
 from pipeline.ingest.discovery import FORMATS, detect_format, discover_inputs
-from pipeline.ingest.records import RawRecord, non_finite_path, rejected
+from pipeline.ingest.convert import convert_record, pass_through, problem_record, serialise
+from pipeline.ingest.records import RawRecord, rejected
 from pipeline.storage import Location, Remote
 from pipeline.storage_copy import local_copy
 
@@ -87,103 +84,25 @@ _ARRAY_LINE = re.compile(r"[ \t]*\[")
 _VALUES = json.JSONDecoder()
 
 
-def _serialise(obj: Any) -> str:
-    try:
-        text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
-    except ValueError as exc:
-        where = non_finite_path(obj)
-        if where is not None:  # the field, not only json's "Out of range float values"
-            raise ValueError(f"not serialisable as JSON: {where} is not a finite number "
-                             "(NaN, Infinity or a number out of range such as 1e999)") from exc
-        raise ValueError(f"not serialisable as JSON: {exc}") from exc
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes: no Unicode text
-        text = replace_lone_surrogates(text)
-    return text
-
-
-def _pass_through(text: str, line: int) -> str | Problem:
-    """A canonical record's own text, as the SQL stage reads it (module docstring)."""
-    problem = non_finite_number(text, line) or anthropic_calls(text, line)
-    if problem is not None:
-        return problem
-    rewritten = legacy_calls(text)  # OpenAI's pre-`tools` function calls (legacy_calls.py)
-    if rewritten is not None:
-        try:
-            text = _serialise(rewritten)
-        except (ValueError, RecursionError):  # checked above: kept as it is, the SQL stage judges it
-            pass
-    return without_lone_surrogates(text)
-
-
-def _convert(spec: AdapterSpec, value: Any, raw: str | None, ctx: Ctx,
-             max_record_bytes: int, source_bytes: int) -> RawRecord | None:
-    """One source record (``source_bytes`` of the file) -> RawRecord (None when the
-    adapter says it is not a record); a converted file's records share one ``Growth``."""
-    src = str(ctx.path)
-    if spec.convert is None:
-        wrapped = bare_record(value, ctx.stem, ctx.line)
-        if wrapped is not value:  # a bare chat message list: one conversation (bare_lists)
-            try:
-                raw = _serialise(wrapped)
-            except (ValueError, RecursionError) as exc:
-                return rejected(src, ctx.line, "malformed_record", str(exc), spec.name)
-        passed = _pass_through(raw, ctx.line) if raw is not None else None
-        if isinstance(passed, Problem):
-            return _problem(ctx.path, passed, spec.name)
-        try:
-            text = passed if passed is not None else _serialise(value)
-        except (ValueError, RecursionError) as exc:
-            return rejected(src, ctx.line, "malformed_record", str(exc), spec.name)
-        return RawRecord(src, ctx.line, text, None, None, spec.name)
-    growth: Growth = ctx.state.setdefault("growth", Growth(max_record_bytes))
-    growth.read(source_bytes)
-    if growth.spent:
-        return rejected(src, ctx.line, "record_too_large", growth.refusal(), spec.name)
-    try:
-        obj = spec.convert(value, ctx)
-        if obj is None:
-            return None
-        text = _serialise(obj)
-    except RecursionError:
-        return rejected(src, ctx.line, "malformed_record", "record nested too deeply", spec.name)
-    except RecordTooLarge as exc:
-        return rejected(src, ctx.line, "record_too_large", f"{spec.name} adapter: {exc}", spec.name)
-    except Exception as exc:  # noqa: BLE001 - one bad record never stops the run
-        return rejected(src, ctx.line, "malformed_record",
-                        f"{spec.name} adapter: {type(exc).__name__}: {exc}", spec.name)
-    if len(text) > max_record_bytes:
-        return rejected(src, ctx.line, "record_too_large",
-                        f"converted record larger than {max_record_bytes} bytes", spec.name)
-    if not growth.admit(len(text)):
-        return rejected(src, ctx.line, "record_too_large", growth.refusal(), spec.name)
-    return RawRecord(src, ctx.line, text, None, None, spec.name)
-
-
-def _problem(path: Location, problem: Problem, fmt: str) -> RawRecord:
-    return rejected(str(path), problem.line, problem.reason, problem.detail, fmt)
-
-
 def _ndjson(path: Location, spec: AdapterSpec, max_record_bytes: int,
             span: tuple[int, int | None, int] = (0, None, 1)) -> Iterator[RawRecord]:
     state: dict[str, Any] = {}
     for line, raw in iter_lines(path, max_record_bytes, *span):
         text = raw if isinstance(raw, Problem) else decode_line(raw, line)
         if isinstance(text, Problem):
-            yield _problem(path, text, spec.name)
+            yield problem_record(path, text, spec.name)
             continue
         ctx = Ctx(path, line, state)
         if spec.convert is None and not _ARRAY_LINE.match(text):  # an array: maybe a bare message list
-            passed = _pass_through(text, line)
-            yield (_problem(path, passed, spec.name) if isinstance(passed, Problem)
+            passed = pass_through(text, line)
+            yield (problem_record(path, passed, spec.name) if isinstance(passed, Problem)
                    else RawRecord(str(path), line, passed, None, None, spec.name))
             continue
         value = parse_json(text, line)
         if isinstance(value, Problem):
-            yield _problem(path, value, spec.name)
+            yield problem_record(path, value, spec.name)
             continue
-        record = _convert(spec, value, text, ctx, max_record_bytes, len(raw))
+        record = convert_record(spec, value, text, ctx, max_record_bytes, len(raw))
         if record is not None:
             yield record
 
@@ -193,17 +112,17 @@ def _document(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Itera
     if spec.layout == "inspect":
         for item in _samples(path, max_record_bytes):
             if isinstance(item, Problem):
-                yield _problem(path, item, spec.name)
+                yield problem_record(path, item, spec.name)
                 continue
             line, sample, eval_spec, size = item
             state["eval"] = eval_spec
-            record = _convert(spec, sample, None, Ctx(path, line, state), max_record_bytes, size)
+            record = convert_record(spec, sample, None, Ctx(path, line, state), max_record_bytes, size)
             if record is not None:
                 yield record
         return
     text = read_document(path, max_record_bytes * 8)
     if isinstance(text, Problem):
-        yield _problem(path, text, spec.name)
+        yield problem_record(path, text, spec.name)
         return
     start = skip_ws(text, 0)
     stream = spec.layout == "array" and text.startswith("{", start) and pretty_printed(path)
@@ -218,10 +137,10 @@ def _document(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Itera
     if items is not None:
         for item in items:
             if isinstance(item, Problem):
-                yield _problem(path, item, spec.name)
+                yield problem_record(path, item, spec.name)
                 continue
             index, raw, value = item
-            record = _convert(spec, value, raw, Ctx(path, index, state), max_record_bytes, len(raw))
+            record = convert_record(spec, value, raw, Ctx(path, index, state), max_record_bytes, len(raw))
             if record is not None:
                 yield record
         return
@@ -231,9 +150,9 @@ def _document(path: Location, spec: AdapterSpec, max_record_bytes: int) -> Itera
         return
     value = parse_json(text, 1)
     if isinstance(value, Problem):
-        yield _problem(path, value, spec.name)
+        yield problem_record(path, value, spec.name)
         return
-    record = _convert(spec, value, text.strip(), Ctx(path, 1, state), max_record_bytes, len(text))
+    record = convert_record(spec, value, text.strip(), Ctx(path, 1, state), max_record_bytes, len(text))
     if record is not None:
         yield record
 
@@ -291,7 +210,7 @@ def _file_records(path: Location, fmt: str, max_record_bytes: int,
     name = fmt if fmt != "auto" else detected
     spec = ADAPTERS[name]
     if spec.layout == "session":
-        yield from session_records(path, spec, max_record_bytes, suite, _serialise, bound)
+        yield from session_records(path, spec, max_record_bytes, suite, serialise, bound)
     elif spec.layout == "inspect":
         yield from _document(path, spec, max_record_bytes)
     elif _whole_file(path):  # an array of id-less records warns as NDJSON lines do
