@@ -356,3 +356,21 @@ def test_a_worker_lost_to_a_signal_the_driver_also_got_is_that_signal() -> None:
         signals._first.clear()
         signals._unconfirmed.clear()
         signals._complete[0] = complete
+
+
+_STOPPED_MID_MAP = """
+from pipeline.execution.pool import WorkerPool
+from tests.pool_jobs import hold
+with WorkerPool(2) as workers:
+    workers._pool.map_async(hold, [(60.0, b"")] * 2)  # outstanding, as a map a SIGTERM stops
+    workers._pool.stop()
+    print("result thread alive after stop:", workers._pool._result_handler.is_alive(), flush=True)
+"""
+
+
+def test_stopping_a_pool_mid_map_ends_its_result_thread() -> None:
+    # the result thread got the task thread's sentinel while still in its RUN state, went on
+    # waiting for the map's outstanding results (no killed worker sends them), and stop()
+    # gave up on it only after STOP_WAIT_S: every SIGTERM'd run exited 5 s after the signal
+    out, _ = _unhung(_STOPPED_MID_MAP, what="stopping a pool mid-map hung")
+    assert out.splitlines() == ["result thread alive after stop: False"]
