@@ -265,6 +265,20 @@ def _unmirrored_call(messages: list[Any]) -> tuple[int, str] | None:
     return None
 
 
+def marked_messages(text: str, mark: str) -> tuple[dict[str, Any], list[Any]] | None:
+    """A canonical record's text parsed, with its ``messages`` list, when the text holds
+    ``mark`` (a cheap substring test first: only such records pay for a parse); None when
+    it does not, does not parse, or has no such list (left to the SQL stage)."""
+    if mark not in text:
+        return None
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    messages = doc.get("messages") if isinstance(doc, dict) else None
+    return (doc, messages) if isinstance(messages, list) else None
+
+
 def anthropic_calls(text: str, line: int) -> Problem | None:
     """A Problem when a record read as canonical holds an Anthropic ``tool_use`` block
     (in a message's ``content`` list) that is not also one of the message's ``tool_calls``.
@@ -274,14 +288,8 @@ def anthropic_calls(text: str, line: int) -> Problem | None:
     call nor ``system`` is detected as canonical). Only texts containing the substring are
     parsed; a text that does not parse is left to the SQL stage.
     """
-    if 'tool_use"' not in text:
-        return None
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    messages = doc.get("messages") if isinstance(doc, dict) else None
-    found = _unmirrored_call(messages) if isinstance(messages, list) else None
+    parsed = marked_messages(text, 'tool_use"')
+    found = _unmirrored_call(parsed[1]) if parsed is not None else None
     if found is None:
         return None
     return Problem(line, "malformed_record",

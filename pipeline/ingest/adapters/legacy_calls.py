@@ -22,8 +22,9 @@ substring scan.
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from pipeline.ingest.adapters._io import marked_messages
 
 MARK = '"function_call"'
 
@@ -31,15 +32,10 @@ MARK = '"function_call"'
 def legacy_calls(text: str) -> dict[str, Any] | None:
     """The record of ``text`` with its legacy function calls and results rewritten (module
     docstring), or None when it has none (or does not parse: the SQL stage rejects it)."""
-    if MARK not in text:
+    parsed = marked_messages(text, MARK)
+    if parsed is None:
         return None
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    messages = doc.get("messages") if isinstance(doc, dict) else None
-    if not isinstance(messages, list):
-        return None
+    doc, messages = parsed
     pending: list[tuple[str, Any]] = []  # (call id, function name) not yet answered
     changed = False
     for i, message in enumerate(messages):
