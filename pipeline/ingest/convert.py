@@ -53,7 +53,7 @@ def pass_through(text: str, line: int) -> str | Problem:
 
 
 def convert_record(spec: AdapterSpec, value: Any, raw: str | None, ctx: Ctx,
-             max_record_bytes: int, source_bytes: int) -> RawRecord | None:
+                   max_record_bytes: int, source_bytes: int) -> RawRecord | None:
     """One source record (``source_bytes`` of the file) -> RawRecord (None when the
     adapter says it is not a record); a converted file's records share one ``Growth``."""
     src = str(ctx.path)

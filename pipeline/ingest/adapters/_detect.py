@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.ingest.adapters._io import BOM, JSON_STRING, read_head
-from pipeline.ingest.adapters.bare_lists import RECORD_KEYS
+from pipeline.ingest.adapters.bare_lists import ITEM_RECORD_KEYS, RECORD_KEYS
 from pipeline.ingest.adapters.openhands_v1 import event_index
 from pipeline.storage import Location
 
@@ -219,7 +219,7 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "anthropic", "a bare array of messages with tool_use/tool_result blocks: one Anthropic conversation"
     if {"input", "output"} & k and "messages" not in k and RESPONSES_TYPES & shape.types:
         return "openai-responses", "'input'/'output' with Responses API items (function_call, input_text, ...)"
-    if shape.top == "[" and not (RECORD_KEYS - {"output"}) & k and RESPONSES_TYPES & shape.types:
+    if shape.top == "[" and not ITEM_RECORD_KEYS & k and RESPONSES_TYPES & shape.types:
         return "openai-responses", "a bare array of Responses API items: one conversation"
     if "messages" in k or "trajectory_id" in k:
         return "canonical", "records with 'messages'/'trajectory_id': canonical"

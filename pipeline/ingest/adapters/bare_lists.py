@@ -28,6 +28,8 @@ from typing import Any
 
 # keys of a record (of any reader) that a single message never has
 RECORD_KEYS = frozenset({"messages", "trajectory_id", "input", "output", "contents", "history", "traj", "trajectory"})
+# the record keys a Responses item may not have (``output`` is a ``*_call_output`` item's own)
+ITEM_RECORD_KEYS = RECORD_KEYS - {"output"}
 # what a chat message holds besides its role
 MESSAGE_KEYS = frozenset({"content", "tool_calls", "function_call"})
 # item types of the OpenAI Responses API (a conversation's items as `input` takes them)
@@ -63,7 +65,7 @@ def responses_item(value: Any) -> bool:
     """True when ``value`` is one Responses API item (a known ``type``, or the short
     message form: a ``role`` without a ``type``), not a record with ``input``/``output``.
     ``output`` is a key of a ``*_call_output`` item, so it does not make a record here."""
-    if not isinstance(value, dict) or (RECORD_KEYS - {"output"}) & value.keys():
+    if not isinstance(value, dict) or ITEM_RECORD_KEYS & value.keys():
         return False
     kind = value.get("type")
     return kind in RESPONSES_ITEM_TYPES if kind is not None else isinstance(value.get("role"), str)
