@@ -39,7 +39,10 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
    Gemini record with a ``label`` of its own stays Gemini.
 9. ``contents`` with ``label``/``profile``/``risk_description`` -> r-judge.
 10. Claude Code session line: ``sessionId`` with ``uuid``/``parentUuid``/``type``, or a
-    ``summary`` + ``leafUuid`` / ``messageId`` + ``snapshot`` head line -> claude-code.
+    ``summary`` + ``leafUuid`` / ``messageId`` + ``snapshot`` head line, or a stream-json
+    line (``claude -p --output-format stream-json``: ``type`` + ``session_id`` with
+    ``subtype`` or ``message``, and ``parent_tool_use_id``/``cwd``/``tools``/``result``
+    beside them) -> claude-code.
 11. ``type`` + ``payload`` with a Codex item type (``session_meta``, ``response_item``,
     ``event_msg``, ``turn_context``), or the 2025 bare header ``{id, timestamp,
     instructions|git}`` -> codex.
@@ -205,6 +208,9 @@ def classify(shape: Shape) -> tuple[str, str]:
     if "sessionId" in k and {"uuid", "parentUuid", "type"} & k or {"summary", "leafUuid"} <= k \
             or {"messageId", "snapshot"} <= k:
         return "claude-code", "Claude Code session line (sessionId/uuid, summary or snapshot)"
+    if {"type", "session_id"} <= k and {"subtype", "message"} & k \
+            and {"parent_tool_use_id", "cwd", "tools", "result", "num_turns"} & k:
+        return "claude-code", "Claude Code stream-json line (type + session_id: system init, message or result)"
     if {"type", "payload"} <= k and {"session_meta", "response_item", "event_msg", "turn_context"} & shape.types:
         return "codex", "Codex CLI rollout line (type + payload: session_meta/response_item/event_msg)"
     if {"id", "timestamp"} <= k and {"instructions", "git"} & k and not {"type", "messages", "trajectory_id"} & k:

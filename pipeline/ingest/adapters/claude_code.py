@@ -97,7 +97,7 @@ def _result_text(content: Any) -> str:
     return text if isinstance(text, str) else ""
 
 
-class _Builder:
+class Messages:
     """Accumulates canonical messages line by line (only the kept text is held)."""
 
     def __init__(self, guard: SizeGuard) -> None:
@@ -266,7 +266,7 @@ def _call_naming(raw: bytes, agent_id: str) -> str | None:
 def convert_session(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, dict[str, Any]]]:
     """Convert one Claude Code session file (the reader's ``session`` layout)."""
     max_bytes = int(ctx.state.get("max_record_bytes", 32 * 2**20))
-    builder = _Builder(SizeGuard(max_bytes))
+    builder = Messages(SizeGuard(max_bytes))
     dropped = feed_lines(items, builder.line)
     builder.texts.join()
     if not builder.session_ids:
