@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.ingest.adapters import (
-    agentdojo, anthropic, claude_stream, codex, gemini, inspect_log, langchain, openhands, otel, r_judge, responses,
+    agentdojo, anthropic, claude_stream, codex_exec, gemini, inspect_log, langchain, openhands, otel, r_judge, responses,
     swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
@@ -57,7 +57,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("r-judge", r_judge.convert, "array"),
         AdapterSpec("swe-agent", swe_agent.convert, "whole"),
         AdapterSpec("claude-code", claude_stream.convert, "session"),
-        AdapterSpec("codex", codex.convert_session, "session"),
+        AdapterSpec("codex", codex_exec.convert, "session"),
         AdapterSpec("otel", otel.convert_session, "session"),
         AdapterSpec("openai-responses", responses.convert, "array", responses_item),
         AdapterSpec("gemini", gemini.convert, "array", gemini_content),

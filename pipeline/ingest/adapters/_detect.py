@@ -45,7 +45,8 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     beside them) -> claude-code.
 11. ``type`` + ``payload`` with a Codex item type (``session_meta``, ``response_item``,
     ``event_msg``, ``turn_context``), or the 2025 bare header ``{id, timestamp,
-    instructions|git}`` -> codex.
+    instructions|git}``, or a ``codex exec --json`` event line (``type`` ``thread.started``,
+    ``turn.*``, ``item.*``) -> codex.
 12. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
 13. a bare list, ``messages``, ``outputs.messages`` or ``values.messages`` of LangChain
     messages (``type`` + ``data``, ``lc`` + ``kwargs`` or ``type`` + ``additional_kwargs``, and
@@ -81,6 +82,9 @@ NDJSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 # item types only the OpenAI Responses API writes (its messages' text blocks, its calls)
 RESPONSES_TYPES = {"function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
                    "local_shell_call", "local_shell_call_output", "input_text", "output_text", "web_search_call"}
+# event types of `codex exec --json` (codex-rs/exec/src/exec_events.rs)
+CODEX_EXEC_TYPES = {"thread.started", "turn.started", "turn.completed", "turn.failed", "item.started",
+                    "item.updated", "item.completed"}
 # keys beside a Gemini request's ``contents`` (request fields, or the logged response's)
 GEMINI_REQUEST_KEYS = {"candidates", "systemInstruction", "system_instruction", "generationConfig",
                        "generation_config", "config", "response"}
@@ -215,6 +219,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "codex", "Codex CLI rollout line (type + payload: session_meta/response_item/event_msg)"
     if {"id", "timestamp"} <= k and {"instructions", "git"} & k and not {"type", "messages", "trajectory_id"} & k:
         return "codex", "Codex CLI rollout header line (id, timestamp, instructions: 2025 layout)"
+    if "type" in k and CODEX_EXEC_TYPES & shape.types and ({"thread_id", "item"} & k or len(k) == 1):
+        return "codex", "codex exec --json event line (thread.started, turn.*, item.*)"
     if "resourceSpans" in k:
         return "otel", "OTLP trace export (resourceSpans)"
     if langchain_shape(shape, k, c):

@@ -21,6 +21,7 @@ the whole record):
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -86,6 +87,23 @@ def session_items(path: Location, max_record_bytes: int, document: bool = False,
         yield line, value
     if pending is not None:
         yield pending.line, DROPPED
+
+
+def told_by_head(items: Iterable[tuple[int, Any]],
+                 tell: Callable[[Any], bool | None]) -> tuple[bool, Iterator[tuple[int, Any]]]:
+    """Which of two layouts a session file has (one format name, two writers: a Claude
+    Code session or its stream-json, a Codex rollout or its exec log): ``tell`` answers for
+    the first line that says (None: this line does not), False when none does. Returns the
+    answer and every line again (those read to find it are held, then replayed)."""
+    it = iter(items)
+    head: list[tuple[int, Any]] = []
+    answer: bool | None = None
+    for item in it:
+        head.append(item)
+        answer = tell(item[1])
+        if answer is not None:
+            break
+    return bool(answer), itertools.chain(head, it)
 
 
 def feed_lines(items: Iterable[tuple[int, Any]], line: Callable[[dict[str, Any]], None]) -> list[int]:

@@ -30,13 +30,12 @@ messages with its error rules; the structured result is ``tool_use_result`` here
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx
-from pipeline.ingest.adapters._session import DROPPED, SizeGuard
+from pipeline.ingest.adapters._session import DROPPED, SizeGuard, told_by_head
 from pipeline.ingest.adapters.claude_code import FORMAT, Messages, convert_session
 
 _STREAM_TYPES = {"system", "assistant", "user", "result", "stream_event", "rate_limit_event"}
@@ -73,17 +72,8 @@ def _suite(cwd: Any) -> str | None:
 def convert(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, dict[str, Any]]]:
     """A ``claude-code`` file: a stream (:func:`convert_stream`) or a session file
     (:func:`pipeline.ingest.adapters.claude_code.convert_session`), told by the first line
-    that names its session (the lines before it are held, then replayed)."""
-    it = iter(items)
-    head: list[tuple[int, Any]] = []
-    stream = False
-    for item in it:
-        head.append(item)
-        seen = is_stream(item[1])
-        if seen is not None:
-            stream = seen
-            break
-    lines = itertools.chain(head, it)
+    that names its session (:func:`is_stream`)."""
+    stream, lines = told_by_head(items, is_stream)
     yield from convert_stream(lines, ctx) if stream else convert_session(lines, ctx)
 
 
