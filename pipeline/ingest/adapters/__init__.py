@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.ingest.adapters import (
-    agentdojo, anthropic, claude_stream, codex_exec, gemini, inspect_log, langchain, openhands, otel, r_judge, responses,
-    swe_agent, tau2_bench, tau_bench,
+    agentdojo, anthropic, claude_stream, codex_exec, gemini, gemini_stream, inspect_log, langchain, openhands, otel,
+    r_judge, responses, swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
 from pipeline.ingest.adapters.bare_lists import chat_message, gemini_content, responses_item
@@ -61,6 +61,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("otel", otel.convert_session, "session"),
         AdapterSpec("openai-responses", responses.convert, "array", responses_item),
         AdapterSpec("gemini", gemini.convert, "array", gemini_content),
+        AdapterSpec("gemini-stream", gemini_stream.convert_session, "session"),
         AdapterSpec("langchain", langchain.convert, "array", langchain.is_message),
     )
 }

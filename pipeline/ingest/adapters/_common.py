@@ -132,10 +132,12 @@ class TextParts:
     """Texts of messages built line by line, joined into their ``content`` once at the end:
     ``content + "\\n" + text`` per line copied a message's text again for every part
     (quadratic: 20,000 lines of one Claude Code response took 10 s). A text that comes while
-    the content is still empty replaces it, as that concatenation did."""
+    the content is still empty replaces it, as that concatenation did. ``sep`` joins the
+    parts (a line each by default; ``""`` for the pieces of one streamed text)."""
 
-    def __init__(self) -> None:
+    def __init__(self, sep: str = "\n") -> None:
         self.parts: dict[int, tuple[dict[str, Any], list[str]]] = {}
+        self.sep = sep
 
     def add(self, msg: dict[str, Any], text: str) -> None:
         """One more text of ``msg``."""
@@ -148,7 +150,7 @@ class TextParts:
     def join(self) -> None:
         """Write every message's joined text into its ``content``."""
         for msg, parts in self.parts.values():
-            msg["content"] = "\n".join(parts)
+            msg["content"] = self.sep.join(parts)
 
 
 class _Pending:

@@ -47,6 +47,8 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     ``event_msg``, ``turn_context``), or the 2025 bare header ``{id, timestamp,
     instructions|git}``, or a ``codex exec --json`` event line (``type`` ``thread.started``,
     ``turn.*``, ``item.*``) -> codex.
+11b. an ``init`` line with ``session_id``, ``model`` and ``timestamp`` (``gemini -o
+    stream-json``) -> gemini-stream.
 12. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
 13. a bare list, ``messages``, ``outputs.messages`` or ``values.messages`` of LangChain
     messages (``type`` + ``data``, ``lc`` + ``kwargs`` or ``type`` + ``additional_kwargs``, and
@@ -221,6 +223,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "codex", "Codex CLI rollout header line (id, timestamp, instructions: 2025 layout)"
     if "type" in k and CODEX_EXEC_TYPES & shape.types and ({"thread_id", "item"} & k or len(k) == 1):
         return "codex", "codex exec --json event line (thread.started, turn.*, item.*)"
+    if {"type", "timestamp", "session_id", "model"} <= k and "init" in shape.types:
+        return "gemini-stream", "Gemini CLI stream-json init line (type init, session_id, model, timestamp)"
     if "resourceSpans" in k:
         return "otel", "OTLP trace export (resourceSpans)"
     if langchain_shape(shape, k, c):

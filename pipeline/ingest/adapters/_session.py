@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx, Growth
 from pipeline.ingest.adapters._io import Problem, decode_line, iter_lines, parse_json, read_document
@@ -104,6 +104,42 @@ def told_by_head(items: Iterable[tuple[int, Any]],
         if answer is not None:
             break
     return bool(answer), itertools.chain(head, it)
+
+
+class Run(Protocol):
+    """One trajectory of a log that holds several runs (:func:`split_runs`)."""
+
+    first_line: int
+
+    def line(self, obj: dict[str, Any]) -> None:
+        """Take one object line of this run."""
+
+
+R = TypeVar("R", bound=Run)
+
+
+def split_runs(items: Iterable[tuple[int, Any]], run_id: Callable[[dict[str, Any]], str | None],
+               new_run: Callable[[int], R], stem: str) -> tuple[list[tuple[str, R]], list[int]]:
+    """The runs of a log that appends runs (``codex exec --json``, Gemini CLI stream-json):
+    a line for which ``run_id`` gives an id starts (or, for an id seen before, resumes) that
+    run, the others go to the run last started (before any: one named ``stem``). Returns
+    the runs in order of their first line, and the dropped (truncated) line numbers."""
+    runs: dict[str, R] = {}
+    current: R | None = None
+    dropped: list[int] = []
+    for number, obj in items:
+        if obj is DROPPED:
+            dropped.append(number)
+            continue
+        if not isinstance(obj, dict):
+            raise AdapterError(f"line {number} is {type(obj).__name__}, expected an object")
+        rid = run_id(obj)
+        if rid is not None:
+            current = runs[rid] if rid in runs else runs.setdefault(rid, new_run(number))
+        elif current is None:
+            current = runs.setdefault(stem, new_run(number))
+        current.line(obj)
+    return sorted(runs.items(), key=lambda kv: kv[1].first_line), dropped
 
 
 def feed_lines(items: Iterable[tuple[int, Any]], line: Callable[[dict[str, Any]], None]) -> list[int]:

@@ -17,7 +17,8 @@ FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI ro
                 "otel": "an OTLP trace export", "anthropic": "Anthropic Messages records",
                 "agentdojo": "AgentDojo traces", "tau-bench": "tau-bench results",
                 "tau2-bench": "tau2-bench results", "r-judge": "R-Judge records",
-                "gemini": "Gemini API contents records", "langchain": "LangChain / LangGraph messages"}
+                "gemini": "Gemini API contents records",
+                "gemini-stream": "a Gemini CLI stream-json log", "langchain": "LangChain / LangGraph messages"}
 
 
 def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:

@@ -40,7 +40,7 @@ from typing import Any
 
 from pipeline.ingest.adapters import codex
 from pipeline.ingest.adapters._common import AdapterError, Ctx, TextParts, text_of, tool_call, tool_result
-from pipeline.ingest.adapters._session import DROPPED, SizeGuard, told_by_head
+from pipeline.ingest.adapters._session import SizeGuard, split_runs, told_by_head
 from pipeline.ingest.argv import script_of
 from pipeline.ingest.records import canonical_message
 
@@ -127,7 +127,18 @@ class _Thread:
         n = self.finished.get(item_id, 0)
         return item_id if n == 0 else f"{item_id}~{n}"
 
-    def item(self, event: str, item: dict[str, Any]) -> None:
+    def line(self, obj: dict[str, Any]) -> None:
+        """Take one event of this thread."""
+        kind = obj.get("type")
+        if kind == "turn.started":
+            self.turns += 1
+        elif kind in ("turn.failed", "error"):
+            err = obj.get("error") if isinstance(obj.get("error"), dict) else obj
+            self.errors.append(str(err.get("message"))[:500])
+        elif kind in ("item.started", "item.updated", "item.completed") and isinstance(obj.get("item"), dict):
+            self._item(kind, obj["item"])
+
+    def _item(self, event: str, item: dict[str, Any]) -> None:
         item_id, kind = item.get("id"), item.get("type")
         if not isinstance(item_id, str) or kind in _NO_STEP:
             if kind == "error" and isinstance(item.get("message"), str):
@@ -162,34 +173,18 @@ def convert(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, d
     yield from convert_exec(lines, ctx) if exec_log else codex.convert_session(lines, ctx)
 
 
+def _run_id(obj: dict[str, Any]) -> str | None:
+    tid = obj.get("thread_id")
+    return tid if obj.get("type") == "thread.started" and isinstance(tid, str) and tid else None
+
+
 def convert_exec(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, dict[str, Any]]]:
     """Convert one ``codex exec --json`` log (the reader's ``session`` layout)."""
     guard = SizeGuard(int(ctx.state.get("max_record_bytes", 32 * 2**20)))
-    threads: dict[str, _Thread] = {}
-    current: _Thread | None = None
-    dropped: list[int] = []
-    for number, obj in items:
-        if obj is DROPPED:
-            dropped.append(number)
-            continue
-        if not isinstance(obj, dict):
-            raise AdapterError(f"line {number} is {type(obj).__name__}, expected an object")
-        kind = obj.get("type")
-        if kind == "thread.started" and isinstance(obj.get("thread_id"), str) and obj["thread_id"]:
-            current = threads.setdefault(obj["thread_id"], _Thread(number, guard))
-            continue
-        if current is None:
-            current = threads.setdefault(ctx.stem, _Thread(number, guard))
-        if kind == "turn.started":
-            current.turns += 1
-        elif kind in ("turn.failed", "error"):
-            err = obj.get("error") if isinstance(obj.get("error"), dict) else obj
-            current.errors.append(str(err.get("message"))[:500])
-        elif kind in ("item.started", "item.updated", "item.completed") and isinstance(obj.get("item"), dict):
-            current.item(kind, obj["item"])
+    threads, dropped = split_runs(items, _run_id, lambda n: _Thread(n, guard), ctx.stem)
     if not threads:
         raise AdapterError("no codex exec event (thread.started, turn.*, item.*): not a codex exec --json log")
-    for thread_id, thread in sorted(threads.items(), key=lambda kv: kv[1].first_line):
+    for thread_id, thread in threads:
         thread.texts.join()
         meta: dict[str, Any] = {"format": FORMAT, "output_format": "exec-json", "thread_id": thread_id,
                                 "turns": thread.turns}
