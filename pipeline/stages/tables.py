@@ -189,9 +189,10 @@ def edge_rejects(con: duckdb.DuckDBPyConnection, max_pairs: int) -> None:
 
 
 def content_labels(con: duckdb.DuckDBPyConnection) -> None:
-    """Stages ``content_resources`` and ``sent_secrets``: a file seen to hold a secret labels
-    every action that reads or sends it; a sink sending detected secret content is labelled
-    unsafe (steps and actions labelled by rules only)."""
+    """Stages ``content_resources``, ``sent_secrets`` and ``self_sends``: a file seen to hold
+    a secret labels every action that reads or sends it; a sink sending detected secret
+    content, or a secret it reads itself, is labelled unsafe (steps and actions labelled by
+    rules only)."""
     materialize(con, "content_resources")
     con.execute("""
         update action_roles a set conf = greatest(a.conf, c.conf), integ = greatest(a.integ, c.integ),
@@ -211,6 +212,10 @@ def content_labels(con: duckdb.DuckDBPyConnection) -> None:
         select trajectory_id, action_idx, call_step_idx,
             'secret_sent:' || coalesce(arg_min(p.name, p.ord), 'file held a secret') as rule_name
         from sent_secrets left join policy_content p using (ord) group by all""")
+    # a sink reading the secret it sends in the same step (a flow of length 1: sql/self_sends.sql)
+    materialize(con, "self_sends")
+    _label_unsafe(con, "select trajectory_id, action_idx, call_step_idx, min(rule_name) as rule_name "
+                       "from self_sends group by all")
 
 
 def executed_writes(con: duckdb.DuckDBPyConnection) -> None:

@@ -93,12 +93,20 @@ class Analyser:
         return self.docs[int(m.group(1))] if op == "<<" and m else self.restore(target)
 
     def sources(self, word: str) -> tuple[str, ...]:
-        """Resources whose content a dynamic word carries ($(cat f), $X set from one)."""
+        """Resources whose content a dynamic word carries ($(cat f), $X set from one); a
+        variable the command never sets (nor a loop binds) and that is not HOME/PWD comes
+        from the environment: ``$AWS_SECRET_ACCESS_KEY`` carries ``env:AWS_SECRET_ACCESS_KEY``
+        (the policy's resource labels say which names are secret), as ``os.environ[...]``
+        does in code."""
         out: list[str] = []
         for m in SUB_RE.finditer(word):
             out.extend(self.sub_flows.get(int(m.group(1)), ()))
         for m in VAR_RE.finditer(word):
-            out.extend(self.var_sources.get(m.group(1) or m.group(3) or "", ()))
+            name = m.group(1) or m.group(3) or ""
+            if name in self.var_sources:
+                out.extend(self.var_sources[name])
+            elif name and not name[0].isdigit() and name not in self.env and name not in FIXED_VARS:
+                out.append(f"env:{name}")
         return tuple(out)
 
     def assign(self, name: str, raw: str | None) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from pipeline.ingest.adapters import (
     agentdojo, anthropic, claude_stream, codex_exec, gemini, gemini_stream, inspect_log, langchain, openhands, otel,
-    r_judge, responses, swe_agent, tau2_bench, tau_bench,
+    r_judge, responses, smolagents, swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
 from pipeline.ingest.adapters.bare_lists import chat_message, gemini_content, responses_item
@@ -63,6 +63,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("gemini", gemini.convert, "array", gemini_content),
         AdapterSpec("gemini-stream", gemini_stream.convert_session, "session"),
         AdapterSpec("langchain", langchain.convert, "array", langchain.is_message),
+        AdapterSpec("smolagents", smolagents.convert, "array", smolagents.one_list),
     )
 }
 

@@ -50,6 +50,8 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 11b. an ``init`` line with ``session_id``, ``model`` and ``timestamp`` (``gemini -o
     stream-json``) -> gemini-stream.
 12. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
+12b. smolagents memory steps: ``step_number`` with ``tool_calls``/``observations``, ``task``
+    + ``task_images``, or ``steps`` holding them -> smolagents.
 13. a bare list, ``messages``, ``outputs.messages`` or ``values.messages`` of LangChain
     messages (``type`` + ``data``, ``lc`` + ``kwargs`` or ``type`` + ``additional_kwargs``, and
     a ``LANGCHAIN_TYPES`` type) -> langchain; before rule 14 (Anthropic-backed: ``tool_use``).
@@ -227,6 +229,9 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "gemini-stream", "Gemini CLI stream-json init line (type init, session_id, model, timestamp)"
     if "resourceSpans" in k:
         return "otel", "OTLP trace export (resourceSpans)"
+    if {"step_number", "tool_calls"} <= k or {"step_number", "observations"} <= k or {"task", "task_images"} <= k \
+            or "steps" in k and {"step_number", "task_images"} & shape.at(base + 2):
+        return "smolagents", "smolagents memory steps (step_number + tool_calls/observations, or task + task_images)"
     if langchain_shape(shape, k, c):
         return "langchain", "LangChain messages (type + data, lc + kwargs or a model_dump): LangChain / LangGraph"
     if "messages" in k and ("system" in k or {"tool_use", "tool_result"} & shape.types):

@@ -18,7 +18,8 @@ FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI ro
                 "agentdojo": "AgentDojo traces", "tau-bench": "tau-bench results",
                 "tau2-bench": "tau2-bench results", "r-judge": "R-Judge records",
                 "gemini": "Gemini API contents records",
-                "gemini-stream": "a Gemini CLI stream-json log", "langchain": "LangChain / LangGraph messages"}
+                "gemini-stream": "a Gemini CLI stream-json log", "langchain": "LangChain / LangGraph messages",
+                "smolagents": "smolagents memory steps"}
 
 
 def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:
