@@ -173,14 +173,13 @@ def test_a_bare_gemini_checkpoint_is_one_gemini_trajectory_never_a_chat(tmp_path
 
 
 def test_a_list_of_unknown_messages_is_rejected_never_scored(tmp_path: Path) -> None:
-    """Messages no reader understands (the Vercel AI SDK's UIMessages: a role and typed
-    ``parts``) are neither a chat nor a Gemini checkpoint: each is a rejected record, with
-    the warning, never an empty conversation scored safe."""
+    """Messages no reader understands (a role, and the text under a key no format uses) are
+    neither a chat nor a Gemini checkpoint: each is a rejected record, with the warning,
+    never an empty conversation scored safe. (The Vercel AI SDK's UIMessages, the case this
+    test was written for, are read since: tests/test_adapters_ai_sdk.py.)"""
     doc = tmp_path / "ui.json"
     doc.write_text(json.dumps([
-        {"id": "m1", "role": "user", "parts": [{"type": "text", "text": TASK}]},
-        {"id": "m2", "role": "assistant", "parts": [
-            {"type": "tool-readFile", "toolCallId": "t1", "state": "output-available", "input": {"path": ".env"},
-             "output": SECRET}, {"type": "text", "text": "Done."}]}]))
+        {"id": "m1", "role": "user", "body": TASK},
+        {"id": "m2", "role": "assistant", "body": "Done.", "steps": [{"tool": "readFile", "path": ".env"}]}]))
     assert detect_format(doc)[0] == "canonical"
     assert verdict_rows(doc, tmp_path / "run") == []

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.ingest.adapters import (
-    agentdojo, anthropic, claude_stream, codex_exec, gemini, gemini_stream, inspect_log, langchain, openhands, otel,
+    agentdojo, ai_sdk, anthropic, claude_stream, codex_exec, gemini, gemini_stream, inspect_log, langchain, openhands, otel,
     r_judge, responses, smolagents, swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
@@ -64,6 +64,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("gemini-stream", gemini_stream.convert_session, "session"),
         AdapterSpec("langchain", langchain.convert, "array", langchain.is_message),
         AdapterSpec("smolagents", smolagents.convert, "array", smolagents.one_list),
+        AdapterSpec("ai-sdk", ai_sdk.convert, "array", ai_sdk.one_list),
     )
 }
 

@@ -33,6 +33,9 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 7. ``traj`` with ``task_id``/``reward`` -> tau-bench; ``info`` holding ``agent_info`` +
    ``environment_info`` + ``user_info``, or ``task_id`` + ``messages`` +
    ``termination_reason`` (one simulation) -> tau2-bench.
+7b. a bare array, or ``messages``, of Vercel AI SDK messages (``role`` + ``parts`` with a
+   ``tool-<name>`` / ``dynamic-tool`` / ``step-start`` part, or ``content`` with
+   ``tool-call`` / ``tool-result`` parts) -> ai-sdk.
 8. ``contents`` / ``history`` (Gemini CLI) of Contents with ``parts`` (R-Judge's turn lists
    have none), a bare array of Contents (``role`` + ``parts``: an older CLI checkpoint), ``contents`` beside a request/response key (``GEMINI_REQUEST_KEYS``),
    ``request.contents``, or ``events`` + ``appName`` (ADK) -> gemini; before rule 9, so a
@@ -156,6 +159,18 @@ def scan(text: str, max_depth: int = 5, max_keys: int = 512) -> Shape:
     return shape
 
 
+def ai_sdk_shape(shape: Shape, k: set[str]) -> bool:
+    """Rule 7b: a bare array (or ``messages``) of Vercel AI SDK messages: ``role`` with
+    ``parts`` holding a ``tool-<name>`` / ``dynamic-tool`` / ``step-start`` part
+    (UIMessage), or ``content`` parts ``tool-call`` / ``tool-result`` (ModelMessage)."""
+    ai_types = {"tool-call", "tool-result", "dynamic-tool", "tool-invocation", "step-start"}
+    tool_parts = bool(ai_types & shape.types) or any(t.startswith("tool-") for t in shape.types)
+    if shape.top == "[" and "role" in k and not RECORD_KEYS & k:
+        return tool_parts and bool({"parts", "content"} & k)
+    inner = shape.at((2 if shape.top == "[" else 1) + 2)  # keys of the messages (a list down)
+    return "messages" in k and "role" in inner and tool_parts and bool({"parts", "content"} & inner)
+
+
 def gemini_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
     """Rule 8: a Gemini API record (``k`` the record's keys, ``c`` the keys one level below)."""
     parts = "parts" in shape.at((2 if shape.top == "[" else 1) + 2)
@@ -209,6 +224,8 @@ def classify(shape: Shape) -> tuple[str, str]:
     if shape.top == "{" and ("info" in k and {"agent_info", "environment_info", "user_info"} <= c
                              or {"task_id", "messages", "termination_reason"} <= k):
         return "tau2-bench", "'info' of agent/user/environment, or one simulation: tau2-bench results"
+    if ai_sdk_shape(shape, k):
+        return "ai-sdk", "AI SDK messages (UIMessage typed parts, or tool-call/tool-result content parts): Vercel AI SDK"
     if gemini_shape(shape, k, c):
         return "gemini", "'contents'/'history' of Content with 'parts' (or a request/ADK session): Gemini API"
     if "contents" in k and {"label", "profile", "risk_description"} & k:
