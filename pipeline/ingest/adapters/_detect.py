@@ -36,6 +36,8 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 7b. a bare array, or ``messages``, of Vercel AI SDK messages (``role`` + ``parts`` with a
    ``tool-<name>`` / ``dynamic-tool`` / ``step-start`` part, or ``content`` with
    ``tool-call`` / ``tool-result`` parts) -> ai-sdk.
+7c. a bare array, or ``messages``, of AutoGen AgentChat messages (``source`` + a ``type``
+   of AgentChat: ``TextMessage``, ``ToolCallRequestEvent``, ...) -> autogen.
 8. ``contents`` / ``history`` (Gemini CLI) of Contents with ``parts`` (R-Judge's turn lists
    have none), a bare array of Contents (``role`` + ``parts``: an older CLI checkpoint), ``contents`` beside a request/response key (``GEMINI_REQUEST_KEYS``),
    ``request.contents``, or ``events`` + ``appName`` (ADK) -> gemini; before rule 9, so a
@@ -79,6 +81,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.ingest.adapters._io import BOM, JSON_STRING, read_head
+from pipeline.ingest.adapters.autogen import EVENT_TYPES, TEXT_TYPES
 from pipeline.ingest.adapters.bare_lists import ITEM_RECORD_KEYS, RECORD_KEYS
 from pipeline.ingest.adapters.openhands_v1 import event_index
 from pipeline.storage import Location
@@ -159,6 +162,15 @@ def scan(text: str, max_depth: int = 5, max_keys: int = 512) -> Shape:
     return shape
 
 
+def autogen_shape(shape: Shape, k: set[str]) -> bool:
+    """Rule 7c: a bare array (or ``messages``, a ``TaskResult``) of AutoGen AgentChat
+    messages: ``source`` + ``type`` of one of AgentChat's message or event types."""
+    if not (TEXT_TYPES | EVENT_TYPES) & shape.types:
+        return False
+    inner = shape.at((2 if shape.top == "[" else 1) + 2)
+    return {"source", "type"} <= k or "messages" in k and {"source", "type"} <= inner
+
+
 def ai_sdk_shape(shape: Shape, k: set[str]) -> bool:
     """Rule 7b: a bare array (or ``messages``) of Vercel AI SDK messages: ``role`` with
     ``parts`` holding a ``tool-<name>`` / ``dynamic-tool`` / ``step-start`` part
@@ -224,6 +236,8 @@ def classify(shape: Shape) -> tuple[str, str]:
     if shape.top == "{" and ("info" in k and {"agent_info", "environment_info", "user_info"} <= c
                              or {"task_id", "messages", "termination_reason"} <= k):
         return "tau2-bench", "'info' of agent/user/environment, or one simulation: tau2-bench results"
+    if autogen_shape(shape, k):
+        return "autogen", "AutoGen AgentChat messages (type TextMessage/ToolCallRequestEvent/... with source)"
     if ai_sdk_shape(shape, k):
         return "ai-sdk", "AI SDK messages (UIMessage typed parts, or tool-call/tool-result content parts): Vercel AI SDK"
     if gemini_shape(shape, k, c):

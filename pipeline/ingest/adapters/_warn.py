@@ -19,7 +19,8 @@ FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI ro
                 "tau2-bench": "tau2-bench results", "r-judge": "R-Judge records",
                 "gemini": "Gemini API contents records",
                 "gemini-stream": "a Gemini CLI stream-json log", "langchain": "LangChain / LangGraph messages",
-                "smolagents": "smolagents memory steps", "ai-sdk": "Vercel AI SDK messages"}
+                "smolagents": "smolagents memory steps", "ai-sdk": "Vercel AI SDK messages",
+                "autogen": "AutoGen AgentChat messages"}
 
 
 def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:
