@@ -22,7 +22,7 @@ from typing import Any
 
 from pipeline.ingest.adapters import (
     agentdojo, anthropic, claude_stream, codex_exec, gemini, gemini_stream, inspect_log, langchain, openhands, otel,
-    r_judge, responses, smolagents, swe_agent, tau2_bench, tau_bench,
+    pydantic_ai, r_judge, responses, smolagents, swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
 from pipeline.ingest.adapters.bare_lists import chat_message, gemini_content, responses_item
@@ -64,6 +64,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("gemini-stream", gemini_stream.convert_session, "session"),
         AdapterSpec("langchain", langchain.convert, "array", langchain.is_message),
         AdapterSpec("smolagents", smolagents.convert, "array", smolagents.one_list),
+        AdapterSpec("pydantic-ai", pydantic_ai.convert, "array", pydantic_ai.one_list),
     )
 }
 

@@ -19,7 +19,8 @@ FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI ro
                 "tau2-bench": "tau2-bench results", "r-judge": "R-Judge records",
                 "gemini": "Gemini API contents records",
                 "gemini-stream": "a Gemini CLI stream-json log", "langchain": "LangChain / LangGraph messages",
-                "smolagents": "smolagents memory steps"}
+                "smolagents": "smolagents memory steps",
+                "pydantic-ai": "a Pydantic AI message history"}
 
 
 def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:
