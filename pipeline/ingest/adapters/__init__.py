@@ -22,7 +22,7 @@ from typing import Any
 
 from pipeline.ingest.adapters import (
     agentdojo, ai_sdk, anthropic, autogen, claude_stream, codex_exec, gemini, gemini_stream, inspect_log, langchain,
-    openhands, otel, r_judge, responses, smolagents, swe_agent, tau2_bench, tau_bench,
+    openhands, otel, pydantic_ai, r_judge, responses, smolagents, swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
 from pipeline.ingest.adapters.bare_lists import chat_message, gemini_content, responses_item
@@ -66,6 +66,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("smolagents", smolagents.convert, "array", smolagents.one_list),
         AdapterSpec("ai-sdk", ai_sdk.convert, "array", ai_sdk.one_list),
         AdapterSpec("autogen", autogen.convert, "array", autogen.message),
+        AdapterSpec("pydantic-ai", pydantic_ai.convert, "array", pydantic_ai.one_list),
     )
 }
 

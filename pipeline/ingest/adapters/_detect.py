@@ -26,6 +26,8 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
    ``instance_id`` + ``history`` (an ``output.jsonl`` line, or a JSON array of them), or an
    array of ``kind``-tagged V1 events (``llm_message``/``tool_call_id``/``system_prompt``)
    -> openhands.
+5b. messages with ``kind`` + ``parts`` whose parts have ``part_kind`` (a Pydantic AI history,
+   bare, an array of them or a record's ``messages``) -> pydantic-ai.
 6. K == {metadata} (run header), ``metadata`` with C holding ``suite_name``, or
    ``suite_name`` + ``pipeline_name``/``user_task_id``/... (+ ``messages``, or both of
    the first two: they precede a large ``injections``) without ``trajectory_id``
@@ -226,6 +228,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "openhands", "records with 'instance_id' and 'history': OpenHands evaluation output"
     if shape.top == "[" and "kind" in k and {"llm_message", "tool_call_id", "system_prompt"} & k:
         return "openhands", "array of 'kind'-tagged events (llm_message/tool_call_id): OpenHands V1 events"
+    if any({"kind", "parts"} <= shape.at(d) and "part_kind" in shape.at(d + 2) for d in (2, 3)):
+        return "pydantic-ai", "messages with 'kind' and 'parts' of a 'part_kind': a Pydantic AI message history"
     if k == {"metadata"} or ("metadata" in k and "suite_name" in c):
         return "agentdojo", "AgentDojo 'metadata' header / metadata.suite_name"
     if "suite_name" in k and ("messages" in k or {"pipeline_name", "user_task_id"} <= k) \
