@@ -1,0 +1,135 @@
+"""The head of a JSON text as keys per nesting depth and ``type`` values (:func:`scan`), and
+the multi-key shapes of the formats whose markers are more than a key or two
+(:mod:`pipeline.ingest.adapters._detect` applies them in its rule order).
+
+Keys inside string values (attacker text) are never mistaken for keys: strings are
+consumed as whole tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from pipeline.ingest.adapters._io import JSON_STRING
+from pipeline.ingest.adapters.autogen import EVENT_TYPES, TEXT_TYPES
+from pipeline.ingest.adapters.bare_lists import RECORD_KEYS
+
+# item types only the OpenAI Responses API writes (its messages' text blocks, its calls)
+RESPONSES_TYPES = {"function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
+                   "local_shell_call", "local_shell_call_output", "input_text", "output_text", "web_search_call"}
+# event types of `codex exec --json` (codex-rs/exec/src/exec_events.rs)
+CODEX_EXEC_TYPES = {"thread.started", "turn.started", "turn.completed", "turn.failed", "item.started",
+                    "item.updated", "item.completed"}
+# keys beside a Gemini request's ``contents`` (request fields, or the logged response's)
+GEMINI_REQUEST_KEYS = {"candidates", "systemInstruction", "system_instruction", "generationConfig",
+                       "generation_config", "config", "response"}
+# type values of LangChain messages (messages_to_dict, model_dump) and of dumpd's constructors
+LANGCHAIN_TYPES = {"human", "ai", "tool", "function", "chat", "constructor", "AIMessageChunk",
+                   "HumanMessageChunk", "ToolMessageChunk"}
+_TOKEN = re.compile(r"[ \t\n\r]*(?:(" + JSON_STRING + r')|([{}\[\]:,])|([^"{}\[\]:,\s]+))', re.S)
+
+
+@dataclass(slots=True)
+class Shape:
+    """What the head of a JSON text looks like."""
+
+    top: str = ""
+    keys: dict[int, list[str]] = field(default_factory=dict)
+    types: set[str] = field(default_factory=set)
+
+    def at(self, depth: int) -> set[str]:
+        """Keys seen at one nesting depth (1 = keys of the top-level object)."""
+        return set(self.keys.get(depth, ()))
+
+
+def _decode(token: str) -> str:
+    try:
+        value = json.loads(token)
+    except ValueError:
+        return token[1:-1]
+    return value if isinstance(value, str) else token
+
+
+def scan(text: str, max_depth: int = 5, max_keys: int = 512) -> Shape:
+    """Tolerant scan of (possibly truncated) JSON text."""
+    shape = Shape()
+    stack: list[str] = []
+    pos, prev, key = 0, "", ""
+    prev_string = ""
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            break  # unterminated string or junk: stop at the last clean token
+        pos = m.end()
+        string, punct = m.group(1), m.group(2)
+        if string is not None:
+            if prev == ":" and key == "type":
+                shape.types.add(_decode(string))
+            prev, prev_string = "s", string
+            continue
+        if punct in ("{", "["):
+            if not stack and not shape.top:
+                shape.top = punct
+            stack.append(punct)
+        elif punct in ("}", "]"):
+            if stack:
+                stack.pop()
+            if not stack:
+                break  # first complete top-level value (first NDJSON record) done
+        elif punct == ":" and prev == "s" and stack and stack[-1] == "{":
+            key = _decode(prev_string)
+            depth = len(stack)
+            if depth <= max_depth:
+                bucket = shape.keys.setdefault(depth, [])
+                if len(bucket) < max_keys and key not in bucket:
+                    bucket.append(key)
+        prev = punct or "v"
+    return shape
+
+
+def autogen_shape(shape: Shape, k: set[str]) -> bool:
+    """Rule 7c: a bare array (or ``messages``, a ``TaskResult``) of AutoGen AgentChat
+    messages: ``source`` + ``type`` of one of AgentChat's message or event types."""
+    if not (TEXT_TYPES | EVENT_TYPES) & shape.types:
+        return False
+    inner = shape.at((2 if shape.top == "[" else 1) + 2)
+    return {"source", "type"} <= k or "messages" in k and {"source", "type"} <= inner
+
+
+def ai_sdk_shape(shape: Shape, k: set[str]) -> bool:
+    """Rule 7b: a bare array (or ``messages``) of Vercel AI SDK messages: ``role`` with
+    ``parts`` holding a ``tool-<name>`` / ``dynamic-tool`` / ``step-start`` part
+    (UIMessage), or ``content`` parts ``tool-call`` / ``tool-result`` (ModelMessage)."""
+    ai_types = {"tool-call", "tool-result", "dynamic-tool", "tool-invocation", "step-start"}
+    tool_parts = bool(ai_types & shape.types) or any(t.startswith("tool-") for t in shape.types)
+    if shape.top == "[" and "role" in k and not RECORD_KEYS & k:
+        return tool_parts and bool({"parts", "content"} & k)
+    inner = shape.at((2 if shape.top == "[" else 1) + 2)  # keys of the messages (a list down)
+    return "messages" in k and "role" in inner and tool_parts and bool({"parts", "content"} & inner)
+
+
+def gemini_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
+    """Rule 8: a Gemini API record (``k`` the record's keys, ``c`` the keys one level below)."""
+    parts = "parts" in shape.at((2 if shape.top == "[" else 1) + 2)
+    return bool({"contents", "history"} & k and parts
+                # a bare [Content, ...]: Gemini parts have no `type` (the Vercel AI SDK's do)
+                or shape.top == "[" and {"role", "parts"} <= k and not RECORD_KEYS & k and "type" not in shape.at(4)
+                or "contents" in k and GEMINI_REQUEST_KEYS & k
+                or "request" in k and "contents" in c
+                or "events" in k and {"appName", "app_name"} & k)
+
+
+def langchain_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
+    """Rule 13: LangChain serialized messages, bare or in a record's ``messages``."""
+    if not LANGCHAIN_TYPES & shape.types:
+        return False
+    base = 2 if shape.top == "[" else 1
+
+    def messages(keys: set[str]) -> bool:
+        return bool({"type", "data"} <= keys or {"lc", "kwargs"} <= keys
+                    or "type" in keys and {"additional_kwargs", "response_metadata"} & keys)
+
+    return (shape.top == "[" and messages(k) or "messages" in k and messages(shape.at(base + 2))
+            or bool({"outputs", "values"} & k) and "messages" in c and messages(shape.at(base + 3)))
