@@ -84,6 +84,30 @@ def require_dict(value: Any, what: str) -> dict[str, Any]:
     return value
 
 
+def listed(record: Any, key: str, what: str) -> tuple[dict[str, Any], list[Any]]:
+    """(record, its non-empty list under ``key``) of a reader whose record is a list of
+    messages or steps: a bare list (one conversation dumped as a JSON array,
+    :mod:`pipeline.ingest.adapters.bare_lists`) is that list, else a JSON object holding
+    it; AdapterError otherwise (``what`` names the list's items)."""
+    rec = require_dict({key: record} if isinstance(record, list) else record, "record")
+    items = rec.get(key)
+    if not isinstance(items, list) or not items:
+        raise AdapterError(f"no '{key}' list of {what}")
+    return rec, items
+
+
+def listed_record(rec: dict[str, Any], ctx: Ctx, messages: list[dict[str, Any]], meta: dict[str, Any],
+                  *id_keys: str) -> dict[str, Any]:
+    """The canonical record of a :func:`listed` conversation: its id from the first of
+    ``trajectory_id`` and ``id_keys`` it has, else ``<file stem>:<line>``; its ``suite``
+    when it names one."""
+    tid = next((rec[k] for k in ("trajectory_id", *id_keys) if k in rec), f"{ctx.stem}:{ctx.line}")
+    out: dict[str, Any] = {"trajectory_id": tid, "messages": messages, "meta": meta}
+    if "suite" in rec:
+        out["suite"] = rec["suite"]
+    return out
+
+
 def require_list(value: Any, what: str) -> list[Any]:
     """``value`` if it is a JSON array, else AdapterError."""
     if not isinstance(value, list):

@@ -25,7 +25,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, TypeVar
 
-from pipeline.ingest.adapters._common import AdapterError, Ctx, Growth
+from pipeline.ingest.adapters._common import AdapterError, Ctx, Growth, TextParts
 from pipeline.ingest.adapters._io import Problem, decode_line, iter_lines, parse_json, read_document
 from pipeline.ingest.records import RawRecord, rejected
 from pipeline.storage import Location
@@ -107,34 +107,37 @@ def told_by_head(items: Iterable[tuple[int, Any]],
 
 
 class Run(Protocol):
-    """One trajectory of a log that holds several runs (:func:`split_runs`)."""
+    """One trajectory of a log that holds several runs (:func:`split_runs`): its first
+    line, its canonical messages (texts joined at the end) and its ``meta``."""
 
     first_line: int
+    messages: list[dict[str, Any]]
+    texts: TextParts
 
     def line(self, obj: dict[str, Any]) -> None:
         """Take one object line of this run."""
+
+    def run_meta(self) -> dict[str, Any]:
+        """What this run's record says in ``meta`` beside ``format`` and ``dropped_lines``."""
 
 
 R = TypeVar("R", bound=Run)
 
 
-def split_runs(items: Iterable[tuple[int, Any]], run_id: Callable[[dict[str, Any]], str | None],
+def split_runs(items: Iterable[tuple[int, Any]], start: tuple[str, str],
                new_run: Callable[[int], R], stem: str) -> tuple[list[tuple[str, R]], list[int]]:
     """The runs of a log that appends runs (``codex exec --json``, Gemini CLI stream-json):
-    a line for which ``run_id`` gives an id starts (or, for an id seen before, resumes) that
-    run, the others go to the run last started (before any: one named ``stem``). Returns
-    the runs in order of their first line, and the dropped (truncated) line numbers."""
+    a line whose ``type`` is ``start[0]`` and whose ``start[1]`` is a non-empty string
+    starts the run of that id (or resumes it, for an id seen before); the others go to the
+    run last started (before any: one named ``stem``). Returns the runs in order of their
+    first line, and the dropped (truncated) line numbers."""
+    kind, key = start
     runs: dict[str, R] = {}
     current: R | None = None
     dropped: list[int] = []
-    for number, obj in items:
-        if obj is DROPPED:
-            dropped.append(number)
-            continue
-        if not isinstance(obj, dict):
-            raise AdapterError(f"line {number} is {type(obj).__name__}, expected an object")
-        rid = run_id(obj)
-        if rid is not None:
+    for number, obj in object_lines(items, dropped):
+        rid = obj.get(key) if obj.get("type") == kind else None
+        if isinstance(rid, str) and rid:
             current = runs[rid] if rid in runs else runs.setdefault(rid, new_run(number))
         elif current is None:
             current = runs.setdefault(stem, new_run(number))
@@ -142,17 +145,43 @@ def split_runs(items: Iterable[tuple[int, Any]], run_id: Callable[[dict[str, Any
     return sorted(runs.items(), key=lambda kv: kv[1].first_line), dropped
 
 
-def feed_lines(items: Iterable[tuple[int, Any]], line: Callable[[dict[str, Any]], None]) -> list[int]:
-    """Pass each object line of a session file to ``line``; returns the line numbers of
-    dropped (truncated) lines. A line that is JSON but not an object rejects the file."""
-    dropped: list[int] = []
+def run_records(items: Iterable[tuple[int, Any]], ctx: Ctx, start: tuple[str, str],
+                new_run: Callable[[int, SizeGuard], R], fmt: str,
+                suite: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The records of a log of appended runs (:func:`split_runs`), one per run: id the run's,
+    suite ``--suite`` else ``suite``, ``meta`` the run's own beside ``format``, the id (under
+    its key, ``start[1]``) and the file's dropped lines. The runs share one :class:`SizeGuard` (the file's kept text)."""
+    guard = SizeGuard(int(ctx.state.get("max_record_bytes", 32 * 2**20)))
+    runs, dropped = split_runs(items, start, lambda n: new_run(n, guard), ctx.stem)
+    if not runs:
+        raise AdapterError(f"no event line: not a {fmt} log")
+    for rid, run in runs:
+        run.texts.join()
+        meta: dict[str, Any] = {"format": fmt, start[1]: rid, **run.run_meta()}
+        if dropped:
+            meta["dropped_lines"] = dropped
+        yield run.first_line, {"trajectory_id": rid, "suite": ctx.state.get("suite") or suite,
+                               "meta": meta, "messages": run.messages}
+
+
+def object_lines(items: Iterable[tuple[int, Any]], dropped: list[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The ``(line, object)`` pairs of a session file, the numbers of dropped (truncated)
+    lines appended to ``dropped``. A line that is JSON but not an object rejects the file."""
     for number, obj in items:
         if obj is DROPPED:
             dropped.append(number)
         elif isinstance(obj, dict):
-            line(obj)
+            yield number, obj
         else:
             raise AdapterError(f"line {number} is {type(obj).__name__}, expected an object")
+
+
+def feed_lines(items: Iterable[tuple[int, Any]], line: Callable[[dict[str, Any]], None]) -> list[int]:
+    """Pass each object line of a session file to ``line``; returns the line numbers of
+    dropped (truncated) lines (:func:`object_lines`)."""
+    dropped: list[int] = []
+    for _, obj in object_lines(items, dropped):
+        line(obj)
     return dropped
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pipeline.ingest.adapters._common import AdapterError, Ctx, require_dict, tool_call, tool_result
+from pipeline.ingest.adapters._common import AdapterError, Ctx, listed, listed_record, tool_call, tool_result
 from pipeline.ingest.adapters.bare_lists import RECORD_KEYS
 from pipeline.ingest.records import canonical_message
 
@@ -153,10 +153,7 @@ def _model_message(b: _Builder, role: str, content: Any) -> None:
 
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     """Convert one AI SDK message list (or a ``{"messages": [...]}`` record)."""
-    rec = require_dict({"messages": record} if isinstance(record, list) else record, "record")
-    messages = rec.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise AdapterError("no 'messages' list of AI SDK messages")
+    rec, messages = listed(record, "messages", "AI SDK messages")
     b = _Builder()
     for i, msg in enumerate(messages):
         if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
@@ -167,8 +164,4 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
         else:
             _model_message(b, msg["role"], msg.get("content"))
     b.close()
-    tid = rec.get("trajectory_id", rec.get("id", f"{ctx.stem}:{ctx.line}"))
-    out: dict[str, Any] = {"trajectory_id": tid, "messages": b.messages, "meta": {"format": FORMAT}}
-    if "suite" in rec:
-        out["suite"] = rec["suite"]
-    return out
+    return listed_record(rec, ctx, b.messages, {"format": FORMAT}, "id")

@@ -29,7 +29,7 @@ import json
 import re
 from typing import Any
 
-from pipeline.ingest.adapters._common import AdapterError, Ctx, require_dict, tool_call, tool_result
+from pipeline.ingest.adapters._common import AdapterError, Ctx, listed, listed_record, tool_call, tool_result
 from pipeline.ingest.records import canonical_message
 
 FORMAT = "autogen"
@@ -79,10 +79,7 @@ def _execution(result: Any) -> tuple[str, Any]:
 
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     """Convert one list of AgentChat messages (or a ``TaskResult`` dump)."""
-    rec = require_dict({"messages": record} if isinstance(record, list) else record, "record")
-    items = rec.get("messages")
-    if not isinstance(items, list) or not items:
-        raise AdapterError("no 'messages' list of AutoGen messages")
+    rec, items = listed(record, "messages", "AutoGen messages")
     messages: list[dict[str, Any]] = []
     pending_code: list[str] = []  # ids of the last generation's code calls, awaiting execution
     generations = 0
@@ -119,8 +116,4 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     meta: dict[str, Any] = {"format": FORMAT}
     if isinstance(rec.get("stop_reason"), str):
         meta["stop_reason"] = rec["stop_reason"][:500]
-    out: dict[str, Any] = {"trajectory_id": rec.get("trajectory_id", f"{ctx.stem}:{ctx.line}"),
-                           "messages": messages, "meta": meta}
-    if "suite" in rec:
-        out["suite"] = rec["suite"]
-    return out
+    return listed_record(rec, ctx, messages, meta)

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx
-from pipeline.ingest.adapters._session import DROPPED, SizeGuard, told_by_head
+from pipeline.ingest.adapters._session import SizeGuard, object_lines, told_by_head
 from pipeline.ingest.adapters.claude_code import FORMAT, Messages, convert_session
 
 _STREAM_TYPES = {"system", "assistant", "user", "result", "stream_event", "rate_limit_event"}
@@ -84,12 +84,7 @@ def convert_stream(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple
     runs: dict[tuple[str, str | None], _Run] = {}
     info: dict[str, dict[str, Any]] = {}
     dropped: list[int] = []
-    for number, obj in items:
-        if obj is DROPPED:
-            dropped.append(number)
-            continue
-        if not isinstance(obj, dict):
-            raise AdapterError(f"line {number} is {type(obj).__name__}, expected an object")
+    for number, obj in object_lines(items, dropped):
         sid = obj.get("session_id")
         if not isinstance(sid, str) or not sid:
             continue  # not a line of a run (a stream_event without a session, ...)

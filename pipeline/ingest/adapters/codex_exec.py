@@ -39,8 +39,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pipeline.ingest.adapters import codex
-from pipeline.ingest.adapters._common import AdapterError, Ctx, TextParts, text_of, tool_call, tool_result
-from pipeline.ingest.adapters._session import SizeGuard, split_runs, told_by_head
+from pipeline.ingest.adapters._common import Ctx, TextParts, text_of, tool_call, tool_result
+from pipeline.ingest.adapters._session import SizeGuard, run_records, told_by_head
 from pipeline.ingest.argv import script_of
 from pipeline.ingest.records import canonical_message
 
@@ -127,6 +127,13 @@ class _Thread:
         n = self.finished.get(item_id, 0)
         return item_id if n == 0 else f"{item_id}~{n}"
 
+    def run_meta(self) -> dict[str, Any]:
+        """``output_format``, ``turns``, ``turn_errors`` of this thread's record."""
+        meta: dict[str, Any] = {"output_format": "exec-json", "turns": self.turns}
+        if self.errors:
+            meta["turn_errors"] = self.errors[:20]
+        return meta
+
     def line(self, obj: dict[str, Any]) -> None:
         """Take one event of this thread."""
         kind = obj.get("type")
@@ -173,24 +180,6 @@ def convert(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, d
     yield from convert_exec(lines, ctx) if exec_log else codex.convert_session(lines, ctx)
 
 
-def _run_id(obj: dict[str, Any]) -> str | None:
-    tid = obj.get("thread_id")
-    return tid if obj.get("type") == "thread.started" and isinstance(tid, str) and tid else None
-
-
 def convert_exec(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, dict[str, Any]]]:
     """Convert one ``codex exec --json`` log (the reader's ``session`` layout)."""
-    guard = SizeGuard(int(ctx.state.get("max_record_bytes", 32 * 2**20)))
-    threads, dropped = split_runs(items, _run_id, lambda n: _Thread(n, guard), ctx.stem)
-    if not threads:
-        raise AdapterError("no codex exec event (thread.started, turn.*, item.*): not a codex exec --json log")
-    for thread_id, thread in threads:
-        thread.texts.join()
-        meta: dict[str, Any] = {"format": FORMAT, "output_format": "exec-json", "thread_id": thread_id,
-                                "turns": thread.turns}
-        if thread.errors:
-            meta["turn_errors"] = thread.errors[:20]
-        if dropped:
-            meta["dropped_lines"] = dropped
-        yield thread.first_line, {"trajectory_id": thread_id, "suite": ctx.state.get("suite") or "codex",
-                                  "meta": meta, "messages": thread.messages}
+    yield from run_records(items, ctx, ("thread.started", "thread_id"), _Thread, FORMAT, "codex")

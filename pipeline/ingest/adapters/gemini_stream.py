@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pipeline.ingest.adapters._common import AdapterError, Ctx, TextParts, tool_call, tool_result
-from pipeline.ingest.adapters._session import SizeGuard, split_runs
+from pipeline.ingest.adapters._common import Ctx, TextParts, tool_call, tool_result
+from pipeline.ingest.adapters._session import SizeGuard, run_records
 from pipeline.ingest.records import canonical_message
 
 FORMAT = "gemini-stream"
@@ -61,6 +61,10 @@ class _Session:
             self.open = canonical_message("assistant", None)
             self.messages.append(self.open)
         return self.open
+
+    def run_meta(self) -> dict[str, Any]:
+        """``model``, ``result_status``, ``errors`` of this session's record."""
+        return {**self.meta, **({"errors": self.errors[:20]} if self.errors else {})}
 
     def line(self, obj: dict[str, Any]) -> None:
         """Take one event of this session."""
@@ -97,23 +101,6 @@ class _Session:
                 self.errors.append(err["message"][:500])
 
 
-def _run_id(obj: dict[str, Any]) -> str | None:
-    sid = obj.get("session_id")
-    return sid if obj.get("type") == "init" and isinstance(sid, str) and sid else None
-
-
 def convert_session(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, dict[str, Any]]]:
     """Convert one Gemini CLI stream-json log (the reader's ``session`` layout)."""
-    guard = SizeGuard(int(ctx.state.get("max_record_bytes", 32 * 2**20)))
-    sessions, dropped = split_runs(items, _run_id, lambda n: _Session(n, guard), ctx.stem)
-    if not sessions:
-        raise AdapterError("no stream-json event: not a Gemini CLI stream-json log")
-    for sid, session in sessions:
-        session.texts.join()
-        meta: dict[str, Any] = {"format": FORMAT, "session_id": sid, **session.meta}
-        if session.errors:
-            meta["errors"] = session.errors[:20]
-        if dropped:
-            meta["dropped_lines"] = dropped
-        yield session.first_line, {"trajectory_id": sid, "suite": ctx.state.get("suite") or "gemini-cli",
-                                   "meta": meta, "messages": session.messages}
+    yield from run_records(items, ctx, ("init", "session_id"), _Session, FORMAT, "gemini-cli")

@@ -42,7 +42,7 @@ import json
 from typing import Any
 
 from pipeline.ingest.adapters._common import (
-    AdapterError, Ctx, assistant, repair_call_ids, require_dict, tool_call, tool_result,
+    AdapterError, Ctx, assistant, listed, listed_record, repair_call_ids, tool_call, tool_result,
 )
 from pipeline.ingest.records import canonical_message
 
@@ -196,10 +196,7 @@ def _kind(part: Any, where: str) -> Any:
 
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     """Convert one Pydantic AI history (a list of messages, or ``{"messages": [...]}``)."""
-    rec = require_dict({"messages": record} if isinstance(record, list) else record, "record")
-    history = rec.get("messages")
-    if not isinstance(history, list) or not history:
-        raise AdapterError("no 'messages' list of Pydantic AI messages (ModelRequest / ModelResponse)")
+    rec, history = listed(record, "messages", "Pydantic AI messages (ModelRequest / ModelResponse)")
     conv = _History()
     for i, msg in enumerate(history):
         if not message(msg):
@@ -211,8 +208,4 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     repaired = repair_call_ids(conv.messages, conv.hints)
     if repaired:
         conv.meta["repaired_ids"] = repaired
-    out: dict[str, Any] = {"trajectory_id": rec.get("trajectory_id", f"{ctx.stem}:{ctx.line}"),
-                           "messages": conv.messages, "meta": conv.meta}
-    if "suite" in rec:
-        out["suite"] = rec["suite"]
-    return out
+    return listed_record(rec, ctx, conv.messages, conv.meta)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pipeline.ingest.adapters._common import AdapterError, Ctx, require_dict, tool_call, tool_result
+from pipeline.ingest.adapters._common import AdapterError, Ctx, listed, listed_record, tool_call, tool_result
 from pipeline.ingest.records import canonical_message
 
 FORMAT = "smolagents"
@@ -103,10 +103,7 @@ def _action(item: dict[str, Any], messages: list[dict[str, Any]], errors: list[s
 
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     """Convert one list of smolagents steps (or a ``{"steps": [...]}`` record)."""
-    rec = require_dict({"steps": record} if isinstance(record, list) else record, "record")
-    steps = rec.get("steps")
-    if not isinstance(steps, list) or not steps:
-        raise AdapterError("no 'steps' list of smolagents memory steps")
+    rec, steps = listed(record, "steps", "smolagents memory steps")
     messages: list[dict[str, Any]] = []
     errors: list[str] = []
     if isinstance(rec.get("system_prompt"), str):
@@ -125,8 +122,4 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     meta: dict[str, Any] = {"format": FORMAT, "steps": len(steps)}
     if errors:
         meta["errors"] = errors[:20]
-    out: dict[str, Any] = {"trajectory_id": rec.get("trajectory_id", f"{ctx.stem}:{ctx.line}"),
-                           "messages": messages, "meta": meta}
-    if "suite" in rec:
-        out["suite"] = rec["suite"]
-    return out
+    return listed_record(rec, ctx, messages, meta)
