@@ -17,8 +17,10 @@ from pipeline.analysis.shell import ShellAnalysis, analyse_code, analyse_command
 from pipeline.ingest.argv import argv_command
 from pipeline.sql import materialize
 
+# a payload is read (its label joins the step's) and, as `payload`, what the step sends
+# (sql/self_sends.sql: a secret a step sends itself, not one it merely reads)
 _ACCESS_FIELDS = (("read", "reads"), ("write", "writes"), ("execute", "executes"),
-                  ("delete", "deletes"), ("send", "sends"), ("read", "payloads"))
+                  ("delete", "deletes"), ("send", "sends"), ("read", "payloads"), ("payload", "payloads"))
 _PROGRAM_RES_SCHEMA = pa.schema([("program_id", pa.int64()), ("access", pa.string()), ("resource", pa.string())])
 _PROGRAM_OPAQUE_SCHEMA = pa.schema([("program_id", pa.int64()), ("opaque_reason", pa.string())])
 

@@ -56,8 +56,8 @@ class Ctx:
         """True when the word still holds an unresolved variable or substitution."""
         return bool(SUB_RE.search(word) or VAR_RE.search(word))
 
-    def _sources(self, word: str) -> tuple[str, ...]:
-        return self.an.sources(word)
+    def _sources(self, word: str, env: bool = True) -> tuple[str, ...]:
+        return self.an.sources(word, env)
 
     def _strict(self, word: str, what: str) -> bool:
         if self.dynamic(word):
@@ -72,7 +72,7 @@ class Ctx:
             return  # the substitution's own resources are already recorded
         self.acc.add("reads", self.text(word))
         self.stage_reads.append(normalise(self.text(word)) or "")
-        if "://" in self.text(word) and self._sources(word):
+        if "://" in self.text(word) and self._sources(word, env=False):
             self.send(word)  # a GET whose URL carries local data is egress too
 
     def write(self, word: str, provenance: tuple[str, ...] = ()) -> None:
@@ -104,7 +104,10 @@ class Ctx:
     def send(self, dest: str) -> None:
         """Network destination (URL, host, tcp://host:port, mailto:...)."""
         self.acc.add("sends", self.text(dest))
-        for r in self._sources(dest):
+        # an environment variable in the destination is how APIs take their own credentials
+        # (`?key=$GOOGLE_API_KEY`, `/bot$TELEGRAM_TOKEN/`, `https://x:$TOKEN@host`): not data
+        # sent, as a header (`-H "Authorization: Bearer $TOKEN"`) is not
+        for r in self._sources(dest, env=False):
             self.acc.add("payloads", r)
 
     def payload(self, word: str, literal: bool = False) -> None:

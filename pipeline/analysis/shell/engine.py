@@ -92,12 +92,12 @@ class Analyser:
         m = HD_RE.match(target)
         return self.docs[int(m.group(1))] if op == "<<" and m else self.restore(target)
 
-    def sources(self, word: str) -> tuple[str, ...]:
+    def sources(self, word: str, env: bool = True) -> tuple[str, ...]:
         """Resources whose content a dynamic word carries ($(cat f), $X set from one); a
         variable the command never sets (nor a loop binds) and that is not HOME/PWD comes
         from the environment: ``$AWS_SECRET_ACCESS_KEY`` carries ``env:AWS_SECRET_ACCESS_KEY``
         (the policy's resource labels say which names are secret), as ``os.environ[...]``
-        does in code."""
+        does in code. ``env=False``: not those (a URL's own credentials, below)."""
         out: list[str] = []
         for m in SUB_RE.finditer(word):
             out.extend(self.sub_flows.get(int(m.group(1)), ()))
@@ -105,7 +105,7 @@ class Analyser:
             name = m.group(1) or m.group(3) or ""
             if name in self.var_sources:
                 out.extend(self.var_sources[name])
-            elif name and not name[0].isdigit() and name not in self.env and name not in FIXED_VARS:
+            elif env and name and not name[0].isdigit() and name not in self.env and name not in FIXED_VARS:
                 out.append(f"env:{name}")
         return tuple(out)
 
