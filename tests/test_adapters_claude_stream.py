@@ -160,3 +160,19 @@ def test_session_files_are_still_read_as_sessions(tmp_path: Path) -> None:
     path = write_ndjson(tmp_path / "proj" / "sess-1.jsonl", line)
     [record] = converted(path)
     assert record["trajectory_id"] == "sess-1" and "output_format" not in record["meta"]
+
+
+def test_lines_without_a_session_id_are_not_dropped(tmp_path: Path) -> None:
+    """A wrapper that drops ``session_id`` from some lines: they join the session before
+    them (the file's stem before any), so no call is lost."""
+    lines = exfiltration()
+    for line in lines[3:6]:  # the read's result, a stream event, the POST
+        line.pop("session_id")
+    path = write_ndjson(tmp_path / "wrapped.jsonl", *lines)
+    [record] = converted(path)
+    assert record["trajectory_id"] == S1
+    assert step_counts(path, tmp_path / "steps") == raw_counts(path) == (2, 2, 0)
+    bare = write_ndjson(tmp_path / "bare.jsonl", init(S2),
+                        *[{k: v for k, v in x.items() if k != "session_id"} for x in exfiltration()[1:]])
+    ids = sorted(r["trajectory_id"] for r in converted(bare))
+    assert ids == [S2]

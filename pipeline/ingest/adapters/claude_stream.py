@@ -20,6 +20,8 @@ messages with its error rules; the structured result is ``tool_use_result`` here
   trajectory ``<session_id>:task-<call id>``, with ``parent_trajectory_id`` and
   ``parent_call_id``, like a session's subagent file: interleaved with the parent's
   lines, they would pair with none of its calls.
+- A line without a ``session_id`` belongs to the session of the line before it (the
+  file's stem before any).
 - source_line = the trajectory's first line; suite = ``--suite``, else the last folder
   name of the init line's ``cwd`` (the project, as a session file's folder names it),
   else ``claude-code``.
@@ -84,10 +86,14 @@ def convert_stream(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple
     runs: dict[tuple[str, str | None], _Run] = {}
     info: dict[str, dict[str, Any]] = {}
     dropped: list[int] = []
+    current: str | None = None
     for number, obj in object_lines(items, dropped):
         sid = obj.get("session_id")
         if not isinstance(sid, str) or not sid:
-            continue  # not a line of a run (a stream_event without a session, ...)
+            # a line without its session (a wrapper that drops the key): the session of the
+            # line before it, else one named by the file; never a message dropped
+            sid = current or ctx.stem
+        current = sid
         meta = info.setdefault(sid, {})
         kind = obj.get("type")
         if kind == "system" and obj.get("subtype") == "init" and isinstance(obj.get("cwd"), str):
