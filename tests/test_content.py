@@ -64,6 +64,10 @@ NEGATIVE = {
     # issuers' ranges (cards start with 2-6) are not card numbers
     "epoch_millis": ('{"created_at": 1714564800006, "status": "ok"}', "1714564800006"),
     "snowflake_id": ("message id 1234567890123456785 posted", "1234567890123456785"),
+    # a URL whose password is a variable reference names where the secret comes from, it
+    # holds none (`git push https://x-access-token:$GITHUB_TOKEN@github.com/...` in CI)
+    "url_variable_password": ("remote: https://x-access-token:$GITHUB_TOKEN@github.com/acme/app2.git",
+                              "github.com/acme/app2.git"),
 }
 
 
