@@ -262,6 +262,10 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
             res_rows, schema=pa.schema([("ord", pa.int64()), ("like", pa.string()), ("pattern", pa.string()),
                                         ("override", pa.bool_()),
                                         ("conf", pa.int64()), ("integ", pa.int64())])),
+        "never_sent": pa.Table.from_pylist(
+            [{"ord": i, "like": glob_to_like(str(g)), "pattern": str(g)}
+             for i, g in enumerate(data.get("labels", {}).get("never_sent", []))],
+            schema=pa.schema([("ord", pa.int64()), ("like", pa.string()), ("pattern", pa.string())])),
         "hallucination": pa.Table.from_pylist(
             [{"ord": i, "kind": kind, "pattern": p} for i, (kind, p) in enumerate(
                 (kind, p) for kind in ("refusal", "success") for p in data.get("hallucination", {}).get(kind, []))],

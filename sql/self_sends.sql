@@ -10,8 +10,10 @@
 -- the step alone (its analysed resources), so it is a step-classifier rule (section 4):
 -- `secret_sent:sends <resource>`. A secret the step only reads (a token for an
 -- Authorization header, an API key in the URL: how a service takes its own credentials)
--- is no payload.
--- Inputs: action_roles, resources, policy_tools, policy_resource_labels. Parameters: none.
+-- is no payload, unless the policy's labels.never_sent names it (a signing key, which no
+-- service takes as a credential): then any step passing it in a URL or a header sends it.
+-- Inputs: action_roles, resources, policy_tools, policy_resource_labels, policy_never_sent.
+-- Parameters: none.
 with sinks as (
     select distinct r.trajectory_id, r.action_idx, r.call_step_idx, r.accepts_conf,
         coalesce(t.shell_arg is not null or t.code_arg is not null, false) as is_program
@@ -33,12 +35,31 @@ matched as (
     from sent s
     join policy_resource_labels p on s.resource ilike p."like" escape '\'
 ),
-final as (
-    select trajectory_id, action_idx, call_step_idx,
-        'secret_sent:sends ' || arg_max(resource, conf) as rule_name
+payload_sends as (
+    select trajectory_id, action_idx, call_step_idx, arg_max(resource, conf) as resource
     from matched
     where override or not overridden
     group by trajectory_id, action_idx, call_step_idx, accepts_conf
     having max(conf) > accepts_conf
+),
+credential_sends as (
+    -- a program step that puts a secret no service takes as its credential (the policy's
+    -- labels.never_sent: a signing key) into a request's URL or a header sends it, to
+    -- wherever the request goes: a GET (`curl "https://x/?k=$AWS_SECRET_ACCESS_KEY"`) too,
+    -- so any live step counts, sink or not
+    select r.trajectory_id, r.action_idx, r.call_step_idx, min(x.resource) as resource
+    from action_roles r
+    join policy_tools t on t.tool_key = lower(r.tool_name)
+    join resources x on x.trajectory_id = r.trajectory_id and x.step_idx = r.call_step_idx
+    semi join policy_never_sent n on x.resource ilike n."like" escape '\'
+    where x.access = 'credential' and (t.shell_arg is not null or t.code_arg is not null)
+    group by all
+),
+final as (
+    -- one rule per action: what its payload sends first (the step's data), else a credential
+    select trajectory_id, action_idx, call_step_idx,
+        'secret_sent:sends ' || arg_min(resource, prio) as rule_name
+    from (select *, 0 as prio from payload_sends union all select *, 1 from credential_sends)
+    group by all
 )
 select * from final

@@ -18,9 +18,12 @@ from pipeline.ingest.argv import argv_command
 from pipeline.sql import materialize
 
 # a payload is read (its label joins the step's) and, as `payload`, what the step sends
-# (sql/self_sends.sql: a secret a step sends itself, not one it merely reads)
+# (sql/self_sends.sql: a secret a step sends itself, not one it merely reads); a
+# `credential` (an environment variable in a request's URL or header) is neither read nor
+# payload: sql/self_sends.sql reads it for the secrets the policy says are never sent
 _ACCESS_FIELDS = (("read", "reads"), ("write", "writes"), ("execute", "executes"),
-                  ("delete", "deletes"), ("send", "sends"), ("read", "payloads"), ("payload", "payloads"))
+                  ("delete", "deletes"), ("send", "sends"), ("read", "payloads"), ("payload", "payloads"),
+                  ("credential", "credentials"))
 _PROGRAM_RES_SCHEMA = pa.schema([("program_id", pa.int64()), ("access", pa.string()), ("resource", pa.string())])
 _PROGRAM_OPAQUE_SCHEMA = pa.schema([("program_id", pa.int64()), ("opaque_reason", pa.string())])
 

@@ -53,6 +53,8 @@ def h_curl(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.read(v)
         elif k in ("-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr"):
             ctx.write(v)
+        elif k in ("-H", "--header", "-u", "--user", "-b", "--cookie", "--oauth2-bearer"):
+            ctx.credential(v)  # how a service takes its own credentials: not payload
     if has_opt(opts, "-G", "--get"):
         sending = False
     for u in urls:
@@ -89,6 +91,8 @@ def h_wget(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.read(v)
         elif k in ("-o", "-a", "--output-file", "--append-output", "--save-cookies"):
             ctx.write(v)
+        elif k in ("--header", "--user", "--password", "--http-user", "--http-password"):
+            ctx.credential(v)
     url_texts = tuple(ctx.text(u) for u in pos)
     for u in pos:
         (ctx.send if sending else ctx.read)(u)

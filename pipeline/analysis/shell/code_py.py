@@ -291,6 +291,11 @@ class PyVisitor(ast.NodeVisitor):
             attr = method.lower() if method else attr
         url = self.const(url_node)
         http_lib = name.split(".")[0] in ("requests", "httpx", "aiohttp", "urllib3", "session", "s", "client")
+        if http_lib and attr in HTTP_SEND | HTTP_READ:  # the URL's and headers' variables: credentials
+            for x in (url_node, self.kw(node, "headers"), self.kw(node, "auth"), self.kw(node, "cookies")):
+                for r in self.sources(x) if x is not None else ():
+                    if r.startswith("env:"):
+                        self.acc.add("credentials", r)
         if attr in HTTP_SEND and (url and "://" in url or http_lib):
             self.acc.add("sends", url or ("${%s}" % ast.unparse(url_node) if url_node is not None else "${url}"))
             others = [x for x in node.args[1:]] + [k.value for k in node.keywords if k.arg not in ("url", "headers", "timeout")]

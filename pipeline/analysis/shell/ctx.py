@@ -72,8 +72,10 @@ class Ctx:
             return  # the substitution's own resources are already recorded
         self.acc.add("reads", self.text(word))
         self.stage_reads.append(normalise(self.text(word)) or "")
-        if "://" in self.text(word) and self._sources(word, env=False):
-            self.send(word)  # a GET whose URL carries local data is egress too
+        if "://" in self.text(word):
+            self.credential(word)
+            if self._sources(word, env=False):
+                self.send(word)  # a GET whose URL carries local data is egress too
 
     def write(self, word: str, provenance: tuple[str, ...] = ()) -> None:
         """The command writes this file; ``provenance`` = resources its content came from."""
@@ -109,6 +111,15 @@ class Ctx:
         # sent, as a header (`-H "Authorization: Bearer $TOKEN"`) is not
         for r in self._sources(dest, env=False):
             self.acc.add("payloads", r)
+        self.credential(dest)
+
+    def credential(self, word: str) -> None:
+        """The environment variables a request word (its URL, a header) carries: credentials
+        passed to the destination, recorded apart from payloads (see ``ShellAnalysis``)."""
+        local = set(self._sources(word, env=False))
+        for r in self._sources(word):
+            if r.startswith("env:") and r not in local:
+                self.acc.add("credentials", r)
 
     def payload(self, word: str, literal: bool = False) -> None:
         """A file (or, with ``literal``, inline data) sent out."""

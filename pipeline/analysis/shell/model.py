@@ -46,11 +46,15 @@ class ShellAnalysis:
     sends: tuple[str, ...] = ()
     payloads: tuple[str, ...] = ()
     deletes: tuple[str, ...] = ()
+    # environment variables a request passes in its URL or a header: how a service takes
+    # its own credentials, so not payload; the policy's `labels.never_sent` names the
+    # secrets no service takes that way (sql/self_sends.sql)
+    credentials: tuple[str, ...] = ()
     opaque: bool = False
     opaque_reason: str | None = None
 
 
-FIELDS = ("reads", "writes", "executes", "sends", "payloads", "deletes")
+FIELDS = ("reads", "writes", "executes", "sends", "payloads", "deletes", "credentials")
 
 
 def normalise(resource: str) -> str | None:
