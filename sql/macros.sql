@@ -1,4 +1,16 @@
 -- Macros shared by the stages, created once per connection (pipeline/sql.py).
+-- lg_unescaped: a text with the whitespace escapes JSON writes inside its strings read as
+-- spaces: a tool output that is a JSON object (`{"content": "-----BEGIN ...\nb3Bl..."}`, a
+-- serialised result) carries a multi-line value with `\n` between its lines, and the letter
+-- after the backslash was glued onto the next fragment (`nb3bl...`), which then never
+-- matched the same value passed on elsewhere. `\n`, `\r`, `\t` become spaces. Each
+-- fragment found in the result is still a piece of the text as it was (a space only cuts),
+-- which the prefilter of sql/edges.sql (keyed_outputs) relies on; so `\/` (JSON's optional
+-- escape of '/') is left as it is: undone, it would join pieces into a fragment the text
+-- does not hold.
+create or replace temp macro lg_unescaped(t) as
+    replace(replace(replace(t, '\n', ' '), '\r', ' '), '\t', ' ');
+
 -- lg_tokens: candidate payload fragments of a text, lower-cased, at least min_len
 -- characters long (base64 '=' padding not counted; capped at 32 so prefix keys still
 -- see every long fragment). A fragment is a run of identifier-like characters
@@ -14,10 +26,11 @@
 -- both patterns, and the pass gives the very list a pass over the whole text gives
 -- (tests/test_macros_tokens.py) while reading only the fragments (a third of the text
 -- of a benchmark shard).
--- May repeat a fragment: lg_keys removes duplicates once.
+-- May repeat a fragment: lg_keys removes duplicates once. The text is read through
+-- lg_unescaped first (see there).
 create or replace temp macro lg_tokens(txt, min_len) as
     list_transform(
-        [regexp_extract_all(lower(coalesce(txt, '')),
+        [regexp_extract_all(lg_unescaped(lower(coalesce(txt, ''))),
                             '[a-z0-9][a-z0-9+/_~%@:.?&=\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}')],
         lambda frags: list_transform([array_to_string(frags, ' ')], lambda joined: list_concat(frags,
             regexp_extract_all(joined,

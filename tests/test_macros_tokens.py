@@ -23,7 +23,7 @@ from pipeline.stages.tables import connect
 # on each token, the hex pattern over the whole text, decode inside try for every run
 REFERENCE = r"""
 create or replace temp macro ref_tokens(txt, min_len) as
-    list_transform([lower(coalesce(txt, ''))], lambda low: list_concat(
+    list_transform([lg_unescaped(lower(coalesce(txt, '')))], lambda low: list_concat(
         regexp_extract_all(low, '[a-z0-9][a-z0-9+/_~%@:.?&=\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}'),
         regexp_extract_all(low, '[a-z0-9][a-z0-9+_~%@.\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}'),
         flatten(list_transform(
@@ -87,6 +87,7 @@ def _b64(s: str) -> str:
 # (Kelvin sign, dotted capital I, sharp s), and realistic fragments
 PIECES = st.sampled_from([
     "/", ":", "?", "&", "=", "==", "===", "+", "_", "~", "%", "@", ".", "-", " ", "\n", "\t", ",", "'", '"',
+    "\\n", "\\t", "\\r", "\\/", "\\",  # JSON escapes in a serialised output's text
     "\u212a", "\u0130", "\u00df", "\u00e9", "\u65e5\u672c", "\U0001f600", "%2F", "%41%42", "%zz",
     "https://paste.example.net/up?key=", "s3://bucket/path/to/obj", "AKIAQ7XK2M9PLW3N8R5T", "bob@corp.example",
     "/home/u/.aws/credentials", "v1.2.3-rc4", "deadbeefcafebabe0011223344556677",
@@ -118,6 +119,16 @@ def test_macros_equal_reference_on_edge_cases(con: duckdb.DuckDBPyConnection) ->
              "%41%42%43%44%45%46%47%48", "zz" + "0123456789abcdef" * 2 + "g", "0123456789ABCDEF" + "=" * 2]
     for min_len in MIN_LENS:
         _assert_same(con, texts, min_len)
+
+
+def test_a_json_escaped_line_break_does_not_glue_onto_a_key(con: duckdb.DuckDBPyConnection) -> None:
+    """A tool output that is JSON text writes a value's line breaks as ``\\n``: the key on
+    the next line is still a key of its own, as in the raw text."""
+    secret = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB"
+    serialised = '{"content": "-----BEGIN OPENSSH PRIVATE KEY-----\\n' + secret + '\\n-----END"}'
+    keys = con.execute("select lg_keys($t, 8)", {"t": serialised}).fetchone()[0]
+    assert secret.lower() in keys
+    assert secret.lower() in con.execute("select lg_keys($t, 8)", {"t": "x " + secret}).fetchone()[0]
 
 
 def test_keys_of_a_url_carry_the_bare_secret(con: duckdb.DuckDBPyConnection) -> None:

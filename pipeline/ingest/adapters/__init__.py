@@ -22,7 +22,7 @@ from typing import Any
 
 from pipeline.ingest.adapters import (
     agentdojo, ai_sdk, anthropic, autogen, claude_stream, codex_exec, gemini, gemini_stream, inspect_log, langchain,
-    openhands, otel, pydantic_ai, r_judge, responses, smolagents, swe_agent, tau2_bench, tau_bench,
+    openhands, otel, pydantic_ai, r_judge, responses, sharegpt, smolagents, swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
 from pipeline.ingest.adapters.bare_lists import chat_message, gemini_content, responses_item
@@ -67,6 +67,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("ai-sdk", ai_sdk.convert, "array", ai_sdk.one_list),
         AdapterSpec("autogen", autogen.convert, "array", autogen.message),
         AdapterSpec("pydantic-ai", pydantic_ai.convert, "array", pydantic_ai.one_list),
+        AdapterSpec("sharegpt", sharegpt.convert, "array"),
     )
 }
 

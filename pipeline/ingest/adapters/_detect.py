@@ -62,6 +62,8 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 13. a bare list, ``messages``, ``outputs.messages`` or ``values.messages`` of LangChain
     messages (``type`` + ``data``, ``lc`` + ``kwargs`` or ``type`` + ``additional_kwargs``, and
     a ``LANGCHAIN_TYPES`` type) -> langchain; before rule 14 (Anthropic-backed: ``tool_use``).
+13b. ``conversations`` / ``conversation`` / ``messages`` of turns with ``from`` + ``value``
+    (ShareGPT, LLaMA-Factory's tool-call layout) -> sharegpt.
 14. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block), or a bare
     array of ``role`` messages (no record key: ``bare_lists.RECORD_KEYS``) with such a
     block -> anthropic.
@@ -80,6 +82,7 @@ from __future__ import annotations
 from pipeline.ingest.adapters._io import BOM, read_head
 from pipeline.ingest.adapters._shape import (
     CODEX_EXEC_TYPES, RESPONSES_TYPES, Shape, ai_sdk_shape, autogen_shape, gemini_shape, langchain_shape, scan,
+    sharegpt_shape,
 )
 from pipeline.ingest.adapters.bare_lists import ITEM_RECORD_KEYS, RECORD_KEYS
 from pipeline.ingest.adapters.openhands_v1 import event_index
@@ -149,6 +152,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "smolagents", "smolagents memory steps (step_number + tool_calls/observations, or task + task_images)"
     if langchain_shape(shape, k, c):
         return "langchain", "LangChain messages (type + data, lc + kwargs or a model_dump): LangChain / LangGraph"
+    if sharegpt_shape(shape, k):
+        return "sharegpt", "'conversations' of turns with 'from' and 'value': ShareGPT-style conversations"
     if "messages" in k and ("system" in k or {"tool_use", "tool_result"} & shape.types):
         return "anthropic", "'messages' with tool_use/tool_result blocks or 'system': Anthropic"
     if shape.top == "[" and "role" in k and not RECORD_KEYS & k and {"tool_use", "tool_result"} & shape.types:

@@ -133,3 +133,11 @@ def langchain_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
 
     return (shape.top == "[" and messages(k) or "messages" in k and messages(shape.at(base + 2))
             or bool({"outputs", "values"} & k) and "messages" in c and messages(shape.at(base + 3)))
+
+
+def sharegpt_shape(shape: Shape, k: set[str]) -> bool:
+    """Rule 13b: a record (or an array of records) whose ``conversations`` /
+    ``conversation`` / ``messages`` are ShareGPT turns (``from`` + ``value``): no chat
+    message of another format has both."""
+    inner = shape.at((2 if shape.top == "[" else 1) + 2)
+    return bool({"conversations", "conversation", "messages"} & k) and {"from", "value"} <= inner
