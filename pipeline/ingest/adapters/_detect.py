@@ -63,7 +63,9 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     messages (``type`` + ``data``, ``lc`` + ``kwargs`` or ``type`` + ``additional_kwargs``, and
     a ``LANGCHAIN_TYPES`` type) -> langchain; before rule 14 (Anthropic-backed: ``tool_use``).
 13b. ``conversations`` / ``conversation`` / ``messages`` of turns with ``from`` + ``value``
-    (ShareGPT, LLaMA-Factory's tool-call layout) -> sharegpt.
+    (ShareGPT, LLaMA-Factory's tool-call layout), or of ``role`` turns with a role no chat
+    API writes (``tool_call``, ``tool_response``, ``function_call``, ``observation``:
+    ms-swift's chatml agent data) -> sharegpt.
 14. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block), or a bare
     array of ``role`` messages (no record key: ``bare_lists.RECORD_KEYS``) with such a
     block -> anthropic.

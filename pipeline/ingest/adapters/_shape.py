@@ -28,6 +28,8 @@ GEMINI_REQUEST_KEYS = {"candidates", "systemInstruction", "system_instruction", 
 # type values of LangChain messages (messages_to_dict, model_dump) and of dumpd's constructors
 LANGCHAIN_TYPES = {"human", "ai", "tool", "function", "chat", "constructor", "AIMessageChunk",
                    "HumanMessageChunk", "ToolMessageChunk"}
+# roles of chatml tool turns (ms-swift / NeMo agent SFT data) that no chat API writes
+SHAREGPT_TOOL_ROLES = {"tool_call", "tool_response", "function_call", "observation"}
 _TOKEN = re.compile(r"[ \t\n\r]*(?:(" + JSON_STRING + r')|([{}\[\]:,])|([^"{}\[\]:,\s]+))', re.S)
 
 
@@ -38,6 +40,7 @@ class Shape:
     top: str = ""
     keys: dict[int, list[str]] = field(default_factory=dict)
     types: set[str] = field(default_factory=set)
+    roles: set[str] = field(default_factory=set)  # values of ``role`` keys
 
     def at(self, depth: int) -> set[str]:
         """Keys seen at one nesting depth (1 = keys of the top-level object)."""
@@ -67,6 +70,8 @@ def scan(text: str, max_depth: int = 5, max_keys: int = 512) -> Shape:
         if string is not None:
             if prev == ":" and key == "type":
                 shape.types.add(_decode(string))
+            elif prev == ":" and key == "role":
+                shape.roles.add(_decode(string))
             prev, prev_string = "s", string
             continue
         if punct in ("{", "["):
@@ -137,7 +142,9 @@ def langchain_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
 
 def sharegpt_shape(shape: Shape, k: set[str]) -> bool:
     """Rule 13b: a record (or an array of records) whose ``conversations`` /
-    ``conversation`` / ``messages`` are ShareGPT turns (``from`` + ``value``): no chat
-    message of another format has both."""
+    ``conversation`` / ``messages`` are ShareGPT turns (``from`` + ``value``: no chat
+    message of another format has both), or ``role`` turns with a ShareGPT tool role."""
     inner = shape.at((2 if shape.top == "[" else 1) + 2)
-    return bool({"conversations", "conversation", "messages"} & k) and {"from", "value"} <= inner
+    lists = bool({"conversations", "conversation", "messages"} & k)
+    # or chatml turns with tool roles no chat API writes (ms-swift's `tool_call`/`tool_response`)
+    return lists and ({"from", "value"} <= inner or "role" in inner and bool(SHAREGPT_TOOL_ROLES & shape.roles))
