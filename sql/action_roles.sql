@@ -47,13 +47,22 @@ addresses as (
     -- and trailing slashes dropped, so `https://www.x.example/` matches a user's "x.example"
     select trajectory_id, action_idx,
         regexp_replace(regexp_replace(regexp_replace(lower(resource), '^[a-z][a-z0-9+.-]*://', ''),
-            '^www[.]', ''), '/+$', '') as addr
+            '^www[.]', ''), '/+$', '') as addr,
+        -- a local file's name (`/users/jd/downloads/company_contact.txt` -> its last part):
+        -- users name a file by its name, not by the folder the agent found it in; a URL's
+        -- last segment names nothing (the host chooses what it serves)
+        case when not regexp_matches(lower(resource), '^[a-z][a-z0-9+.-]*://')
+             then regexp_extract(lower(resource), '[^/]+$') end as file_name
     from action_resources where access in ('read', 'execute', 'send')
 ),
 named_addresses as (
-    -- an address the user's messages spell out (at least 4 characters with a dot or a slash)
+    -- an address the user's messages spell out (at least 4 characters with a dot or a
+    -- slash), or a local file whose name they spell out (a name with an extension: 4+
+    -- characters holding a dot after its first)
     select a.trajectory_id, a.action_idx,
-        coalesce(length(a.addr) >= 4 and regexp_matches(a.addr, '[./]') and contains(u.txt, a.addr), false) as named
+        coalesce(length(a.addr) >= 4 and regexp_matches(a.addr, '[./]') and contains(u.txt, a.addr)
+                 or length(a.file_name) >= 4 and regexp_matches(a.file_name, '^[^.].*[.][a-z0-9]')
+                    and contains(u.txt, a.file_name), false) as named
     from addresses a left join user_text u using (trajectory_id)
 ),
 user_named as (
