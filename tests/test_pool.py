@@ -192,6 +192,14 @@ def test_workers_die_with_a_driver_killed_by_sigkill() -> None:
             time.sleep(0.1)
             alive = [p for p in alive if _running(p)]
         assert alive == [], f"workers alive 5 s after the driver's SIGKILL: {alive}"
+        # its spool folder outlived it (no cleanup survives SIGKILL); the next pool's sweep
+        # removes it
+        import tempfile
+
+        left = list(Path(tempfile.gettempdir()).glob(f"{pool.SPOOL_PREFIX}{proc.pid}@*"))
+        assert len(left) == 1
+        assert left[0] in pool.sweep_spools(Path(tempfile.gettempdir()))
+        assert not left[0].exists()
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
@@ -374,3 +382,18 @@ def test_stopping_a_pool_mid_map_ends_its_result_thread() -> None:
     # gave up on it only after STOP_WAIT_S: every SIGTERM'd run exited 5 s after the signal
     out, _ = _unhung(_STOPPED_MID_MAP, what="stopping a pool mid-map hung")
     assert out.splitlines() == ["result thread alive after stop: False"]
+
+
+def test_the_sweep_removes_only_spools_of_gone_drivers_of_this_host(tmp_path: Path) -> None:
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    host = pool._spool_tag().split("@", 1)[1]
+    dead = tmp_path / f"{pool.SPOOL_PREFIX}{gone}@{host}abc123"
+    live = tmp_path / f"{pool.SPOOL_PREFIX}{os.getpid()}@{host}def456"
+    elsewhere = tmp_path / f"{pool.SPOOL_PREFIX}{gone}@{host[:-1]}2-ghi789"  # a host whose name ours begins
+    older = tmp_path / f"{pool.SPOOL_PREFIX}jkl012"  # a folder of an earlier version: no owner to ask
+    for folder in (dead, live, elsewhere, older):
+        folder.mkdir()
+        (folder / "job-0").write_bytes(b"x")
+    assert pool.sweep_spools(tmp_path) == [dead]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (live, elsewhere, older))

@@ -38,6 +38,7 @@ import os
 import multiprocessing
 import multiprocessing.pool
 import pickle
+import socket
 import shutil
 import signal
 import tempfile
@@ -149,6 +150,48 @@ class _Pool(multiprocessing.pool.Pool):
         return None
 
 
+SPOOL_PREFIX = "litmus-gate-pool-"
+
+
+def _spool_tag() -> str:
+    """``<pid>@<host>-``: whose spool folder it is, so a later run can tell one left by a
+    driver that is gone from one in use."""
+    host = "".join(c if c.isalnum() or c in ".-" else "_" for c in socket.gethostname())[:64]
+    return f"{os.getpid()}@{host}-"
+
+
+def sweep_spools(root: Path) -> list[Path]:
+    """Remove the spool folders under ``root`` of drivers of this host that are gone: a
+    driver killed by SIGKILL (a scheduler's, the OOM killer's) runs no cleanup, and every
+    such run left one folder behind in the temporary directory. A folder of a live process,
+    of another host (a shared ``/tmp``, another container's process ids) or of another user
+    stays. Returns the folders removed."""
+    host = _spool_tag().split("@", 1)[1]  # "<host>-"
+    removed = []
+    for folder in root.glob(f"{SPOOL_PREFIX}*@{host}*"):
+        pid, _, rest = folder.name[len(SPOOL_PREFIX):].partition("@")
+        if not pid.isdigit() or not rest.startswith(host) or _alive(int(pid)):
+            continue
+        try:
+            if folder.stat().st_uid != os.getuid():
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
 class WorkerPool:
     """Local worker processes (a spawn pool), started before the tasks exist: the driver
     starts them, then plans the run (policy, labels, hashing the inputs) while they
@@ -162,7 +205,8 @@ class WorkerPool:
         # the first spawn starts multiprocessing's resource tracker, which unblocks SIGINT
         # in the calling thread when it has: start it before SIGINT is held
         resource_tracker.ensure_running()
-        self._spool = Path(tempfile.mkdtemp(prefix="litmus-gate-pool-"))  # private (0700); before any worker
+        sweep_spools(Path(tempfile.gettempdir()))
+        self._spool = Path(tempfile.mkdtemp(prefix=SPOOL_PREFIX + _spool_tag()))  # private (0700); before any worker
         try:
             # the workers (and the pool's threads, which start the replacements) start with
             # SIGINT held until worker_init ignores it; a SIGINT for the driver meanwhile
