@@ -385,15 +385,22 @@ def test_stopping_a_pool_mid_map_ends_its_result_thread() -> None:
 
 
 def test_the_sweep_removes_only_spools_of_gone_drivers_of_this_host(tmp_path: Path) -> None:
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True, check=True).stdout.strip()
-    host = pool._spool_tag().split("@", 1)[1]
-    dead = tmp_path / f"{pool.SPOOL_PREFIX}{gone}@{host}abc123"
-    live = tmp_path / f"{pool.SPOOL_PREFIX}{os.getpid()}@{host}def456"
-    elsewhere = tmp_path / f"{pool.SPOOL_PREFIX}{gone}@{host[:-1]}2-ghi789"  # a host whose name ours begins
+    gone = "2147483000"  # above any kernel's pid_max: no process has it, now or later
+    host = pool._host()
+    dead = tmp_path / f"{pool.SPOOL_PREFIX}{gone}@{host}@abc123"
+    live = tmp_path / f"{pool.SPOOL_PREFIX}{os.getpid()}@{host}@def456"
+    longer = tmp_path / f"{pool.SPOOL_PREFIX}{gone}@{host}-2@ghi789"  # a host whose name begins with ours
+    shorter = tmp_path / f"{pool.SPOOL_PREFIX}{gone}@{host[:-1]}@ghi780"  # one whose name ours begins with
     older = tmp_path / f"{pool.SPOOL_PREFIX}jkl012"  # a folder of an earlier version: no owner to ask
-    for folder in (dead, live, elsewhere, older):
+    huge = tmp_path / f"{pool.SPOOL_PREFIX}9999999999@{host}@mno345"  # beyond a pid's type: stays, no error
+    link = tmp_path / f"{pool.SPOOL_PREFIX}{gone}@{host}@pqr678"  # a link to a folder elsewhere
+    target = tmp_path / "target"
+    for folder in (dead, live, longer, shorter, older, huge, target):
         folder.mkdir()
         (folder / "job-0").write_bytes(b"x")
+    link.symlink_to(target, target_is_directory=True)
     assert pool.sweep_spools(tmp_path) == [dead]
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (live, elsewhere, older))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        p.name for p in (live, longer, shorter, older, huge, link, target))
+    assert (target / "job-0").exists()
+    assert pool.sweep_spools(tmp_path / "missing") == []

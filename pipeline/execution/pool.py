@@ -38,9 +38,11 @@ import os
 import multiprocessing
 import multiprocessing.pool
 import pickle
+import re
 import socket
 import shutil
 import signal
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -153,36 +155,54 @@ class _Pool(multiprocessing.pool.Pool):
 SPOOL_PREFIX = "litmus-gate-pool-"
 
 
+def _host() -> str:
+    """This host's name as spool folder names hold it: never an ``@`` (it ends the name)."""
+    return "".join(c if c.isalnum() or c in ".-" else "_" for c in socket.gethostname())[:64]
+
+
 def _spool_tag() -> str:
-    """``<pid>@<host>-``: whose spool folder it is, so a later run can tell one left by a
-    driver that is gone from one in use."""
-    host = "".join(c if c.isalnum() or c in ".-" else "_" for c in socket.gethostname())[:64]
-    return f"{os.getpid()}@{host}-"
+    """``<pid>@<host>@``: whose spool folder it is, so a later run can tell one left by a
+    driver that is gone from one in use (``mkdtemp`` adds a random suffix after it)."""
+    return f"{os.getpid()}@{_host()}@"
+
+
+_SPOOL_NAME = re.compile(r"([0-9]{1,10})@([^@]*)@[^@]*")
 
 
 def sweep_spools(root: Path) -> list[Path]:
     """Remove the spool folders under ``root`` of drivers of this host that are gone: a
     driver killed by SIGKILL (a scheduler's, the OOM killer's) runs no cleanup, and every
     such run left one folder behind in the temporary directory. A folder of a live process,
-    of another host (a shared ``/tmp``, another container's process ids) or of another user
-    stays. Returns the folders removed."""
-    host = _spool_tag().split("@", 1)[1]  # "<host>-"
+    of another host, of another user, a symbolic link or a name not of this form stays.
+    Containers that share both a host name and ``/tmp`` are not told apart (their process
+    ids are): give them distinct host names or temporary folders. Never raises: a folder
+    it cannot judge stays. Returns the folders removed."""
     removed = []
-    for folder in root.glob(f"{SPOOL_PREFIX}*@{host}*"):
-        pid, _, rest = folder.name[len(SPOOL_PREFIX):].partition("@")
-        if not pid.isdigit() or not rest.startswith(host) or _alive(int(pid)):
+    try:
+        folders = sorted(root.glob(f"{SPOOL_PREFIX}*@*@*"))
+    except OSError:
+        return removed
+    host = _host()
+    for folder in folders:
+        name = _SPOOL_NAME.fullmatch(folder.name[len(SPOOL_PREFIX):])
+        if name is None or name.group(2) != host:
             continue
         try:
-            if folder.stat().st_uid != os.getuid():
+            st = folder.lstat()
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or _alive(int(name.group(1))):
                 continue
-        except OSError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except (OSError, OverflowError, ValueError):
             continue
-        shutil.rmtree(folder, ignore_errors=True)
         removed.append(folder)
     return removed
 
 
 def _alive(pid: int) -> bool:
+    """Whether process ``pid`` may be running (of any user); 0 counts as alive (a signal
+    to it would go to our own process group)."""
+    if pid <= 0:
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
