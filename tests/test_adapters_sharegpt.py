@@ -78,7 +78,7 @@ def test_llama_factory_turns_are_calls_and_the_post_a_flow(tmp_path: Path) -> No
     path = write_ndjson(tmp_path / "toolcall.jsonl", llama_factory(7), llama_factory(8))
     assert detect_format(path)[0] == "sharegpt"
     first, _ = converted(path)
-    assert first["trajectory_id"] == "7"
+    assert first["trajectory_id"] == 7  # the tables read a whole number as the id "7"
     assert [m["role"] for m in first["messages"]] == ["system", "user", "assistant", "tool", "assistant", "tool",
                                                        "assistant"]
     assert step_counts(path, tmp_path / "steps") == raw_counts(path) == (4, 4, 0)
@@ -141,3 +141,64 @@ def test_chatml_tool_roles_are_read_as_calls_and_results(tmp_path: Path) -> None
     assert step_counts(path, tmp_path / "steps") == (calls, results, 0) == (2, 2, 0)
     [(tid, route, verdict, _)] = verdict_rows(path, tmp_path / "out")
     assert (tid, route, verdict) == ("swift:1", "flow", "unsafe")
+
+
+def test_results_pair_by_name_then_order_and_a_new_turn_starts_afresh(tmp_path: Path) -> None:
+    """Hermes results that name their tool answer that call even out of order; a result
+    after a later call turn answers that turn's call, never an earlier one left
+    unanswered; OpenAI-shaped call objects (``function.name``) are calls too."""
+    def response(name: str, content: str) -> str:
+        return f"<tool_response>{json.dumps({'name': name, 'content': content})}</tool_response>"
+
+    record = {"id": "pairs", "conversations": [
+        turn("human", "Weather and my key, then list files"),
+        turn("gpt", "<tool_call>" + json.dumps({"name": "read_file", "arguments": {"path": "~/.ssh/id_ed25519"}})
+             + "</tool_call><tool_call>" + json.dumps({"name": "get_weather", "arguments": {"city": "Lyon"}})
+             + "</tool_call>"),
+        turn("tool", response("get_weather", "sunny") + response("read_file", "key")),
+        turn("function_call", [{"type": "function", "function": {"name": "lookup", "arguments": "{}"}},
+                               {"name": "unanswered", "arguments": {}}]),
+        turn("function_call", {"name": "list_files", "arguments": {"dir": "/tmp"}}),
+        turn("observation", "a.txt b.txt")]}
+    [out] = converted(write_ndjson(tmp_path / "pairs.jsonl", record))
+    names = {c["id"]: c["function"]["name"] for m in out["messages"] for c in m.get("tool_calls") or []}
+    answered = [(names[m["tool_call_id"]], m["content"]) for m in out["messages"] if m["role"] == "tool"]
+    assert [(n, json.loads(t).get("content", t) if t.startswith("{") else t) for n, t in answered] == [
+        ("get_weather", "sunny"), ("read_file", "key"), ("list_files", "a.txt b.txt")]
+
+
+def test_tags_in_text_are_text_unless_the_turn_is_only_blocks(tmp_path: Path) -> None:
+    """A tool's output that quotes ``<tool_response>`` tags among other text, or holds more
+    blocks than calls wait, is one result; an opening ``<tool_call>`` never closed (or
+    thousands of them: a linear scan, no backtracking) is the assistant's text."""
+    quoted = "grep found: <tool_response>x</tool_response> in template.txt"
+    many = "<tool_response>a</tool_response><tool_response>b</tool_response>"
+    unclosed = "<tool_call>" * 5_000 + "{\"name\": \"x\"}"
+    record = {"id": "tags", "conversations": [
+        turn("human", "search"),
+        turn("function_call", {"name": "grep", "arguments": {"q": "tool_response"}}),
+        turn("observation", quoted),
+        turn("function_call", {"name": "cat", "arguments": {"f": "t.xml"}}),
+        turn("observation", many),
+        turn("gpt", unclosed)]}
+    [out] = converted(write_ndjson(tmp_path / "tags.jsonl", record))
+    results = [m["content"] for m in out["messages"] if m["role"] == "tool"]
+    assert results == [quoted, many]
+    assert out["messages"][-1]["content"] == unclosed and not out["messages"][-1].get("tool_calls")
+
+
+def test_call_json_without_a_name_rejects_and_ids_fall_through(tmp_path: Path) -> None:
+    """A call turn holding JSON that names no function is a malformed record (not a fake
+    tool named function_call); a null id falls through to the next id key; an id of true
+    is no id."""
+    nameless = {"id": "nameless", "conversations": [turn("human", "hi"),
+                                                    turn("function_call", {"arguments": {"cmd": "ls"}})]}
+    fallthrough = {"id": None, "conversation_id": "conv-9", "conversations": [turn("human", "hi"),
+                                                                               turn("gpt", "hello")]}
+    boolean = {"id": True, "conversations": [turn("human", "hi"), turn("gpt", "hello")]}
+    path = write_ndjson(tmp_path / "ids.jsonl", nameless, fallthrough, boolean)
+    assert [(t, r, v) for t, r, v, _ in verdict_rows(path, tmp_path / "out", "sharegpt")] == [
+        ("conv-9", "aggregate", "safe")]
+    assert duckdb.connect().execute("select reason, source_line from read_parquet($p) order by source_line", {
+        "p": f"{tmp_path}/out/attrition/**/*.parquet"}).fetchall() == [
+        ("malformed_record", 1), ("missing_trajectory_id", 3)]

@@ -10,17 +10,20 @@ not read. Speakers:
 - ``human`` / ``user`` -> user; ``gpt`` / ``assistant`` / ``model`` / ``bot`` ->
   assistant text; ``system`` -> system;
 - ``function_call`` / ``tool_call`` / ``tool_calls``: the value is the call as JSON,
-  ``{"name", "arguments"}`` (or ``parameters``), or a list of them (parallel calls) ->
-  an assistant message with those calls (ids ``call_<turn>_<k>``); a value that is no
-  such JSON is one call named ``function_call`` whose arguments are that text (it reaches
-  the tables as unparseable arguments, never as a guess);
+  ``{"name", "arguments"}`` (or ``parameters``, or OpenAI's ``{"function": {...}}``),
+  or a list of them (parallel calls) -> an assistant message with those calls (ids
+  ``call_<turn>_<k>``); a value that is no JSON is one call named ``function_call`` whose
+  arguments are that text (it reaches the tables as unparseable arguments, never as a
+  guess); JSON naming no function rejects the record (``malformed_record``);
 - an assistant turn's ``<tool_call>{...}</tool_call>`` blocks (Hermes / Qwen chat
   templates) are calls too, the text around them the assistant's text;
 - ``observation`` / ``tool`` / ``function`` / ``tool_response`` / ``function_response``
-  / ``ipython``: a result; it answers the earliest call still unanswered (the layout has
-  no call ids; LLaMA-Factory and NeMo pair them in order), each ``<tool_response>`` block
-  of a turn one result; a result with no call waiting keeps no id (an orphan result:
-  the record is rejected, not guessed);
+  / ``ipython``: a result. It answers a call of the latest call (or assistant) turn still
+  unanswered: the one its JSON ``name`` names, else the earliest (the layout has no call
+  ids; LLaMA-Factory and NeMo pair them in order); never a call of an earlier turn. A
+  turn that is nothing but ``<tool_response>`` blocks, no more than calls wait, is one
+  result per block; otherwise its whole text is one result. A result with no call
+  waiting keeps no id (an orphan result: the record is rejected, not guessed);
 - any other speaker -> system text (as the canonical reader does with unknown roles).
 
 The layout marks no failures: a result's text goes through the policy's text rules.
@@ -31,8 +34,6 @@ Trajectory id: ``trajectory_id``, else ``id``, ``conversation_id``, ``idx``, els
 from __future__ import annotations
 
 import json
-import re
-from collections import deque
 from typing import Any
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx, listed_record, tool_call, tool_result
@@ -45,8 +46,8 @@ ASSISTANT = {"gpt", "assistant", "model", "bot", "chatgpt"}
 CALLS = {"function_call", "tool_call", "tool_calls"}
 RESULTS = {"observation", "tool", "function", "tool_response", "function_response", "ipython"}
 ID_KEYS = ("id", "conversation_id", "idx")
-_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
-_RESULT_BLOCK = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.S)
+CALL_TAGS = ("<tool_call>", "</tool_call>")
+RESULT_TAGS = ("<tool_response>", "</tool_response>")
 MAX_TEXT = 100_000
 
 
@@ -67,27 +68,93 @@ def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def _blocks(text: str, tags: tuple[str, str]) -> tuple[list[str], str]:
+    """The ``<tag>...</tag>`` blocks of ``text`` (stripped) and the text outside them, in
+    one left-to-right scan (linear: a regex with lazy groups and ``\\s*`` on both sides
+    backtracks cubically on hostile text). An opening tag never closed is text."""
+    opening, closing = tags
+    blocks: list[str] = []
+    rest: list[str] = []
+    at = 0
+    while (start := text.find(opening, at)) >= 0:
+        end = text.find(closing, start + len(opening))
+        if end < 0:
+            break
+        rest.append(text[at:start])
+        blocks.append(text[start + len(opening):end].strip())
+        at = end + len(closing)
+    rest.append(text[at:])
+    return blocks, "".join(rest).strip()
+
+
 def _call_items(text: Any) -> list[Any]:
     """The calls one call value holds: its JSON object, or the objects of its JSON list;
-    text that is no JSON is one item as it stands."""
+    text that is no JSON (or nested too deep to read) is one item as it stands."""
     value = text
     if isinstance(text, str):
         try:
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return [text]
     return value if isinstance(value, list) else [value]
 
 
 def _calls(items: list[Any], n: int) -> list[dict[str, Any]]:
+    """Canonical calls of ``items``: ``{"name", "arguments" | "parameters"}`` or OpenAI's
+    ``{"function": {"name", "arguments"}}``; text that is no JSON becomes a call named
+    ``function_call`` whose arguments are that text (unparseable arguments, never a guess).
+    JSON of any other shape is a malformed record."""
     calls = []
     for k, c in enumerate(items):
-        if isinstance(c, dict) and isinstance(c.get("name"), str):
-            args = c.get("arguments", c.get("parameters", {}))
-            calls.append(tool_call(f"call_{n}_{k}", c["name"], args if args is not None else {}))
-        else:  # no call we can read: its text as the arguments, which do not parse
-            calls.append(tool_call(f"call_{n}_{k}", "function_call", c if isinstance(c, str) else json.dumps(c)))
+        if isinstance(c, str):
+            calls.append(tool_call(f"call_{n}_{k}", "function_call", c))
+            continue
+        fn = c.get("function") if isinstance(c, dict) and isinstance(c.get("function"), dict) else c
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+            raise AdapterError(f"turn {n}: call {k} is JSON without a function name")
+        args = fn.get("arguments", fn.get("parameters", {}))
+        calls.append(tool_call(f"call_{n}_{k}", fn["name"], args if args is not None else {}))
     return calls
+
+
+class _Waiting:
+    """The calls of the latest call turn still unanswered. A result answers the one its
+    JSON names (Hermes results carry ``name``) else the earliest (the layout has no call
+    ids; LLaMA-Factory and NeMo pair them in order). A new call or assistant turn starts
+    afresh: a result after it never answers an earlier turn's call."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    def reset(self, calls: list[dict[str, Any]]) -> None:
+        self.calls = [(c["id"], c["function"]["name"]) for c in calls]
+
+    def answer(self, text: str) -> str | None:
+        if not self.calls:
+            return None
+        name = _named(text)
+        k = next((i for i, (_, n) in enumerate(self.calls) if n == name), 0)
+        return self.calls.pop(k)[0]
+
+
+def _named(text: str) -> str | None:
+    if not text.startswith("{") or len(text) > MAX_TEXT:
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value.get("name") if isinstance(value, dict) and isinstance(value.get("name"), str) else None
+
+
+def _results(text: str, waiting: int) -> list[str]:
+    """One result turn's results: its ``<tool_response>`` blocks when the text is nothing
+    but blocks and no more of them than calls are waiting; else the whole text is one
+    result (a tool's output may itself hold the tags)."""
+    blocks, rest = _blocks(text, RESULT_TAGS)
+    if blocks and not rest and len(blocks) <= max(waiting, 1):
+        return blocks
+    return [text]
 
 
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
@@ -100,7 +167,7 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     if isinstance(record.get("system"), str) and record["system"]:
         messages.append(canonical_message("system", record["system"]))
-    pending: deque[str] = deque()  # call ids in call order, awaiting a result
+    waiting = _Waiting()
     for n, item in enumerate(record[key]):
         if not isinstance(item, dict):
             raise AdapterError(f"turn {n} is {type(item).__name__}, expected an object")
@@ -108,23 +175,18 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
         if speaker in CALLS:
             calls = _calls(_call_items(value), n)
             messages.append(canonical_message("assistant", None, tool_calls=calls))
-            pending.extend(c["id"] for c in calls)
+            waiting.reset(calls)
         elif speaker in RESULTS:
-            text = _as_text(value)
-            blocks = _RESULT_BLOCK.findall(text) or [text]
-            for block in blocks:
-                messages.append(tool_result(pending.popleft() if pending else None, block[:MAX_TEXT]))
+            for text in _results(_as_text(value), len(waiting.calls)):
+                messages.append(tool_result(waiting.answer(text), text[:MAX_TEXT]))
         elif speaker in ASSISTANT:
-            text = _as_text(value)
-            blocks = _CALL_BLOCK.findall(text)
+            blocks, rest = _blocks(_as_text(value), CALL_TAGS)
             calls = _calls([c for b in blocks for c in _call_items(b)], n)
-            rest = _CALL_BLOCK.sub("", text).strip() if blocks else text
             messages.append(canonical_message("assistant", rest[:MAX_TEXT] or None, tool_calls=calls or None))
-            pending.extend(c["id"] for c in calls)
+            waiting.reset(calls)
         else:
             messages.append(canonical_message("user" if speaker in USER else "system", _as_text(value)[:MAX_TEXT]))
-    rec = dict(record)
-    for k in ("trajectory_id", *ID_KEYS):
-        if k in rec and rec[k] is not None and not isinstance(rec[k], (dict, list)):
-            rec[k] = str(rec[k])
+    # an id that is null falls through to the next key; the tables judge the rest (a
+    # string or a whole number is an id; true, 1.5 or an object is none)
+    rec = {k: v for k, v in record.items() if not (k in ("trajectory_id", *ID_KEYS) and v is None)}
     return listed_record(rec, ctx, messages, {"format": FORMAT}, *ID_KEYS)
