@@ -1,7 +1,8 @@
 -- action_roles: the taint role of each executed or blocked logical action
 -- (grain: trajectory_id, action_idx, sink_kind; sink_kind null when not a sink).
 -- Inputs: actions, resources, steps (user messages), policy_tools, policy_sinks,
--- policy_resource_labels, policy_document (labels.user_named_sources). Parameters: none.
+-- policy_resource_labels, policy_document (labels.user_named_sources, labels.common_file_names).
+-- Parameters: none.
 -- Label levels are integers: confidentiality 0 public, 1 internal, 2 secret;
 -- integrity 0 trusted, 1 untrusted. Joining labels is taking the max of each.
 with live as (
@@ -37,10 +38,20 @@ resource_labels as (
     group by all
 ),
 user_text as (
-    -- what the user's own messages say (the principal's instruction)
-    select trajectory_id, lower(string_agg(content, ' ')) as txt
-    from steps where kind = 'user' and content is not null
-    group by all
+    -- what the user's own messages say (the principal's instruction), and its words as a
+    -- file name is written (split at anything a name seldom holds, a sentence's final dot
+    -- dropped), so a name is matched whole: "my_contact.txt" names no "contact.txt"
+    select trajectory_id, txt,
+        list_transform(regexp_split_to_array(txt, '[^a-z0-9._~-]+'), lambda w: rtrim(w, '.')) as words
+    from (select trajectory_id, lower(string_agg(content, ' ')) as txt
+          from steps where kind = 'user' and content is not null
+          group by all)
+),
+common_file_names as (
+    -- names too common to say which file the user meant (policy labels.common_file_names)
+    select coalesce(list_transform(json_extract_string(json, '$.labels.common_file_names[*]'), lambda n: lower(n)),
+                    []) as names
+    from policy_document
 ),
 addresses as (
     -- what an action reads from (a path read, a URL fetched) as an address: scheme, `www.`
@@ -49,20 +60,24 @@ addresses as (
         regexp_replace(regexp_replace(regexp_replace(lower(resource), '^[a-z][a-z0-9+.-]*://', ''),
             '^www[.]', ''), '/+$', '') as addr,
         -- a local file's name (`/users/jd/downloads/company_contact.txt` -> its last part):
-        -- users name a file by its name, not by the folder the agent found it in; a URL's
-        -- last segment names nothing (the host chooses what it serves)
-        case when not regexp_matches(lower(resource), '^[a-z][a-z0-9+.-]*://')
-             then regexp_extract(lower(resource), '[^/]+$') end as file_name
+        -- users name a file by its name, not by the folder the agent found it in. Only a
+        -- path read or run: a URL's last segment names nothing (the host chooses what it
+        -- serves), with a scheme or without (`evil.example/report.html`: a dot before the
+        -- first slash), and a name everyone uses (README.md) names no particular file
+        case when access <> 'send'
+                  and regexp_matches(lower(resource), '^(/|~|[.]{1,2}/|[a-z]:[\\/]|[^./:\\]*/|[^/:\\]*$)')
+             then nullif(regexp_extract(lower(resource), '[^/\\]+$'), '') end as path_name
     from action_resources where access in ('read', 'execute', 'send')
 ),
 named_addresses as (
     -- an address the user's messages spell out (at least 4 characters with a dot or a
-    -- slash), or a local file whose name they spell out (a name with an extension: 4+
-    -- characters holding a dot after its first)
+    -- slash), or a local file whose whole name they spell out (a name with an extension:
+    -- 4+ characters holding a dot after its first)
     select a.trajectory_id, a.action_idx,
         coalesce(length(a.addr) >= 4 and regexp_matches(a.addr, '[./]') and contains(u.txt, a.addr)
-                 or length(a.file_name) >= 4 and regexp_matches(a.file_name, '^[^.].*[.][a-z0-9]')
-                    and contains(u.txt, a.file_name), false) as named
+                 or length(a.path_name) >= 4 and regexp_matches(a.path_name, '^[^.].*[.][a-z0-9]')
+                    and list_contains(u.words, a.path_name)
+                    and not list_contains((select names from common_file_names), a.path_name), false) as named
     from addresses a left join user_text u using (trajectory_id)
 ),
 user_named as (
