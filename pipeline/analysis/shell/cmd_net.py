@@ -16,6 +16,8 @@ def h_curl(ctx: Ctx, args: list[str], name: str) -> None:
     opts, pos = parse_opts(args, CURL_ARG_SHORT, CURL_ARG_LONG)
     urls = pos + opt_values(opts, "--url")
     sending = False
+    query = has_opt(opts, "-G", "--get")  # the data goes into the URL's query
+    signed = has_opt(opts, "--aws-sigv4")  # -u's secret signs the request and is not sent
     for k, v in opts:
         if v is None:
             continue
@@ -36,6 +38,8 @@ def h_curl(ctx: Ctx, args: list[str], name: str) -> None:
                 ctx.payload(ref)
             else:
                 ctx.payload(v, literal=True)
+                if query:
+                    ctx.credential(v)  # `-G -d "k=$KEY"`: the URL's `?k=...`, as a URL's own variables
         elif k in ("-T", "--upload-file"):
             sending = True
             if t in ("-", "."):
@@ -53,9 +57,12 @@ def h_curl(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.read(v)
         elif k in ("-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr"):
             ctx.write(v)
-        elif k in ("-H", "--header", "-u", "--user", "-b", "--cookie", "--oauth2-bearer"):
+        elif k in ("-u", "--user") and signed:
+            continue
+        elif k in ("-H", "--header", "-u", "--user", "-b", "--cookie", "--oauth2-bearer", "-A", "--user-agent",
+                   "-e", "--referer"):
             ctx.credential(v)  # how a service takes its own credentials: not payload
-    if has_opt(opts, "-G", "--get"):
+    if query:
         sending = False
     for u in urls:
         (ctx.send if sending else ctx.read)(u)

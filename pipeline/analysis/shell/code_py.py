@@ -13,9 +13,10 @@ import ast
 import re
 from collections.abc import Callable
 
+from pipeline.analysis.shell.code_credentials import passed_env
 from pipeline.analysis.shell.code_tables import (
-    COPY, DELETE, HTTP_READ, HTTP_SEND, LIST, MKDIR, NO_READ, OPEN, READ_METHODS, SUBPROCESS, URL_RE,
-    WRITE_METHODS
+    COPY, DELETE, HTTP_NOT_BODY, HTTP_READ, HTTP_SEND, LIST, MKDIR, NO_READ, OPEN, READ_METHODS, SUBPROCESS,
+    URL_RE, WRITE_METHODS
 )
 from pipeline.analysis.shell.code_names import dotted, is_environ, pathlike
 from pipeline.analysis.shell.engine import CodeAnalyser
@@ -34,8 +35,10 @@ class PyVisitor(ast.NodeVisitor):
         self.code, self.shell = code, shell  # nested program text / command strings
         self.consts: dict[str, str] = {}
         self.taint: dict[str, set[str]] = {}
+        self.direct: dict[str, set[str]] = {}  # env vars a name holds as their own text
         self.parents: dict[ast.AST, ast.AST] = {}
         self.aliases: dict[str, str] = {}  # local name -> qualified name, from imports
+        self.modules: set[str] = set()  # local names of imported modules
 
     def qual(self, node: ast.AST) -> str:
         """Dotted name of an expression with import aliases resolved (sp.run -> subprocess.run)."""
@@ -45,6 +48,7 @@ class PyVisitor(ast.NodeVisitor):
 
     def visit_Import(self, node: ast.Import) -> None:
         for a in node.names:
+            self.modules.add(a.asname or a.name.split(".")[0])
             if a.asname:
                 self.aliases[a.asname] = a.name
 
@@ -159,6 +163,7 @@ class PyVisitor(ast.NodeVisitor):
     def bind(self, target: ast.AST, value: ast.AST | None) -> None:
         src = self.sources(value)
         const = self.const(value)
+        passed = passed_env(self, value)
         for t in ast.walk(target):
             if isinstance(t, ast.Name):
                 if const is not None and t is target:
@@ -169,6 +174,10 @@ class PyVisitor(ast.NodeVisitor):
                     self.taint[t.id] = src
                 else:
                     self.taint.pop(t.id, None)
+                if passed:
+                    self.direct[t.id] = passed
+                else:
+                    self.direct.pop(t.id, None)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
@@ -184,6 +193,7 @@ class PyVisitor(ast.NodeVisitor):
         self.visit(node.value)
         if isinstance(node.target, ast.Name):
             self.taint.setdefault(node.target.id, set()).update(self.sources(node.value))
+            self.direct.setdefault(node.target.id, set()).update(passed_env(self, node.value))
             self.consts.pop(node.target.id, None)
 
     def visit_For(self, node: ast.For) -> None:
@@ -291,14 +301,13 @@ class PyVisitor(ast.NodeVisitor):
             attr = method.lower() if method else attr
         url = self.const(url_node)
         http_lib = name.split(".")[0] in ("requests", "httpx", "aiohttp", "urllib3", "session", "s", "client")
-        if http_lib and attr in HTTP_SEND | HTTP_READ:  # the URL's and headers' variables: credentials
-            for x in (url_node, self.kw(node, "headers"), self.kw(node, "auth"), self.kw(node, "cookies")):
-                for r in self.sources(x) if x is not None else ():
-                    if r.startswith("env:"):
-                        self.acc.add("credentials", r)
+        if http_lib and attr in HTTP_SEND | HTTP_READ:  # the env vars a request's URL, headers carry
+            for x in (url_node, *(self.kw(node, k) for k in ("headers", "auth", "cookies", "params"))):
+                for r in passed_env(self, x):
+                    self.acc.add("credentials", r)
         if attr in HTTP_SEND and (url and "://" in url or http_lib):
             self.acc.add("sends", url or ("${%s}" % ast.unparse(url_node) if url_node is not None else "${url}"))
-            others = [x for x in node.args[1:]] + [k.value for k in node.keywords if k.arg not in ("url", "headers", "timeout")]
+            others = [x for x in node.args[1:]] + [k.value for k in node.keywords if k.arg not in HTTP_NOT_BODY]
             for x in others:
                 for r in self.sources(x):
                     self.acc.add("payloads", r)

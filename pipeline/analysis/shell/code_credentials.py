@@ -1,0 +1,66 @@
+"""Which environment variables an expression passes on as their own text, for a request's
+credentials (URL, headers, auth, cookies, query parameters): through names, f-strings,
+concatenation, containers and calls that keep the text (``TEXT_KEEPING_*``: ``str``,
+``.encode()``, ``b64encode``), but not through any other call (``hmac.new(secret, ...)``,
+``jwt.encode(..., secret)``: a signature made with a key does not send the key).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Protocol
+
+from pipeline.analysis.shell.code_tables import TEXT_KEEPING_FUNCS, TEXT_KEEPING_METHODS
+
+
+class Reader(Protocol):
+    """What the walk asks of the code visitor."""
+
+    direct: dict[str, set[str]]
+    modules: set[str]
+
+    def qual(self, node: ast.AST) -> str: ...
+    def call_reads(self, node: ast.Call) -> list[str]: ...
+    def environ_reads(self, node: ast.AST) -> list[str]: ...
+
+
+def passed_env(v: Reader, node: ast.AST | None) -> set[str]:
+    """The ``env:`` resources whose text ``node``'s value may hold verbatim."""
+    out: set[str] = set()
+    stack = [node] if node is not None else []
+    while stack:
+        sub = stack.pop()
+        if isinstance(sub, ast.Name):
+            out |= v.direct.get(sub.id, set())
+            continue
+        if isinstance(sub, ast.Call):
+            out |= {r for r in v.call_reads(sub) if r.startswith("env:")}
+            if not keeps_text(v, sub):
+                continue  # a signature, a hash, an object made with it: not its text
+            if isinstance(sub.func, ast.Attribute):
+                stack.append(sub.func.value)  # "...".join(x), secret.encode()
+            stack.extend(sub.args)
+            stack.extend(k.value for k in sub.keywords)
+            continue
+        if isinstance(sub, (ast.Attribute, ast.Subscript)):
+            found = [r for r in v.environ_reads(sub) if r.startswith("env:")]
+            if found:
+                out |= set(found)
+                continue
+        if isinstance(sub, ast.Lambda):
+            continue
+        stack.extend(ast.iter_child_nodes(sub))
+    return out
+
+
+def keeps_text(v: Reader, call: ast.Call) -> bool:
+    """Whether ``call``'s result holds its arguments' (or receiver's) text."""
+    name = v.qual(call.func)
+    if name in TEXT_KEEPING_FUNCS:
+        return True
+    if not isinstance(call.func, ast.Attribute) or call.func.attr not in TEXT_KEEPING_METHODS:
+        return False
+    receiver = call.func.value
+    while isinstance(receiver, ast.Attribute):
+        receiver = receiver.value
+    return not (isinstance(receiver, ast.Name) and receiver.id in v.modules)  # jwt.encode signs
