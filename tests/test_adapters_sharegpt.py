@@ -202,3 +202,15 @@ def test_call_json_without_a_name_rejects_and_ids_fall_through(tmp_path: Path) -
     assert duckdb.connect().execute("select reason, source_line from read_parquet($p) order by source_line", {
         "p": f"{tmp_path}/out/attrition/**/*.parquet"}).fetchall() == [
         ("malformed_record", 1), ("missing_trajectory_id", 3)]
+
+
+def test_a_tool_role_deeper_than_the_turns_is_no_sharegpt(tmp_path: Path) -> None:
+    """A chat record whose call arguments hold ``"role": "observation"`` (a dataset row the
+    agent writes) is still the chat format: only the turns' own roles count."""
+    record = {"trajectory_id": "t1", "messages": [
+        {"role": "user", "content": "add a row"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "append_row", "arguments": {"row": {"role": "observation", "text": "ok"}}}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "appended"}]}
+    path = write_ndjson(tmp_path / "chat.jsonl", record)
+    assert detect_format(path)[0] != "sharegpt"

@@ -40,7 +40,7 @@ class Shape:
     top: str = ""
     keys: dict[int, list[str]] = field(default_factory=dict)
     types: set[str] = field(default_factory=set)
-    roles: set[str] = field(default_factory=set)  # values of ``role`` keys
+    roles: dict[int, set[str]] = field(default_factory=dict)  # values of ``role`` keys, by depth
 
     def at(self, depth: int) -> set[str]:
         """Keys seen at one nesting depth (1 = keys of the top-level object)."""
@@ -71,7 +71,7 @@ def scan(text: str, max_depth: int = 5, max_keys: int = 512) -> Shape:
             if prev == ":" and key == "type":
                 shape.types.add(_decode(string))
             elif prev == ":" and key == "role":
-                shape.roles.add(_decode(string))
+                shape.roles.setdefault(len(stack), set()).add(_decode(string))
             prev, prev_string = "s", string
             continue
         if punct in ("{", "["):
@@ -144,7 +144,10 @@ def sharegpt_shape(shape: Shape, k: set[str]) -> bool:
     """Rule 13b: a record (or an array of records) whose ``conversations`` /
     ``conversation`` / ``messages`` are ShareGPT turns (``from`` + ``value``: no chat
     message of another format has both), or ``role`` turns with a ShareGPT tool role."""
-    inner = shape.at((2 if shape.top == "[" else 1) + 2)
+    depth = (2 if shape.top == "[" else 1) + 2
+    inner = shape.at(depth)
     lists = bool({"conversations", "conversation", "messages"} & k)
-    # or chatml turns with tool roles no chat API writes (ms-swift's `tool_call`/`tool_response`)
-    return lists and ({"from", "value"} <= inner or "role" in inner and bool(SHAREGPT_TOOL_ROLES & shape.roles))
+    # or chatml turns with tool roles no chat API writes (ms-swift's `tool_call`/`tool_response`),
+    # as the turns' own roles (not a role value deeper inside, in a call's arguments)
+    return lists and ({"from", "value"} <= inner
+                      or "role" in inner and bool(SHAREGPT_TOOL_ROLES & shape.roles.get(depth, set())))
