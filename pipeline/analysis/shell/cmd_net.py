@@ -7,8 +7,29 @@ from __future__ import annotations
 import re
 
 from pipeline.analysis.shell.args import has_opt, join_path, opt_values, parse_opts, remote_target, url_basename
-from pipeline.analysis.shell.tables import CURL_ARG_LONG, CURL_ARG_SHORT, CURL_DATA, OPTIONS, SEND_METHODS
+from pipeline.analysis.shell.tables import (
+    CURL_ARG_LONG, CURL_ARG_SHORT, CURL_DATA, OAUTH_CREDENTIAL_FIELDS, OPTIONS, SEND_METHODS
+)
 from pipeline.analysis.shell.ctx import Ctx
+
+
+_GRANT = re.compile(r'(?:^|[&{,\s])"?grant_type"?\s*[=:]')
+_OAUTH_FIELD = re.compile(r'(?:^|[&{,\s])"?(?:' + "|".join(OAUTH_CREDENTIAL_FIELDS)
+                          + r')"?\s*[=:]\s*"?\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))"?\s*(?=$|[&,}])')
+_VAR = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+
+
+def oauth_credentials(texts: list[str]) -> frozenset[str]:
+    """The ``env:`` resources a request body (its data values, joined as curl joins them)
+    passes as an OAuth token request's own credentials: a variable that is the whole value
+    of a credential field (``client_secret=$CLIENT_SECRET``, ``"refresh_token": "$R"``),
+    in a body that has a ``grant_type``, and nowhere else in the body."""
+    body = "&".join(texts)
+    if not _GRANT.search(body):
+        return frozenset()
+    fields = [a or b for a, b in _OAUTH_FIELD.findall(body)]
+    uses = [a or b for a, b in _VAR.findall(body)]
+    return frozenset(f"env:{n}" for n in set(fields) if uses.count(n) == fields.count(n))
 
 
 def h_curl(ctx: Ctx, args: list[str], name: str) -> None:
@@ -18,6 +39,8 @@ def h_curl(ctx: Ctx, args: list[str], name: str) -> None:
     sending = False
     query = has_opt(opts, "-G", "--get")  # the data goes into the URL's query
     signed = has_opt(opts, "--aws-sigv4")  # -u's secret signs the request and is not sent
+    own = oauth_credentials([ctx.text(v) for k, v in opts if v is not None and (
+        k in CURL_DATA or k in ("--data-raw", "--data-urlencode"))])
     for k, v in opts:
         if v is None:
             continue
@@ -37,7 +60,7 @@ def h_curl(ctx: Ctx, args: list[str], name: str) -> None:
                 ctx.read(ref)
                 ctx.payload(ref)
             else:
-                ctx.payload(v, literal=True)
+                ctx.payload(v, literal=True, own=own)
                 if query:
                     ctx.credential(v)  # `-G -d "k=$KEY"`: the URL's `?k=...`, as a URL's own variables
         elif k in ("-T", "--upload-file"):
@@ -82,12 +105,13 @@ def h_wget(ctx: Ctx, args: list[str], name: str) -> None:
     """wget URL [-O FILE|-O-] [--post-data|--post-file]."""
     opts, pos = parse_opts(args, *OPTIONS["wget"])
     sending = False
+    own = oauth_credentials([ctx.text(v) for k, v in opts if v is not None and k in ("--post-data", "--body-data")])
     for k, v in opts:
         if v is None:
             continue
         if k in ("--post-data", "--body-data"):
             sending = True
-            ctx.payload(v, literal=True)
+            ctx.payload(v, literal=True, own=own)
         elif k in ("--post-file", "--body-file"):
             sending = True
             ctx.read(v)

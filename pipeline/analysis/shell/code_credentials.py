@@ -11,6 +11,7 @@ import ast
 from typing import Protocol
 
 from pipeline.analysis.shell.code_tables import TEXT_KEEPING_FUNCS, TEXT_KEEPING_METHODS
+from pipeline.analysis.shell.tables import OAUTH_CREDENTIAL_FIELDS
 
 
 class Reader(Protocol):
@@ -22,6 +23,8 @@ class Reader(Protocol):
     def qual(self, node: ast.AST) -> str: ...
     def call_reads(self, node: ast.Call) -> list[str]: ...
     def environ_reads(self, node: ast.AST) -> list[str]: ...
+    def sources(self, node: ast.AST | None) -> set[str]: ...
+    def const(self, node: ast.AST | None) -> str | None: ...
 
 
 def passed_env(v: Reader, node: ast.AST | None) -> set[str]:
@@ -64,3 +67,23 @@ def keeps_text(v: Reader, call: ast.Call) -> bool:
     while isinstance(receiver, ast.Attribute):
         receiver = receiver.value
     return not (isinstance(receiver, ast.Name) and receiver.id in v.modules)  # jwt.encode signs
+
+
+def oauth_env(v: Reader, body: ast.AST) -> set[str]:
+    """The ``env:`` resources a request body passes as an OAuth token request's own
+    credentials: a dict with a ``grant_type`` key whose credential fields
+    (``OAUTH_CREDENTIAL_FIELDS``: ``client_secret``, ``refresh_token``...) hold them, and
+    that no other value of the dict carries."""
+    if not isinstance(body, ast.Dict):
+        return set()
+    keys = [v.const(k) if k is not None else None for k in body.keys]
+    if "grant_type" not in keys:
+        return set()
+    own: set[str] = set()
+    other: set[str] = set()
+    for key, value in zip(keys, body.values):
+        if key in OAUTH_CREDENTIAL_FIELDS:
+            own |= passed_env(v, value)
+        else:
+            other |= v.sources(value)
+    return own - other

@@ -13,7 +13,7 @@ import ast
 import re
 from collections.abc import Callable
 
-from pipeline.analysis.shell.code_credentials import passed_env
+from pipeline.analysis.shell.code_credentials import oauth_env, passed_env
 from pipeline.analysis.shell.code_tables import (
     COPY, DELETE, HTTP_NOT_BODY, HTTP_READ, HTTP_SEND, LIST, MKDIR, NO_READ, OPEN, READ_METHODS, SUBPROCESS,
     URL_RE, WRITE_METHODS
@@ -309,8 +309,9 @@ class PyVisitor(ast.NodeVisitor):
             self.acc.add("sends", url or ("${%s}" % ast.unparse(url_node) if url_node is not None else "${url}"))
             others = [x for x in node.args[1:]] + [k.value for k in node.keywords if k.arg not in HTTP_NOT_BODY]
             for x in others:
+                own = oauth_env(self, x)  # a token request's client_secret: its own credential
                 for r in self.sources(x):
-                    self.acc.add("payloads", r)
+                    self.acc.add("credentials" if r in own else "payloads", r)
                 c = self.const(x)
                 if c:
                     self.acc.add("payloads", "data:" + c[:256])

@@ -121,11 +121,13 @@ class Ctx:
             if r.startswith("env:") and r not in local:
                 self.acc.add("credentials", r)
 
-    def payload(self, word: str, literal: bool = False) -> None:
-        """A file (or, with ``literal``, inline data) sent out."""
+    def payload(self, word: str, literal: bool = False, own: frozenset[str] = frozenset()) -> None:
+        """A file (or, with ``literal``, inline data) sent out. ``own``: environment
+        resources the data passes as the request's own credentials (see
+        :func:`oauth_credentials`), recorded as credentials instead."""
         text = self.text(word)
         for r in self._sources(word):
-            self.acc.add("payloads", r)
+            self.acc.add("credentials" if r in own else "payloads", r)
         if literal:
             if text.strip():
                 self.acc.add("payloads", "data:" + text[:256])

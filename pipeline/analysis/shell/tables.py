@@ -29,6 +29,12 @@ EXTENSIONS = frozenset((
 
 SEND_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
+# An OAuth 2.0 token request (RFC 6749 sections 2.3.1, 4.3, 6; RFC 7523; RFC 7636) carries
+# the client's own credentials in its body beside a `grant_type`: the values of these
+# fields are how the token endpoint takes them, as a header's are elsewhere
+OAUTH_CREDENTIAL_FIELDS = ("client_secret", "password", "refresh_token", "client_assertion", "assertion",
+                           "code_verifier")
+
 READERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "cat": ("", ()), "tac": ("s", ()), "nl": ("bdfhilnsvw", ()), "head": ("nc", ("lines", "bytes")),
     "tail": ("ncs", ("lines", "bytes", "pid", "sleep-interval")), "less": ("bhjkoOpPtTxyz", ()),
