@@ -11,6 +11,7 @@ import ast
 from typing import Protocol
 
 from pipeline.analysis.shell.code_tables import TEXT_KEEPING_FUNCS, TEXT_KEEPING_METHODS
+from pipeline.analysis.shell.model import Acc
 from pipeline.analysis.shell.tables import OAUTH_CREDENTIAL_FIELDS
 
 
@@ -19,6 +20,10 @@ class Reader(Protocol):
 
     direct: dict[str, set[str]]
     modules: set[str]
+    acc: Acc
+
+    @staticmethod
+    def kw(node: ast.Call, *names: str) -> ast.AST | None: ...
 
     def qual(self, node: ast.AST) -> str: ...
     def call_reads(self, node: ast.Call) -> list[str]: ...

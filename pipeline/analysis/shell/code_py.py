@@ -13,9 +13,10 @@ import ast
 import re
 from collections.abc import Callable
 
-from pipeline.analysis.shell.code_credentials import oauth_env, passed_env
+from pipeline.analysis.shell.code_credentials import passed_env
+from pipeline.analysis.shell.code_net import network
 from pipeline.analysis.shell.code_tables import (
-    COPY, DELETE, HTTP_NOT_BODY, HTTP_READ, HTTP_SEND, LIST, MKDIR, NO_READ, OPEN, READ_METHODS, SUBPROCESS,
+    COPY, DELETE, HTTP_READ, HTTP_SEND, LIST, MKDIR, NO_READ, OPEN, READ_METHODS, SUBPROCESS,
     URL_RE, WRITE_METHODS
 )
 from pipeline.analysis.shell.code_names import dotted, is_environ, pathlike
@@ -279,7 +280,7 @@ class PyVisitor(ast.NodeVisitor):
         elif name in ("__import__", "importlib.import_module", "import_module") and (not a or a[0] is None):
             self.acc.fail(f"{name}() of a computed module name")
         else:
-            self.network(node, name, attr, a)
+            network(self, node, name, attr, a)
             if name.split(".")[-1] not in NO_READ and not name.startswith("os.path.") and not (
                     attr in HTTP_READ | HTTP_SEND) and not self.call_reads(node):
                 for x in a:
@@ -292,69 +293,6 @@ class PyVisitor(ast.NodeVisitor):
         self.visit(node.func)
         for x in args:
             self.visit(x)
-
-    def network(self, node: ast.Call, name: str, attr: str, a: list[str | None]) -> None:
-        """HTTP clients, urllib, sockets, SMTP, FTP."""
-        url_node = node.args[0] if node.args else self.kw(node, "url")
-        if attr == "request" and len(node.args) > 1:
-            method, url_node = (a[0] or "").upper(), node.args[1]
-            attr = method.lower() if method else attr
-        url = self.const(url_node)
-        http_lib = name.split(".")[0] in ("requests", "httpx", "aiohttp", "urllib3", "session", "s", "client")
-        if http_lib and attr in HTTP_SEND | HTTP_READ:  # the env vars a request's URL, headers carry
-            for x in (url_node, *(self.kw(node, k) for k in ("headers", "auth", "cookies", "params"))):
-                for r in passed_env(self, x):
-                    self.acc.add("credentials", r)
-        if attr in HTTP_SEND and (url and "://" in url or http_lib):
-            self.acc.add("sends", url or ("${%s}" % ast.unparse(url_node) if url_node is not None else "${url}"))
-            others = [x for x in node.args[1:]] + [k.value for k in node.keywords if k.arg not in HTTP_NOT_BODY]
-            for x in others:
-                own = oauth_env(self, x)  # a token request's client_secret: its own credential
-                for r in self.sources(x):
-                    self.acc.add("credentials" if r in own else "payloads", r)
-                c = self.const(x)
-                if c:
-                    self.acc.add("payloads", "data:" + c[:256])
-            if attr in ("delete", "put", "patch") and url:  # remote mutation: a destructive sink
-                self.acc.add("deletes", url)
-        elif attr in HTTP_READ and http_lib and url is None and url_node is not None and attr != "get":
-            self.acc.add("reads", "${%s}" % ast.unparse(url_node))
-        elif attr == "get" and name.split(".")[0] in ("requests", "httpx") and url is None and url_node is not None:
-            self.acc.add("reads", "${%s}" % ast.unparse(url_node))
-        elif attr == "Request" and url:
-            data = node.args[1] if len(node.args) > 1 else self.kw(node, "data")
-            method = (self.const(self.kw(node, "method")) or "").upper()
-            if data is not None or method in ("POST", "PUT", "PATCH", "DELETE"):
-                self.acc.add("sends", url)
-                for r in self.sources(data):
-                    self.acc.add("payloads", r)
-            else:
-                self.acc.add("reads", url)
-        elif attr == "urlopen" and url_node is not None and len(node.args) > 1:
-            if url:
-                self.acc.add("sends", url)
-            for r in self.sources(node.args[1]):
-                self.acc.add("payloads", r)
-        elif attr in ("connect", "create_connection", "connect_ex") and node.args:
-            target = node.args[0]
-            if isinstance(target, ast.Tuple) and len(target.elts) >= 2:
-                host, port = self.const(target.elts[0]), target.elts[1]
-                port_s = str(port.value) if isinstance(port, ast.Constant) else "?"
-                if host:
-                    self.acc.add("sends", f"tcp://{host}:{port_s}")
-            elif a and a[0] and not a[0].startswith(("/", ".")) and ":" not in a[0] and "." in a[0]:
-                self.acc.add("sends", a[0])  # paramiko / ftplib style connect(host)
-        elif attr in ("send", "sendall", "sendto", "sendmail", "send_message", "storbinary", "storlines",
-                      "sendfile"):
-            if attr == "sendmail" and len(node.args) > 1:
-                to = self.const(node.args[1])
-                if to:
-                    self.acc.add("sends", "mailto:" + to)
-            for x in node.args:
-                for r in self.sources(x):
-                    self.acc.add("payloads", r)
-        elif attr in ("SMTP", "SMTP_SSL", "FTP", "FTP_TLS", "Telnet") and a and a[0]:
-            self.acc.add("sends", a[0])
 
     def subprocess(self, node: ast.Call, name: str) -> None:
         """Commands handed to a shell or exec: analysed as shell text."""

@@ -1,0 +1,78 @@
+"""Network calls in Python code, for the code-step analyser
+(:mod:`pipeline.analysis.shell.code_py`): HTTP clients (requests, httpx, aiohttp, urllib3),
+urllib, sockets, SMTP, FTP. A request's URL, headers, auth, cookies and query parameters
+carry its credentials (:mod:`pipeline.analysis.shell.code_credentials`); its other
+arguments are the data it sends.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from pipeline.analysis.shell.code_credentials import Reader, oauth_env, passed_env
+from pipeline.analysis.shell.code_tables import HTTP_NOT_BODY, HTTP_READ, HTTP_SEND
+
+
+def network(v: Reader, node: ast.Call, name: str, attr: str, a: list[str | None]) -> None:
+    """What a call to an HTTP client, urllib, a socket, SMTP or FTP sends and reads;
+    ``a``: its positional arguments' constant values."""
+    url_node = node.args[0] if node.args else v.kw(node, "url")
+    if attr == "request" and len(node.args) > 1:
+        method, url_node = (a[0] or "").upper(), node.args[1]
+        attr = method.lower() if method else attr
+    url = v.const(url_node)
+    http_lib = name.split(".")[0] in ("requests", "httpx", "aiohttp", "urllib3", "session", "s", "client")
+    if http_lib and attr in HTTP_SEND | HTTP_READ:  # the env vars a request's URL, headers carry
+        for x in (url_node, *(v.kw(node, k) for k in ("headers", "auth", "cookies", "params"))):
+            for r in passed_env(v, x):
+                v.acc.add("credentials", r)
+    if attr in HTTP_SEND and (url and "://" in url or http_lib):
+        v.acc.add("sends", url or ("${%s}" % ast.unparse(url_node) if url_node is not None else "${url}"))
+        others = [x for x in node.args[1:]] + [k.value for k in node.keywords if k.arg not in HTTP_NOT_BODY]
+        for x in others:
+            own = oauth_env(v, x)  # a token request's client_secret: its own credential
+            for r in v.sources(x):
+                v.acc.add("credentials" if r in own else "payloads", r)
+            c = v.const(x)
+            if c:
+                v.acc.add("payloads", "data:" + c[:256])
+        if attr in ("delete", "put", "patch") and url:  # remote mutation: a destructive sink
+            v.acc.add("deletes", url)
+    elif attr in HTTP_READ and http_lib and url is None and url_node is not None and attr != "get":
+        v.acc.add("reads", "${%s}" % ast.unparse(url_node))
+    elif attr == "get" and name.split(".")[0] in ("requests", "httpx") and url is None and url_node is not None:
+        v.acc.add("reads", "${%s}" % ast.unparse(url_node))
+    elif attr == "Request" and url:
+        data = node.args[1] if len(node.args) > 1 else v.kw(node, "data")
+        method = (v.const(v.kw(node, "method")) or "").upper()
+        if data is not None or method in ("POST", "PUT", "PATCH", "DELETE"):
+            v.acc.add("sends", url)
+            for r in v.sources(data):
+                v.acc.add("payloads", r)
+        else:
+            v.acc.add("reads", url)
+    elif attr == "urlopen" and url_node is not None and len(node.args) > 1:
+        if url:
+            v.acc.add("sends", url)
+        for r in v.sources(node.args[1]):
+            v.acc.add("payloads", r)
+    elif attr in ("connect", "create_connection", "connect_ex") and node.args:
+        target = node.args[0]
+        if isinstance(target, ast.Tuple) and len(target.elts) >= 2:
+            host, port = v.const(target.elts[0]), target.elts[1]
+            port_s = str(port.value) if isinstance(port, ast.Constant) else "?"
+            if host:
+                v.acc.add("sends", f"tcp://{host}:{port_s}")
+        elif a and a[0] and not a[0].startswith(("/", ".")) and ":" not in a[0] and "." in a[0]:
+            v.acc.add("sends", a[0])  # paramiko / ftplib style connect(host)
+    elif attr in ("send", "sendall", "sendto", "sendmail", "send_message", "storbinary", "storlines",
+                  "sendfile"):
+        if attr == "sendmail" and len(node.args) > 1:
+            to = v.const(node.args[1])
+            if to:
+                v.acc.add("sends", "mailto:" + to)
+        for x in node.args:
+            for r in v.sources(x):
+                v.acc.add("payloads", r)
+    elif attr in ("SMTP", "SMTP_SSL", "FTP", "FTP_TLS", "Telnet") and a and a[0]:
+        v.acc.add("sends", a[0])
