@@ -1,7 +1,7 @@
 -- action_roles: the taint role of each executed or blocked logical action
 -- (grain: trajectory_id, action_idx, sink_kind; sink_kind null when not a sink).
--- Inputs: actions, resources, steps (user messages), policy_tools, policy_sinks,
--- policy_resource_labels, policy_document (labels.user_named_sources, labels.common_file_names).
+-- Inputs: actions, resources, resource_labels, steps (user messages), policy_tools, policy_sinks,
+-- policy_document (labels.user_named_sources, labels.common_file_names).
 -- Parameters: none.
 -- Label levels are integers: confidentiality 0 public, 1 internal, 2 secret;
 -- integrity 0 trusted, 1 untrusted. Joining labels is taking the max of each.
@@ -21,20 +21,20 @@ action_resources as (
     from live l join resources r on r.trajectory_id = l.trajectory_id and r.step_idx = l.call_step_idx
 ),
 resource_matches as (
-    -- a read (or executed) resource matching a policy pattern brings its label in;
-    -- when an override rule matches a resource, only override rules count for it
-    select ar.trajectory_id, ar.action_idx, ar.resource, p.conf, p.integ, p.override,
-        bool_or(p.override) over (partition by ar.trajectory_id, ar.action_idx, ar.resource) as overridden
+    -- a read (or executed) resource the policy labels (sql/resource_labels.sql, where an
+    -- override rule matching a resource leaves only override rules counting) brings its label in
+    select ar.trajectory_id, ar.action_idx, ar.resource, rl.conf, rl.integ
     from action_resources ar
-    join policy_resource_labels p on ar.resource ilike p."like" escape '\'
+    join resource_labels rl using (resource)
     where ar.access in ('read', 'execute')
 ),
-resource_labels as (
+action_labels as (
+    -- the join of the labels; `why` the most labelled resource (conf first), among equals
+    -- the first by name
     select trajectory_id, action_idx,
         max(conf) as conf, max(integ) as integ,
-        arg_max(resource, conf * 2 + integ) as why
+        first(resource order by conf * 2 + integ desc, resource) as why
     from resource_matches
-    where override or not overridden
     group by all
 ),
 user_text as (
@@ -98,7 +98,7 @@ labels as (
         case when n.action_idx is not null then 0
              else greatest(coalesce(l.source_integ, 0), coalesce(rl.integ, 0)) end as integ,
         rl.why as label_resource
-    from live l left join resource_labels rl using (trajectory_id, action_idx)
+    from live l left join action_labels rl using (trajectory_id, action_idx)
     left join user_named n using (trajectory_id, action_idx)
 ),
 derived_sinks as (

@@ -12,7 +12,7 @@
 -- Authorization header, an API key in the URL: how a service takes its own credentials)
 -- is no payload, unless the policy's labels.never_sent names it (a signing key, which no
 -- service takes as a credential): then any step passing it in a URL or a header sends it.
--- Inputs: action_roles, resources, policy_tools, policy_resource_labels, policy_never_sent.
+-- Inputs: action_roles, resources, resource_labels, policy_tools, policy_never_sent.
 -- Parameters: none.
 with sinks as (
     select distinct r.trajectory_id, r.action_idx, r.call_step_idx, r.accepts_conf,
@@ -29,18 +29,17 @@ sent as (
     where x.access = case when s.is_program then 'payload' else 'read' end
 ),
 matched as (
-    -- as action_roles: when an override rule matches a resource, only override rules count
-    select s.*, p.conf, p.override,
-        bool_or(p.override) over (partition by s.trajectory_id, s.action_idx, s.resource) as overridden
+    -- the policy's label of each sent resource (sql/resource_labels.sql: as in action_roles,
+    -- when an override rule matches a resource, only override rules count)
+    select s.*, l.conf
     from sent s
-    join policy_resource_labels p on s.resource ilike p."like" escape '\'
+    join resource_labels l using (resource)
 ),
 payload_sends as (
     -- the most secret payload; among equals the first by name, so the rule is one value
     select trajectory_id, action_idx, call_step_idx,
         first(resource order by conf desc, resource) as resource
     from matched
-    where override or not overridden
     group by trajectory_id, action_idx, call_step_idx, accepts_conf
     having max(conf) > accepts_conf
 ),

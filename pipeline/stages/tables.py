@@ -141,14 +141,15 @@ def actions(con: duckdb.DuckDBPyConnection) -> None:
 
 def flows(con: duckdb.DuckDBPyConnection, policy: Policy,
           uninterrupted: Callable[[], AbstractContextManager[object]] = nullcontext) -> None:
-    """Stages ``resources``, ``action_roles``, ``edges`` (and ``edge_rejects``), ``sink_reachers``,
-    ``reach_sizes``, ``graph_rejects``, ``flows`` (a batch of trajectories at a time when the
+    """Stages ``resources``, ``resource_labels``, ``action_roles``, ``edges`` (and ``edge_rejects``),
+    ``sink_reachers``, ``reach_sizes``, ``graph_rejects``, ``flows`` (a batch of trajectories at a time when the
     shard's graphs would not fit its memory together: ``flow_batches.py``). The recursive
     reachability query runs inside ``uninterrupted()``: a driver scoring a shard itself
     defers signals there (DuckDB 2.0.1 can deadlock cancelling a recursive CTE: a SIGINT
     during it hung a one-process run, its main thread waiting in ``Executor::CancelTasks``
     for a task thread spinning in ``PhysicalRecursiveCTE``, about 1 in 120 tries)."""
     resources(con)
+    materialize(con, "resource_labels")  # each distinct resource's policy label: read by action_roles, self_sends
     materialize(con, "action_roles")
     materialize(con, "outputs")
     materialize(con, "injection_candidates", pattern=_any_pattern(con, "policy_injection_any"))
