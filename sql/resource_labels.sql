@@ -1,16 +1,18 @@
--- resource_labels: the policy's label of each resource string the shard's steps name
--- (grain: resource; only resources matching at least one labels.resources rule).
+-- resource_labels: the policy's label of each resource string the shard's steps read, run
+-- or send as payload (grain: resource; only resources matching at least one
+-- labels.resources rule).
 -- Inputs: resources, policy_resource_labels.
 -- Parameters: none.
 -- A resource matches a rule when it is like the rule's glob (case-insensitive, `\` escapes);
 -- its label is the join (max of each level) of the rules it matches, except that when an
 -- override rule matches it only override rules count for it (`*.pub` makes
 -- `~/.ssh/id_rsa.pub` public though `*id_rsa*` matches it too). Each distinct resource is
--- tested once, however many steps name it and with whatever access; action_roles and
--- self_sends read its labels. Label levels: confidentiality 0 public, 1 internal, 2 secret;
+-- tested once, however many steps name it; only the accesses whose content flows count
+-- (read, execute: a source's label in action_roles; payload, read: what a sink sends in
+-- self_sends), not a destination or a write (a fifth of the strings). Label levels: confidentiality 0 public, 1 internal, 2 secret;
 -- integrity 0 trusted, 1 untrusted.
 with distinct_resources as (
-    select distinct resource from resources
+    select distinct resource from resources where access in ('read', 'execute', 'payload')
 ),
 matches as (
     select d.resource, p.conf, p.integ, p.override,

@@ -37,12 +37,15 @@ RULES = [
 # (trajectory_id, step_idx, access, resource): what the steps name
 RESOURCES = [
     ("t1", 1, "read", "/home/u/.ssh/id_rsa"),
-    ("t1", 4, "write", "/home/u/.ssh/id_rsa"),  # the same string again: one row, whatever the access
+    ("t1", 4, "execute", "/home/u/.ssh/id_rsa"),  # the same string again: one row
     ("t2", 1, "payload", "/home/u/.ssh/id_rsa"),
     ("t1", 2, "read", "/home/u/.ssh/id_rsa.pub"),
     ("t1", 3, "read", "/home/u/.ssh/id_rsa.sig"),
     ("t1", 5, "read", "https://mail.example/inbox/secret-plan"),
-    ("t1", 6, "send", "HTTPS://TRUSTED.EXAMPLE/SECRET.TXT"),
+    ("t1", 6, "read", "HTTPS://TRUSTED.EXAMPLE/SECRET.TXT"),
+    # a destination or a file written carries no content the label would follow: no row
+    ("t1", 7, "send", "https://mail.example/outbox/secret"),
+    ("t1", 8, "write", "/tmp/secret.txt"),
     ("t2", 2, "read", "/var/log/a_x.log"),
     ("t2", 3, "read", "/var/log/ax.log"),
     ("t2", 4, "read", "/tmp/100%done"),
@@ -130,7 +133,8 @@ def test_sample_corpus_matches_a_python_reading_of_the_globs(policy: Any) -> Non
     con = stage_connection(records, policy=policy, until="flows")
     rules = rows(con, "select pattern, override, conf, integ from policy_resource_labels")
     got = {r["resource"]: (r["conf"], r["integ"]) for r in rows(con, "select * from resource_labels")}
-    names = [r["resource"] for r in rows(con, "select distinct resource from resources")]
+    names = [r["resource"] for r in rows(
+        con, "select distinct resource from resources where access in ('read', 'execute', 'payload')")]
     want = {name: label for name in names if (label := _reference(name, rules)) is not None}
     assert got == want
     assert len(got) >= 10 and any(c == 2 for c, _ in got.values()) and any(i == 1 for _, i in got.values())
