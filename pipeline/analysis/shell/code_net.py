@@ -22,12 +22,22 @@ def network(v: Reader, node: ast.Call, name: str, attr: str, a: list[str | None]
         attr = method.lower() if method else attr
     url = v.const(url_node)
     http_lib = name.split(".")[0] in ("requests", "httpx", "aiohttp", "urllib3", "session", "s", "client")
-    if http_lib and attr in HTTP_SEND | HTTP_READ:  # the env vars a request's URL, headers carry
+    target = url or ("${%s}" % ast.unparse(url_node) if url_node is not None else "${url}")
+    if http_lib and attr in HTTP_SEND | HTTP_READ:
+        # a request's URL, headers, auth, cookies and query: the environment variables they
+        # carry are its credentials; any other data in them (a file's content) is sent, by
+        # a GET too (as a shell URL carrying local data, pipeline/analysis/shell/ctx.py)
+        carried: set[str] = set()
         for x in (url_node, *(v.kw(node, k) for k in ("headers", "auth", "cookies", "params"))):
             for r in passed_env(v, x):
                 v.acc.add("credentials", r)
+            carried |= {r for r in v.sources(x) if not r.startswith("env:")}
+        if carried:
+            v.acc.add("sends", target)
+            for r in sorted(carried):
+                v.acc.add("payloads", r)
     if attr in HTTP_SEND and (url and "://" in url or http_lib):
-        v.acc.add("sends", url or ("${%s}" % ast.unparse(url_node) if url_node is not None else "${url}"))
+        v.acc.add("sends", target)
         others = [x for x in node.args[1:]] + [k.value for k in node.keywords if k.arg not in HTTP_NOT_BODY]
         for x in others:
             own = oauth_env(v, x)  # a token request's client_secret: its own credential
