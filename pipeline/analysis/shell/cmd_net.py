@@ -39,6 +39,7 @@ def h_curl(ctx: Ctx, args: list[str], name: str) -> None:
     sending = False
     query = has_opt(opts, "-G", "--get")  # the data goes into the URL's query
     signed = has_opt(opts, "--aws-sigv4")  # -u's secret signs the request and is not sent
+    carried = False
     own = oauth_credentials([ctx.text(v) for k, v in opts if v is not None and (
         k in CURL_DATA or k in ("--data-raw", "--data-urlencode"))])
     for k, v in opts:
@@ -61,8 +62,8 @@ def h_curl(ctx: Ctx, args: list[str], name: str) -> None:
                 ctx.payload(ref)
             else:
                 ctx.payload(v, literal=True, own=own)
-                if query:
-                    ctx.credential(v)  # `-G -d "k=$KEY"`: the URL's `?k=...`, as a URL's own variables
+                if query and ctx.credential(v):  # `-G -d "k=$KEY"`: the URL's `?k=...`, as a URL's own variables
+                    carried = True
         elif k in ("-T", "--upload-file"):
             sending = True
             if t in ("-", "."):
@@ -84,9 +85,10 @@ def h_curl(ctx: Ctx, args: list[str], name: str) -> None:
             continue
         elif k in ("-H", "--header", "-u", "--user", "-b", "--cookie", "--oauth2-bearer", "-A", "--user-agent",
                    "-e", "--referer"):
-            ctx.credential(v)  # how a service takes its own credentials: not payload
+            carried = ctx.credential(v) or carried  # how a service takes its own credentials: not payload
     if query:
         sending = False
+    sending = sending or carried  # local data in a header or -G's query goes out with a GET too
     for u in urls:
         (ctx.send if sending else ctx.read)(u)
     outdir = (opt_values(opts, "--output-dir") or [""])[-1]
@@ -123,7 +125,7 @@ def h_wget(ctx: Ctx, args: list[str], name: str) -> None:
         elif k in ("-o", "-a", "--output-file", "--append-output", "--save-cookies"):
             ctx.write(v)
         elif k in ("--header", "--user", "--password", "--http-user", "--http-password"):
-            ctx.credential(v)
+            sending = ctx.credential(v) or sending
     url_texts = tuple(ctx.text(u) for u in pos)
     for u in pos:
         (ctx.send if sending else ctx.read)(u)

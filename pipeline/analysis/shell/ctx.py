@@ -113,13 +113,18 @@ class Ctx:
             self.acc.add("payloads", r)
         self.credential(dest)
 
-    def credential(self, word: str) -> None:
+    def credential(self, word: str) -> bool:
         """The environment variables a request word (its URL, a header) carries: credentials
-        passed to the destination, recorded apart from payloads (see ``ShellAnalysis``)."""
+        passed to the destination, recorded apart from payloads (see ``ShellAnalysis``).
+        Local data in it (``-H "X: $(cat ~/.ssh/id_rsa)"``) is a payload; True when there
+        is some (the request sends it, whatever its method)."""
         local = set(self._sources(word, env=False))
         for r in self._sources(word):
             if r.startswith("env:") and r not in local:
                 self.acc.add("credentials", r)
+        for r in local:
+            self.acc.add("payloads", r)
+        return bool(local)
 
     def payload(self, word: str, literal: bool = False, own: frozenset[str] = frozenset()) -> None:
         """A file (or, with ``literal``, inline data) sent out. ``own``: environment
