@@ -23,7 +23,7 @@ def network(v: Reader, node: ast.Call, name: str, attr: str, a: list[str | None]
     url = v.const(url_node)
     http_lib = name.split(".")[0] in ("requests", "httpx", "aiohttp", "urllib3", "session", "s", "client")
     target = url or ("${%s}" % ast.unparse(url_node) if url_node is not None else "${url}")
-    if http_lib and attr in HTTP_SEND | HTTP_READ:
+    if http_lib and attr in HTTP_SEND | HTTP_READ or attr in ("urlopen", "Request") and url_node is not None:
         # a request's URL, headers, auth, cookies and query: the environment variables they
         # carry are its credentials; any other data in them (a file's content) is sent, by
         # a GET too (as a shell URL carrying local data, pipeline/analysis/shell/ctx.py)
