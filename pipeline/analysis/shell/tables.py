@@ -140,6 +140,7 @@ COMMAND_FAMILIES: dict[str, str] = {
     "gpg": "gpg gpg2",
     "curl": "curl",
     "wget": "wget",
+    "httpie": "http https xh xhs",
     "scp": "scp rsync",
     "ssh": "ssh",
     "ssh_copy_id": "ssh-copy-id",
