@@ -263,9 +263,12 @@ def _policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.
                                         ("override", pa.bool_()),
                                         ("conf", pa.int64()), ("integ", pa.int64())])),
         "never_sent": pa.Table.from_pylist(
-            [{"ord": i, "like": glob_to_like(str(g)), "pattern": str(g)}
-             for i, g in enumerate(data.get("labels", {}).get("never_sent", []))],
-            schema=pa.schema([("ord", pa.int64()), ("like", pa.string()), ("pattern", pa.string())])),
+            [{"ord": i, "like": glob_to_like(str(g)), "pattern": str(g), "exclude": exclude}
+             for i, (g, exclude) in enumerate(
+                 [(g, False) for g in data.get("labels", {}).get("never_sent", [])]
+                 + [(g, True) for g in data.get("labels", {}).get("never_sent_except", [])])],
+            schema=pa.schema([("ord", pa.int64()), ("like", pa.string()), ("pattern", pa.string()),
+                              ("exclude", pa.bool_())])),
         "hallucination": pa.Table.from_pylist(
             [{"ord": i, "kind": kind, "pattern": p} for i, (kind, p) in enumerate(
                 (kind, p) for kind in ("refusal", "success") for p in data.get("hallucination", {}).get(kind, []))],

@@ -44,14 +44,16 @@ payload_sends as (
     having max(conf) > accepts_conf
 ),
 local_only as (
-    -- steps whose every URL goes to this machine's loopback (a local proxy, a dev
-    -- server): nothing in their URLs or headers leaves the host
+    -- steps whose every resource read or sent is on this machine's loopback (a local
+    -- proxy, a dev server), with a scheme or without: nothing in their URLs or headers
+    -- leaves the host. A file read, a URL held in a variable (`${...}`), a proxy or a
+    -- `--connect-to` host (recorded as sends) makes the step not local
     select trajectory_id, step_idx
     from resources
-    where access in ('read', 'send') and regexp_matches(resource, '^[a-zA-Z][a-zA-Z0-9+.-]*://')
+    where access in ('read', 'send')
     group by all
     having bool_and(regexp_matches(lower(resource),
-        '^[a-z][a-z0-9+.-]*://([^/@?#]*@)?(localhost|127[.][0-9]+[.][0-9]+[.][0-9]+|\[::1\]|0[.]0[.]0[.]0)(:[0-9]+)?([/?#]|$)'))
+        '^([a-z][a-z0-9+.-]*://)?([^/@?#]*@)?(localhost|127[.][0-9]+[.][0-9]+[.][0-9]+|\[::1\]|0[.]0[.]0[.]0)(:[0-9]+)?([/?#]|$)'))
 ),
 credential_sends as (
     -- a program step that puts a secret no service takes as its credential (the policy's
@@ -62,7 +64,8 @@ credential_sends as (
     from action_roles r
     join policy_tools t on t.tool_key = lower(r.tool_name)
     join resources x on x.trajectory_id = r.trajectory_id and x.step_idx = r.call_step_idx
-    semi join policy_never_sent n on x.resource ilike n."like" escape '\'
+    semi join (select * from policy_never_sent where not exclude) n on x.resource ilike n."like" escape '\'
+    anti join (select * from policy_never_sent where exclude) e on x.resource ilike e."like" escape '\'
     anti join local_only o on o.trajectory_id = r.trajectory_id and o.step_idx = r.call_step_idx
     where x.access = 'credential' and (t.shell_arg is not null or t.code_arg is not null)
     group by all

@@ -14,22 +14,29 @@ from pipeline.analysis.shell.ctx import Ctx
 
 
 _GRANT = re.compile(r'(?:^|[&{,\s])"?grant_type"?\s*[=:]')
-_OAUTH_FIELD = re.compile(r'(?:^|[&{,\s])"?(?:' + "|".join(OAUTH_CREDENTIAL_FIELDS)
+_OAUTH_FIELD = re.compile(r'(?:^|[&{,\s])"?(' + "|".join(OAUTH_CREDENTIAL_FIELDS)
                           + r')"?\s*[=:]\s*"?\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))"?\s*(?=$|[&,}])')
 _VAR = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
 
 
+def own_credential(field: str, variable: str) -> bool:
+    """Whether ``variable``'s name says it is the OAuth credential ``field`` takes."""
+    return any(word in variable.upper() for word in OAUTH_CREDENTIAL_FIELDS.get(field, ()))
+
+
 def oauth_credentials(texts: list[str]) -> frozenset[str]:
     """The ``env:`` resources a request body (its data values, joined as curl joins them)
-    passes as an OAuth token request's own credentials: a variable that is the whole value
-    of a credential field (``client_secret=$CLIENT_SECRET``, ``"refresh_token": "$R"``),
-    in a body that has a ``grant_type``, and nowhere else in the body."""
+    passes as an OAuth token request's own credentials: a variable named for the field
+    (:func:`own_credential`) that is the whole value of a credential field
+    (``client_secret=$CLIENT_SECRET``, ``"refresh_token": "$REFRESH_TOKEN"``), in a body
+    that has a ``grant_type``, and nowhere else in the body."""
     body = "&".join(texts)
     if not _GRANT.search(body):
         return frozenset()
-    fields = [a or b for a, b in _OAUTH_FIELD.findall(body)]
+    fields = [(f, a or b) for f, a, b in _OAUTH_FIELD.findall(body) if own_credential(f, a or b)]
     uses = [a or b for a, b in _VAR.findall(body)]
-    return frozenset(f"env:{n}" for n in set(fields) if uses.count(n) == fields.count(n))
+    names = [n for _, n in fields]
+    return frozenset(f"env:{n}" for n in set(names) if uses.count(n) == names.count(n))
 
 
 def h_curl(ctx: Ctx, args: list[str], name: str) -> None:
@@ -79,6 +86,9 @@ def h_curl(ctx: Ctx, args: list[str], name: str) -> None:
                     ctx.delete(u)
         elif k in ("-K", "--config", "--netrc-file", "-E", "--cert", "--key"):
             ctx.read(v)
+        elif k in ("-x", "--proxy", "--preproxy", "--socks4", "--socks4a", "--socks5", "--socks5-hostname",
+                   "--connect-to", "--resolve"):
+            ctx.acc.add("sends", ctx.text(v))  # where the request really goes
         elif k in ("-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr"):
             ctx.write(v)
         elif k in ("-u", "--user") and signed:

@@ -1,8 +1,9 @@
 """Which environment variables an expression passes on as their own text, for a request's
 credentials (URL, headers, auth, cookies, query parameters): through names, f-strings,
-concatenation, containers and calls that keep the text (``TEXT_KEEPING_*``: ``str``,
-``.encode()``, ``b64encode``), but not through any other call (``hmac.new(secret, ...)``,
-``jwt.encode(..., secret)``: a signature made with a key does not send the key).
+concatenation, containers and calls, but not through a call that hides it
+(``TEXT_HIDING_*``: ``hmac.new(secret, ...)``, ``jwt.encode(..., secret)``, ``AWS4Auth``: a
+signature made with a key does not send the key). Any call not known to hide it passes it
+on (``codecs.encode(s, 'rot13')``, a user's own function): missing a send is the worse error.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Protocol
 
-from pipeline.analysis.shell.code_tables import TEXT_KEEPING_FUNCS, TEXT_KEEPING_METHODS
+from pipeline.analysis.shell.code_tables import TEXT_HIDING_NAMES, TEXT_HIDING_PREFIXES
 from pipeline.analysis.shell.model import Acc
 from pipeline.analysis.shell.tables import OAUTH_CREDENTIAL_FIELDS
 
@@ -19,7 +20,6 @@ class Reader(Protocol):
     """What the walk asks of the code visitor."""
 
     direct: dict[str, set[str]]
-    modules: set[str]
     acc: Acc
 
     @staticmethod
@@ -62,23 +62,16 @@ def passed_env(v: Reader, node: ast.AST | None) -> set[str]:
 
 
 def keeps_text(v: Reader, call: ast.Call) -> bool:
-    """Whether ``call``'s result holds its arguments' (or receiver's) text."""
+    """Whether ``call``'s result may hold its arguments' (or receiver's) text."""
     name = v.qual(call.func)
-    if name in TEXT_KEEPING_FUNCS:
-        return True
-    if not isinstance(call.func, ast.Attribute) or call.func.attr not in TEXT_KEEPING_METHODS:
-        return False
-    receiver = call.func.value
-    while isinstance(receiver, ast.Attribute):
-        receiver = receiver.value
-    return not (isinstance(receiver, ast.Name) and receiver.id in v.modules)  # jwt.encode signs
+    return not (name.startswith(TEXT_HIDING_PREFIXES) or name.split(".")[-1] in TEXT_HIDING_NAMES)
 
 
 def oauth_env(v: Reader, body: ast.AST) -> set[str]:
     """The ``env:`` resources a request body passes as an OAuth token request's own
     credentials: a dict with a ``grant_type`` key whose credential fields
-    (``OAUTH_CREDENTIAL_FIELDS``: ``client_secret``, ``refresh_token``...) hold them, and
-    that no other value of the dict carries."""
+    (``OAUTH_CREDENTIAL_FIELDS``: ``client_secret``, ``refresh_token``...) hold variables
+    named for them, and that no other value of the dict carries."""
     if not isinstance(body, ast.Dict):
         return set()
     keys = [v.const(k) if k is not None else None for k in body.keys]
@@ -87,8 +80,8 @@ def oauth_env(v: Reader, body: ast.AST) -> set[str]:
     own: set[str] = set()
     other: set[str] = set()
     for key, value in zip(keys, body.values):
-        if key in OAUTH_CREDENTIAL_FIELDS:
-            own |= passed_env(v, value)
-        else:
-            other |= v.sources(value)
+        named = {r for r in passed_env(v, value)
+                 if key in OAUTH_CREDENTIAL_FIELDS and any(w in r.upper() for w in OAUTH_CREDENTIAL_FIELDS[key])}
+        own |= named
+        other |= v.sources(value) - named
     return own - other

@@ -32,6 +32,9 @@ def network(v: Reader, node: ast.Call, name: str, attr: str, a: list[str | None]
             for r in passed_env(v, x):
                 v.acc.add("credentials", r)
             carried |= {r for r in v.sources(x) if not r.startswith("env:")}
+        proxies = v.kw(node, "proxies", "proxy")
+        if proxies is not None:  # where the request really goes
+            v.acc.add("sends", v.const(proxies) or "${%s}" % ast.unparse(proxies))
         if carried:
             v.acc.add("sends", target)
             for r in sorted(carried):

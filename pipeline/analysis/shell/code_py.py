@@ -39,7 +39,6 @@ class PyVisitor(ast.NodeVisitor):
         self.direct: dict[str, set[str]] = {}  # env vars a name holds as their own text
         self.parents: dict[ast.AST, ast.AST] = {}
         self.aliases: dict[str, str] = {}  # local name -> qualified name, from imports
-        self.modules: set[str] = set()  # local names of imported modules
 
     def qual(self, node: ast.AST) -> str:
         """Dotted name of an expression with import aliases resolved (sp.run -> subprocess.run)."""
@@ -49,7 +48,6 @@ class PyVisitor(ast.NodeVisitor):
 
     def visit_Import(self, node: ast.Import) -> None:
         for a in node.names:
-            self.modules.add(a.asname or a.name.split(".")[0])
             if a.asname:
                 self.aliases[a.asname] = a.name
 

@@ -35,18 +35,16 @@ NO_READ = {"print", "len", "str", "int", "float", "repr", "isinstance", "range",
 OPEN = {"open", "io.open", "codecs.open", "builtins.open"}
 HTTP_READ = {"get", "head", "options", "urlopen", "stream"}
 HTTP_SEND = {"post", "put", "patch", "delete"}
-# calls whose result still holds their argument's text (a copy, an encoding, a piece of
-# a format): a secret passed through them is still sent; any other call (hmac.new,
-# hashlib.sha256, jwt.encode, an auth object that signs) is taken to keep it home.
-# Functions by qualified name; methods by name, on a value (not on an imported module)
-TEXT_KEEPING_FUNCS = {"str", "bytes", "dict", "tuple", "list", "format", "os.getenv", "os.environ.get",
-                      "getenv", "base64.b64encode", "base64.urlsafe_b64encode", "base64.standard_b64encode",
-                      "base64.b16encode", "base64.b32encode", "binascii.hexlify", "urllib.parse.quote",
-                      "urllib.parse.quote_plus", "urllib.parse.urlencode", "json.dumps",
-                      "requests.auth.HTTPBasicAuth", "requests.auth.HTTPDigestAuth", "requests.HTTPBasicAuth",
-                      "httpx.BasicAuth", "httpx.DigestAuth", "aiohttp.BasicAuth"}
-TEXT_KEEPING_METHODS = {"encode", "decode", "strip", "lstrip", "rstrip", "lower", "upper", "replace", "join",
-                        "format", "get", "hex"}
+# calls whose result does not hold their arguments' text: a hash, a signature, a token
+# signed with a key, an auth object that signs requests (the key stays home). Any other
+# call (str, encode, base64, codecs, a user's own function) is taken to pass the text on.
+# By qualified name prefix, and by the called name itself.
+TEXT_HIDING_PREFIXES = ("hmac.", "hashlib.", "jwt.", "nacl.", "cryptography.", "Crypto.", "Cryptodome.", "ecdsa.",
+                        "rsa.", "itsdangerous.", "requests_aws4auth.", "botocore.auth.", "botocore.signers.",
+                        "authlib.", "oauthlib.", "google.auth.", "paramiko.", "bcrypt.", "argon2.", "passlib.")
+TEXT_HIDING_NAMES = {"AWS4Auth", "SigV4Auth", "BotoAWSRequestsAuth", "HMAC", "sign", "signature", "sign_request",
+                     "digest", "hexdigest", "sha1", "sha256", "sha512", "md5", "blake2b", "pbkdf2_hmac", "hash",
+                     "len", "bool"}
 # keyword arguments of an HTTP call that are not its body: how a service takes its own
 # credentials (auth, cookies, headers, query parameters) or transport settings
 HTTP_NOT_BODY = {"url", "headers", "auth", "cookies", "params", "timeout", "verify", "cert", "proxies",

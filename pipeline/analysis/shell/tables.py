@@ -30,10 +30,14 @@ EXTENSIONS = frozenset((
 SEND_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
 # An OAuth 2.0 token request (RFC 6749 sections 2.3.1, 4.3, 6; RFC 7523; RFC 7636) carries
-# the client's own credentials in its body beside a `grant_type`: the values of these
-# fields are how the token endpoint takes them, as a header's are elsewhere
-OAUTH_CREDENTIAL_FIELDS = ("client_secret", "password", "refresh_token", "client_assertion", "assertion",
-                           "code_verifier")
+# the client's own credentials in its body beside a `grant_type`: the value of one of these
+# fields is how the token endpoint takes them, as a header's is elsewhere - when the
+# variable's name says it is that credential (`client_secret=$CRM_CLIENT_SECRET`;
+# `password=$OPENAI_API_KEY` is a key sent, not a password)
+OAUTH_CREDENTIAL_FIELDS: dict[str, tuple[str, ...]] = {
+    "client_secret": ("SECRET",), "password": ("PASSWORD", "PASSWD", "PASS", "PWD"),
+    "refresh_token": ("REFRESH",), "client_assertion": ("ASSERTION", "JWT"),
+    "assertion": ("ASSERTION", "JWT", "SAML"), "code_verifier": ("VERIFIER",)}
 
 READERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "cat": ("", ()), "tac": ("s", ()), "nl": ("bdfhilnsvw", ()), "head": ("nc", ("lines", "bytes")),
@@ -79,7 +83,8 @@ CURL_ARG_LONG = ("data", "data-raw", "data-binary", "data-ascii", "data-urlencod
                  "limit-rate", "max-filesize", "speed-limit", "speed-time", "time-cond", "oauth2-bearer",
                  "variable", "continue-at", "quote", "telnet-option", "stderr", "netrc-file", "pass",
                  "key-type", "cert-type", "ciphers", "connect-to", "dns-servers", "local-port", "max-redirs",
-                 "mail-from", "mail-rcpt", "aws-sigv4", "hostpubmd5", "pubkey", "socks5", "socks5-hostname",
+                 "mail-from", "mail-rcpt", "aws-sigv4", "hostpubmd5", "pubkey", "socks5", "socks5-hostname", "socks4",
+                 "socks4a", "preproxy",
                  "unix-socket", "abstract-unix-socket", "expect100-timeout", "happy-eyeballs-timeout-ms")
 
 CURL_DATA = ("-d", "--data", "--data-binary", "--data-ascii", "--json")
