@@ -1,20 +1,21 @@
 -- Macros shared by the stages, created once per connection (pipeline/sql.py).
--- lg_unescaped: a JSON text with the whitespace escapes it writes inside its strings read
--- as spaces: a tool output that is a JSON object (`{"content": "-----BEGIN ...\nb3Bl..."}`,
--- a serialised result) carries a multi-line value with `\n` between its lines, and the
--- letter after the backslash was glued onto the next fragment (`nb3bl...`), which then
--- never matched the same value passed on elsewhere. Only a text that opens as JSON does
--- (`{`, `[` or `"` after blanks; Python's repr of a dict too): in other text a backslash
--- is the text's own (`C:\new\table.txt` keeps its `new` and `table.txt`). `\n`, `\r`,
--- `\t` become spaces, an escaped backslash (`\\`) staying as it is (`C:\\new` in JSON is
--- a path, not a line break). Each fragment found in the result is still a piece of the
--- text as it was (a space only cuts), which the prefilter of sql/edges.sql
--- (keyed_outputs) relies on; so `\/` (JSON's optional escape of '/') is left as it is:
--- undone, it would join pieces into a fragment the text does not hold.
+-- lg_unescaped: a text followed by its reading with the whitespace escapes JSON (and a
+-- Python repr) writes inside strings read as spaces: a tool output that is a JSON object
+-- (`{"content": "-----BEGIN ...\nb3Bl..."}`, a serialised result, `b'...\n...'`) carries
+-- a multi-line value with `\n` between its lines, and the letter after the backslash was
+-- glued onto the next fragment (`nb3bl...`), which then never matched the same value
+-- passed on elsewhere. The text as it was comes first, so a backslash that is the text's
+-- own (`C:\new\table.txt`) keeps its fragments too: the fragments are those of both
+-- readings. `\n`, `\r`, `\t` become spaces, an escaped backslash (`\\`) staying as it is
+-- (`C:\\new` in JSON is a path, not a line break; a text holding chr(1), the placeholder
+-- that protects it, is left as it is). Each fragment is still a piece of the text as it was
+-- (a space only cuts, and the two readings are joined by a space), which the prefilter of
+-- sql/edges.sql (keyed_outputs) relies on; so `\/` (JSON's optional escape of '/') is left
+-- as it is: undone, it would join pieces into a fragment the text does not hold.
 create or replace temp macro lg_unescaped(t) as
-    case when contains(t, '\') and regexp_matches(t, '^\s*[\[{"]')
-        then replace(replace(replace(replace(replace(t, '\\', chr(1)), '\n', ' '), '\r', ' '), '\t', ' '),
-                     chr(1), '\\')
+    case when regexp_matches(t, '\\[nrt]') and not contains(t, chr(1))
+        then t || ' ' || replace(replace(replace(replace(replace(t, '\\', chr(1)), '\n', ' '), '\r', ' '), '\t', ' '),
+                                 chr(1), '\\')
         else t end;
 
 -- lg_tokens: candidate payload fragments of a text, lower-cased, at least min_len

@@ -24,10 +24,9 @@ from pipeline.stages.tables import connect
 # on each token, the hex pattern over the whole text, decode inside try for every run
 REFERENCE = r"""
 create or replace temp macro ref_unescaped(t) as
-    case when regexp_matches(t, '^\s*[\[{"]')
-        then array_to_string(list_transform(string_split(t, '\\'), lambda p: regexp_replace(p, '\\[nrt]', ' ', 'g')),
-                             '\\')
-        else t end;
+    case when contains(t, chr(1)) or not regexp_matches(t, '\\[nrt]') then t
+        else t || ' ' || array_to_string(list_transform(string_split(t, '\\'), lambda p: regexp_replace(p, '\\[nrt]', ' ', 'g')),
+                                         '\\') end;
 create or replace temp macro ref_tokens(txt, min_len) as
     list_transform([ref_unescaped(lower(coalesce(txt, '')))], lambda low: list_concat(
         regexp_extract_all(low, '[a-z0-9][a-z0-9+/_~%@:.?&=\-]{' || greatest(least(min_len, 32) - 2, 0) || ',}[a-z0-9]={0,2}'),
@@ -93,7 +92,7 @@ def _b64(s: str) -> str:
 # (Kelvin sign, dotted capital I, sharp s), and realistic fragments
 PIECES = st.sampled_from([
     "/", ":", "?", "&", "=", "==", "===", "+", "_", "~", "%", "@", ".", "-", " ", "\n", "\t", ",", "'", '"',
-    "\\n", "\\t", "\\r", "\\/", "\\", "\\\\", "{", "[",  # JSON escapes, JSON's opening
+    "\\n", "\\t", "\\r", "\\/", "\\", "\\\\", "{", "[", "b'", "\x01",  # JSON escapes, openings
     "\u212a", "\u0130", "\u00df", "\u00e9", "\u65e5\u672c", "\U0001f600", "%2F", "%41%42", "%zz",
     "https://paste.example.net/up?key=", "s3://bucket/path/to/obj", "AKIAQ7XK2M9PLW3N8R5T", "bob@corp.example",
     "/home/u/.aws/credentials", "v1.2.3-rc4", "deadbeefcafebabe0011223344556677",
@@ -139,10 +138,15 @@ def test_a_json_escaped_line_break_does_not_glue_onto_a_key(con: duckdb.DuckDBPy
 
 def test_a_backslash_outside_json_is_the_texts_own(con: duckdb.DuckDBPyConnection) -> None:
     """A Windows path in a plain output (``C:\\new\\table_report.txt``), or written with
-    escaped backslashes inside JSON, keeps its names: only JSON's ``\\n``/``\\t`` are breaks."""
+    escaped backslashes inside JSON, keeps its names; a key after ``\\n`` in a Python repr
+    or behind a prefix is a fragment of its own too."""
     for text in ("Saved to C:\\new\\table_report.txt", '{"path": "C:\\\\new\\\\table_report.txt"}'):
         tokens = con.execute("select lg_tokens($t, 8)", {"t": text}).fetchone()[0]
         assert "table_report.txt" in tokens, (text, tokens)
+    key = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ"
+    for text in (f"b'-----BEGIN KEY-----\\n{key}\\n-----END'", f'stdout: {{"content": "x\\n{key}"}}'):
+        tokens = con.execute("select lg_tokens($t, 8)", {"t": text}).fetchone()[0]
+        assert key.lower() in tokens, (text, tokens)
 
 
 def test_keys_of_a_url_carry_the_bare_secret(con: duckdb.DuckDBPyConnection) -> None:
