@@ -42,7 +42,12 @@ user_text as (
     -- file name is written (split at anything a name seldom holds, a sentence's final dot
     -- dropped), so a name is matched whole: "my_contact.txt" names no "contact.txt"
     select trajectory_id, txt,
-        list_transform(regexp_split_to_array(txt, '[^a-z0-9._~-]+'), lambda w: rtrim(w, '.')) as words
+        list_transform(regexp_split_to_array(txt, '[^a-z0-9._~-]+'), lambda w: rtrim(w, '.')) as words,
+        -- and its words as an address is written (split at blanks, quotes and brackets),
+        -- normalised as `addresses` normalises one (a sentence's final dot or colon dropped)
+        list_transform(regexp_split_to_array(txt, '[\s"''`<>()\[\]{},;!|*]+'),
+            lambda w: regexp_replace(regexp_replace(regexp_replace(w, '^[a-z][a-z0-9+.-]*://', ''), '^www[.]', ''),
+                                     '[/.:?]+$', '')) as address_words
     from (select trajectory_id, lower(string_agg(content, ' ')) as txt
           from steps where kind = 'user' and content is not null
           group by all)
@@ -59,6 +64,8 @@ addresses as (
     select trajectory_id, action_idx,
         regexp_replace(regexp_replace(regexp_replace(lower(resource), '^[a-z][a-z0-9+.-]*://', ''),
             '^www[.]', ''), '/+$', '') as addr,
+        -- a bare relative name read (`contact.txt`) is judged by its file name alone, whole
+        access = 'send' or regexp_matches(resource, '[/\\]') as addressed,
         -- a local file's name (`/users/jd/downloads/company_contact.txt` -> its last part):
         -- users name a file by its name, not by the folder the agent found it in. Only a
         -- path read or run: a URL's last segment names nothing (the host chooses what it
@@ -70,11 +77,13 @@ addresses as (
     from action_resources where access in ('read', 'execute', 'send')
 ),
 named_addresses as (
-    -- an address the user's messages spell out (at least 4 characters with a dot or a
-    -- slash), or a local file whose whole name they spell out (a name with an extension:
-    -- 4+ characters holding a dot after its first)
+    -- an address the user's messages spell out whole (at least 4 characters with a dot or
+    -- a slash: "see dora-site.example/guestbook" names no dora-site.example), or a local
+    -- file whose whole name they spell out (a name with an extension: 4+ characters
+    -- holding a dot after its first)
     select a.trajectory_id, a.action_idx,
-        coalesce(length(a.addr) >= 4 and regexp_matches(a.addr, '[./]') and contains(u.txt, a.addr)
+        coalesce(a.addressed and length(a.addr) >= 4 and regexp_matches(a.addr, '[./]')
+                    and list_contains(u.address_words, a.addr)
                  or length(a.path_name) >= 4 and regexp_matches(a.path_name, '^[^.].*[.][a-z0-9]')
                     and list_contains(u.words, a.path_name)
                     and not list_contains((select names from common_file_names), a.path_name), false) as named
