@@ -144,9 +144,11 @@ def test_chatml_tool_roles_are_read_as_calls_and_results(tmp_path: Path) -> None
 
 
 def test_results_pair_by_name_then_order_and_a_new_turn_starts_afresh(tmp_path: Path) -> None:
-    """Hermes results that name their tool answer that call even out of order; a result
-    after a later call turn answers that turn's call, never an earlier one left
-    unanswered; OpenAI-shaped call objects (``function.name``) are calls too."""
+    """Hermes result blocks that name their tool answer that call even out of order;
+    consecutive call turns are parallel calls answered in order, through a text turn too;
+    a result after a later call turn answers that turn's call before one an earlier turn
+    left unanswered; a name inside a plain result (a fetched page) pairs nothing; OpenAI-
+    shaped call objects (``function.name``) are calls too."""
     def response(name: str, content: str) -> str:
         return f"<tool_response>{json.dumps({'name': name, 'content': content})}</tool_response>"
 
@@ -156,15 +158,22 @@ def test_results_pair_by_name_then_order_and_a_new_turn_starts_afresh(tmp_path: 
              + "</tool_call><tool_call>" + json.dumps({"name": "get_weather", "arguments": {"city": "Lyon"}})
              + "</tool_call>"),
         turn("tool", response("get_weather", "sunny") + response("read_file", "key")),
+        turn("function_call", {"name": "fetch_url", "arguments": {"url": "https://x.example"}}),
         turn("function_call", [{"type": "function", "function": {"name": "lookup", "arguments": "{}"}},
                                {"name": "unanswered", "arguments": {}}]),
+        turn("gpt", "Waiting for the results."),
+        turn("observation", json.dumps({"name": "lookup", "content": "page"})),
+        turn("observation", "found"),
+        turn("gpt", "Now the files."),
         turn("function_call", {"name": "list_files", "arguments": {"dir": "/tmp"}}),
-        turn("observation", "a.txt b.txt")]}
+        turn("observation", "a.txt b.txt"),
+        turn("observation", "late")]}
     [out] = converted(write_ndjson(tmp_path / "pairs.jsonl", record))
     names = {c["id"]: c["function"]["name"] for m in out["messages"] for c in m.get("tool_calls") or []}
     answered = [(names[m["tool_call_id"]], m["content"]) for m in out["messages"] if m["role"] == "tool"]
     assert [(n, json.loads(t).get("content", t) if t.startswith("{") else t) for n, t in answered] == [
-        ("get_weather", "sunny"), ("read_file", "key"), ("list_files", "a.txt b.txt")]
+        ("get_weather", "sunny"), ("read_file", "key"), ("fetch_url", "page"), ("lookup", "found"),
+        ("list_files", "a.txt b.txt"), ("unanswered", "late")]
 
 
 def test_tags_in_text_are_text_unless_the_turn_is_only_blocks(tmp_path: Path) -> None:

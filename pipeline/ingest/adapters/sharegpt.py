@@ -18,9 +18,10 @@ not read. Speakers:
 - an assistant turn's ``<tool_call>{...}</tool_call>`` blocks (Hermes / Qwen chat
   templates) are calls too, the text around them the assistant's text;
 - ``observation`` / ``tool`` / ``function`` / ``tool_response`` / ``function_response``
-  / ``ipython``: a result. It answers a call of the latest call (or assistant) turn still
-  unanswered: the one its JSON ``name`` names, else the earliest (the layout has no call
-  ids; LLaMA-Factory and NeMo pair them in order); never a call of an earlier turn. A
+  / ``ipython``: a result. It answers a call of the latest call turns still unanswered
+  (consecutive call turns are one group): the one its ``<tool_response>`` block's JSON
+  ``name`` names, else the earliest (the layout has no call ids; LLaMA-Factory and NeMo
+  pair them in order); a call of an earlier group only when the latest is answered. A
   turn that is nothing but ``<tool_response>`` blocks, no more than calls wait, is one
   result per block; otherwise its whole text is one result. A result with no call
   waiting keeps no id (an orphan result: the record is rejected, not guessed);
@@ -118,23 +119,36 @@ def _calls(items: list[Any], n: int) -> list[dict[str, Any]]:
 
 
 class _Waiting:
-    """The calls of the latest call turn still unanswered. A result answers the one its
-    JSON names (Hermes results carry ``name``) else the earliest (the layout has no call
-    ids; LLaMA-Factory and NeMo pair them in order). A new call or assistant turn starts
-    afresh: a result after it never answers an earlier turn's call."""
+    """Calls still unanswered, by call turn: consecutive call turns (parallel calls written
+    one per turn) make one group, and a call turn after anything else starts the next. A
+    result answers a call of the latest group still waiting: the one its ``<tool_response>``
+    block names (Hermes results carry ``name``), else the earliest; when that group is
+    answered, the earliest call still waiting of an earlier group (a layout that answers
+    late). Text turns between a call and its result change nothing."""
 
     def __init__(self) -> None:
-        self.calls: list[tuple[str, str]] = []
+        self.calls: list[tuple[int, str, str]] = []  # (group, id, name)
+        self.group = 0
+        self.after_call = False
 
-    def reset(self, calls: list[dict[str, Any]]) -> None:
-        self.calls = [(c["id"], c["function"]["name"]) for c in calls]
+    def add(self, calls: list[dict[str, Any]]) -> None:
+        if not self.after_call:
+            self.group += 1
+        self.calls += [(self.group, c["id"], c["function"]["name"]) for c in calls]
+        self.after_call = bool(calls)
 
-    def answer(self, text: str) -> str | None:
+    def other_turn(self) -> None:
+        self.after_call = False
+
+    def answer(self, text: str, by_name: bool) -> str | None:
+        self.after_call = False
         if not self.calls:
             return None
-        name = _named(text)
-        k = next((i for i, (_, n) in enumerate(self.calls) if n == name), 0)
-        return self.calls.pop(k)[0]
+        latest = max(g for g, _, _ in self.calls)
+        name = _named(text) if by_name else None
+        k = next((i for i, (g, _, n) in enumerate(self.calls) if g == latest and n == name),
+                 next(i for i, (g, _, _) in enumerate(self.calls) if g == latest))
+        return self.calls.pop(k)[1]
 
 
 def _named(text: str) -> str | None:
@@ -147,14 +161,14 @@ def _named(text: str) -> str | None:
     return value.get("name") if isinstance(value, dict) and isinstance(value.get("name"), str) else None
 
 
-def _results(text: str, waiting: int) -> list[str]:
-    """One result turn's results: its ``<tool_response>`` blocks when the text is nothing
-    but blocks and no more of them than calls are waiting; else the whole text is one
-    result (a tool's output may itself hold the tags)."""
+def _results(text: str, waiting: int) -> tuple[list[str], bool]:
+    """One result turn's results, and whether they are ``<tool_response>`` blocks: the
+    blocks when the text is nothing but blocks and no more of them than calls are waiting;
+    else the whole text is one result (a tool's output may itself hold the tags)."""
     blocks, rest = _blocks(text, RESULT_TAGS)
     if blocks and not rest and len(blocks) <= max(waiting, 1):
-        return blocks
-    return [text]
+        return blocks, True
+    return [text], False
 
 
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
@@ -175,17 +189,22 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
         if speaker in CALLS:
             calls = _calls(_call_items(value), n)
             messages.append(canonical_message("assistant", None, tool_calls=calls))
-            waiting.reset(calls)
+            waiting.add(calls)
         elif speaker in RESULTS:
-            for text in _results(_as_text(value), len(waiting.calls)):
-                messages.append(tool_result(waiting.answer(text), text[:MAX_TEXT]))
+            texts, blocks = _results(_as_text(value), len(waiting.calls))
+            for text in texts:
+                messages.append(tool_result(waiting.answer(text, blocks), text[:MAX_TEXT]))
         elif speaker in ASSISTANT:
             blocks, rest = _blocks(_as_text(value), CALL_TAGS)
             calls = _calls([c for b in blocks for c in _call_items(b)], n)
             messages.append(canonical_message("assistant", rest[:MAX_TEXT] or None, tool_calls=calls or None))
-            waiting.reset(calls)
+            if calls:
+                waiting.add(calls)
+            else:
+                waiting.other_turn()
         else:
             messages.append(canonical_message("user" if speaker in USER else "system", _as_text(value)[:MAX_TEXT]))
+            waiting.other_turn()
     # an id that is null falls through to the next key; the tables judge the rest (a
     # string or a whole number is an id; true, 1.5 or an object is none)
     rec = {k: v for k, v in record.items() if not (k in ("trajectory_id", *ID_KEYS) and v is None)}
