@@ -9,8 +9,9 @@ import posixpath
 import re
 
 from pipeline.analysis.shell.args import REMOTE_RE, has_opt, opt_values, parse_opts, publishes, remote_target
-from pipeline.analysis.shell.tables import GIT_COMMITS, OPTIONS
+from pipeline.analysis.shell.cmd_misc import h_unknown
 from pipeline.analysis.shell.ctx import Ctx
+from pipeline.analysis.shell.tables import GIT_COMMITS, OPTIONS
 
 
 def h_git(ctx: Ctx, args: list[str], name: str) -> None:
@@ -68,12 +69,15 @@ def h_git(ctx: Ctx, args: list[str], name: str) -> None:
 
 
 def h_cloud_copy(ctx: Ctx, args: list[str], name: str) -> None:
-    """aws s3 cp|mv|sync|rm, gsutil cp|rsync|rm, rclone copy|sync|move|delete: remote URLs."""
+    """aws s3 cp|mv|sync|rm, gsutil cp|rsync|rm, gcloud storage cp|mv|rsync|rm, azcopy
+    copy|sync|remove, rclone copy|sync|move|delete: remote URLs."""
     words = [ctx.text(a) for a in args]
     if publishes(words):  # e.g. `aws s3api put-bucket-acl --acl public-read`, `gsutil iam ch allUsers:...`
         h_publish(ctx, args, name)
-    if name == "aws":
-        if len(words) < 2 or words[0] != "s3":
+    if name in ("aws", "gcloud"):
+        if len(words) < 2 or words[0] != {"aws": "s3", "gcloud": "storage"}[name]:
+            if name == "gcloud":  # its other commands: as an unknown program's (a --key-file is read)
+                h_unknown(ctx, args, name)
             return
         words = words[1:]
     if not words:
@@ -81,7 +85,7 @@ def h_cloud_copy(ctx: Ctx, args: list[str], name: str) -> None:
     sub = words[0]
     _, pos = parse_opts(args[len(args) - len(words) + 1:], *OPTIONS["cloud copy"])
     remote = [p for p in pos if "://" in ctx.text(p) or (name == "rclone" and REMOTE_RE.match(ctx.text(p)))]
-    if sub in ("rm", "delete", "purge", "rb", "deletefile"):
+    if sub in ("rm", "delete", "purge", "rb", "deletefile", "remove"):
         for p in pos:
             ctx.delete(p)
         return

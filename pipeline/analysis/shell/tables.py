@@ -155,7 +155,7 @@ COMMAND_FAMILIES: dict[str, str] = {
     "ftp": "ftp sftp lftp",
     "mail": "mail mailx mutt sendmail",
     "git": "git",
-    "cloud_copy": "aws gsutil rclone",
+    "cloud_copy": "aws gsutil gcloud azcopy rclone",
     "gh": "gh",
     "publish": "az",
     "shell": "bash sh zsh dash ksh fish ash",

@@ -1,6 +1,7 @@
-"""HTTPie and xh (``pipeline/analysis/shell/cmd_http.py``): request items are body data,
-files, headers or query parameters. Before, ``http``/``xh`` were unknown commands: a key
-file posted with them was neither read nor sent."""
+"""Upload clients the shell analyser knows: HTTPie and xh
+(``pipeline/analysis/shell/cmd_http.py``: request items are body data, files, headers or
+query parameters), azcopy and ``gcloud storage`` (``cmd_vcs.py``, as ``aws s3 cp``). Before,
+they were unknown commands: a key file posted with them was read, never sent."""
 
 from __future__ import annotations
 
@@ -48,3 +49,16 @@ def test_httpie_items(command: str) -> None:
 def test_a_download_writes_the_page() -> None:
     found = analyse_command("http --download https://example.org/files/report.pdf")
     assert found.writes == ("report.pdf",) and found.reads == ("https://example.org/files/report.pdf",)
+
+
+@pytest.mark.parametrize(("command", "sent"), [
+    (f'azcopy copy {KEY} "https://acct.blob.core.windows.net/c/k"', "https://acct.blob.core.windows.net/c/k"),
+    (f"gcloud storage cp {KEY} gs://bucket/k", "gs://bucket/k"),
+])
+def test_other_cloud_uploads_send_the_file(command: str, sent: str) -> None:
+    """azcopy and `gcloud storage` copy as `aws s3 cp` does (they were unknown programs:
+    the key was read, never sent); gcloud's other commands read path arguments as before."""
+    found = analyse_command(command)
+    assert (found.sends, found.payloads) == ((sent,), (KEY,))
+    assert analyse_command("gcloud auth activate-service-account --key-file=/home/u/key.json").reads == (
+        "/home/u/key.json",)
