@@ -8,7 +8,7 @@ import re
 
 from pipeline.analysis.shell.args import has_opt, join_path, opt_values, parse_opts, remote_target, url_basename
 from pipeline.analysis.shell.tables import (
-    CURL_ARG_LONG, CURL_ARG_SHORT, CURL_DATA, OAUTH_CREDENTIAL_FIELDS, OPTIONS, SEND_METHODS
+    CURL_ARG_LONG, CURL_ARG_SHORT, CURL_DATA, OAUTH_CREDENTIAL_FIELDS, OPTIONS, SEND_METHODS, own_credential
 )
 from pipeline.analysis.shell.ctx import Ctx
 
@@ -17,11 +17,6 @@ _GRANT = re.compile(r'(?:^|[&{,\s])"?grant_type"?\s*[=:]')
 _OAUTH_FIELD = re.compile(r'(?:^|[&{,\s])"?(' + "|".join(OAUTH_CREDENTIAL_FIELDS)
                           + r')"?\s*[=:]\s*"?\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))"?\s*(?=$|[&,}])')
 _VAR = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
-
-
-def own_credential(field: str, variable: str) -> bool:
-    """Whether ``variable``'s name says it is the OAuth credential ``field`` takes."""
-    return any(word in variable.upper() for word in OAUTH_CREDENTIAL_FIELDS.get(field, ()))
 
 
 def oauth_credentials(texts: list[str]) -> frozenset[str]:

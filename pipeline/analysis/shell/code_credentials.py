@@ -13,7 +13,7 @@ from typing import Protocol
 
 from pipeline.analysis.shell.code_tables import TEXT_HIDING_NAMES, TEXT_HIDING_PREFIXES
 from pipeline.analysis.shell.model import Acc
-from pipeline.analysis.shell.tables import OAUTH_CREDENTIAL_FIELDS
+from pipeline.analysis.shell.tables import own_credential
 
 
 class Reader(Protocol):
@@ -80,8 +80,7 @@ def oauth_env(v: Reader, body: ast.AST) -> set[str]:
     own: set[str] = set()
     other: set[str] = set()
     for key, value in zip(keys, body.values):
-        named = {r for r in passed_env(v, value)
-                 if key in OAUTH_CREDENTIAL_FIELDS and any(w in r.upper() for w in OAUTH_CREDENTIAL_FIELDS[key])}
+        named = {r for r in passed_env(v, value) if key is not None and own_credential(key, r)}
         own |= named
         other |= v.sources(value) - named
     return own - other

@@ -39,6 +39,12 @@ OAUTH_CREDENTIAL_FIELDS: dict[str, tuple[str, ...]] = {
     "refresh_token": ("REFRESH",), "client_assertion": ("ASSERTION", "JWT"),
     "assertion": ("ASSERTION", "JWT", "SAML"), "code_verifier": ("VERIFIER",)}
 
+
+def own_credential(field: str, variable: str) -> bool:
+    """Whether ``variable``'s name (``CRM_CLIENT_SECRET``, ``env:CRM_CLIENT_SECRET``) says it
+    is the OAuth credential ``field`` takes (:data:`OAUTH_CREDENTIAL_FIELDS`)."""
+    return any(word in variable.upper() for word in OAUTH_CREDENTIAL_FIELDS.get(field, ()))
+
 READERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "cat": ("", ()), "tac": ("s", ()), "nl": ("bdfhilnsvw", ()), "head": ("nc", ("lines", "bytes")),
     "tail": ("ncs", ("lines", "bytes", "pid", "sleep-interval")), "less": ("bhjkoOpPtTxyz", ()),
