@@ -111,13 +111,15 @@ labels as (
     left join user_named n using (trajectory_id, action_idx)
 ),
 derived_sinks as (
-    -- shell and code steps are sinks by what they do
+    -- shell and code steps are sinks by what they do; a send to this machine's loopback
+    -- (`curl localhost:8000/api`: a dev server under test) leaves no trust boundary
     select distinct ar.trajectory_id, ar.action_idx,
         case ar.access when 'send' then 'egress' when 'execute' then 'execute'
                        when 'delete' then 'destructive' end as sink_kind
     from action_resources ar
     join live l using (trajectory_id, action_idx)
     where l.is_program and ar.access in ('send', 'execute', 'delete')
+      and not (ar.access = 'send' and lg_loopback(ar.resource))
 ),
 sink_rows as (
     select trajectory_id, action_idx, sink_kind from live where sink_kind is not null

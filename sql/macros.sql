@@ -148,3 +148,11 @@ create or replace temp macro lg_with_argvs(arguments, ok) as
                                  lambda v: case when lg_is_argv(v) then lg_argv_text(v) end),
                   lambda t: t is not null), chr(10)), ''), '')
          else arguments end;
+
+-- lg_loopback: a resource (URL, host, tcp://host:port) on this machine's loopback
+-- (localhost, 127.x.y.z, [::1], 0.0.0.0), with a scheme or without: what is sent there does
+-- not leave the host (a local dev server, a proxy the user runs), so it is no egress
+-- (sql/action_roles.sql) and a secret sent there is not sent out (sql/self_sends.sql).
+create or replace temp macro lg_loopback(resource) as
+    regexp_matches(lower(resource),
+        '^([a-z][a-z0-9+.-]*://)?([^/@?#]*@)?(localhost|127[.][0-9]+[.][0-9]+[.][0-9]+|\[::1\]|0[.]0[.]0[.]0)(:[0-9]+)?([/?#]|$)');

