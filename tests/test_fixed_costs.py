@@ -237,7 +237,8 @@ def test_a_shard_compiles_no_pattern_of_its_own(monkeypatch: pytest.MonkeyPatch)
     import pickle
 
     from pipeline import policy_checks
-    from pipeline.policy import any_of, load_policy
+    from pipeline.policy import load_policy
+    from pipeline.policy_tables import any_of
 
     policy = load_policy()
     rows = policy.tables()["classifier"].to_pylist()  # the rules the stages run, one row per tool

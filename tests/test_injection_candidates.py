@@ -11,7 +11,8 @@ from pathlib import Path
 import duckdb
 
 from pipeline.config import RunConfig
-from pipeline.policy import any_of, load_policy
+from pipeline.policy import load_policy
+from pipeline.policy_tables import any_of
 from pipeline.sql import materialize, materialize_per_rule
 from pipeline.stages import tables as stages
 from tests.conftest import rows

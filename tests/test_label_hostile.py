@@ -87,7 +87,7 @@ def test_a_key_at_the_end_of_a_long_token_is_redacted_before_the_token_is_cut(
     """A token is kept to its first 200 characters (``MAX_TOKEN_CHARS``). It was cut
     first, then redacted: a key starting 12 characters before the cut kept those 12, fewer
     than the 16 that make a run of the key, so ``sk-HOSTILE01`` reached the cache."""
-    from pipeline.label.client import MAX_TOKEN_CHARS
+    from pipeline.label.completion import MAX_TOKEN_CHARS
 
     monkeypatch.setenv("GUARD_KEY", KEY)
     inputs = corpus(tmp_path / "in", 2)
@@ -158,7 +158,7 @@ def test_a_key_spelled_with_json_escapes_in_a_json_reply_is_redacted_once_decode
 
 
 def test_redact_takes_a_run_from_anywhere_in_the_key_and_escaped_spellings() -> None:
-    from pipeline.label.client import key_forms, redact
+    from pipeline.label.redaction import key_forms, redact
 
     forms = key_forms(KEY)
     assert redact(f"x {KEY[5:]} y", forms) == "x [redacted] y"  # the key without its first characters

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.errors import LabelsError, PromptError
-from pipeline.label.client import completions_url, public_url, retry_after_seconds
+from pipeline.label.client import retry_after_seconds
+from pipeline.label.endpoint import completions_url, public_url
 from pipeline.label.prompt import ContextBudget, ParseSpec, Step, TrajectoryView, load_prompt
 from pipeline.label.reply import parse_reply, score_from_logprobs
 from pipeline.ingest.tables_in import read_labels

@@ -356,7 +356,7 @@ def test_no_piece_of_the_key_survives_a_cut_or_an_escape(tmp_path: Path, monkeyp
 
 
 def test_redact_keeps_another_keys_public_prefix() -> None:
-    from pipeline.label.client import key_forms, redact
+    from pipeline.label.redaction import key_forms, redact
 
     forms = key_forms("sk-proj-AAAAbbbbCCCCdddd1234")
     assert redact("leaked sk-proj-ZZZZ and sk-proj-AAAAbbbbCC", forms) == "leaked sk-proj-ZZZZ and [redacted]"

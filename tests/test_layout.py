@@ -17,7 +17,8 @@ PIPELINE = Path(__file__).resolve().parent.parent / "pipeline"
 MAX_LINES = 400
 LAYERS = ("foundation", "ingest", "analysis", "stages", "outputs", "execution", "commands")
 SUBPACKAGES = ("ingest", "analysis", "stages", "outputs", "execution")
-FOUNDATION = ("pipeline", "pipeline.errors", "pipeline.config", "pipeline.policy", "pipeline.policy_checks", "pipeline.policy_shape", "pipeline.storage",
+FOUNDATION = ("pipeline", "pipeline.errors", "pipeline.config", "pipeline.policy", "pipeline.policy_checks", "pipeline.policy_shape",
+              "pipeline.policy_files", "pipeline.policy_tables", "pipeline.storage",
               "pipeline.storage_copy",
               "pipeline.sql")
 

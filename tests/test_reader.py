@@ -166,7 +166,7 @@ def test_lone_surrogates_become_replacement_characters(tmp_path: Path) -> None:
     ("\\u00e9\\ud7ff", "\\u00e9\\ud7ff"),          # no surrogate
 ])
 def test_lone_surrogate_escapes_are_rewritten_in_place(escaped: str, expected: str) -> None:
-    from pipeline.ingest.adapters._io import without_lone_surrogates
+    from pipeline.ingest.adapters._record_checks import without_lone_surrogates
 
     text = '{"trajectory_id": "s", "messages": [{"role": "user", "content": "a%sb"}]}'
     assert without_lone_surrogates(text % escaped) == text % expected

@@ -16,7 +16,7 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
-from pipeline.policy import glob_to_like
+from pipeline.policy_tables import glob_to_like
 from pipeline.sql import materialize
 from schemas.resource_labels import GRAIN, Schema
 from tests.conftest import REPO, calls, result, rows, stage_connection, traj, user

@@ -276,7 +276,7 @@ def register_tool_roles(con: duckdb.DuckDBPyConnection, data: dict[str, Any]) ->
     or ``'by_arguments'`` for a tool placed only by an argument (decided per call by the
     SQL stages).
     """
-    from pipeline.policy import tool_row
+    from pipeline.policy_tables import tool_row
 
     catalog = con.table("policy_tools").to_arrow_table()
     found = query(con, "uncatalogued_tools").fetchall()

@@ -10,8 +10,9 @@ from typing import Any
 
 from pipeline.ingest.adapters import AdapterSpec, Ctx
 from pipeline.ingest.adapters._common import Growth, RecordTooLarge
-from pipeline.ingest.adapters._io import (
-    Problem, anthropic_calls, non_finite_number, replace_lone_surrogates, without_lone_surrogates,
+from pipeline.ingest.adapters._io import Problem
+from pipeline.ingest.adapters._record_checks import (
+    anthropic_calls, non_finite_number, replace_lone_surrogates, without_lone_surrogates,
 )
 from pipeline.ingest.adapters.bare_lists import bare_record
 from pipeline.ingest.adapters.legacy_calls import legacy_calls

@@ -67,9 +67,8 @@ from typing import Any
 from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
 from pipeline.ingest.adapters._detect import pretty_printed, utf16
 from pipeline.ingest.adapters._warn import warn_without_ids
-from pipeline.ingest.adapters._io import (
-    Problem, decode_line, iter_array, iter_lines, parse_json, read_document, skip_ws,
-)
+from pipeline.ingest.adapters._io import Problem, decode_line, iter_lines, read_document
+from pipeline.ingest.adapters._json_text import iter_array, parse_json, skip_ws
 from pipeline.ingest.adapters._session import session_records
 from pipeline.ingest.adapters.inspect_log import iter_samples
 from pipeline.errors import FormatError

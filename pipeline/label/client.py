@@ -18,23 +18,19 @@
   travels inside TLS). A plain-http endpoint is reached directly (a proxy would read the
   key and the transcripts), and so is this machine (a proxy cannot reach its loopback).
 - **Secrets**: the key travels only in the ``Authorization`` header; every text the
-  client returns (replies, error texts) has the key replaced by ``[redacted]``: as it is
-  and as JSON, Python and URLs escape it, replaced in the whole text BEFORE the text is
-  cut (a cut must never leave a piece of the key), and so is any run of ``KEY_RUN_CHARS``
-  or more of its consecutive characters (a server that echoes the header cut short, or
-  spells its first characters as JSON ``\\u`` escapes), also when the run is spelled
-  with such escapes (the text is then given with those escapes decoded).
+  client returns (replies, error texts) has the key replaced by ``[redacted]`` before
+  the text is cut (:mod:`pipeline.label.redaction`).
+
+The endpoint's URLs are in :mod:`pipeline.label.endpoint`; a 200 answer's body is read
+into a cached reply by :mod:`pipeline.label.completion`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
-import json
 import random
-import re
 import time
-import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,100 +39,16 @@ import httpx
 from pipeline.errors import EndpointError, UsageError
 from pipeline.label.body import ACCEPT_ENCODING, read_body
 from pipeline.label.cache import CachedReply
-from pipeline.label.reply import MAX_REPLY_CHARS
+from pipeline.label.completion import read_completion
+from pipeline.label.endpoint import completions_url, env_proxies, public_url
+from pipeline.label.redaction import key_forms, redact
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429})
 FATAL_STATUSES = {401: "the endpoint refused the API key", 403: "the endpoint refused the API key",
                   404: "no such endpoint or model"}
-LOGPROB_TOKENS = 4  # first reply tokens whose log-probabilities are kept
-TOP_LOGPROBS = 20  # alternatives kept per token (the most the OpenAI API returns)
-MAX_TOKEN_CHARS = 200  # a token's text kept (a token is a few characters; a hostile one is not)
 MAX_RESPONSE_BYTES = 4 * 2**20  # a response body past this (compressed or not) is an error, never held whole
-REDACTED = "[redacted]"
-# a run of this many consecutive characters of the key, or more, is taken for the key,
-# cut (a server's echo cut short, or with its first characters escaped); a shorter key is
-# only ever replaced whole. Longer than the public prefixes keys share (`sk-proj-`,
-# `sk-ant-api03-`: 8-13 characters), so another key's prefix in a reply stays as it is
-KEY_RUN_CHARS = 16
-# a JSON escape of a printable ASCII character other than `"` and `\` (`\u0073`, `\/`),
-# behind any number of backslashes (an escape escaped again): inside a JSON string the
-# character itself means the same
-_ASCII_ESCAPE = re.compile(r"\\+(?:u00([2-7][0-9a-fA-F])|(/))")
 # how much of an error body or exception text an error message keeps
 SNIPPET_CHARS = 200
-
-
-def key_forms(key: str) -> tuple[str, ...]:
-    """The texts a server or a library may show ``key`` as: itself, JSON-escaped (also
-    with ``\\/``), as Python's ``repr`` escapes it, percent-encoded; longest first."""
-    json_form = json.dumps(key)[1:-1]
-    forms = {key, json_form, json_form.replace("/", "\\/"), json.dumps(key, ensure_ascii=False)[1:-1],
-             repr(key)[1:-1], repr(key.encode("utf-8", "surrogatepass"))[2:-1], urllib.parse.quote(key, safe="")}
-    return tuple(sorted((f for f in forms if f), key=lambda f: (-len(f), f)))
-
-
-def _runs(text: str, form: str) -> list[tuple[int, int]]:
-    """The spans of ``text`` that are runs of ``KEY_RUN_CHARS`` or more consecutive
-    characters of ``form``. Each such run holds a whole block ``form[j:j + step]`` (j a
-    multiple of ``step``): found with ``str.find``, then grown both ways."""
-    step = KEY_RUN_CHARS // 2
-    spans: list[tuple[int, int]] = []
-    grown: dict[int, int] = {}  # text index - form index of a run: where the last one found ends
-    for j in range(0, len(form) - step + 1, step):
-        block, start = form[j:j + step], 0
-        while (t := text.find(block, start)) >= 0:
-            start, d = t + 1, t - j
-            if t < grown.get(d, -1):
-                continue  # inside a run found already
-            a, b = t, t + step
-            while a > 0 and a - 1 - d >= 0 and text[a - 1] == form[a - 1 - d]:
-                a -= 1
-            while b < len(text) and b - d < len(form) and text[b] == form[b - d]:
-                b += 1
-            grown[d] = b
-            if b - a >= KEY_RUN_CHARS:
-                spans.append((a, b))
-    return spans
-
-
-def _redacted(text: str, forms: tuple[str, ...]) -> str:
-    for form in forms:
-        text = text.replace(form, REDACTED)
-    for form in forms:
-        if len(form) <= KEY_RUN_CHARS:
-            continue
-        merged: list[list[int]] = []
-        for a, b in sorted(_runs(text, form)):
-            if merged and a <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], b)
-            else:
-                merged.append([a, b])
-        pieces, end = [], 0
-        for a, b in merged:
-            pieces += [text[end:a], REDACTED]
-            end = b
-        text = "".join(pieces) + text[end:]
-    return text
-
-
-def _unescape(match: re.Match[str]) -> str:
-    char = "/" if match[2] else chr(int(match[1], 16))
-    return match[0] if char in '"\\\x7f' else char
-
-
-def redact(text: str, forms: tuple[str, ...], limit: int | None = None) -> str:
-    """``text`` without the key (given as :func:`key_forms`), then cut to ``limit``
-    characters: every form replaced by ``[redacted]``, and so is every run of
-    ``KEY_RUN_CHARS`` or more consecutive characters of a form. When the text with its
-    JSON escapes of printable characters decoded (``\\u0073\\u006b-...``) holds the key
-    that the text does not, that decoded text is the one returned, redacted."""
-    if not forms:
-        return text if limit is None else text[:limit]
-    text = _redacted(text, forms)
-    if "\\" in text and (plain := _ASCII_ESCAPE.sub(_unescape, text)) != text:
-        if (cleaned := _redacted(plain, forms)) != plain:
-            text = cleaned
-    return text if limit is None else text[:limit]
 
 
 @dataclass(frozen=True)
@@ -196,38 +108,6 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
             return None
         seconds = when.timestamp() - (time.time() if now is None else now)
     return max(0.0, seconds) if seconds == seconds else None
-
-
-def completions_url(endpoint: str) -> str:
-    """The chat-completions URL of a base URL (``http://host:8000/v1``) or a full one."""
-    base = endpoint.rstrip("/")
-    path = httpx.URL(base).path.rstrip("/")
-    return base if path.endswith("/chat/completions") else f"{base}/chat/completions"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (as :class:`httpx.URL` gives it) is this machine: ``localhost``
-    or a loopback address."""
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def env_proxies(url: httpx.URL) -> bool:
-    """Whether a request to ``url`` may go through the environment's proxy: only over
-    https (the proxy sees a CONNECT tunnel, never the key) to another machine."""
-    return url.scheme == "https" and not is_loopback(url.host)
-
-
-def public_url(endpoint: str) -> str:
-    """The endpoint as it may be printed: scheme, host, port and path, no query."""
-    url = httpx.URL(endpoint)
-    return str(url.copy_with(query=None, fragment=None, username=None, password=None))
 
 
 class ChatClient:
@@ -291,53 +171,6 @@ class ChatClient:
             self._count(type(exc).__name__)
             return None, "connection error: " + self.redact(f"{type(exc).__name__}: {exc}", SNIPPET_CHARS)
 
-    def _reply(self, response: Answer) -> tuple[CachedReply | None, str | None]:
-        try:
-            data = json.loads(response.content)
-            choice = data["choices"][0]
-            message = choice["message"]
-        except (ValueError, KeyError, IndexError, TypeError, RecursionError):  # nested past the stack: not JSON
-            return None, "malformed response: not a chat completion (no choices[0].message)"
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list):  # content parts
-            content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        if content is not None and not isinstance(content, str):
-            return None, "malformed response: message content is not text"
-        logprobs = choice.get("logprobs") if isinstance(choice, dict) else None
-        tokens = logprobs.get("content") if isinstance(logprobs, dict) else None
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-
-        def count(name: str) -> int:
-            value = usage.get(name)
-            return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-        text = self.redact(content, MAX_REPLY_CHARS) if content is not None else None
-        return CachedReply(text, self._logprobs(tokens), count("prompt_tokens"), count("completion_tokens")), None
-
-    def _logprobs(self, tokens: Any) -> list[dict[str, Any]] | None:
-        """What the cache keeps of the log-probabilities: of the first ``LOGPROB_TOKENS``
-        entries only what scoring reads (each token, redacted, and its number; the same of
-        at most ``TOP_LOGPROBS`` alternatives). A server's other fields (``bytes``), and a
-        key it echoed in a token, never reach the cache."""
-        def entry(e: dict[str, Any]) -> dict[str, Any]:
-            lp = e.get("logprob")
-            number = lp if isinstance(lp, (int, float)) and not isinstance(lp, bool) else None
-            # redacted whole, then cut: a key the cut would leave a stub of is gone first
-            return {"token": self.redact(str(e.get("token", "")), MAX_TOKEN_CHARS), "logprob": number}
-
-        if not isinstance(tokens, list):
-            return None
-        kept = []
-        for e in tokens[:LOGPROB_TOKENS]:
-            if not isinstance(e, dict):
-                continue
-            item = entry(e)
-            top = e.get("top_logprobs")
-            if isinstance(top, list):
-                item["top_logprobs"] = [entry(t) for t in top[:TOP_LOGPROBS] if isinstance(t, dict)]
-            kept.append(item)
-        return kept
-
     async def complete(self, body: dict[str, Any], slot: int = 0) -> Outcome:
         """One request with retries, on worker slot ``slot`` (0 <= slot < concurrency, one
         request at a time per slot); raises EndpointError on 401/403/404."""
@@ -364,7 +197,7 @@ class ChatClient:
                 status = response.status_code
                 self._count(str(status))
                 if status == 200:
-                    reply, error = self._reply(response)
+                    reply, error = read_completion(response.content, self._forms)
                     return Outcome(reply, error, attempts)
                 snippet = self.redact(response.text, SNIPPET_CHARS).replace("\n", " ").strip()
                 if status in FATAL_STATUSES:

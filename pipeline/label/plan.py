@@ -19,7 +19,8 @@ import duckdb
 from pipeline.config import RunConfig
 from pipeline.errors import RunDirError, UsageError
 from pipeline.label.cache import cache_key, content_sha256
-from pipeline.label.client import RetryPolicy, is_loopback
+from pipeline.label.client import RetryPolicy
+from pipeline.label.endpoint import is_loopback
 from pipeline.label.prompt import KINDS, Prompt, Step, TrajectoryView
 from pipeline.outputs.query import table_relation
 from pipeline.ingest.discovery import discover_inputs

@@ -98,7 +98,7 @@ def register_inputs(con: duckdb.DuckDBPyConnection, records: pa.Table, policy: P
 
 
 def _any_pattern(con: duckdb.DuckDBPyConnection, table: str) -> str:
-    """The one-pass prefilter pattern of a ``policy_*_any`` table (``pipeline.policy.any_of``)."""
+    """The one-pass prefilter pattern of a ``policy_*_any`` table (``pipeline.policy_tables.any_of``)."""
     return str(con.execute(f"select pattern from {table}").fetchall()[0][0])  # our table name, never data
 
 

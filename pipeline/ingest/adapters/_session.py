@@ -26,7 +26,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, TypeVar
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx, Growth, TextParts
-from pipeline.ingest.adapters._io import Problem, decode_line, iter_lines, parse_json, read_document
+from pipeline.ingest.adapters._io import Problem, decode_line, iter_lines, read_document
+from pipeline.ingest.adapters._json_text import parse_json
 from pipeline.ingest.records import RawRecord, rejected
 from pipeline.storage import Location
 

@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from pipeline.ingest.adapters._io import JSON_STRING
+from pipeline.ingest.adapters._json_text import JSON_STRING
 from pipeline.ingest.adapters.autogen import EVENT_TYPES, TEXT_TYPES
 from pipeline.ingest.adapters.bare_lists import RECORD_KEYS
 

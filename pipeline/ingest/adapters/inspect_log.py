@@ -30,7 +30,8 @@ from typing import Any
 from pipeline.ingest.adapters._common import (
     AdapterError, Ctx, RecordTooLarge, assistant, require_dict, require_list, text_of, tool_call, tool_result,
 )
-from pipeline.ingest.adapters._io import Problem, decode_line, parse_json, read_document
+from pipeline.ingest.adapters._io import Problem, decode_line, read_document
+from pipeline.ingest.adapters._json_text import parse_json
 from pipeline.ingest.adapters._session import text_size
 from pipeline.ingest.records import canonical_message
 from pipeline.storage import Location

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.ingest.adapters._io import marked_messages
+from pipeline.ingest.adapters._record_checks import marked_messages
 
 MARK = '"function_call"'
 

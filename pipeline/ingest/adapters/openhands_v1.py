@@ -47,7 +47,8 @@ from collections import Counter
 from typing import Any
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx, RecordTooLarge, assistant, tool_call, tool_result
-from pipeline.ingest.adapters._io import Problem, parse_json, read_document
+from pipeline.ingest.adapters._io import Problem, read_document
+from pipeline.ingest.adapters._json_text import parse_json
 from pipeline.ingest.records import canonical_message
 from pipeline.storage import Location, Remote
 

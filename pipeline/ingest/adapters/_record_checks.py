@@ -1,0 +1,131 @@
+"""Checks and repairs of one record's JSON text before it passes through to the SQL stage
+unparsed: non-finite numbers and Anthropic call blocks the canonical reader would lose
+are rejected (``Problem``), lone UTF-16 surrogates are replaced by U+FFFD.
+
+Each check is a cheap substring test first: only texts that may hold the problem are
+parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pipeline.ingest.adapters._io import Problem
+
+
+class _NonFiniteNumber(ValueError):
+    """Raised by the ``parse_constant`` hook of :func:`non_finite_number`."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonFiniteNumber(name)
+
+
+def non_finite_number(text: str, line: int) -> Problem | None:
+    """A Problem when ``text`` uses ``NaN`` / ``Infinity`` / ``-Infinity`` as a number.
+
+    Those tokens are not JSON (RFC 8259), but Python's ``json`` and DuckDB's JSON reader
+    both accept them, so a pass-through record carrying one would be scored and its
+    ``arguments`` / ``content`` columns would hold text no strict JSON parser reads.
+    Only texts containing the substrings are parsed (cheap for everything else); a text
+    that is invalid for another reason, or nested too deeply for Python, is left to the
+    SQL stage (which reports it as usual).
+    """
+    if "NaN" not in text and "Infinity" not in text:
+        return None
+    try:
+        json.loads(text, parse_constant=_refuse_constant)
+    except _NonFiniteNumber as exc:
+        return Problem(line, "malformed_record", f"invalid JSON: {exc} is not a JSON number")
+    except (ValueError, RecursionError):
+        return None
+    return None
+
+
+# Anthropic content blocks that carry a tool call (server tools' too)
+_CALL_BLOCKS = ("tool_use", "server_tool_use")
+
+
+def _unmirrored_call(messages: list[Any]) -> tuple[int, str] | None:
+    """(message index, block type) of the first Anthropic call block in a message's
+    ``content`` that is not also one of that message's ``tool_calls`` (by id), or None."""
+    for i, msg in enumerate(messages):
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if not isinstance(content, list):
+            continue
+        calls = msg.get("tool_calls")
+        ids = {c.get("id") for c in calls if isinstance(c, dict)} if isinstance(calls, list) else set()
+        for block in content:
+            if isinstance(block, dict) and block.get("type") in _CALL_BLOCKS and block.get("id") not in ids:
+                return i, block["type"]
+    return None
+
+
+def marked_messages(text: str, mark: str) -> tuple[dict[str, Any], list[Any]] | None:
+    """A canonical record's text parsed, with its ``messages`` list, when the text holds
+    ``mark`` (a cheap substring test first: only such records pay for a parse); None when
+    it does not, does not parse, or has no such list (left to the SQL stage)."""
+    if mark not in text:
+        return None
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    messages = doc.get("messages") if isinstance(doc, dict) else None
+    return (doc, messages) if isinstance(messages, list) else None
+
+
+def anthropic_calls(text: str, line: int) -> Problem | None:
+    """A Problem when a record read as canonical holds an Anthropic ``tool_use`` block
+    (in a message's ``content`` list) that is not also one of the message's ``tool_calls``.
+
+    The canonical reader takes only the text of content blocks: such a call would vanish
+    and the record would be scored without it (an Anthropic file whose first record has no
+    call nor ``system`` is detected as canonical). Only texts containing the substring are
+    parsed; a text that does not parse is left to the SQL stage.
+    """
+    parsed = marked_messages(text, 'tool_use"')
+    found = _unmirrored_call(parsed[1]) if parsed is not None else None
+    if found is None:
+        return None
+    return Problem(line, "malformed_record",
+                   f"messages[{found[0]}].content holds an Anthropic '{found[1]}' block that is not among its "
+                   "tool_calls: read as canonical, the call would be lost (use --format anthropic)")
+
+
+# a JSON escape of a UTF-16 surrogate (the backslash itself not escaped: preceded by an
+# even number of backslashes): a high one with its low partner is one character; any
+# other is lone
+_SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+                               r"|\\u[dD][89a-fA-F][0-9a-fA-F]{2})")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT_ESCAPE = "\\ufffd"
+
+
+def without_lone_surrogates(text: str) -> str:
+    """``text`` (JSON) with each lone UTF-16 surrogate escape written as U+FFFD's.
+
+    A lone surrogate (``"\\ud83d"`` without its partner) is what a log cut in the middle of
+    an emoji holds (JavaScript's ``JSON.stringify`` writes it so). It is valid JSON syntax
+    but no Unicode text: DuckDB's reader refuses the record. Replacing the half character,
+    as a UTF-8 decoder does with a broken byte, keeps the record scorable. Only the escape
+    changes (six characters for six); every other byte of the text stays. Texts without
+    a surrogate escape are returned after one quick search.
+    """
+    if _SURROGATE_HINT.search(text) is None:
+        return text
+
+    def fix(m: re.Match[str]) -> str:
+        return m.group(0) if len(m.group(2)) == 12 else m.group(1) + REPLACEMENT_ESCAPE
+
+    return _SURROGATE_ESCAPE.sub(fix, text)
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate character (Python keeps them in a ``str`` it
+    decoded from ``\\ud800``-style escapes) as U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
