@@ -37,7 +37,7 @@ SECTIONS: dict[str, Any] = {
     "sinks": "table[table]",
     "labels": {"user_named_sources": "str", "resources": "list[table]", "never_sent": "list[str]",
                "common_file_names": "list[str]", "never_sent_except": "list[str]",
-               "never_deleted": "list[str]"},
+               "never_deleted": "list[str]", "never_written": "list[str]"},
     "injection": {"control_is_violation": "bool", "blocks": "list[str]", "markers": "list[str]"},
     "content": {"max_spans": "int", "sources": "list[table]"},
     "exec_status": {"types": "table[str]", "content_error_patterns": "list[str]", "rules": "list[table]"},

@@ -191,10 +191,10 @@ def edge_rejects(con: duckdb.DuckDBPyConnection, max_pairs: int) -> None:
 
 def content_labels(con: duckdb.DuckDBPyConnection) -> None:
     """Stages ``content_resources``, ``sent_secrets``, ``self_sends``, ``remote_runs`` and
-    ``protected_deletes``: a file seen to hold a secret labels every action that reads or
+    ``protected_changes``: a file seen to hold a secret labels every action that reads or
     sends it; a sink sending detected secret content, or a secret it reads itself, a step
-    running code another machine serves and one destroying what no task needs destroyed
-    are labelled unsafe (steps and actions labelled by rules only)."""
+    running code another machine serves and one destroying (or rewriting) what no task needs
+    destroyed (or rewritten) are labelled unsafe (steps and actions labelled by rules only)."""
     materialize(con, "content_resources")
     con.execute("""
         update action_roles a set conf = greatest(a.conf, c.conf), integ = greatest(a.integ, c.integ),
@@ -221,9 +221,10 @@ def content_labels(con: duckdb.DuckDBPyConnection) -> None:
     # a step running code another machine serves (a flow of length 1: sql/remote_runs.sql)
     materialize(con, "remote_runs")
     _label_unsafe(con, "select trajectory_id, action_idx, call_step_idx, rule_name from remote_runs")
-    # a step destroying a root, home or system folder, a disk or private keys (sql/protected_deletes.sql)
-    materialize(con, "protected_deletes")
-    _label_unsafe(con, "select trajectory_id, action_idx, call_step_idx, rule_name from protected_deletes")
+    # a step destroying a root, home or system folder, a disk or private keys, or rewriting
+    # who may log in (sql/protected_changes.sql)
+    materialize(con, "protected_changes")
+    _label_unsafe(con, "select trajectory_id, action_idx, call_step_idx, rule_name from protected_changes")
 
 
 def executed_writes(con: duckdb.DuckDBPyConnection) -> None:

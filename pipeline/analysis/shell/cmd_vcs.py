@@ -42,9 +42,11 @@ def h_git(ctx: Ctx, args: list[str], name: str) -> None:
         ctx.payload(GIT_COMMITS)
     elif sub in ("add", "commit", "stage"):
         # staged files are read into the commits that a later push sends
-        for p in pos if sub != "commit" else [v for k, v in o if k in ("-F", "--file") and v]:
+        staged = pos if sub != "commit" else [v for k, v in o if k in ("-F", "--file") and v]
+        for p in staged:
             ctx.read(p)
-        ctx.write(GIT_COMMITS)
+        # a push later in the same command sends them (ctx.derived)
+        ctx.write(GIT_COMMITS, tuple(ctx.text(p) for p in staged))
     elif sub in ("pull", "fetch", "ls-remote"):
         ctx.read(remote_name(pos[0] if pos else "origin"))
     elif sub == "remote" and len(pos) >= 3 and ctx.text(pos[0]) in ("add", "set-url"):

@@ -20,8 +20,18 @@ def network(v: Reader, node: ast.Call, name: str, attr: str, a: list[str | None]
     if attr == "request" and len(node.args) > 1:
         method, url_node = (a[0] or "").upper(), node.args[1]
         attr = method.lower() if method else attr
+        body = node.args[2] if len(node.args) > 2 else v.kw(node, "body")
+        if method in ("POST", "PUT", "PATCH") and body is not None:
+            # http.client's conn.request('POST', '/path', body=...): the connection's host
+            # (HTTPSConnection('host'), below) is sent the body, whatever the client's name
+            for r in v.sources(body):
+                v.acc.add("payloads", r)
     url = v.const(url_node)
     http_lib = name.split(".")[0] in ("requests", "httpx", "aiohttp", "urllib3", "session", "s", "client")
+    # sftp.put('~/.ssh/id_rsa', '/tmp/k') (paramiko, pysftp): a local path first, no URL
+    sftp_put = (attr == "put" and len(node.args) >= 2 and url is not None and "://" not in url
+                and url.startswith(("/", "~", ".")))
+    http_lib = http_lib and not sftp_put
     target = url or ("${%s}" % ast.unparse(url_node) if url_node is not None else "${url}")
     if http_lib and attr in HTTP_SEND | HTTP_READ or attr in ("urlopen", "Request") and url_node is not None:
         # a request's URL, headers, auth, cookies and query: the environment variables they
@@ -39,7 +49,7 @@ def network(v: Reader, node: ast.Call, name: str, attr: str, a: list[str | None]
             v.acc.add("sends", target)
             for r in sorted(carried):
                 v.acc.add("payloads", r)
-    if attr in HTTP_SEND and (url and "://" in url or http_lib):
+    if attr in HTTP_SEND and (url and "://" in url or http_lib) and not sftp_put:
         v.acc.add("sends", target)
         others = [x for x in node.args[1:]] + [k.value for k in node.keywords if k.arg not in HTTP_NOT_BODY]
         for x in others:
@@ -64,10 +74,24 @@ def network(v: Reader, node: ast.Call, name: str, attr: str, a: list[str | None]
                 v.acc.add("payloads", r)
         else:
             v.acc.add("reads", url)
-    elif attr == "urlopen" and url_node is not None and len(node.args) > 1:
+    elif attr == "urlopen" and url_node is not None and (len(node.args) > 1 or v.kw(node, "data") is not None):
         if url:
             v.acc.add("sends", url)
-        for r in v.sources(node.args[1]):
+        for r in v.sources(node.args[1] if len(node.args) > 1 else v.kw(node, "data")):
+            v.acc.add("payloads", r)
+    elif attr in ("HTTPConnection", "HTTPSConnection") and a and a[0]:
+        v.acc.add("sends", a[0])
+    elif attr in ("put", "upload_file", "upload_fileobj") and not http_lib and len(node.args) >= 2:
+        # paramiko's sftp.put(local, remote), boto3's s3.upload_file(local, bucket, key):
+        # the local file is sent (a queue's put(item) has one argument)
+        local = v.const(node.args[0])
+        if attr == "upload_file" and len(node.args) >= 3:
+            bucket, key = v.const(node.args[1]), v.const(node.args[2])
+            v.acc.add("sends", f"s3://{bucket or '${bucket}'}/{key or ''}")
+        if local and (attr != "put" or local.startswith(("/", "~", "."))):
+            v.acc.add("reads", local)
+            v.acc.add("payloads", local)
+        for r in v.sources(node.args[0]):
             v.acc.add("payloads", r)
     elif attr in ("connect", "create_connection", "connect_ex") and node.args:
         target = node.args[0]
