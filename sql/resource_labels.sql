@@ -16,7 +16,8 @@ with distinct_resources as (
     union
     -- a folder sent (`scp -r ~/.ssh host:`, `tar czf - ~/.aws | nc ...`) sends what is in
     -- it: `<folder>/*` is labelled by the rules about a folder's contents (globs ending in
-    -- `/*`: `*.ssh/*`), for sql/self_sends.sql; `id_rsa.pub/*` matches no `*id_rsa*`. Only
+    -- `/*`: `*.ssh/*`), for sql/self_sends.sql, which reads it only for a payload that has
+    -- no label of its own (`~/.ssh/id_rsa.pub` keeps the public of its override). Only
     -- for payloads, and local paths (not `env:NAME`, `data:...`, a URL): listing a folder
     -- (`ls ~/.ssh`) reads its names, not its keys, so a folder read keeps its own label
     select distinct resource || '/*', true from resources

@@ -30,11 +30,15 @@ sent as (
 ),
 matched as (
     -- the policy's label of each sent resource (sql/resource_labels.sql: as in action_roles,
-    -- when an override rule matches a resource, only override rules count), and of what is
-    -- in it when it is a folder (`<resource>/*`: `scp -r ~/.ssh host:` sends its keys)
-    select s.*, l.conf
+    -- when an override rule matches a resource, only override rules count); a resource no
+    -- rule labels may be a folder, labelled by what is in it (`<resource>/*`: `scp -r ~/.ssh
+    -- host:` sends its keys), but a labelled one keeps its own label (`~/.ssh/id_rsa.pub`
+    -- is public by an override, whatever `*.ssh/*` says of `~/.ssh/id_rsa.pub/*`)
+    select s.*, coalesce(own.conf, contents.conf) as conf
     from sent s
-    join resource_labels l on l.resource = s.resource or l.resource = s.resource || '/*'
+    left join resource_labels own on own.resource = s.resource
+    left join resource_labels contents on contents.resource = s.resource || '/*'
+    where own.resource is not null or contents.resource is not null
 ),
 payload_sends as (
     -- the most secret payload; among equals the first by name, so the rule is one value

@@ -26,6 +26,19 @@ def _script(ctx: Ctx, pos: list[str]) -> None:
     ctx.execute(pos[0])
     _path_args(ctx, pos[1:])
 
+def _http_server(ctx: Ctx, args: list[str]) -> None:
+    """``python -m http.server [PORT] [-d DIR] [-b ADDR]``: DIR (default the working folder)
+    is served to whoever reaches ADDR (default every interface: the network, not loopback),
+    a share of every file in it for as long as it runs."""
+    opts, pos = parse_opts(args, "db", ("directory", "bind", "protocol"))
+    folder = (opt_values(opts, "-d", "--directory") or ["."])[-1]
+    bind = ctx.text((opt_values(opts, "-b", "--bind") or ["*"])[-1])
+    port = ctx.text(pos[0]) if pos else "8000"
+    ctx.send(f"serve://{'[' + bind + ']' if ':' in bind else bind}:{port}")
+    ctx.read(folder)
+    ctx.payload(folder)
+
+
 def h_shell(ctx: Ctx, args: list[str], name: str) -> None:
     """bash/sh/zsh [-c STRING | SCRIPT args | -s (stdin)]."""
     has_c, stdin_mode, i = False, False, 0
@@ -76,6 +89,8 @@ def h_python(ctx: Ctx, args: list[str], name: str) -> None:
                 val = ctx.text(args[i])
             if letters[cut] == "c":
                 ctx.program(val, "python")
+            elif val == "http.server":
+                _http_server(ctx, args[i + 1:])
             else:
                 _path_args(ctx, args[i + 1:])
             return

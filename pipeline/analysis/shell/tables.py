@@ -185,6 +185,8 @@ COMMAND_FAMILIES: dict[str, str] = {
     "tr": "tr",
     "pathcalc": "pwd basename dirname realpath readlink",
 }
+# variables naming the proxy a command's requests go through (curl, wget, pip, requests)
+PROXY_VARS = frozenset({"http_proxy", "https_proxy", "all_proxy", "ftp_proxy"})
 # the shells (a command reading its program from a connection, a file or stdin runs it)
 SHELLS = frozenset(COMMAND_FAMILIES["shell"].split())
 
@@ -251,7 +253,8 @@ OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mysql": ("uhPDeSA", (
         "user", "host", "port", "database", "execute", "socket", "defaults-file", "result-file"
     )),
-    "nc": ("psweicIOqTxXgGm", ()),
+    "nc": ("psweicIOqTxXgGm", ("exec", "sh-exec", "lua-exec", "proxy", "proxy-type", "proxy-auth", "source",
+                               "source-port", "wait", "idle-timeout", "output", "hex-dump", "allow", "deny")),
     "pathcalc": ("as", ("suffix",)),
     "pkg": ("rcietd", (
         "requirement", "constraint", "index-url", "extra-index-url", "target", "prefix", "root",
