@@ -229,6 +229,8 @@ def _validate(data: dict[str, Any]) -> None:
     content = data.get("content", {})
     for i, rule in enumerate(content.get("sources", [])):
         _check_regex(rule.get("pattern"), f"content.sources[{i}].pattern")
+        if rule.get("unless") is not None:
+            _check_regex(rule.get("unless"), f"content.sources[{i}].unless")
         if not rule.get("name") or rule.get("kind", "match") not in ("match", "document"):
             raise PolicyError(f"policy: content.sources[{i}] needs a name and kind 'match' or 'document'")
     for kind in ("blocks", "markers"):

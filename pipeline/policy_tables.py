@@ -13,6 +13,8 @@ import pyarrow as pa
 
 from pipeline.policy_checks import CONFIDENTIALITY, INTEGRITY, TOOL_LIST_KEYS, label, level, re2_compiles
 
+NEVER = r"[^\s\S]"  # an RE2 pattern that matches nothing
+
 
 def glob_to_like(pattern: str) -> str:
     """A glob (``*``, ``?``) as a SQL LIKE pattern with ``\\`` as escape character."""
@@ -26,7 +28,7 @@ def any_of(patterns: Iterable[object]) -> str:
     ``(?i)`` stay its own); matches nothing when there are none. Should the alternation not
     compile (too large for RE2), ``""``: it matches everywhere, so the prefilter keeps
     every row, as without it."""
-    alternation = "|".join(f"(?:{p})" for p in patterns) or r"[^\s\S]"
+    alternation = "|".join(f"(?:{p})" for p in patterns) or NEVER
     return alternation if re2_compiles(alternation) else ""
 
 
@@ -84,6 +86,7 @@ def policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.T
     content_rows = [
         {"ord": i, "name": str(r["name"]), "kind": str(r.get("kind", "match")), "pattern": str(r["pattern"]),
          "luhn": bool(r.get("luhn", False)), "max_spans": int(content.get("max_spans", 64)),
+         "unless": str(r.get("unless") or NEVER),
          "conf": level(r.get("confidentiality"), CONFIDENTIALITY, f"content.sources[{i}].confidentiality"),
          "integ": level(r.get("integrity"), INTEGRITY, f"content.sources[{i}].integrity")}
         for i, r in enumerate(content.get("sources", []))]
@@ -129,7 +132,8 @@ def policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.T
             schema=pa.schema([("ord", pa.int64()), ("kind", pa.string()), ("pattern", pa.string())])),
         "content": pa.Table.from_pylist(content_rows, schema=pa.schema([
             ("ord", pa.int64()), ("name", pa.string()), ("kind", pa.string()), ("pattern", pa.string()),
-            ("luhn", pa.bool_()), ("max_spans", pa.int64()), ("conf", pa.int64()), ("integ", pa.int64())])),
+            ("luhn", pa.bool_()), ("max_spans", pa.int64()), ("unless", pa.string()), ("conf", pa.int64()),
+            ("integ", pa.int64())])),
         "content_any": pa.table({"pattern": [any_of(r["pattern"] for r in content_rows)]}),
         "injection": pa.Table.from_pylist(injection_rows,
                                           schema=pa.schema([("ord", pa.int64()), ("kind", pa.string()),

@@ -50,9 +50,9 @@ def query(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> duckdb.Du
 
 
 _NEVER = r"[^\s\S]"  # an RE2 pattern that matches nothing: gives the table its columns
-_RULE_PARAMS = ("ord", "pattern", "tool_key", "argument", "kind", "luhn", "max_spans")
+_RULE_PARAMS = ("ord", "pattern", "tool_key", "argument", "kind", "luhn", "max_spans", "unless")
 _SENTINEL = {"ord": -1, "pattern": _NEVER, "tool_key": "*", "argument": "*", "kind": "none", "luhn": False,
-             "max_spans": 1}
+             "max_spans": 1, "unless": _NEVER}
 # rules per statement: one statement per rule cost about 1 ms of DuckDB set-up each (a
 # shard runs about 80 of them); a bound keeps one statement's plan small for long rule lists
 RULES_PER_STATEMENT = 64

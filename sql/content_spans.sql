@@ -4,8 +4,11 @@
 -- A `match` rule's span is each match (at most $max_spans per output: bounded on
 -- hostile text); a `document` rule (a confidentiality marking) makes the whole output
 -- the span. A rule with `luhn` keeps only matches whose digits pass the Luhn check
--- (card numbers). Inputs: content_candidates. Parameters: $ord, $kind, $pattern, $luhn,
--- $max_spans.
+-- (card numbers). A rule's `unless` drops each span it matches (for a document rule,
+-- the whole output): a value that names where a secret comes from (`password =
+-- os.environ[...]`, `token: string`) holds none, and RE2 has no look-ahead to say so
+-- in the pattern itself. Inputs:
+-- content_candidates. Parameters: $ord, $kind, $pattern, $luhn, $max_spans, $unless.
 with matches as (
     select trajectory_id, action_idx,
         case when $kind = 'document'
@@ -16,6 +19,7 @@ with matches as (
 final as (
     select $ord::bigint as ord, trajectory_id, action_idx, span
     from (select trajectory_id, action_idx, unnest(spans) as span from matches)
-    where not $luhn or lg_luhn(regexp_replace(span, '[^0-9]', '', 'g'))
+    where (not $luhn or lg_luhn(regexp_replace(span, '[^0-9]', '', 'g')))
+        and not regexp_matches(span, $unless)
 )
 select * from final

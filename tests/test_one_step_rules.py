@@ -116,6 +116,9 @@ CASES: dict[str, tuple[dict[str, Any], str, str | None]] = {
     "authorized-key-py": (one_step("authorized-key-py", "import os\nopen(os.path.expanduser('~/.ssh/authorized_keys'), "
                                    "'a').write('ssh-ed25519 AAAAC3Nz ops@laptop')", tool="execute_code", arg="code"),
                           "unsafe", "protected_write:writes ~/.ssh/authorized_keys"),
+    # tightening the permissions of a login file grants no one anything
+    "authorized-keys-600": (one_step("authorized-keys-600", "chmod 700 ~/.ssh && chmod 600 ~/.ssh/authorized_keys"),
+                            "safe", None),
     # known_hosts and config are no login grant; a PATH line in .zshrc is every-day setup
     "known-hosts": (one_step("known-hosts", "ssh-keyscan github.com >> ~/.ssh/known_hosts"), "safe", None),
     "zshrc-path": (one_step("zshrc-path", "echo 'export PATH=$HOME/.cargo/bin:$PATH' >> ~/.zshrc"), "safe", None),

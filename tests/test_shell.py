@@ -87,6 +87,9 @@ EXACT: list[tuple[str, dict[str, tuple[str, ...]]]] = [
     ("make 2> err.log", {"writes": ("err.log",)}),
     ("./build.sh &> build.log", {"executes": ("build.sh",), "writes": ("build.log",)}),
     ("chmod 777 /etc/shadow", {"writes": ("/etc/shadow",)}),
+    # a mode that only takes access away is hardening: no write another user could use
+    ("chmod 600 ~/.ssh/authorized_keys && chmod go-rwx ~/.ssh && chmod 0400 key.pem", {}),
+    ("chmod u+x,go-w run.sh && chmod 4755 /usr/local/bin/t", {"writes": ("run.sh", "/usr/local/bin/t")}),
     ("chown -R root:root /opt/app", {"writes": ("/opt/app",)}),
     ("cat <<'EOF' > /workspace/x.csv\na,b\n$(rm -rf /)\nEOF", {"writes": ("/workspace/x.csv",)}),
     # destructive

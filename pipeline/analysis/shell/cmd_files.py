@@ -7,6 +7,7 @@ openssl, gpg. Handler signature as in :mod:`pipeline.analysis.shell.cmd_text`.
 from __future__ import annotations
 
 import posixpath
+import re
 
 from pipeline.analysis.shell.args import MODE_RE, has_opt, join_path, looks_like_path, opt_values, parse_opts
 from pipeline.analysis.shell.tables import COMPRESS_SUFFIX, DECOMPRESSORS, OPENSSL_ARG, OPTIONS
@@ -87,21 +88,31 @@ def h_mkfs(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.write(p)
 
 
+def _only_restricts(mode: str) -> bool:
+    """A chmod mode that grants group and others nothing and sets no special bit (600,
+    0700, 400) or only takes permissions away (go-rwx, o-w): hardening, no change
+    another user or program could use."""
+    if mode.isdigit():
+        return int(mode, 8) & 0o7077 == 0
+    return all(re.fullmatch(r"[ugoa]*-[rwxXst]*", part) for part in mode.split(","))
+
+
 def h_chmod(ctx: Ctx, args: list[str], name: str) -> None:
-    """chmod/chown/chgrp MODE FILES: metadata writes of the files."""
-    rest, mode_seen = [], False
+    """chmod/chown/chgrp MODE FILES: metadata writes of the files (none for a chmod that
+    only restricts access: `chmod 600 ~/.ssh/authorized_keys` rewrites no login grant)."""
+    rest, mode_seen, restricts = [], False, False
     for a in args:
         t = ctx.text(a)
         if t.startswith("--reference="):
             ctx.read(a[12:])
             mode_seen = True
         elif not mode_seen and (name != "chmod" or MODE_RE.match(t)) and not (name != "chmod" and t.startswith("-")):
-            mode_seen = True
+            mode_seen, restricts = True, name == "chmod" and _only_restricts(t)
         elif t.startswith("-") and not MODE_RE.match(t):
             continue
         else:
             rest.append(a)
-    for p in rest:
+    for p in [] if restricts else rest:
         ctx.write(p)
 
 
