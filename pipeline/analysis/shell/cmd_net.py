@@ -241,27 +241,28 @@ def h_nc(ctx: Ctx, args: list[str], name: str) -> None:
 def h_socat(ctx: Ctx, args: list[str], name: str) -> None:
     """socat ADDR ADDR: TCP:host:port sends, EXEC:/SYSTEM: run, FILE:/OPEN: read, CREATE: write."""
     addrs = [ctx.text(a) for a in args if not ctx.text(a).startswith("-") or ctx.text(a) == "-"]
-    remote = False
+    peers: list[str] = []
     for a in addrs:
         kind, _, rest = a.partition(":")
         kind = kind.upper()
         if kind in ("TCP", "TCP4", "TCP6", "TCP-CONNECT", "UDP", "UDP4", "UDP-SENDTO", "OPENSSL", "SSL",
                     "UDP-CONNECT", "OPENSSL-CONNECT", "SOCKS4", "SOCKS4A", "PROXY"):
-            hp = rest.split(",")[0]
-            ctx.send(f"tcp://{hp}")
-            remote = True
+            peers.append(f"tcp://{rest.split(',')[0]}")
+            ctx.send(peers[-1])
     for a in addrs:
         kind, _, rest = a.partition(":")
         kind, target = kind.upper(), rest.split(",")[0]
         if kind in ("EXEC", "SYSTEM"):
             ctx.run_text_literal(target)
+            for peer in peers:  # the program's input is the connection (a reverse shell): the peer's bytes run
+                ctx.acc.add("executes", peer)
         elif kind in ("FILE", "OPEN", "GOPEN"):
             ctx.read(target)
-            if remote:
+            if peers:
                 ctx.payload(target)
         elif kind == "CREATE":
             ctx.write(target)
-        elif a in ("-", "STDIO", "STDIN") and remote:
+        elif a in ("-", "STDIO", "STDIN") and peers:
             ctx.stdin_payloads()
 
 

@@ -271,6 +271,8 @@ class _Flattener(WordReader):
             return
         op = next((c.type for c in node.children if not c.is_named), ">")
         targets = [c for c in node.named_children if c.type != "file_descriptor"]
+        if op == "<" and targets and targets[0].type == "ERROR" and self.raw(targets[0]).strip() == ">":
+            op, targets = "<>", targets[1:]  # the grammar has no `<>` (open read-write): `<`, ERROR `>`, target
         redirs.append((op, self.word(targets[0]) if targets else ""))
         self.after_target(targets[1:], extra)
 
