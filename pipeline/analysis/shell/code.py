@@ -24,7 +24,14 @@ from pipeline.analysis.shell.engine import analyse
 from pipeline.analysis.shell.model import Acc, ShellAnalysis
 
 _QPATH_RE = re.compile(r"""(['"])((?:/|~/)[^'"\s]{1,300})\1""")
-_SEND_WORDS = re.compile(r"(?i)\b(post|put|patch|upload|send\w*|sendall|smtp|fetch\s*\([^)]*method)\b")
+# the home folder as other languages spell it, then the rest of a path: concatenated
+# (`process.env.HOME + '/.aws/credentials'`, Perl `$ENV{HOME} . "/.ssh/id_rsa"`) or joined
+# (`path.join(os.homedir(), '.ssh', 'id_rsa')`, `File.join(Dir.home, ".netrc")`)
+_HOME_EXPR = r"""(?:process\.env\.HOME|os\.homedir\(\)|\$ENV\{\s*['"]?HOME['"]?\s*\}|ENV\[\s*['"]HOME['"]\s*\]|Dir\.home|getenv\(\s*['"]HOME['"]\s*\)|\$_SERVER\[\s*['"]HOME['"]\s*\])"""
+_HOME_PATH_RE = re.compile(_HOME_EXPR + r"""\s*(?:\+|\.)\s*(['"])([^'"\s]{1,300})\1|"""
+                           + _HOME_EXPR + r"""((?:\s*,\s*(['"])[^'"\s]{1,120}\4){1,8})""")
+_SEND_WORDS = re.compile(r"(?i)\b(post|post_form|put|patch|upload\w*|send\w*|sendall|smtp|curlopt_postfields|"
+                         r"fetch\s*\([^)]*method)\b")
 _SYSTEM_RE = re.compile(r"""\b(?:system|exec|popen|spawn|shell_exec|passthru|execSync|spawnSync)\s*\(\s*(['"])((?:(?!\1).){1,2000})\1""")
 _ENV_DUMP_RE = re.compile(r"JSON\.stringify\(\s*process\.env\s*\)|\bprintenv\b|%ENV\b|\bENV\.to_h\b|"
                           r"\bos\.environ\b(?!\s*[\[.])|System\.getenv\(\s*\)|\$_ENV\b|getenv\(\s*\)")
@@ -81,12 +88,24 @@ def _fallback(src: str, acc: Acc, depth: int) -> None:
         acc.merge(analyse_command(m.group(2)))
     for m in URL_RE.finditer(src):
         acc.add("sends" if sends else "reads", m.group(0).rstrip(".,;"))
-    for m in _QPATH_RE.finditer(src):
-        acc.add("reads", m.group(2))
+    paths = [m.group(2) for m in _QPATH_RE.finditer(src) if not _after_home(src, m.start())]
+    for m in _HOME_PATH_RE.finditer(src):
+        parts = [m.group(2)] if m.group(2) else re.findall(r"""(['"])([^'"\s]{1,120})\1""", m.group(3))
+        paths.append("~/" + "/".join(p if isinstance(p, str) else p[1] for p in parts).lstrip("/"))
+    for path in paths:
+        acc.add("reads", path)
+        if sends:  # a program that sends and reads files: what it reads is what it can send
+            acc.add("payloads", path)
     if _ENV_DUMP_RE.search(src):
         acc.add("reads", "env:")
     if _DYN_EVAL_RE.search(_STRINGS_RE.sub('""', src)):
         acc.fail("eval() of text built at run time")
+
+
+def _after_home(src: str, start: int) -> bool:
+    """Whether the quoted path at ``start`` continues a home-folder expression (read by
+    _HOME_PATH_RE as `~/...`, not as an absolute path)."""
+    return bool(re.search(_HOME_EXPR + r"\s*(?:\+|\.|,)\s*$", src[max(0, start - 80):start]))
 
 
 def analyse_code_text(src: str, python: bool = True, depth: int = 0) -> ShellAnalysis:
