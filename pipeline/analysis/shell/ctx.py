@@ -99,7 +99,7 @@ class Ctx:
                 return
         if self._strict(word, "executed file"):
             self.acc.add("executes", self.text(word))
-            for src in self.an.provenance.get(normalise(self.text(word)) or "", ()):
+            for src in self.derived(self.text(word)):  # transitively: `curl -o a URL; cp a b; ./b`
                 if "://" in src:
                     self.acc.add("executes", src)
 
@@ -129,9 +129,14 @@ class Ctx:
     def derived(self, resource: str) -> tuple[str, ...]:
         """What ``resource`` (a file this command wrote earlier: ``tar czf a.tgz ~/.ssh``,
         ``base64 key > k.txt``, ``env > e.txt``) was made from, transitively: sending the
-        file sends them too. Empty for a file this command did not write."""
+        file sends them too; a file inside a folder the command wrote (`tar xzf a.tgz -C d`
+        then `d/run.sh`) was made from what the folder was. Empty for a file this command
+        did not write."""
         seen: dict[str, None] = {}
-        todo = [normalise(resource) or ""]
+        name = normalise(resource) or ""
+        while name not in self.an.provenance and "/" in name.strip("/"):
+            name = name.rstrip("/").rsplit("/", 1)[0]  # a file inside a folder written here (tar x -C dir)
+        todo = [name]
         while todo and len(seen) < 256:
             for src in self.an.provenance.get(todo.pop(), ()):
                 name = normalise(src)
@@ -210,7 +215,7 @@ class Ctx:
         elif src.resources:
             for r in src.resources:
                 self.acc.add("executes", r)
-                for p in self.an.provenance.get(r, ()):
+                for p in self.derived(r):
                     if "://" in p:
                         self.acc.add("executes", p)
         else:
