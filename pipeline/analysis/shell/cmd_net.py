@@ -301,10 +301,14 @@ def h_mail(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_dns(ctx: Ctx, args: list[str], name: str) -> None:
     """ping/dig/host/nslookup/traceroute/whois HOST: the name leaves the machine."""
-    _, pos = parse_opts(args, *OPTIONS["dns"])
+    opts, pos = parse_opts(args, *OPTIONS["dns"])
     for p in pos:
         t = ctx.text(p)
         if re.fullmatch(r"[A-Za-z0-9@][\w.@:-]*\.[\w.-]+|\d+\.\d+\.\d+\.\d+", t) or ctx.dynamic(p):
             ctx.send(t.lstrip("@"))
             if ctx.dynamic(p):
                 ctx.payload(p, literal=True)
+    if name in ("ping", "ping6"):
+        for pattern in opt_values(opts, "-p"):  # `ping -p HEX`: the packets carry these bytes
+            if ctx.dynamic(pattern):
+                ctx.payload(pattern, literal=True)
