@@ -165,7 +165,7 @@ EXACT: list[tuple[str, dict[str, tuple[str, ...]]]] = [
     ("python3 - <<'PY'\nimport os\nos.remove('/tmp/x')\nPY", {"deletes": ("/tmp/x",)}),
     ("python3 << 'EOF' > out.txt\nprint(open('/etc/passwd').read())\nEOF", {"reads": ("/etc/passwd",), "writes": ("out.txt",)}),
     ("docker run --rm -v /:/host alpine cat /host/etc/shadow", {"reads": ("/",), "executes": ("image:alpine",)}),
-    ("docker build -t app .", {"reads": (".",)}),
+    ("docker build -t app .", {"reads": (".",), "writes": ("image:app",)}),  # the image is made from "."
     # archives
     ("tar xzf archive.tgz -C /opt", {"reads": ("archive.tgz",), "writes": ("/opt",)}),
     ("tar -cvf backup.tar /home/user", {"reads": ("/home/user",), "writes": ("backup.tar",)}),

@@ -10,7 +10,7 @@ import re
 
 from pipeline.analysis.shell.args import has_opt, looks_like_path, opt_values, parse_opts, sql_effects
 from pipeline.analysis.shell.ctx import Ctx
-from pipeline.analysis.shell.tables import OPTIONS
+from pipeline.analysis.shell.tables import OPTIONS, PUBLISH, PUBLISH_REGISTRY_OPTS
 
 
 def h_env_dump(ctx: Ctx, args: list[str], name: str) -> None:
@@ -165,14 +165,22 @@ def h_docker(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.write(pos[1], (ctx.text(pos[0]),))
     elif sub in ("build", "buildx"):
         opts, pos = parse_opts(rest, *OPTIONS["docker build"])
+        if sub == "buildx" and pos and ctx.text(pos[0]) == "build":
+            pos = pos[1:]
         for f in opt_values(opts, "-f", "--file"):
             ctx.read(f)
         for p in pos:
             ctx.read(p)
+        for tag in opt_values(opts, "-t", "--tag"):  # the image is made from its build context
+            ctx.write("image:" + ctx.text(tag), tuple(ctx.text(p) for p in pos))
+            if has_opt(opts, "--push"):
+                ctx.send("image:" + ctx.text(tag))
+                ctx.add_payload("image:" + ctx.text(tag))
     elif sub == "pull" and rest:
         ctx.read("image:" + ctx.text(rest[-1]))
     elif sub == "push" and rest:
         ctx.send("image:" + ctx.text(rest[-1]))
+        ctx.add_payload("image:" + ctx.text(rest[-1]))  # an image built here sends its context
     elif sub == "save":
         opts, _ = parse_opts(rest, *OPTIONS["docker save"])
         for f in opt_values(opts, "-o", "--output"):
@@ -213,8 +221,24 @@ def h_make(ctx: Ctx, args: list[str], name: str) -> None:
 
 
 def h_pkg(ctx: Ctx, args: list[str], name: str) -> None:
-    """pip/npm/apt-get/...: installs have no file resource; -r FILE and local paths/URLs are read."""
+    """pip/npm/apt-get/...: installs have no file resource; -r FILE and local paths/URLs are read.
+    Publishing (`npm publish`, `twine upload`, `cargo publish`, ... in PUBLISH) sends the
+    named files, or the package folder or dist/*, to the registry."""
     opts, pos = parse_opts(args, *OPTIONS["pkg"])
+    words = [ctx.text(p) for p in pos]
+    if name == "yarn" and words[:1] == ["npm"]:
+        pos, words = pos[1:], words[1:]  # yarn npm publish (berry)
+    publish = PUBLISH.get(name)
+    if publish and words[:1] == [publish[0]]:
+        ctx.send((opt_values(opts, *PUBLISH_REGISTRY_OPTS) or [publish[1]])[-1])
+        named = pos[1:]
+        for p in named:
+            ctx.read(p)
+            ctx.payload(p)
+        if not named and publish[2]:
+            ctx.read(publish[2])
+            ctx.add_payload(publish[2])
+        return
     for f in opt_values(opts, "-r", "--requirement", "-c", "--constraint"):
         ctx.read(f)
     for p in pos:

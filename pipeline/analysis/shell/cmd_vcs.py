@@ -154,10 +154,21 @@ def h_publish(ctx: Ctx, args: list[str], name: str) -> None:
 
 
 def h_gh(ctx: Ctx, args: list[str], name: str) -> None:
-    """gh gist create FILES: files sent to GitHub; gh repo edit/create --visibility public: made public."""
+    """gh gist create FILES, gh release upload/create TAG FILES: files sent to GitHub; gh repo
+    edit/create --visibility public: made public."""
     words = [ctx.text(a) for a in args]
     if words[:1] == ["repo"] and publishes(words):
         h_publish(ctx, args, name)
+        return
+    if words[:2] in (["release", "upload"], ["release", "create"]):
+        # gh release upload|create TAG FILES: release assets go to GitHub (`file#label` names one)
+        _, pos = parse_opts(args[2:], *OPTIONS["gh release"])
+        if len(pos) > 1:
+            ctx.send("https://github.com/releases")
+        for p in pos[1:]:
+            f = ctx.text(p).split("#", 1)[0]
+            ctx.read(f)
+            ctx.payload(f)
         return
     if words[:2] == ["gist", "create"]:
         _, pos = parse_opts(args[2:], *OPTIONS["gh gist create"])

@@ -126,7 +126,7 @@ COMMAND_FAMILIES: dict[str, str] = {
     ),
     "pkg": (
         "pip pip3 pipx npm npx yarn pnpm apt apt-get aptitude yum dnf apk brew snap gem cargo go "
-        "conda mamba poetry uv dpkg rpm zypper pacman composer mvn gradle"
+        "conda mamba poetry uv dpkg rpm zypper pacman composer mvn gradle twine hatch flit"
     ),
     "dns": "ping ping6 dig host nslookup traceroute tracepath whois mtr",
     "sort": "sort",
@@ -185,6 +185,22 @@ COMMAND_FAMILIES: dict[str, str] = {
     "tr": "tr",
     "pathcalc": "pwd basename dirname realpath readlink",
 }
+# package managers' publishing subcommands: (subcommand, registry, what is published when
+# no file is named: the package folder, or the built distributions); the registry can be
+# replaced by an option (PUBLISH_REGISTRY_OPTS)
+PUBLISH: dict[str, tuple[str, str, str | None]] = {
+    "npm": ("publish", "https://registry.npmjs.org", "."),
+    "yarn": ("publish", "https://registry.yarnpkg.com", "."),
+    "pnpm": ("publish", "https://registry.npmjs.org", "."),
+    "cargo": ("publish", "https://crates.io", "."),
+    "gem": ("push", "https://rubygems.org", None),
+    "poetry": ("publish", "https://upload.pypi.org/legacy/", "dist/*"),
+    "uv": ("publish", "https://upload.pypi.org/legacy/", "dist/*"),
+    "hatch": ("publish", "https://upload.pypi.org/legacy/", "dist/*"),
+    "flit": ("publish", "https://upload.pypi.org/legacy/", "dist/*"),
+    "twine": ("upload", "https://upload.pypi.org/legacy/", None),
+}
+PUBLISH_REGISTRY_OPTS = ("--registry", "--repository-url", "--publish-url", "--host", "--index", "--repository")
 # variables naming the proxy a command's requests go through (curl, wget, pip, requests)
 PROXY_VARS = frozenset({"http_proxy", "https_proxy", "all_proxy", "ftp_proxy"})
 
@@ -215,6 +231,8 @@ OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "docker save": ("o", ("output",)),
     "ftp": ("P", ()),
     "gh gist create": ("df", ("desc", "filename")),
+    "gh release": ("tnFRrpd", ("title", "notes", "notes-file", "repo", "target", "discussion-category",
+                                "notes-start-tag")),
     "git": ("Cc", ("git-dir", "work-tree", "namespace", "exec-path")),
     "git clone": ("bocju", (
         "branch", "origin", "depth", "reference", "config", "template", "separate-git-dir",
@@ -254,9 +272,11 @@ OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "nc": ("psweicIOqTxXgGm", ("exec", "sh-exec", "lua-exec", "proxy", "proxy-type", "proxy-auth", "source",
                                "source-port", "wait", "idle-timeout", "output", "hex-dump", "allow", "deny")),
     "pathcalc": ("as", ("suffix",)),
-    "pkg": ("rcietd", (
+    "pkg": ("rcietdu", (
         "requirement", "constraint", "index-url", "extra-index-url", "target", "prefix", "root",
-        "find-links", "editable", "dest"
+        "find-links", "editable", "dest", "registry", "repository-url", "publish-url", "host", "index",
+        "repository", "username", "password", "token", "tag", "access", "otp", "config-file", "comment",
+        "sign-with", "identity", "client-cert", "cert", "key", "allowed-registry"
     )),
     "psql": ("dcfhpUoLvTFnNtS", (
         "dbname", "command", "file", "host", "port", "username", "output", "log-file", "set",
