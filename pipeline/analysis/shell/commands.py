@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from pipeline.analysis.shell import cmd_archive as shell_cmd_archive
 from pipeline.analysis.shell import cmd_exec as shell_cmd_exec
 from pipeline.analysis.shell import cmd_files as shell_cmd_files
 from pipeline.analysis.shell import cmd_http as shell_cmd_http
@@ -33,7 +34,7 @@ from pipeline.analysis.shell.tables import (
 
 __all__ = ["HANDLERS", "KEYWORDS", "canonical", "run_command_words"]
 
-_MODULES = (shell_cmd_exec, shell_cmd_files, shell_cmd_http, shell_cmd_misc, shell_cmd_net, shell_cmd_text,
+_MODULES = (shell_cmd_archive, shell_cmd_exec, shell_cmd_files, shell_cmd_http, shell_cmd_misc, shell_cmd_net, shell_cmd_text,
             shell_cmd_vcs)
 
 
