@@ -1,8 +1,9 @@
 """Network calls in Python code, for the code-step analyser
 (:mod:`pipeline.analysis.shell.code_py`): HTTP clients (requests, httpx, aiohttp, urllib3),
-urllib, sockets, SMTP, FTP. A request's URL, headers, auth, cookies and query parameters
-carry its credentials (:mod:`pipeline.analysis.shell.code_credentials`); its other
-arguments are the data it sends.
+urllib, sockets (a UDP ``sendto`` goes to ``udp://host:port``), SMTP, FTP, DNS lookups (a
+name built from data sends it to the name's domain). A request's URL, headers, auth,
+cookies and query parameters carry its credentials
+(:mod:`pipeline.analysis.shell.code_credentials`); its other arguments are the data it sends.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from pipeline.analysis.shell.code_credentials import Reader, oauth_env, passed_env
-from pipeline.analysis.shell.code_tables import HTTP_NOT_BODY, HTTP_READ, HTTP_SEND
+from pipeline.analysis.shell.code_tables import DNS_LOOKUPS, HTTP_NOT_BODY, HTTP_READ, HTTP_SEND
 
 
 def network(v: Reader, node: ast.Call, name: str, attr: str, a: list[str | None]) -> None:
@@ -96,10 +97,8 @@ def network(v: Reader, node: ast.Call, name: str, attr: str, a: list[str | None]
     elif attr in ("connect", "create_connection", "connect_ex") and node.args:
         target = node.args[0]
         if isinstance(target, ast.Tuple) and len(target.elts) >= 2:
-            host, port = v.const(target.elts[0]), target.elts[1]
-            port_s = str(port.value) if isinstance(port, ast.Constant) else "?"
-            if host:
-                v.acc.add("sends", f"tcp://{host}:{port_s}")
+            if v.const(target.elts[0]):
+                v.acc.add("sends", _address("tcp", v, target))
         elif a and a[0] and not a[0].startswith(("/", ".")) and ":" not in a[0] and "." in a[0]:
             v.acc.add("sends", a[0])  # paramiko / ftplib style connect(host)
     elif attr in ("send", "sendall", "sendto", "sendmail", "send_message", "storbinary", "storlines",
@@ -108,8 +107,63 @@ def network(v: Reader, node: ast.Call, name: str, attr: str, a: list[str | None]
             to = v.const(node.args[1])
             if to:
                 v.acc.add("sends", "mailto:" + to)
-        for x in node.args:
+        data = node.args
+        if attr == "sendto" and len(node.args) > 1 and isinstance(node.args[-1], ast.Tuple):
+            v.acc.add("sends", _address("udp", v, node.args[-1]))  # a datagram to (host, port)
+            data = node.args[:-1]
+        for x in data:
             for r in v.sources(x):
                 v.acc.add("payloads", r)
     elif attr in ("SMTP", "SMTP_SSL", "FTP", "FTP_TLS", "Telnet") and a and a[0]:
         v.acc.add("sends", a[0])
+    elif name in DNS_LOOKUPS or attr in ("resolve", "query") and "resolver" in name.lower():
+        lookup(v, node)
+
+
+def _address(scheme: str, v: Reader, target: ast.Tuple) -> str:
+    """``scheme://host:port`` of a socket address tuple (unknown parts as ``${expr}`` / ``?``)."""
+    host_node, port = target.elts[0], target.elts[1]
+    host = v.const(host_node) or "${%s}" % ast.unparse(host_node)
+    port_s = str(port.value) if isinstance(port, ast.Constant) else "?"
+    return f"{scheme}://{host}:{port_s}"
+
+
+def lookup(v: Reader, node: ast.Call) -> None:
+    """A DNS lookup: the name leaves the machine, to the servers of its domain. A name
+    built from local data (``b32encode(key)[:60] + '.ns.example'``) sends that data to
+    them (as ``dig $c.x.example.net`` in the shell analyser); the destination is the
+    constant domain it ends with (``ns.example``), or the expression when none is known."""
+    name = node.args[0] if node.args else v.kw(node, "host", "hostname", "qname")
+    if name is None:
+        return
+    const = v.const(name)
+    if const is not None:
+        v.acc.add("sends", const)
+        return
+    tail = _suffix(v, name)
+    domain = tail[1:] if tail.startswith(".") else tail.partition(".")[2]
+    v.acc.add("sends", domain if "." in domain else "${%s}" % ast.unparse(name))
+    for r in v.sources(name):
+        v.acc.add("payloads", r)
+
+
+def _suffix(v: Reader, node: ast.AST) -> str:
+    """The constant text an expression's value ends with (``d + '.ns.example'``,
+    ``f'{d}.ns.example'``, ``'{}.ns.example'.format(d)``)."""
+    const = v.const(node)
+    if const is not None:
+        return const
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        right = v.const(node.right)
+        return _suffix(v, node.left) + right if right is not None else _suffix(v, node.right)
+    if isinstance(node, ast.JoinedStr):
+        tail = []
+        for part in reversed(node.values):
+            if isinstance(part, ast.FormattedValue):
+                break
+            tail.append(v.const(part) or "")
+        return "".join(reversed(tail))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        template = v.const(node.func.value)
+        return template.rpartition("}")[2] if template else ""
+    return ""

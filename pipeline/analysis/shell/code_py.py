@@ -14,12 +14,14 @@ import re
 from collections.abc import Callable
 
 from pipeline.analysis.shell.code_credentials import passed_env
+from pipeline.analysis.shell.code_flow import bound, derived, ran, track
 from pipeline.analysis.shell.code_net import network
 from pipeline.analysis.shell.code_tables import (
     COPY, DELETE, HTTP_READ, HTTP_SEND, LIST, MKDIR, NO_READ, OPEN, READ_METHODS, SUBPROCESS,
     URL_RE, WRITE_METHODS
 )
 from pipeline.analysis.shell.code_names import dotted, is_environ, pathlike
+from pipeline.analysis.shell.code_values import const_value, fixed_env, loop_value
 from pipeline.analysis.shell.engine import CodeAnalyser
 from pipeline.analysis.shell.model import Acc, ShellAnalysis
 
@@ -39,6 +41,8 @@ class PyVisitor(ast.NodeVisitor):
         self.direct: dict[str, set[str]] = {}  # env vars a name holds as their own text
         self.parents: dict[ast.AST, ast.AST] = {}
         self.aliases: dict[str, str] = {}  # local name -> qualified name, from imports
+        self.made_from: dict[str, set[str]] = {}  # file written -> what it was made from
+        self.handles: dict[str, str] = {}  # name -> file it holds open for writing
 
     def qual(self, node: ast.AST) -> str:
         """Dotted name of an expression with import aliases resolved (sp.run -> subprocess.run)."""
@@ -57,35 +61,8 @@ class PyVisitor(ast.NodeVisitor):
 
     # ---- values
     def const(self, node: ast.AST | None) -> str | None:
-        """Constant string value of an expression, when it is knowable without running it."""
-        if node is None:
-            return None
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return node.value
-        if isinstance(node, ast.Name):
-            return self.consts.get(node.id)
-        if isinstance(node, ast.JoinedStr):
-            parts = [self.const(v.value) if isinstance(v, ast.FormattedValue) else self.const(v) for v in node.values]
-            return "".join(parts) if all(p is not None for p in parts) else None  # type: ignore[arg-type]
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Div)):
-            a, b = self.const(node.left), self.const(node.right)
-            if a is None or b is None:
-                return None
-            return a + b if isinstance(node.op, ast.Add) else a.rstrip("/") + "/" + b
-        if isinstance(node, ast.Call):
-            name = self.qual(node.func)
-            args = [self.const(a) for a in node.args]
-            if name.endswith(("Path.home", "expanduser")) and not node.args:
-                return "~" if name.endswith("home") else self.const(getattr(node.func, "value", None))
-            if name.split(".")[-1] in ("Path", "PurePath", "PosixPath", "str", "fspath", "expanduser",
-                                       "abspath", "realpath", "normpath") and len(args) == 1:
-                return args[0]
-            if name.split(".")[-1] in ("join", "Path", "PurePath", "PosixPath") and args and all(
-                    a is not None for a in args):
-                return "/".join(a.rstrip("/") for a in args)  # type: ignore[union-attr]
-            if isinstance(node.func, ast.Attribute) and node.func.attr in ("expanduser", "resolve", "absolute"):
-                return self.const(node.func.value)
-        return None
+        """Constant string value of an expression (:func:`code_values.const_value`)."""
+        return const_value(self, node)
 
     def sources(self, node: ast.AST | None) -> set[str]:
         """Resources whose content an expression may carry (reads inside it, tainted names)."""
@@ -96,13 +73,15 @@ class PyVisitor(ast.NodeVisitor):
             if isinstance(sub, ast.Name):
                 out |= self.taint.get(sub.id, set())
             elif isinstance(sub, ast.Call):
-                out |= set(self.call_reads(sub))
+                out |= derived(self, self.call_reads(sub))
             elif isinstance(sub, (ast.Attribute, ast.Subscript)):
                 out |= set(self.environ_reads(sub))
         return out
 
     def environ_reads(self, node: ast.AST) -> list[str]:
-        """env: reads of os.environ[...] and bare os.environ dumps."""
+        """env: reads of os.environ[...] and bare os.environ dumps (not HOME: a path)."""
+        if fixed_env(self, node) is not None:
+            return []
         if isinstance(node, ast.Subscript) and is_environ(node.value) and isinstance(node.ctx, ast.Load):
             key = self.const(node.slice)
             return [f"env:{key}" if key else "env:"]
@@ -134,7 +113,7 @@ class PyVisitor(ast.NodeVisitor):
         if attr in READ_METHODS and a0 and (pathlike(a0) or attr.startswith("read_") or attr == "load_workbook"):
             return [a0]
         if name in ("os.getenv", "getenv", "os.environ.get", "environ.get", "os.getenvb"):
-            return [f"env:{a0}" if a0 else "env:"]
+            return [] if fixed_env(self, node) is not None else [f"env:{a0}" if a0 else "env:"]
         if isinstance(node.func, ast.Attribute) and is_environ(node.func.value) and attr in (
                 "copy", "items", "keys", "values", "__iter__"):
             return ["env:"]
@@ -177,6 +156,7 @@ class PyVisitor(ast.NodeVisitor):
                     self.direct[t.id] = passed
                 else:
                     self.direct.pop(t.id, None)
+        bound(self, target, value)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
@@ -200,6 +180,9 @@ class PyVisitor(ast.NodeVisitor):
         self.bind(node.target, node.iter)
         if isinstance(node.target, ast.Name):
             self.consts.pop(node.target.id, None)
+            pattern = loop_value(self, node.iter)  # for p in glob.glob('~/.ssh/*')
+            if pattern is not None:
+                self.consts[node.target.id] = pattern
         for stmt in node.body + node.orelse:
             self.visit(stmt)
 
@@ -238,6 +221,7 @@ class PyVisitor(ast.NodeVisitor):
         recv = self.const(node.func.value) if isinstance(node.func, ast.Attribute) else None
         for r in self.call_reads(node):
             self.acc.add("reads", r)
+        track(self, node, name, attr)
         if name in OPEN or (attr == "open" and recv is not None):
             path, mode = self.open_args(node)
             if path and any(c in mode for c in "wax+"):
@@ -307,7 +291,9 @@ class PyVisitor(ast.NodeVisitor):
         if text is None:
             self.acc.fail("subprocess command built at run time")
             return
-        self.acc.merge(self.shell(text))
+        result = self.shell(text)
+        self.acc.merge(result)
+        ran(self, result)
 
     def command_text(self, node: ast.AST) -> str | None:
         """Shell text of a command argument; unknown parts become $PY_ variables."""

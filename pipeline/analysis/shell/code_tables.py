@@ -49,3 +49,8 @@ TEXT_HIDING_NAMES = {"AWS4Auth", "SigV4Auth", "BotoAWSRequestsAuth", "HMAC", "si
 # credentials (auth, cookies, headers, query parameters) or transport settings
 HTTP_NOT_BODY = {"url", "headers", "auth", "cookies", "params", "timeout", "verify", "cert", "proxies",
                  "allow_redirects", "stream", "follow_redirects"}
+# calls that resolve a host name: the name is sent to DNS servers (and through them to
+# the servers of its domain)
+DNS_LOOKUPS = {"socket.gethostbyname", "socket.gethostbyname_ex", "socket.getaddrinfo", "socket.getfqdn",
+               "dns.resolver.resolve", "dns.resolver.query", "dns.resolver.Resolver().resolve",
+               "dns.resolver.Resolver().query", "asyncio.get_event_loop().getaddrinfo"}
