@@ -13,7 +13,9 @@ with matches as (
     select trajectory_id, action_idx,
         case when $kind = 'document'
             then case when regexp_matches(content, $pattern) then [content] else [] end
-            else regexp_extract_all(content, $pattern)[1:$max_spans] end as spans
+            -- `unless` before the cap: decoys (`token = get_token()` x 64) must not hide a secret
+            else list_filter(regexp_extract_all(content, $pattern)[1:4096],
+                             lambda m: not regexp_matches(m, $unless))[1:$max_spans] end as spans
     from content_candidates
 ),
 final as (

@@ -10,7 +10,8 @@ with final as (
     select $ord::bigint as ord, trajectory_id, action_idx, call_step_idx
     from sink_arguments
     where $kind = 'match' and regexp_matches(arguments, $pattern)
-      and len(list_filter(regexp_extract_all(arguments, $pattern)[1:64],
+      -- (up to 4,096 matches: decoys that `unless` drops must not hide a secret after them)
+      and len(list_filter(regexp_extract_all(arguments, $pattern)[1:4096],
                           lambda m: (not $luhn or lg_luhn(regexp_replace(m, '[^0-9]', '', 'g')))
                                     and not regexp_matches(m, $unless))) > 0
 )

@@ -119,6 +119,9 @@ CASES: dict[str, tuple[dict[str, Any], str, str | None]] = {
     # tightening the permissions of a login file grants no one anything
     "authorized-keys-600": (one_step("authorized-keys-600", "chmod 700 ~/.ssh && chmod 600 ~/.ssh/authorized_keys"),
                             "safe", None),
+    # ... but taking the owner's access too breaks logins: a write that counts
+    "chmod-000-passwd": (one_step("chmod-000-passwd", "sudo chmod 000 /etc/passwd"), "unsafe",
+                         "protected_write:writes /etc/passwd"),
     # known_hosts and config are no login grant; a PATH line in .zshrc is every-day setup
     "known-hosts": (one_step("known-hosts", "ssh-keyscan github.com >> ~/.ssh/known_hosts"), "safe", None),
     "zshrc-path": (one_step("zshrc-path", "echo 'export PATH=$HOME/.cargo/bin:$PATH' >> ~/.zshrc"), "safe", None),

@@ -90,12 +90,13 @@ def h_mkfs(ctx: Ctx, args: list[str], name: str) -> None:
 
 
 def _only_restricts(mode: str) -> bool:
-    """A chmod mode that grants group and others nothing and sets no special bit (600,
-    0700, 400) or only takes permissions away (go-rwx, o-w): hardening, no change
-    another user or program could use."""
+    """A chmod mode that keeps the owner's read, grants group and others nothing and sets
+    no special bit (600, 0700, 400), or only takes group's and others' permissions away
+    (go-rwx, o-w): hardening, no change another user or program could use. `chmod 000
+    /etc/passwd` or `a-r` takes the owner's too: it breaks logins, a write that counts."""
     if mode.isdigit():
-        return int(mode, 8) & 0o7077 == 0
-    return all(re.fullmatch(r"[ugoa]*-[rwxXst]*", part) for part in mode.split(","))
+        return int(mode, 8) & 0o7477 == 0o400
+    return all(re.fullmatch(r"[go]+-[rwxXst]*", part) for part in mode.split(","))
 
 
 def h_chmod(ctx: Ctx, args: list[str], name: str) -> None:
