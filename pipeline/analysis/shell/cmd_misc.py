@@ -249,6 +249,22 @@ def h_pkg(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.read(p)
 
 
+def h_cd(ctx: Ctx, args: list[str], name: str) -> None:
+    """cd/pushd DIR: later relative paths of the command are under DIR too (Acc.cwd); a
+    computed folder (`cd $(mktemp -d)`), `cd -` or `popd` makes it unknown again."""
+    _, pos = parse_opts(args, "", ())
+    if name == "popd" or (pos and (ctx.dynamic(pos[0]) or ctx.text(pos[0]) == "-")):
+        ctx.acc.cwd = None
+        return
+    if name == "pushd" and not pos:
+        return
+    target = ctx.text(pos[0]) if pos else "~"
+    base = ctx.acc.cwd
+    joined = target if target.startswith(("/", "~")) or base is None else posixpath.join(base, target)
+    # a relative first `cd` stays relative: where the command started is not known
+    ctx.acc.cwd = "~/" + posixpath.normpath(joined[2:]) if joined.startswith("~/") else posixpath.normpath(joined)
+
+
 def h_none(ctx: Ctx, args: list[str], name: str) -> None:
     """Commands with no resource (ps, kill, date, cd, ...)."""
 

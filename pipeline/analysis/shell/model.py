@@ -8,6 +8,7 @@ beside the limits that bound the work per command.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import time
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ VAR_RE = re.compile(r"\$(?:\{[#!]?([A-Za-z_]\w*|\d+|[@*#?$!-])([^}]*)\}|([A-Za-z
 ASSIGN_RE = re.compile(r"^([A-Za-z_]\w*)(\[[^\]]*\])?\+?=(.*)$", re.S)
 _NOT_RESOURCES = {"", "-", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"}
 _PSEUDO_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")
+_PATH_FIELDS = frozenset({"reads", "writes", "executes", "deletes", "payloads"})
 FIXED_VARS = {"HOME": "~", "PWD": "."}
 DEV_TCP = re.compile(r"^/dev/(tcp|udp)/([^/]+)/(\d+)$")
 
@@ -78,12 +80,23 @@ class Acc:
     def __init__(self) -> None:
         self.lists: dict[str, dict[str, None]] = {f: {} for f in FIELDS}  # ordered sets: O(1) dedup
         self.reason: str | None = None
+        # the folder a `cd` in this command moved to (None: where the command started, or unknown)
+        self.cwd: str | None = None
 
     def add(self, kind: str, resource: str) -> None:
-        """Record ``resource`` under field ``kind`` (normalised, deduplicated)."""
+        """Record ``resource`` under field ``kind`` (normalised, deduplicated). After a
+        ``cd DIR`` in the command a relative path is also recorded under DIR (``cd ~/.ssh &&
+        curl -F f=@id_rsa``: ``id_rsa`` and ``~/.ssh/id_rsa``): the joined name is what the
+        labels see; the relative one still meets the same name in a later step, whose
+        shell may well have kept that folder."""
         r = normalise(resource)
-        if r is not None:
-            self.lists[kind].setdefault(r)
+        if r is None:
+            return
+        self.lists[kind].setdefault(r)
+        if self.cwd and kind in _PATH_FIELDS and not r.startswith(("/", "~")) and not _PSEUDO_RE.match(r):
+            joined = normalise(posixpath.normpath(posixpath.join(self.cwd, r)))
+            if joined and not joined.startswith(".."):
+                self.lists[kind].setdefault(joined)
 
     def fail(self, reason: str) -> None:
         """Mark opaque; the first reason wins."""

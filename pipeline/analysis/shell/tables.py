@@ -115,7 +115,7 @@ WRAPPERS = {"sudo": "ugpCUrtThDR", "doas": "uC", "nohup": "", "time": "fo", "nic
 # Commands by handler family (the table-driven ones above add their own names).
 COMMAND_FAMILIES: dict[str, str] = {
     "none": (
-        "cd pushd popd whoami id uname date sleep true false : test [ [[ kill pkill killall pgrep "
+        "whoami id uname date sleep true false : test [ [[ kill pkill killall pgrep "
         "ps top htop free uptime df lsof netstat ss ip ifconfig nproc lscpu lsblk dmesg "
         "journalctl systemctl service seq yes expr bc tput stty getent groups last w who locale "
         "tty clear reset exit return break continue shift wait jobs fg bg disown trap shopt "
@@ -129,6 +129,7 @@ COMMAND_FAMILIES: dict[str, str] = {
         "conda mamba poetry uv dpkg rpm zypper pacman composer mvn gradle twine hatch flit"
     ),
     "dns": "ping ping6 dig host nslookup traceroute tracepath whois mtr",
+    "cd": "cd pushd popd",
     "sort": "sort",
     "uniq": "uniq",
     "grep": "grep egrep fgrep zgrep rg ag",
