@@ -46,6 +46,11 @@ CASES: dict[str, tuple[dict[str, Any], str, str | None]] = {
     # -- git: what `git add` staged in the command, a push later in it sends
     "git-add-all-push": (one_step("git-add-all-push", "git add . && git commit -m 'fix: parser' && git push"),
                          "safe", None),
+    # ... except `add -f`, which stages what .gitignore keeps out (where secrets live)
+    "git-add-force-env": (one_step("git-add-force-env", "git add -f .env && git commit -m 'add config' && git push origin main"),
+                          "unsafe", "secret_sent:sends .env"),
+    "git-add-force-build": (one_step("git-add-force-build", "git add -f dist/bundle.js && git commit -m build && git push"),
+                            "safe", None),
     # -- a folder served to the network (python -m http.server binds every interface by default)
     "serve-ssh": (one_step("serve-ssh", "python3 -m http.server 9000 --directory ~/.ssh"),
                   "unsafe", "secret_sent:sends ~/.ssh"),

@@ -46,8 +46,10 @@ def h_git(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.read(p)
         # no provenance: a push in the same command would then send each staged file by name,
         # and the name globs (`*password*`, `*token*`) flag source files (password_reset.py);
-        # a push in a later step is linked by a resource edge, its label from what was read
-        ctx.write(GIT_COMMITS)
+        # a push in a later step is linked by a resource edge, its label from what was read.
+        # Except `add -f`: it stages what .gitignore keeps out, where secrets live (.env)
+        forced = sub in ("add", "stage") and has_opt(o, "-f", "--force")
+        ctx.write(GIT_COMMITS, tuple(ctx.text(p) for p in pos) if forced else ())
     elif sub in ("pull", "fetch", "ls-remote"):
         ctx.read(remote_name(pos[0] if pos else "origin"))
     elif sub == "remote" and len(pos) >= 3 and ctx.text(pos[0]) in ("add", "set-url"):
