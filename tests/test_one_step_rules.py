@@ -195,10 +195,16 @@ def test_what_runs_carries_what_it_was_made_from() -> None:
     url = "https://get.example.dev/t.tgz"
     for command in (f"curl -so /tmp/a {url} && cp /tmp/a /tmp/b && chmod +x /tmp/b && /tmp/b",
                     f"curl -so /tmp/a {url}; mv /tmp/a ./inst.sh; cat inst.sh | bash",
-                    f"curl -so /tmp/a.tgz {url} && tar xzf /tmp/a.tgz -C /tmp/t && /tmp/t/bin/run.sh"):
+                    f"curl -so /tmp/a.tgz {url} && tar xzf /tmp/a.tgz -C /tmp/t bin/run.sh && /tmp/t/bin/run.sh",
+                    f"curl -so /tmp/x/i.sh {url} && cd /tmp/x && bash i.sh",  # the name after a cd
+                    f"cd /tmp && curl -so i.sh {url} && bash /tmp/i.sh"):
         assert url in analyse_command(command).executes, command
-    # a script of one's own copied and run carries no URL
+    # a script of one's own copied and run carries no URL; nor does a file of a folder the
+    # command filled (a clone, an extracted tree) unless it was named: the folder's other files
+    # are not known to come from there
     assert analyse_command("cp scripts/run.sh /tmp/r.sh && bash /tmp/r.sh").executes == ("/tmp/r.sh",)
+    assert analyse_command("git clone https://github.com/nvm-sh/nvm.git ~/.nvm && . ~/.nvm/nvm.sh").executes == (
+        "~/.nvm/nvm.sh",)
 
 
 def test_mail_attachments_and_smb_transfers() -> None:

@@ -10,7 +10,7 @@ import re
 
 from pipeline.analysis.shell.args import has_opt, looks_like_path, opt_values, parse_opts, sql_effects
 from pipeline.analysis.shell.ctx import Ctx
-from pipeline.analysis.shell.tables import OPTIONS, PUBLISH, PUBLISH_REGISTRY_OPTS
+from pipeline.analysis.shell.tables import OPTIONS, PUBLISH, PUBLISH_LEAVES_OUT, PUBLISH_REGISTRY_OPTS
 
 
 def h_env_dump(ctx: Ctx, args: list[str], name: str) -> None:
@@ -50,7 +50,9 @@ def h_read(ctx: Ctx, args: list[str], name: str) -> None:
     """read/mapfile VAR: the variables get unknown values, read from stdin (`cat key | while
     read l; do dig $l.x.example; done` sends the key)."""
     _, pos = parse_opts(args, *OPTIONS["read"])
-    came_from = ctx.stdin.resources + tuple(ctx.text(t) for op, t in ctx.redirs if op == "<")
+    # a listing (find, grep -l: stdin items) gives names, not what the files hold
+    piped = ctx.stdin.resources if not ctx.stdin.items else ()
+    came_from = piped + tuple(ctx.text(t) for op, t in ctx.redirs if op == "<")
     for p in pos:
         ctx.assign(ctx.text(p), None, came_from)
 
@@ -239,7 +241,7 @@ def h_pkg(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.payload(p)
         if not named and publish[2]:
             ctx.read(publish[2])
-            ctx.add_payload(publish[2])
+            ctx.add_payload(publish[2], PUBLISH_LEAVES_OUT)
         return
     for f in opt_values(opts, "-r", "--requirement", "-c", "--constraint"):
         ctx.read(f)
@@ -251,9 +253,11 @@ def h_pkg(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_cd(ctx: Ctx, args: list[str], name: str) -> None:
     """cd/pushd DIR: later relative paths of the command are under DIR too (Acc.cwd); a
-    computed folder (`cd $(mktemp -d)`), `cd -` or `popd` makes it unknown again."""
+    computed folder (`cd $(mktemp -d)`), `cd -`, `popd`, or a `cd` in a subshell, pipeline,
+    function, conditional or loop body makes it unknown again."""
     _, pos = parse_opts(args, "", ())
-    if name == "popd" or (pos and (ctx.dynamic(pos[0]) or ctx.text(pos[0]) == "-")):
+    # in a subshell, pipeline, function or conditional the move may not hold afterwards
+    if ctx.scoped or name == "popd" or (pos and (ctx.dynamic(pos[0]) or ctx.text(pos[0]) == "-")):
         ctx.acc.cwd = None
         return
     if name == "pushd" and not pos:

@@ -132,7 +132,8 @@ def lookup(v: Reader, node: ast.Call) -> None:
     """A DNS lookup: the name leaves the machine, to the servers of its domain. A name
     built from local data (``b32encode(key)[:60] + '.ns.example'``) sends that data to
     them (as ``dig $c.x.example.net`` in the shell analyser); the destination is the
-    constant domain it ends with (``ns.example``), or the expression when none is known."""
+    constant domain it ends with (``ns.example``). A name with no constant domain (a host
+    read from a config) is a lookup of that host: a send, no payload."""
     name = node.args[0] if node.args else v.kw(node, "host", "hostname", "qname")
     if name is None:
         return
@@ -142,8 +143,11 @@ def lookup(v: Reader, node: ast.Call) -> None:
         return
     tail = _suffix(v, name)
     domain = tail[1:] if tail.startswith(".") else tail.partition(".")[2]
-    v.acc.add("sends", domain if "." in domain else "${%s}" % ast.unparse(name))
-    for r in v.sources(name):
+    if "." not in domain:  # a host read from somewhere (a config's db host): a lookup, no data sent
+        v.acc.add("sends", "${%s}" % ast.unparse(name))
+        return
+    v.acc.add("sends", domain)
+    for r in v.sources(name):  # data under a fixed domain: the exfiltration shape
         v.acc.add("payloads", r)
 
 

@@ -181,8 +181,11 @@ class PyVisitor(ast.NodeVisitor):
         if isinstance(node.target, ast.Name):
             self.consts.pop(node.target.id, None)
             pattern = loop_value(self, node.iter)  # for p in glob.glob('~/.ssh/*')
-            if pattern is not None:
-                self.consts[node.target.id] = pattern
+            var = node.target.id  # an `if` testing it picks some matches only: not the whole pattern
+            filtered = any(isinstance(n, ast.If) and any(isinstance(x, ast.Name) and x.id == var
+                                                         for x in ast.walk(n.test)) for s in node.body for n in ast.walk(s))
+            if pattern is not None and not filtered:
+                self.consts[var] = pattern
         for stmt in node.body + node.orelse:
             self.visit(stmt)
 

@@ -11,6 +11,8 @@ imports neither the engine nor the code analyser.
 
 from __future__ import annotations
 
+import posixpath
+
 from collections.abc import Callable
 from typing import Protocol
 
@@ -46,6 +48,7 @@ class Ctx:
     def __init__(self, an: AnalyserView, stdin: Flow, redirs: list[tuple[str, str]]) -> None:
         self.an, self.acc, self.stdin, self.redirs = an, an.acc, stdin, redirs
         self.stdout: Flow | None = None
+        self.scoped = False  # in a subshell, pipeline, function, conditional or loop body (syntax.Stage)
         self.stage_reads: list[str] = []
 
     # -- words
@@ -84,10 +87,10 @@ class Ctx:
         if m and self.an.subs[int(m.group(1))][0] == ">":
             return  # >(cmd): data goes to a command, analysed on its own
         if self._strict(word, "written file"):
-            name = normalise(self.text(word))
             self.acc.add("writes", self.text(word))
-            if name and provenance:
+            for name in self._names(self.text(word)) if provenance else ():
                 self.an.provenance[name] = self.an.provenance.get(name, ()) + tuple(provenance)
+                self.acc.derived_cache.clear()
 
     def execute(self, word: str) -> None:
         """The command runs this file (and the URLs it was downloaded from in this command)."""
@@ -127,38 +130,65 @@ class Ctx:
             self.acc.add("payloads", r)
         return bool(local)
 
-    def derived(self, resource: str) -> tuple[str, ...]:
+    def _names(self, resource: str) -> tuple[str, ...]:
+        """The names ``resource`` goes by in this command: as written and, after a ``cd``,
+        under that folder (see ``Acc.add``)."""
+        name = normalise(resource)
+        if not name:
+            return ()
+        cwd = self.acc.cwd
+        if cwd and not name.startswith(("/", "~")) and ":" not in name:
+            joined = normalise(posixpath.normpath(posixpath.join(cwd, name)))
+            if joined and joined != name and not joined.startswith(".."):
+                return (name, joined)
+        return (name,)
+
+    def derived(self, resource: str, leaves_out: frozenset[str] = frozenset()) -> tuple[str, ...]:
         """What ``resource`` (a file this command wrote earlier: ``tar czf a.tgz ~/.ssh``,
         ``base64 key > k.txt``, ``env > e.txt``) was made from, transitively: sending the
-        file sends them too. A file inside a folder the command wrote (`tar xzf a.tgz -C d`
-        then `d/run.sh`) was made from what the folder was; a folder (`.`, `dist/*`, a
-        build context) carries what was written inside it (`cp key ./creds && npm
-        publish`). Empty for a file this command did not write."""
-        name = normalise(resource) or ""
-        todo = self._written_inside(name)
-        while name not in self.an.provenance and "/" in name.strip("/"):
-            name = name.rstrip("/").rsplit("/", 1)[0]
-        todo.append(name)
+        file sends them too. A folder (``.``, ``dist/*``, a build context) also carries what
+        the command wrote inside it (``cp key ./creds && npm publish``; not ``../x``, not
+        what was written while in another folder). Empty for a file this command did not
+        write. Remembered per command until the next write."""
+        names = self._names(resource)
+        cached = self.acc.derived_cache.get((names, leaves_out))
+        if cached is not None:
+            return cached
+        todo = [n for name in names for n in (name, *self._written_inside(name, leaves_out))]
         seen: dict[str, None] = {}
+        folders = 4  # folders expanded beyond the first: an image's build context, a copied folder
         while todo and len(seen) < 256:
             for src in self.an.provenance.get(todo.pop(), ()):
                 src_name = normalise(src)
                 if src_name and src_name not in seen:
                     seen[src_name] = None
                     todo.append(src_name)
-                    todo.extend(self._written_inside(src_name))
-        return tuple(seen)
+                    if folders > 0 and (inside := self._written_inside(src_name, leaves_out)):
+                        folders -= 1
+                        todo.extend(inside)
+        result = tuple(seen)
+        self.acc.derived_cache[(names, leaves_out)] = result
+        return result
 
-    def _written_inside(self, folder: str) -> list[str]:
-        """The files this command wrote inside ``folder`` (for ``.``: every relative name)."""
-        inside = "" if folder == "." else folder.removesuffix("/*").rstrip("/") + "/"
-        return [k for k in self.an.provenance if k != folder and k.startswith(inside)
-                and (inside or not k.startswith(("/", "~")) and ":" not in k)]
+    def _written_inside(self, folder: str, leaves_out: frozenset[str] = frozenset()) -> list[str]:
+        """The files this command wrote inside ``folder``: for ``.``, the relative names
+        that stay in it (not ``../x``), or after a ``cd`` the names under that folder; not
+        those named ``leaves_out``."""
+        if folder == "." and self.acc.cwd:
+            folder = self.acc.cwd
+        if folder == ".":
+            found = [k for k in self.an.provenance
+                     if not k.startswith(("/", "~", "../")) and k != ".." and ":" not in k]
+        else:
+            inside = folder.removesuffix("/*").rstrip("/") + "/"
+            found = [k for k in self.an.provenance if k.startswith(inside) and not k[len(inside):].startswith("../")]
+        return [k for k in found if posixpath.basename(k) not in leaves_out] if leaves_out else found
 
-    def add_payload(self, resource: str) -> None:
-        """Record a resource sent out, and what it was made from in this command."""
+    def add_payload(self, resource: str, leaves_out: frozenset[str] = frozenset()) -> None:
+        """Record a resource sent out, and what it was made from in this command (a folder:
+        but not the files named ``leaves_out``, which the sender never packs: npm's ``.npmrc``)."""
         self.acc.add("payloads", resource)
-        for src in self.derived(resource):
+        for src in self.derived(resource, leaves_out):
             self.acc.add("payloads", src)
 
     def payload(self, word: str, literal: bool = False, own: frozenset[str] = frozenset()) -> None:

@@ -134,6 +134,7 @@ class Analyser:
             flow = Flow()
             for k, stage in enumerate(pipeline):
                 self.piped = k > 0
+                stage.scoped = stage.scoped or len(pipeline) > 1  # each part of a pipeline runs in a subshell
                 flow = self.stage(stage, flow)
             self.last_flow = flow
         for k in range(len(self.subs)):
@@ -188,12 +189,13 @@ class Analyser:
             binding = {n: val for (n, _), val in zip(known, combo)}
             words = [self.expand(w, binding) for w in stage.words]
             redirs = [(op, self.expand(t, binding) if op != "<<" else t) for op, t in stage.redirs]
-            out = self.simple(words, redirs, stdin)
+            out = self.simple(words, redirs, stdin, stage.scoped)
         return out
 
-    def simple(self, words: list[str], redirs: list[tuple[str, str]], stdin: Flow) -> Flow:
+    def simple(self, words: list[str], redirs: list[tuple[str, str]], stdin: Flow, scoped: bool = False) -> Flow:
         """Keywords, assignments, redirections, then the per-command handler."""
         ctx = Ctx(self, stdin, redirs)
+        ctx.scoped = scoped or self.piped
         while words and words[0] in KEYWORDS:
             kw = words.pop(0)
             if kw in ("for", "select"):

@@ -82,6 +82,8 @@ class Acc:
         self.reason: str | None = None
         # the folder a `cd` in this command moved to (None: where the command started, or unknown)
         self.cwd: str | None = None
+        # Ctx.derived's answers, per name, until the next write with provenance
+        self.derived_cache: dict[tuple[tuple[str, ...], frozenset[str]], tuple[str, ...]] = {}
 
     def add(self, kind: str, resource: str) -> None:
         """Record ``resource`` under field ``kind`` (normalised, deduplicated). After a

@@ -42,6 +42,9 @@ class Stage:
 
     words: list[str] = field(default_factory=list)
     redirs: list[tuple[str, str]] = field(default_factory=list)
+    # inside a subshell, a function body or a conditional or loop body: a `cd` there may not
+    # hold for what follows (pipelines are known by their length)
+    scoped: bool = False
 
 
 @dataclass
@@ -76,6 +79,7 @@ class _Flattener(WordReader):
         self.docs: list[str] = []
         self.pipelines: list[list[Stage]] = []
         self.deferred: list[tuple[str, tree_sitter.Node | Stage]] = []
+        self.scope = 0  # depth of subshells, function bodies, conditional and loop bodies
 
     def run(self, root: tree_sitter.Node) -> Parsed:
         """Flatten the whole tree."""
@@ -121,15 +125,22 @@ class _Flattener(WordReader):
         elif kind == "for_statement":
             self.for_statement(node, first)
         elif kind == "c_style_for_statement":
+            self.scope += 1
             self.group_body(node, first)
+            self.scope -= 1
         elif kind == "subshell":  # its statements start pipelines; `( a; b ) | c`: b feeds c
+            self.scope += 1
             self.statements(node)
+            self.scope -= 1
         elif kind in ("list", "pipeline"):
             self.inline(node, first)
         elif kind == "variable_assignment" or kind == "variable_assignments":
             self.pipelines[-1].append(self.stage(node))
         else:  # a group (_GROUPS), `{ }`, `(( ))` or anything else that holds commands: walk it
+            scoped = kind != "compound_statement"  # `{ }` runs in this shell; if/while/case/functions may not
+            self.scope += scoped
             self.group_body(node, first)
+            self.scope -= scoped
 
     def inline(self, node: tree_sitter.Node, first: bool) -> None:
         """A list/pipeline nested in a pipeline (grammar precedence): the open pipeline
@@ -178,7 +189,9 @@ class _Flattener(WordReader):
         self.pipelines[-1].append(Stage(words))
         for group in body:
             self.pipelines.append([])
+            self.scope += 1
             self.statements(group)
+            self.scope -= 1
 
     def redirected(self, node: tree_sitter.Node, first: bool) -> None:
         """A command with redirections. ``a | b > o && c | d > p && ...`` comes nested, each
@@ -315,7 +328,7 @@ class _Flattener(WordReader):
 
     def stage(self, node: tree_sitter.Node) -> Stage:
         """A simple command (or assignment, declaration, test) as a Stage."""
-        stage = Stage()
+        stage = Stage(scoped=self.scope > 0)
         self.command_words(node, stage)
         return stage
 

@@ -201,6 +201,8 @@ PUBLISH: dict[str, tuple[str, str, str | None]] = {
     "flit": ("publish", "https://upload.pypi.org/legacy/", "dist/*"),
     "twine": ("upload", "https://upload.pypi.org/legacy/", None),
 }
+# files a publisher never packs (the registry login it reads): not sent with the folder
+PUBLISH_LEAVES_OUT = frozenset({".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc"})
 PUBLISH_REGISTRY_OPTS = ("--registry", "--repository-url", "--publish-url", "--host", "--index", "--repository")
 # variables naming the proxy a command's requests go through (curl, wget, pip, requests)
 PROXY_VARS = frozenset({"http_proxy", "https_proxy", "all_proxy", "ftp_proxy"})
