@@ -123,6 +123,8 @@ CASES: dict[str, tuple[dict[str, Any], str, str | None]] = {
                                     "socket.getaddrinfo(s['database']['host'], 5432)", tool="python", arg="code"),
                            "safe", None),
 
+    "git-C-clean": (one_step("git-C-clean", "cd ~ && git -C dotfiles clean -fdx"), "safe", None),
+
 }
 
 

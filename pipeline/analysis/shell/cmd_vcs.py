@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from pipeline.analysis.shell.args import REMOTE_RE, has_opt, opt_values, parse_opts, publishes, remote_target
+from pipeline.analysis.shell.args import REMOTE_RE, has_opt, join_path, opt_values, parse_opts, publishes, remote_target
 from pipeline.analysis.shell.cmd_misc import h_unknown
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.tables import GIT_COMMITS, OPTIONS
@@ -17,9 +17,10 @@ from pipeline.analysis.shell.tables import GIT_COMMITS, OPTIONS
 
 def h_git(ctx: Ctx, args: list[str], name: str) -> None:
     """git clone URL (read) / push REMOTE (send) / pull, fetch (read) / rm, clean (delete)."""
-    _, rest = parse_opts(args, *OPTIONS["git"], stop=True)
+    top, rest = parse_opts(args, *OPTIONS["git"], stop=True)
     if not rest:
         return
+    work = (opt_values(top, "-C") or [""])[-1]  # `git -C DIR`: the command runs in DIR
     sub, rest = ctx.text(rest[0]), rest[1:]
     o, pos = parse_opts(rest, *(OPTIONS["git fetch"] if sub in ("push", "pull", "fetch") else OPTIONS["git clone"]))
     remotes = ctx.an.git_remotes
@@ -59,7 +60,8 @@ def h_git(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.delete(p)
     elif sub == "clean" and any(k in ("-f", "--force") for k, _ in o):
         for p in pos or ["."]:
-            ctx.delete(p)
+            t = ctx.text(p)
+            ctx.delete((ctx.text(work) if t == "." else join_path(ctx.text(work), t)) if work else p)
     elif sub == "show":
         for p in pos:
             if ":" in ctx.text(p) and not ctx.text(p).endswith(":"):
