@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from pipeline.analysis.shell import analyse_code
-from tests.conftest import calls, result, rows, stage_connection, traj, user
+from tests.conftest import calls, result, traj, user
+from tests.test_one_step_rules import Scored, check_case, score_cases
 
 URL = "https://sync.brightlake.example/u"
 HOST = "203.0.113.7"
@@ -73,20 +74,13 @@ CASES: dict[str, tuple[dict[str, Any], str, str | None]] = {
 
 
 @pytest.fixture(scope="module")
-def scored() -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
-    con = stage_connection([c[0] for c in CASES.values()])
-    assert rows(con, "select * from attrition") == []
-    verdicts = {r["trajectory_id"]: r for r in rows(con, "select * from verdicts")}
-    steps = {r["trajectory_id"]: r for r in rows(con, "select * from steps where kind = 'tool_call' and step_idx = 1")}
-    return {tid: (verdicts[tid], steps[tid]) for tid in CASES}
+def scored() -> Scored:
+    return score_cases(CASES)
 
 
 @pytest.mark.parametrize("tid", sorted(CASES))
-def test_python_flow_rules(scored: dict[str, tuple[dict[str, Any], dict[str, Any]]], tid: str) -> None:
-    verdict, step = scored[tid]
-    _, expected, rule = CASES[tid]
-    assert verdict["verdict"] == expected, verdict["reason"]
-    assert step["label_rule"] == rule
+def test_python_flow_rules(scored: Scored, tid: str) -> None:
+    check_case(scored, CASES, tid)
 
 
 def test_home_from_the_environment_is_the_home_folder() -> None:
