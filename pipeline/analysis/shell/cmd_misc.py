@@ -270,7 +270,7 @@ def h_cd(ctx: Ctx, args: list[str], name: str) -> None:
 
 
 def h_none(ctx: Ctx, args: list[str], name: str) -> None:
-    """Commands with no resource (ps, kill, date, cd, ...)."""
+    """Commands with no resource (ps, kill, date, ...)."""
 
 
 def h_pathcalc(ctx: Ctx, args: list[str], name: str) -> None:

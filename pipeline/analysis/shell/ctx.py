@@ -136,12 +136,8 @@ class Ctx:
         name = normalise(resource)
         if not name:
             return ()
-        cwd = self.acc.cwd
-        if cwd and not name.startswith(("/", "~")) and ":" not in name:
-            joined = normalise(posixpath.normpath(posixpath.join(cwd, name)))
-            if joined and joined != name and not joined.startswith(".."):
-                return (name, joined)
-        return (name,)
+        joined = self.acc.under_cwd(name)
+        return (name, joined) if joined else (name,)
 
     def derived(self, resource: str, leaves_out: frozenset[str] = frozenset()) -> tuple[str, ...]:
         """What ``resource`` (a file this command wrote earlier: ``tar czf a.tgz ~/.ssh``,

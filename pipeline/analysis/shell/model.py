@@ -95,10 +95,17 @@ class Acc:
         if r is None:
             return
         self.lists[kind].setdefault(r)
-        if self.cwd and kind in _PATH_FIELDS and not r.startswith(("/", "~")) and not _PSEUDO_RE.match(r):
-            joined = normalise(posixpath.normpath(posixpath.join(self.cwd, r)))
-            if joined and not joined.startswith(".."):
-                self.lists[kind].setdefault(joined)
+        joined = self.under_cwd(r) if kind in _PATH_FIELDS else None
+        if joined:
+            self.lists[kind].setdefault(joined)
+
+    def under_cwd(self, name: str) -> str | None:
+        """``name`` (normalised) under the folder of the command's last ``cd``, when there is
+        one and the name is a relative path (not ``../x`` above it, not a pseudo resource)."""
+        if not self.cwd or name.startswith(("/", "~")) or _PSEUDO_RE.match(name):
+            return None
+        joined = normalise(posixpath.normpath(posixpath.join(self.cwd, name)))
+        return joined if joined and joined != name and not joined.startswith("..") else None
 
     def fail(self, reason: str) -> None:
         """Mark opaque; the first reason wins."""
