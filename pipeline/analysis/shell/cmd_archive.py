@@ -45,7 +45,8 @@ def h_tar(ctx: Ctx, args: list[str], name: str) -> None:
     for a in archives:
         ctx.read(a)
     if mode in ("-x", "--extract", "--get"):
-        made_from = tuple(ctx.text(a) for a in archives)  # what is extracted came from the archive
+        # what is extracted came from the archive (read from stdin: `curl URL | tar x -C d`)
+        made_from = tuple(ctx.text(a) for a in archives if ctx.text(a) != "-") or ctx.stdin.resources
         if cdir:
             ctx.write(cdir, made_from)
         for p in pos:
@@ -118,10 +119,11 @@ def h_unzip(ctx: Ctx, args: list[str], name: str) -> None:
         return
     if has_opt(opts, "-l", "-t", "-v", "-Z"):
         return
+    made_from = tuple(ctx.text(p) for p in pos[:1])  # what is extracted came from the archive
     if dest:
-        ctx.write(dest)
+        ctx.write(dest, made_from)
     for m in pos[1:]:
-        ctx.write(join_path(ctx.text(dest), ctx.text(m)))
+        ctx.write(join_path(ctx.text(dest), ctx.text(m)), made_from)
 
 
 def h_compress(ctx: Ctx, args: list[str], name: str) -> None:

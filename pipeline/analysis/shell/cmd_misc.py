@@ -180,6 +180,8 @@ def h_docker(ctx: Ctx, args: list[str], name: str) -> None:
             if has_opt(opts, "--push"):
                 ctx.send("image:" + ctx.text(tag))
                 ctx.add_payload("image:" + ctx.text(tag))
+    elif sub == "tag" and len(rest) >= 2:  # the new name is the same image
+        ctx.write("image:" + ctx.text(rest[1]), ("image:" + ctx.text(rest[0]),))
     elif sub == "pull" and rest:
         ctx.read("image:" + ctx.text(rest[-1]))
     elif sub == "push" and rest:
