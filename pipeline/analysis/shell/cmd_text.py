@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from pipeline.analysis.shell.args import has_opt, opt_values, parse_opts
-from pipeline.analysis.shell.tables import OPTIONS, READERS, TRANSFORMERS
+from pipeline.analysis.shell.tables import METADATA_READERS, OPTIONS, READERS, TRANSFORMERS
 from pipeline.analysis.shell.ctx import Ctx
 
 
@@ -33,7 +33,9 @@ def h_reader(ctx: Ctx, args: list[str], name: str) -> None:
     if name in ("dos2unix", "unix2dos"):
         for p in pos:
             ctx.write(p)
-    if name == "cat" and not pos:
+    if name in METADATA_READERS:
+        ctx.stdout_resources(())  # names, sizes, digests: not the files' content
+    elif name == "cat" and not pos:
         lit = ctx.stdin_literal()
         if lit is not None:
             ctx.stdout_literal(lit)

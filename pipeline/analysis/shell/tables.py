@@ -66,6 +66,10 @@ READERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "vim": ("", ()), "nano": ("", ()), "emacs": ("", ()), "gdb": ("", ()), "source-highlight": ("", ()),
 }
 
+# readers whose output describes files (names, sizes, types, counts, digests), not what they
+# hold: piped on, they send no content (`ls ~/.ssh | nc h p` sends key names, not keys)
+METADATA_READERS = frozenset({"ls", "tree", "du", "stat", "file", "wc", "md5sum", "sha1sum", "sha256sum",
+                              "sha512sum", "shasum", "cksum", "b2sum", "sum", "cmp", "lsattr"})
 TRANSFORMERS = {"rev", "tr", "awk", "gawk", "mawk", "sed", "perl", "iconv", "uudecode"}
 
 COMPRESS_SUFFIX = {"gzip": ".gz", "bzip2": ".bz2", "xz": ".xz", "zstd": ".zst", "lz4": ".lz4",
