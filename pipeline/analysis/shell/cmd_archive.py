@@ -33,7 +33,7 @@ def h_tar(ctx: Ctx, args: list[str], name: str) -> None:
         members = [join_path(cdir, ctx.text(p)) if cdir and not ctx.text(p).startswith(("/", "~")) else p
                    for p in pos]
         for p in members:
-            ctx.read(p)
+            ctx.read_tree(p)  # an archive holds what is in the folders it is given
         for a in archives:
             ctx.write(a, tuple(ctx.text(p) for p in members))
         if not archives or ctx.text(archives[0]) == "-":
@@ -65,7 +65,7 @@ def h_zip(ctx: Ctx, args: list[str], name: str) -> None:
         if sub in ("a", "u") and pos:
             ctx.write(pos[0], tuple(ctx.text(p) for p in pos[1:]))
             for p in pos[1:]:
-                ctx.read(p)
+                ctx.read_tree(p)
         elif pos:
             ctx.read(pos[0])
             for o in opts:
@@ -86,8 +86,9 @@ def h_zip(ctx: Ctx, args: list[str], name: str) -> None:
     if not pos:
         return
     out, members = pos[0], pos[1:]
+    recursive = has_opt(opts, "-r", "--recurse-paths", "-R")
     for m in members:
-        ctx.read(m)
+        ctx.read_tree(m) if recursive else ctx.read(m)
     if ctx.text(out) == "-":
         ctx.stdout_resources(tuple(ctx.text(m) for m in members))
     else:

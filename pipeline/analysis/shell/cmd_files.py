@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from pipeline.analysis.shell.args import MODE_RE, join_path, looks_like_path, opt_values, parse_opts
+from pipeline.analysis.shell.args import MODE_RE, has_opt, join_path, looks_like_path, opt_values, parse_opts
 from pipeline.analysis.shell.tables import OPTIONS
 from pipeline.analysis.shell.ctx import Ctx
 
@@ -28,8 +28,9 @@ def h_copy(ctx: Ctx, args: list[str], name: str) -> None:
         for p in pos:
             ctx.write(p) if name == "install" else ctx.read(p)
         return
+    recursive = has_opt(opts, "-r", "-R", "-a", "--recursive", "--archive")
     for s in srcs:
-        ctx.read(s)
+        ctx.read_tree(s) if recursive else ctx.read(s)
     ctx.write(dest, tuple(ctx.text(s) for s in srcs))
     if is_dir:
         for s in srcs:

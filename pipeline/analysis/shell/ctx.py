@@ -81,6 +81,17 @@ class Ctx:
             if self._sources(word, env=False):
                 self.send(word)  # a GET whose URL carries local data is egress too
 
+    def read_tree(self, word: str) -> None:
+        """The command reads this path and, when it names a folder (no suffix, or a dot
+        folder: `~/.ssh`, `src/`), everything in it (`tar c`, `zip -r`, `cp -r`): recorded as
+        ``DIR/*``, which the folder-contents labels (`*.ssh/*`) see; `ls ~/.ssh` reads names
+        only and stays a read of the folder."""
+        self.read(word)
+        text = self.text(word)
+        base = posixpath.basename(text.rstrip("/"))
+        if base and not self.dynamic(word) and (text.endswith("/") or "." not in base.lstrip(".")):
+            self.read(text.rstrip("/") + "/*")
+
     def write(self, word: str, provenance: tuple[str, ...] = ()) -> None:
         """The command writes this file; ``provenance`` = resources its content came from."""
         m = SUB_RE.fullmatch(word)

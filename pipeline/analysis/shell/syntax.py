@@ -349,6 +349,8 @@ class _Flattener(WordReader):
                 continue
             if child.type == "command_name":
                 words.append(self.word(child))
+            elif child.type == "number" and self.src[child.end_byte:child.end_byte + 1] in ("<", ">"):
+                continue  # `sh 0</dev/tcp/h/p`: the grammar gives the redirection's fd to the command
             elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 self.redirect(child, stage.redirs, stage.words)
             elif node.type == "test_command":
