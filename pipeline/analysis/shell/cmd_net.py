@@ -4,17 +4,14 @@ mail, DNS probes). Handler signature as in :mod:`pipeline.analysis.shell.cmd_tex
 
 from __future__ import annotations
 
-import posixpath
 import re
 
 from pipeline.analysis.shell.args import has_opt, join_path, opt_values, parse_opts, remote_target, url_basename
 from pipeline.analysis.shell.tables import (
-    COMMAND_FAMILIES,
     CURL_ARG_LONG, CURL_ARG_SHORT, CURL_DATA, OAUTH_CREDENTIAL_FIELDS, OPTIONS, SEND_METHODS, own_credential
 )
 from pipeline.analysis.shell.ctx import Ctx
-
-SHELLS = frozenset(COMMAND_FAMILIES["shell"].split())
+from pipeline.analysis.shell.model import Flow
 
 
 _GRANT = re.compile(r'(?:^|[&{,\s])"?grant_type"?\s*[=:]')
@@ -257,12 +254,9 @@ def h_socat(ctx: Ctx, args: list[str], name: str) -> None:
         kind, _, rest = a.partition(":")
         kind, target = kind.upper(), rest.split(",")[0]
         if kind in ("EXEC", "SYSTEM"):
-            ctx.run_text_literal(target)
-            words = target.replace("'", " ").replace('"', " ").split()
-            if words and posixpath.basename(words[0]) in SHELLS and not any(
-                    not w.startswith("-") for w in words[1:]):
-                for peer in peers:  # a shell reading the connection (a reverse shell): the peer's bytes run
-                    ctx.acc.add("executes", peer)
+            # the program reads the connection: a shell given no script runs what the peer
+            # sends (h_shell's stdin_program, as for `nc h p | sh`); a client does not
+            ctx.run_text_literal(target, Flow(resources=tuple(peers)) if peers else None)
         elif kind in ("FILE", "OPEN", "GOPEN"):
             ctx.read(target)
             if peers:

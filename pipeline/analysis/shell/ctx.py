@@ -34,7 +34,7 @@ class AnalyserView(Protocol):
     var_sources: dict[str, tuple[str, ...]]
     code: Callable[[str, bool, int], ShellAnalysis]
 
-    def sub(self, text: str) -> ShellAnalysis: ...
+    def sub(self, text: str, stdin: Flow | None = None) -> ShellAnalysis: ...
     def restore(self, word: str) -> str: ...
     def redir_text(self, op: str, target: str) -> str: ...
     def sources(self, word: str) -> tuple[str, ...]: ...
@@ -114,9 +114,14 @@ class Ctx:
                 return
         if self._strict(word, "executed file"):
             self.acc.add("executes", self.text(word))
-            for src in self.derived(self.text(word)):  # transitively: `curl -o a URL; cp a b; ./b`
-                if "://" in src:
-                    self.acc.add("executes", src)
+            self._runs_downloads(self.text(word))
+
+    def _runs_downloads(self, program: str) -> None:
+        """Running ``program`` runs the URLs it was made from in this command, transitively
+        (`curl -o a URL; cp a b; ./b`)."""
+        for src in self.derived(program):
+            if "://" in src:
+                self.acc.add("executes", src)
 
     def send(self, dest: str) -> None:
         """Network destination (URL, host, tcp://host:port, mailto:...)."""
@@ -265,9 +270,7 @@ class Ctx:
         elif src.resources:
             for r in src.resources:
                 self.acc.add("executes", r)
-                for p in self.derived(r):
-                    if "://" in p:
-                        self.acc.add("executes", p)
+                self._runs_downloads(r)
         else:
             self.acc.fail("program piped into an interpreter from command output")
 
@@ -312,7 +315,8 @@ class Ctx:
         """Analyse a word holding a whole command line (``bash -c``, ``su -c``)."""
         self.acc.merge(self.an.sub(self.text(word)))
 
-    def run_text_literal(self, text: str) -> None:
-        """Analyse command text that is already plain text (awk system(), watch)."""
-        self.acc.merge(self.an.sub(text))
+    def run_text_literal(self, text: str, stdin: Flow | None = None) -> None:
+        """Analyse command text that is already plain text (awk system(), watch); ``stdin``:
+        what its first command reads (socat's connection)."""
+        self.acc.merge(self.an.sub(text, stdin))
 

@@ -70,16 +70,17 @@ class Analyser:
         self.piped = False
         self.last_flow = Flow()
 
-    def sub(self, text: str) -> ShellAnalysis:
-        """Analyse nested command text one level deeper, sharing known variables."""
-        return self.sub_run(text)[0]
+    def sub(self, text: str, stdin: Flow | None = None) -> ShellAnalysis:
+        """Analyse nested command text one level deeper, sharing known variables (``stdin``:
+        what its first command reads, e.g. a connection socat hands to the program)."""
+        return self.sub_run(text, stdin)[0]
 
-    def sub_run(self, text: str) -> tuple[ShellAnalysis, Flow]:
+    def sub_run(self, text: str, stdin: Flow | None = None) -> tuple[ShellAnalysis, Flow]:
         """Analyse nested text; its result and the flow its last pipeline writes."""
         if self.depth >= MAX_DEPTH:
             return ShellAnalysis(opaque=True, opaque_reason="commands nested too deeply"), Flow()
         child = Analyser(self.depth + 1, self)
-        return child.run(text), child.last_flow
+        return child.run(text, stdin), child.last_flow
 
     def restore(self, word: str) -> str:
         """Raw word back to the text the user wrote."""
@@ -120,8 +121,8 @@ class Analyser:
         self.env[name] = None if dyn else [raw or ""]
         self.var_sources[name] = self.sources(raw) if raw is not None else ()
 
-    def run(self, text: str) -> ShellAnalysis:
-        """Analyse one command text at this level."""
+    def run(self, text: str, stdin: Flow | None = None) -> ShellAnalysis:
+        """Analyse one command text at this level (``stdin``: what its first command reads)."""
         if len(text) > MAX_COMMAND_CHARS:
             return ShellAnalysis(opaque=True, opaque_reason="command too long")
         self.budget.spend(len(text))
@@ -130,10 +131,10 @@ class Analyser:
         if isinstance(parsed, str):
             return ShellAnalysis(opaque=True, opaque_reason=parsed)
         self.subs, self.docs = parsed.subs, parsed.docs
-        for pipeline in parsed.pipelines:
-            flow = Flow()
+        for n, pipeline in enumerate(parsed.pipelines):
+            flow = stdin if stdin is not None and n == 0 else Flow()
             for k, stage in enumerate(pipeline):
-                self.piped = k > 0
+                self.piped = k > 0 or flow is stdin
                 stage.scoped = stage.scoped or len(pipeline) > 1  # each part of a pipeline runs in a subshell
                 flow = self.stage(stage, flow)
             self.last_flow = flow
