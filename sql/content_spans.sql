@@ -12,7 +12,8 @@
 with matches as (
     select trajectory_id, action_idx,
         case when $kind = 'document'
-            then case when regexp_matches(content, $pattern) then [content] else [] end
+            then case when regexp_matches(content, $pattern) and not regexp_matches(content, $unless)
+                      then [content] else [] end
             -- `unless` before the cap: decoys (`token = get_token()` x 64) must not hide a secret
             else list_filter(regexp_extract_all(content, $pattern)[1:4096],
                              lambda m: not regexp_matches(m, $unless))[1:$max_spans] end as spans
@@ -21,7 +22,6 @@ with matches as (
 final as (
     select $ord::bigint as ord, trajectory_id, action_idx, span
     from (select trajectory_id, action_idx, unnest(spans) as span from matches)
-    where (not $luhn or lg_luhn(regexp_replace(span, '[^0-9]', '', 'g')))
-        and not regexp_matches(span, $unless)
+    where not $luhn or lg_luhn(regexp_replace(span, '[^0-9]', '', 'g'))
 )
 select * from final

@@ -5,6 +5,7 @@ hostile text."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -207,3 +208,18 @@ def test_sending_an_ordinary_number_is_safe() -> None:
              calls(("c1", "chat", {"npc_name": "all", "content": "Order 4539 5820 2245 1098 shipped"})),
              result("c1", "sent"))
     assert rows(stage_connection([t]), "select verdict from verdicts") == [{"verdict": "safe"}]
+
+
+def test_unless_drops_a_whole_document_it_matches(tmp_path: Path) -> None:
+    # a document rule's span is the whole output: its `unless` drops the document
+    from pipeline.policy import load_policy
+
+    path = tmp_path / "p.toml"
+    path.write_text("[[content.sources]]\nname = 'nda'\nkind = 'document'\npattern = 'UNDER NDA'\n"
+                    "unless = 'APPROVED FOR PUBLIC RELEASE'\nconfidentiality = 'secret'\n")
+    policy = load_policy(path)
+    for text, secret in (("UNDER NDA\nbudget code FAL-2024-88131\n", True),
+                         ("UNDER NDA (APPROVED FOR PUBLIC RELEASE)\nbudget code FAL-2024-88131\n", False)):
+        edge = rows(stage_connection([leak(text, "FAL-2024-88131")], policy=policy),
+                    "select conf, evidence from edges where kind = 'data'")
+        assert edge and ("(nda by content)" in edge[0]["evidence"]) == secret, (text, edge)
