@@ -1,5 +1,7 @@
 -- classifier_calls: every tool call with the text the built-in classifier's rules read
--- (grain: trajectory_id, step_idx). Inputs: events, policy_tools.
+-- (grain: trajectory_id, step_idx). Inputs: events, policy_tools,
+-- inert_texts (a shell call's arguments with the parts of its command that are data, never
+-- run, blanked: pipeline/analysis/inert_texts.py).
 -- Parameters: $pattern (the alternation of every `argument = "*"` rule's pattern),
 -- $runs_later (classifier.runs_later: written paths that run by themselves later).
 -- An argument that is a list of strings (an argv) is read as its words joined by spaces.
@@ -12,8 +14,13 @@ with calls as (
         lower(t.catalog_name) as catalog_key,
         coalesce(len(t.writes) > 0 and t.shell_arg is null and t.code_arg is null, false) as writes_files,
         list_concat(t.reads, t.writes, t.executes, t.deletes, t.sends, t.control) as resource_args,
-        t.writes as write_args
+        t.writes as write_args,
+        -- a shell command that only mentions a rule's text (a here-document into notes, a
+        -- grep pattern, a commit message) is read without those parts; the whole text still
+        -- counts as `written` (sql/classifier_hits.sql)
+        i.masked_arguments
     from events e left join policy_tools t on t.tool_key = lower(e.tool_name)
+    left join inert_texts i on i.tool_key = lower(e.tool_name) and i.arguments = e.arguments
     where e.kind = 'tool_call'
 ),
 writers as (
@@ -31,12 +38,16 @@ texts as (
         -- (sql/macros.sql lg_with_argvs): the rules are written for command strings
         case when writer and args_ok then array_to_string(list_transform(resource_args,
             lambda k: coalesce(arguments ->> ('$."' || k || '"'), '')), chr(10))
-            else lg_with_argvs(arguments, args_ok) end as command_text
+            else lg_line_breaks(lg_with_argvs(coalesce(masked_arguments, arguments), args_ok)) end as command_text,
+        lg_line_breaks(arguments) as arguments_text,
+        masked_arguments is not null as masked
     from writers
 ),
 final as (
-    select trajectory_id, step_idx, arguments, args_ok, tool_key, catalog_key, writer, command_text,
-        coalesce(regexp_matches(case when writer then arguments else command_text end, $pattern), false) as candidate
+    select trajectory_id, step_idx, arguments, arguments_text, args_ok, tool_key, catalog_key, writer, masked,
+        command_text,
+        coalesce(regexp_matches(case when writer or masked then arguments_text else command_text end, $pattern),
+                 false) as candidate
     from texts
 )
 select * from final

@@ -3,11 +3,12 @@
 -- Inputs: classifier_calls. Parameters: $ord, $pattern, $tool_key ('*' = any tool),
 -- $argument ('*' = the whole arguments JSON, or for a file-writing tool its resource
 -- arguments; else one argument's value).
--- `written`: the rule matched only inside the content a file-writing tool writes: it
--- labels nothing by itself and counts when that file is later executed
+-- `written`: the rule matched only inside the content a file-writing tool writes, or only
+-- in the parts of a shell command that are data (`masked`: sql/classifier_calls.sql): it
+-- labels nothing by itself and counts when a file the step wrote is later executed
 -- (sql/executed_writes.sql).
 with texts as (
-    select trajectory_id, step_idx, writer, arguments,
+    select trajectory_id, step_idx, writer, masked, arguments_text,
         case when $argument = '*' then command_text
              -- an argv (["rm", "-rf", "/"]) as its command line (sql/macros.sql lg_argv_text)
              when args_ok then lg_argv_text(arguments -> ('$."' || $argument || '"')) end as text
@@ -20,6 +21,6 @@ final as (
         not coalesce(regexp_matches(text, $pattern), false) as written
     from texts
     where regexp_matches(text, $pattern)
-       or ($argument = '*' and writer and regexp_matches(arguments, $pattern))
+       or ($argument = '*' and (writer or masked) and regexp_matches(arguments_text, $pattern))
 )
 select * from final

@@ -149,6 +149,14 @@ create or replace temp macro lg_with_argvs(arguments, ok) as
                   lambda t: t is not null), chr(10)), ''), '')
          else arguments end;
 
+-- lg_line_breaks: JSON text with a blank after each escaped line break or tab (`\n`, `\r`,
+-- `\t`): in a multi-line command a rule's `\brm` must see the start of the line (the
+-- escape's `n` glued to it hid every command after the first line). A blank, not a real
+-- break: the rules' `.` and `$` keep reading the text as one line, as they were written.
+-- Only text holding a backslash pays for the replace.
+create or replace temp macro lg_line_breaks(t) as
+    case when contains(t, '\') then regexp_replace(t, '(\\[nrt])', '\1 ', 'g') else t end;
+
 -- lg_loopback: a resource (URL, host, tcp://host:port) on this machine's loopback
 -- (localhost, 127.x.y.z, [::1], 0.0.0.0), with a scheme or without: what is sent there does
 -- not leave the host (a local dev server, a proxy the user runs), so it is no egress

@@ -48,7 +48,8 @@ where s.kind = 'tool_call' and s.args_ok
 """
 
 
-def _program_text(arguments: str, arg: str | None) -> str | None:
+def program_text(arguments: str, arg: str | None) -> str | None:
+    """The program a call's argument ``arg`` holds (a command or code text), or None."""
     if arg is None:
         return None
     value = json.loads(arguments).get(arg)
@@ -59,7 +60,7 @@ def _program_text(arguments: str, arg: str | None) -> str | None:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _per_call(arguments: str, arg: str | None, candidates: tuple[str, ...]) -> str | None:
+def program_arg(arguments: str, arg: str | None, candidates: tuple[str, ...]) -> str | None:
     """An inferred tool's program argument in this call: the first of the lexicon's
     ``candidates`` the call passes (chosen per call, so it does not depend on which
     other calls share the shard: ``pipeline.analysis.inference``)."""
@@ -77,12 +78,12 @@ def _per_call(arguments: str, arg: str | None, candidates: tuple[str, ...]) -> s
 def _program(arguments: str, shell_arg: str | None, code_arg: str | None,
              candidates: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> tuple[bool, str] | None:
     """The program a call runs: (True, shell command) or (False, code), None if neither."""
-    shell_arg = _per_call(arguments, shell_arg, candidates[0])
-    code_arg = _per_call(arguments, code_arg, candidates[1])
-    command = _program_text(arguments, shell_arg)
+    shell_arg = program_arg(arguments, shell_arg, candidates[0])
+    code_arg = program_arg(arguments, code_arg, candidates[1])
+    command = program_text(arguments, shell_arg)
     if command is not None:
         return True, command
-    code = _program_text(arguments, code_arg)
+    code = program_text(arguments, code_arg)
     return (False, code) if code is not None else None
 
 

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from pipeline.config import RunConfig, driver_memory_limit
 from pipeline.analysis.inference import register_tool_roles
+from pipeline.analysis.inert_texts import inert_texts
 from pipeline.policy import Policy
 from pipeline.ingest.records import RawRecord
 from pipeline.analysis.resources import resources
@@ -108,8 +109,8 @@ def _rules(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, object]
     return [dict(zip(names, row)) for row in cur.fetchall()]
 
 
-_STEPS_INTERNALS = ("events", "content_error_hits", "error_texts", "error_rule_hits", "classifier_calls",
-                    "classifier_hits")
+_STEPS_INTERNALS = ("events", "content_error_hits", "error_texts", "error_rule_hits", "inert_texts",
+                    "classifier_calls", "classifier_hits")
 
 
 def steps(con: duckdb.DuckDBPyConnection) -> None:
@@ -125,8 +126,10 @@ def steps(con: duckdb.DuckDBPyConnection) -> None:
     materialize_per_rule(con, "error_rule_hits", _rules(con, "policy_error_rules"))
     classifier = _rules(con, "policy_classifier")
     runs_later = document.get("classifier", {}).get("runs_later") or r"[^\s\S]"
-    materialize(con, "classifier_calls", pattern=_any_pattern(con, "policy_classifier_any"),
-                runs_later=runs_later)
+    any_rule = _any_pattern(con, "policy_classifier_any")
+    inert_texts(con, document.get("classifier", {}), any_rule,
+                tuple(str(a) for a in document.get("inference", {}).get("shell_args", [])))
+    materialize(con, "classifier_calls", pattern=any_rule, runs_later=runs_later)
     materialize_per_rule(con, "classifier_hits", classifier)
     materialize(con, "steps")
     con.execute("create or replace temp table written_hits as select * from classifier_hits where written")

@@ -1,0 +1,90 @@
+"""Stage ``inert_texts``: shell calls whose command only mentions what a classifier rule looks for.
+
+The built-in classifier's ``argument = "*"`` rules read a call's whole arguments. For a
+shell step, the parts of its command that are data, never run (a here-document written
+to a notes file, a ``grep`` pattern, a commit message, a comment:
+:mod:`pipeline.analysis.shell.inert`, lists in ``[classifier]`` of the policy), are
+blanked in the text those rules read (``sql/classifier_calls.sql``). A match only in the
+blanked parts is kept as ``written`` (``sql/classifier_hits.sql``): it labels nothing
+unless a later action runs a file the step wrote (``sql/executed_writes.sql``).
+
+Only calls some ``*`` rule matches at all are parsed (one RE2 pass over the distinct shell
+calls' arguments), so the cost follows the rules' hits, not the corpus.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.analysis.resources import program_arg, program_text
+from pipeline.analysis.shell import analyse_command
+from pipeline.analysis.shell.inert import inert_text
+
+__all__ = ["inert_texts", "INERT_TEXTS_SCHEMA"]
+
+INERT_TEXTS_SCHEMA = pa.schema([("tool_key", pa.string()), ("arguments", pa.string()),
+                                ("masked_arguments", pa.string())])
+_CANDIDATES = """
+select distinct lower(e.tool_name) as tool_key, e.arguments, t.shell_arg, t.role_source <> 'catalog' as inferred
+from events e join policy_tools t on t.tool_key = lower(e.tool_name)
+where e.kind = 'tool_call' and e.args_ok and t.shell_arg is not null
+  and regexp_matches(lg_line_breaks(e.arguments), $pattern)
+order by all
+"""
+
+
+def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], pattern: str,
+                shell_args: tuple[str, ...] = ()) -> None:
+    """Materialise ``inert_texts`` (tool_key, arguments, masked_arguments): for each distinct
+    shell call whose arguments ``pattern`` (the alternation of every ``*`` rule) matches and
+    whose command holds data parts, its arguments with those parts blanked. Reads
+    ``events`` and ``policy_tools``; ``classifier`` is the policy's ``[classifier]`` table,
+    ``shell_args`` the inference lexicon's command argument names (an inferred tool's
+    command is in the first of them a call passes, as in ``resources``)."""
+    data_programs = [str(p) for p in classifier.get("data_programs", [])]
+    print_programs = [str(p) for p in classifier.get("print_programs", [])]
+    runs_later_pattern = str(classifier.get("runs_later") or r"[^\s\S]")
+
+    @lru_cache(maxsize=1024)
+    def runs_later(path: str) -> bool:  # RE2, as everywhere else the pattern is read
+        found = con.execute("select regexp_matches($path, $pattern)",
+                            {"path": path, "pattern": runs_later_pattern}).fetchall()
+        return bool(found[0][0])
+
+    rows: list[tuple[str, str, str]] = []
+    if data_programs or print_programs:
+        for tool_key, arguments, shell_arg, inferred in con.execute(_CANDIDATES, {"pattern": pattern}).fetchall():
+            shell_arg = program_arg(arguments, shell_arg, shell_args if inferred else ())
+            masked = _masked_arguments(arguments, shell_arg, data_programs, print_programs, runs_later)
+            if masked is not None:
+                rows.append((tool_key, arguments, masked))
+    cols = list(zip(*rows)) if rows else [[], [], []]
+    table = pa.Table.from_arrays([pa.array(c, pa.string()) for c in cols], schema=INERT_TEXTS_SCHEMA)
+    con.register("inert_texts_in", table)
+    con.execute("create or replace temp table inert_texts as select * from inert_texts_in")
+    con.unregister("inert_texts_in")
+
+
+def _masked_arguments(arguments: str, shell_arg: str, data_programs: list[str], print_programs: list[str],
+                      runs_later: Any) -> str | None:
+    """The arguments JSON with the command's data parts blanked, or None (nothing blanked,
+    or the command cannot be analysed: then it is read whole, as before)."""
+    command = program_text(arguments, shell_arg)
+    if command is None:
+        return None
+
+    def executed() -> tuple[str, ...] | None:  # the analyser, only for a command printing into a file
+        analysis = analyse_command(command)
+        return None if analysis.opaque else analysis.executes
+
+    masked = inert_text(command, data_programs, print_programs, runs_later, executed)
+    if masked == command:
+        return None
+    document = json.loads(arguments)
+    document[shell_arg] = masked
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
