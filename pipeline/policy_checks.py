@@ -226,6 +226,9 @@ def _validate(data: dict[str, Any]) -> None:
     for kind in ("refusal", "success"):
         for i, pattern in enumerate(data.get("hallucination", {}).get(kind, [])):
             _check_regex(pattern, f"hallucination.{kind}[{i}]")
+    for i, rule in enumerate(data.get("labels", {}).get("resources", [])):
+        if rule.get("unless") is not None:
+            _check_regex(rule.get("unless"), f"labels.resources[{i}].unless")
     content = data.get("content", {})
     for i, rule in enumerate(content.get("sources", [])):
         _check_regex(rule.get("pattern"), f"content.sources[{i}].pattern")

@@ -76,7 +76,7 @@ def policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.T
     rules = es.get("rules", [])
     res_rows = [
         {"ord": i, "like": glob_to_like(str(r["pattern"])), "pattern": str(r["pattern"]),
-         "override": bool(r.get("override", False)),
+         "override": bool(r.get("override", False)), "unless": str(r.get("unless") or NEVER),
          "conf": level(r.get("confidentiality"), CONFIDENTIALITY, "labels.resources.confidentiality"),
          "integ": level(r.get("integrity"), INTEGRITY, "labels.resources.integrity")}
         for i, r in enumerate(data.get("labels", {}).get("resources", []))
@@ -117,7 +117,7 @@ def policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.T
                               ("argument", pa.string()), ("pattern", pa.string())])),
         "resource_labels": pa.Table.from_pylist(
             res_rows, schema=pa.schema([("ord", pa.int64()), ("like", pa.string()), ("pattern", pa.string()),
-                                        ("override", pa.bool_()),
+                                        ("override", pa.bool_()), ("unless", pa.string()),
                                         ("conf", pa.int64()), ("integ", pa.int64())])),
         "never_sent": pa.Table.from_pylist(
             [{"ord": i, "like": glob_to_like(str(g)), "pattern": str(g), "exclude": exclude}

@@ -3,7 +3,8 @@
 -- only resources matching at least one labels.resources rule).
 -- Inputs: resources, policy_resource_labels.
 -- Parameters: none.
--- A resource matches a rule when it is like the rule's glob (case-insensitive, `\` escapes);
+-- A resource matches a rule when it is like the rule's glob (case-insensitive, `\` escapes)
+-- and the rule's `unless` (RE2; none: '[^\s\S]') does not match it;
 -- its label is the join (max of each level) of the rules it matches, except that when an
 -- override rule matches it only override rules count for it (`*.pub` makes
 -- `~/.ssh/id_rsa.pub` public though `*id_rsa*` matches it too). Each distinct resource is
@@ -23,11 +24,17 @@ with distinct_resources as (
     select distinct resource || '/*', true from resources
     where access = 'payload' and not ends_with(resource, '/*') and not regexp_matches(resource, '^[a-z][a-z0-9+.-]*:')
 ),
-matches as (
-    select d.resource, p.conf, p.integ, p.override,
-        bool_or(p.override) over (partition by d.resource) as overridden
+globbed as materialized (
+    select d.resource, p.conf, p.integ, p.override, p.unless
     from distinct_resources d
     join policy_resource_labels p on d.resource ilike p."like" escape '\' and (not d.contents or ends_with(p.pattern, '/*'))
+),
+matches as (
+    select resource, conf, integ, override, bool_or(override) over (partition by resource) as overridden
+    from globbed
+    -- a rule's `unless` (RE2) drops what its glob over-reaches (`*token*` names a secret file,
+    -- not `src/auth/token_refresh.py`); tested on the few rows the globs matched
+    where unless = '[^\s\S]' or not regexp_matches(resource, unless)
 ),
 final as (
     select resource, max(conf) as conf, max(integ) as integ
