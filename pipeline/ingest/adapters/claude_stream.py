@@ -7,7 +7,7 @@ then ``{"type": "assistant" | "user", "message": <Anthropic message>, "session_i
 "parent_tool_use_id"}`` lines, and a last ``{"type": "result", "subtype", "is_error",
 "num_turns", ...}``; ``stream_event`` (partial messages) and other line types are not
 steps. It is the session file's content under snake_case keys, so the messages are read
-by the session reader's own rules (:class:`pipeline.ingest.adapters.claude_code.Messages`:
+by the session reader's own rules (:class:`pipeline.ingest.adapters.claude_code_messages.Messages`:
 assistant lines sharing ``message.id`` are one message, ``tool_result`` blocks are tool
 messages with its error rules; the structured result is ``tool_use_result`` here).
 
@@ -38,7 +38,8 @@ from typing import Any
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx
 from pipeline.ingest.adapters._session import SizeGuard, object_lines, told_by_head
-from pipeline.ingest.adapters.claude_code import FORMAT, Messages, convert_session
+from pipeline.ingest.adapters.claude_code import FORMAT, convert_session
+from pipeline.ingest.adapters.claude_code_messages import Messages
 
 _STREAM_TYPES = {"system", "assistant", "user", "result", "stream_event", "rate_limit_event"}
 _SUITE = re.compile(r"[^A-Za-z0-9._-]+")
