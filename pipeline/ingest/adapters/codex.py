@@ -32,125 +32,41 @@ policy's text rules; a program that ran is ``unknown``). An output that opens wi
 Codex's own refusal text (``exec command rejected by user``, ``patch rejected by
 user``) -> ``{"type": "approval"}`` (blocked). A structured output ``{content, success:
 false}`` -> its text as the error (text rules).
+
+The items are converted by :mod:`pipeline.ingest.adapters.codex_items` (shared with the
+``openai-responses`` format); this module reads a rollout file's lines around them.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pipeline.ingest.adapters._common import AdapterError, Ctx, TextParts, text_of, tool_call, tool_result
+from pipeline.ingest.adapters._common import AdapterError, Ctx
 from pipeline.ingest.adapters._session import SizeGuard, feed_lines
-from pipeline.ingest.argv import argv_command
-from pipeline.ingest.records import canonical_message
+# patch_paths, response_items and the two markers were defined here: still importable from here
+from pipeline.ingest.adapters.codex_items import TEXT_BLOCKS, UNSUCCESSFUL, ResponseItems, patch_paths, response_items
 
 FORMAT = "codex"
-# header lines of exec_command / write_stdin outputs (a program printing the words
-# further down is not its exit status)
-_EXITED = re.compile(r"(?m)^Process exited with code (-?\d+)\s*$")
-_RUNNING = re.compile(r"(?m)^Process running with session ID (\d+)\s*$")
-# the name is the rest of its line, its trailing blanks stripped in Python: a lazy `(.+?)\s*$`
-# tried every split of a long line (quadratic: 100,000 blanks took over a minute)
-_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.*)$|^\*\*\* Move to: (.*)$", re.M)
-_REFUSED = re.compile(r"\A\s*(exec command|patch|command) (was )?rejected by (the )?user", re.I)
-UNSUCCESSFUL = -(2**31)  # marker: a structured output with success: false (no exit code)
-# the text blocks of a message's content or a tool output list: Codex writes the Responses
-# API's input_text / output_text (text_of reads only "text" blocks)
-TEXT_BLOCKS = ("text", "input_text", "output_text")
+__all__ = ["FORMAT", "TEXT_BLOCKS", "UNSUCCESSFUL", "convert_session", "patch_paths", "response_items"]
 
 
-def _text(content: Any) -> str:
-    """The text of a message ``content`` or an output list: a string, or its text blocks."""
-    if not isinstance(content, list):
-        return text_of(content) or ""
-    return "\n".join(b if isinstance(b, str) else b["text"] for b in content
-                     if isinstance(b, str) or (isinstance(b, dict) and b.get("type") in TEXT_BLOCKS
-                                               and isinstance(b.get("text"), str)))
-
-
-def patch_paths(patch: str) -> tuple[list[str], list[str]]:
-    """(written, deleted) file paths named by an apply_patch envelope."""
-    written: list[str] = []
-    deleted: list[str] = []
-    for m in _PATCH_FILE.finditer(patch):
-        name = (m.group(2) if m.group(1) else m.group(3)).rstrip()
-        if not name:
-            continue
-        (deleted if m.group(1) == "Delete" else written).append(name)
-    return list(dict.fromkeys(written)), list(dict.fromkeys(deleted))
-
-
-def _arguments(name: str, payload: dict[str, Any]) -> Any:
-    if "arguments" in payload:
-        raw = payload["arguments"]
-        if name in ("shell", "container.exec", "local_shell") and isinstance(raw, str):
-            try:
-                args = json.loads(raw)
-            except ValueError:
-                return raw  # unparseable arguments: the SQL stage decides
-            if isinstance(args, dict) and isinstance(args.get("command"), list):
-                return {**args, "command": argv_command(args["command"]), "argv": args["command"]}
-        return raw
-    if "input" in payload:
-        raw = payload["input"]
-        args: dict[str, Any] = {"input": raw}
-        if name == "apply_patch" and isinstance(raw, str):
-            args["paths_written"], args["paths_deleted"] = patch_paths(raw)
-        return args
-    action = payload.get("action")
-    if isinstance(action, dict):  # local_shell_call {action: {type: exec, command: [...]}}
-        command = action.get("command")
-        return {**action, "command": argv_command(command)} if isinstance(command, list) else action
-    return {}
-
-
-def _output_text(output: Any) -> tuple[str, int | None]:
-    """(text, metadata.exit_code) of a ``*_call_output`` payload's ``output``."""
-    if isinstance(output, dict):  # {content, success} in some versions
-        text = output.get("content")
-        text = text if isinstance(text, str) else _text(text)
-        return text, (UNSUCCESSFUL if output.get("success") is False else None)
-    if isinstance(output, list):
-        return _text(output), None
-    text = output if isinstance(output, str) else ""
-    if text.startswith("{") and '"exit_code"' in text[-400:]:
-        try:
-            doc = json.loads(text)
-        except ValueError:
-            return text, None
-        meta = doc.get("metadata") if isinstance(doc, dict) else None
-        code = meta.get("exit_code") if isinstance(meta, dict) else None
-        if isinstance(code, int) and not isinstance(code, bool):
-            return (doc["output"] if isinstance(doc.get("output"), str) else text), code
-    return text, None
-
-
-class _Rollout:
-    """Builds the canonical messages of one rollout line by line."""
+class _Rollout(ResponseItems):
+    """Builds the canonical messages of one rollout line by line: its ``response_item``
+    payloads as :class:`ResponseItems` does, plus the session's meta and the exit
+    statuses of ``event_msg`` lines."""
 
     def __init__(self, guard: SizeGuard) -> None:
-        self.guard = guard
-        self.messages: list[dict[str, Any]] = []
-        self.texts = TextParts()  # joined into the assistant messages by finish()
-        self.open: dict[str, Any] | None = None  # the assistant message calls join
+        super().__init__(guard)
         self.meta: dict[str, Any] = {}
         self.session_id: str | None = None
-        self.calls: dict[str, str] = {}  # call_id -> tool name
-        self.results: dict[str, dict[str, Any]] = {}  # call_id -> tool message
-        self.exit_codes: dict[str, int] = {}  # call_id -> exit code from the output
-        self.event_exit: dict[str, int] = {}  # call_id -> exit code from exec_command_end
-        self.running: dict[str, str] = {}  # exec session id -> call_id of the original call
-        self.stdin_session: dict[str, str] = {}  # write_stdin call_id -> exec session id
-        self.searches = 0
         self.parent: str | None = None  # a subagent's parent thread (session_meta.source)
 
     def line(self, obj: dict[str, Any]) -> None:
         kind, payload = obj.get("type"), obj.get("payload")
         if "payload" not in obj:  # the 2025 bare layout: meta line, then bare items
             if isinstance(kind, str) and (kind == "message" or kind.endswith(("_call", "_call_output"))):
-                self._item(obj)
+                self.item(obj)
             elif kind is None and "record_type" not in obj and self.session_id is None:
                 self._meta(obj)
             return
@@ -163,7 +79,7 @@ class _Rollout:
         elif kind == "event_msg":
             self._event(payload)
         elif kind == "response_item":
-            self._item(payload)
+            self.item(payload)
 
     def _meta(self, payload: dict[str, Any]) -> None:
         """The first session_meta: the rollout's own (a fork or subagent copies its
@@ -190,97 +106,6 @@ class _Rollout:
             self.event_exit.setdefault(call_id, code)
         elif payload.get("type") == "patch_apply_end" and payload.get("success") is False:
             self.event_exit.setdefault(call_id, 1)
-
-    def _assistant(self) -> dict[str, Any]:
-        if self.open is None:
-            self.open = canonical_message("assistant", None)
-            self.messages.append(self.open)
-        return self.open
-
-    def _item(self, p: dict[str, Any]) -> None:
-        kind = p.get("type")
-        if kind == "message":
-            text = _text(p.get("content"))
-            self.guard.add(text)
-            if p.get("role") == "assistant":
-                self.texts.add(self._assistant(), text)
-                return
-            self.open = None
-            role = p.get("role") if p.get("role") in ("user", "system") else "developer"
-            self.messages.append(canonical_message(role, text))
-        elif kind == "web_search_call":
-            self.searches += 1
-            call_id = f"web_search_{self.searches}"
-            action = p.get("action") if isinstance(p.get("action"), dict) else {}
-            self._assistant().setdefault("tool_calls", []).append(tool_call(call_id, "web_search_call", action))
-            self.open = None
-            self.messages.append(tool_result(call_id, "(web search results are not recorded in the rollout)"))
-        elif isinstance(kind, str) and kind.endswith("_call_output"):
-            self.open = None
-            self._output(p)
-        elif isinstance(kind, str) and kind.endswith("_call") and isinstance(p.get("call_id"), str):
-            name = p.get("name") if isinstance(p.get("name"), str) else kind.removesuffix("_call")
-            if isinstance(p.get("namespace"), str):
-                name = p["namespace"] + name
-            args = _arguments(name, p)
-            self.guard.add(args)
-            self.calls[p["call_id"]] = name
-            self._assistant().setdefault("tool_calls", []).append(tool_call(p["call_id"], name, args))
-            if name == "write_stdin" and isinstance(args, str):
-                try:
-                    session = json.loads(args).get("session_id")
-                except (ValueError, AttributeError):
-                    session = None
-                if session is not None:
-                    self.stdin_session[p["call_id"]] = str(session)
-
-    def _output(self, p: dict[str, Any]) -> None:
-        call_id = p.get("call_id")
-        text, code = _output_text(p.get("output"))
-        self.guard.add(text)
-        msg = tool_result(call_id, text)
-        self.messages.append(msg)
-        if not isinstance(call_id, str):
-            return
-        self.results.setdefault(call_id, msg)
-        header = text[:2000].split("\nOutput:\n", 1)[0]
-        if code is None and (m := _EXITED.search(header)):
-            code = int(m.group(1))
-        if code is not None:
-            self.exit_codes.setdefault(call_id, code)
-        if (m := _RUNNING.search(header)) and self.calls.get(call_id) != "write_stdin":
-            self.running.setdefault(m.group(1), call_id)
-        session = self.stdin_session.get(call_id)
-        original = self.running.get(session) if session is not None else None
-        if original is not None and code is not None:
-            self.exit_codes.setdefault(original, code)  # the long-running call's own exit
-
-    def finish(self) -> None:
-        """Join the assistant texts; set every tool message's error from the exit statuses
-        (module docstring order)."""
-        self.texts.join()
-        for call_id, msg in self.results.items():
-            content = msg.get("content") or ""
-            if _REFUSED.match(content):
-                msg["error"] = {"type": "approval", "message": content[:500]}
-                continue
-            code = self.event_exit.get(call_id, self.exit_codes.get(call_id))
-            if code == UNSUCCESSFUL:  # the tool said it failed: its text goes to the text rules
-                msg["error"] = content[:2000] or "tool output says success: false"
-            elif code is not None and code != 0:
-                msg["error"] = {"type": "exit_code", "message": f"exit code {code}: {content[:300]}"}
-
-
-def response_items(items: Iterable[Any], guard: SizeGuard) -> list[dict[str, Any]]:
-    """Canonical messages of a list of OpenAI Responses API items (what a rollout's
-    ``response_item`` lines hold: ``message``, ``*_call``, ``*_call_output``,
-    ``web_search_call``), converted and given exit statuses as a rollout's are."""
-    rollout = _Rollout(guard)
-    for item in items:
-        if isinstance(item, dict):
-            rollout._item(item)
-    rollout.finish()
-    return rollout.messages
 
 
 def convert_session(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, dict[str, Any]]]:

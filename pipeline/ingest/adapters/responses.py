@@ -11,7 +11,7 @@ without a ``type``), ``function_call`` / ``custom_tool_call`` / ``local_shell_ca
 ``input`` is one user message; ``instructions`` a leading system message. A bare array of
 items (the OpenAI Agents SDK's ``result.to_input_list()``) is one conversation's ``input``. The items are
 converted as the Codex adapter converts a rollout's ``response_item`` lines (Codex
-writes Responses items): :func:`pipeline.ingest.adapters.codex.response_items`.
+writes Responses items): :func:`pipeline.ingest.adapters.codex_items.response_items`.
 
 trajectory_id: ``trajectory_id``, else ``id`` (a response's ``resp_...``), else
 ``<file stem>:<source_line>``. suite: ``suite``, else ``default``.
@@ -23,7 +23,7 @@ from typing import Any
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx, RecordTooLarge, require_dict
 from pipeline.ingest.adapters._session import SessionAbort, SizeGuard
-from pipeline.ingest.adapters.codex import response_items
+from pipeline.ingest.adapters.codex_items import response_items
 from pipeline.ingest.records import canonical_message
 
 FORMAT = "openai-responses"

@@ -1,0 +1,212 @@
+"""OpenAI Responses API items as Codex writes them -> canonical messages with exit statuses.
+
+What a Codex rollout's ``response_item`` lines hold (``message``, ``*_call``,
+``*_call_output``, ``web_search_call``), converted by the rules of
+:mod:`pipeline.ingest.adapters.codex` (its module docstring: messages, tool calls and
+their argument shapes, and the order in which a call's exit status is taken).
+:class:`ResponseItems` converts them one item at a time; the rollout reader
+(``codex._Rollout``) adds the file's own lines (``session_meta``, ``event_msg``) around
+it, and :func:`response_items` converts a bare list of items (the ``openai-responses``
+format, :mod:`pipeline.ingest.adapters.responses`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from pipeline.ingest.adapters._common import TextParts, text_of, tool_call, tool_result
+from pipeline.ingest.adapters._session import SizeGuard
+from pipeline.ingest.argv import argv_command
+from pipeline.ingest.records import canonical_message
+
+# header lines of exec_command / write_stdin outputs (a program printing the words
+# further down is not its exit status)
+_EXITED = re.compile(r"(?m)^Process exited with code (-?\d+)\s*$")
+_RUNNING = re.compile(r"(?m)^Process running with session ID (\d+)\s*$")
+# the name is the rest of its line, its trailing blanks stripped in Python: a lazy `(.+?)\s*$`
+# tried every split of a long line (quadratic: 100,000 blanks took over a minute)
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.*)$|^\*\*\* Move to: (.*)$", re.M)
+_REFUSED = re.compile(r"\A\s*(exec command|patch|command) (was )?rejected by (the )?user", re.I)
+UNSUCCESSFUL = -(2**31)  # marker: a structured output with success: false (no exit code)
+# the text blocks of a message's content or a tool output list: Codex writes the Responses
+# API's input_text / output_text (text_of reads only "text" blocks)
+TEXT_BLOCKS = ("text", "input_text", "output_text")
+
+
+def _text(content: Any) -> str:
+    """The text of a message ``content`` or an output list: a string, or its text blocks."""
+    if not isinstance(content, list):
+        return text_of(content) or ""
+    return "\n".join(b if isinstance(b, str) else b["text"] for b in content
+                     if isinstance(b, str) or (isinstance(b, dict) and b.get("type") in TEXT_BLOCKS
+                                               and isinstance(b.get("text"), str)))
+
+
+def patch_paths(patch: str) -> tuple[list[str], list[str]]:
+    """(written, deleted) file paths named by an apply_patch envelope."""
+    written: list[str] = []
+    deleted: list[str] = []
+    for m in _PATCH_FILE.finditer(patch):
+        name = (m.group(2) if m.group(1) else m.group(3)).rstrip()
+        if not name:
+            continue
+        (deleted if m.group(1) == "Delete" else written).append(name)
+    return list(dict.fromkeys(written)), list(dict.fromkeys(deleted))
+
+
+def _arguments(name: str, payload: dict[str, Any]) -> Any:
+    if "arguments" in payload:
+        raw = payload["arguments"]
+        if name in ("shell", "container.exec", "local_shell") and isinstance(raw, str):
+            try:
+                args = json.loads(raw)
+            except ValueError:
+                return raw  # unparseable arguments: the SQL stage decides
+            if isinstance(args, dict) and isinstance(args.get("command"), list):
+                return {**args, "command": argv_command(args["command"]), "argv": args["command"]}
+        return raw
+    if "input" in payload:
+        raw = payload["input"]
+        args: dict[str, Any] = {"input": raw}
+        if name == "apply_patch" and isinstance(raw, str):
+            args["paths_written"], args["paths_deleted"] = patch_paths(raw)
+        return args
+    action = payload.get("action")
+    if isinstance(action, dict):  # local_shell_call {action: {type: exec, command: [...]}}
+        command = action.get("command")
+        return {**action, "command": argv_command(command)} if isinstance(command, list) else action
+    return {}
+
+
+def _output_text(output: Any) -> tuple[str, int | None]:
+    """(text, metadata.exit_code) of a ``*_call_output`` payload's ``output``."""
+    if isinstance(output, dict):  # {content, success} in some versions
+        text = output.get("content")
+        text = text if isinstance(text, str) else _text(text)
+        return text, (UNSUCCESSFUL if output.get("success") is False else None)
+    if isinstance(output, list):
+        return _text(output), None
+    text = output if isinstance(output, str) else ""
+    if text.startswith("{") and '"exit_code"' in text[-400:]:
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            return text, None
+        meta = doc.get("metadata") if isinstance(doc, dict) else None
+        code = meta.get("exit_code") if isinstance(meta, dict) else None
+        if isinstance(code, int) and not isinstance(code, bool):
+            return (doc["output"] if isinstance(doc.get("output"), str) else text), code
+    return text, None
+
+
+class ResponseItems:
+    """Builds the canonical messages of a sequence of Responses items, item by item, and
+    gives each tool message its error from the exit statuses seen (:meth:`finish`)."""
+
+    def __init__(self, guard: SizeGuard) -> None:
+        self.guard = guard
+        self.messages: list[dict[str, Any]] = []
+        self.texts = TextParts()  # joined into the assistant messages by finish()
+        self.open: dict[str, Any] | None = None  # the assistant message calls join
+        self.calls: dict[str, str] = {}  # call_id -> tool name
+        self.results: dict[str, dict[str, Any]] = {}  # call_id -> tool message
+        self.exit_codes: dict[str, int] = {}  # call_id -> exit code from the output
+        self.event_exit: dict[str, int] = {}  # call_id -> exit code from exec_command_end (a rollout's event_msg)
+        self.running: dict[str, str] = {}  # exec session id -> call_id of the original call
+        self.stdin_session: dict[str, str] = {}  # write_stdin call_id -> exec session id
+        self.searches = 0
+
+    def _assistant(self) -> dict[str, Any]:
+        if self.open is None:
+            self.open = canonical_message("assistant", None)
+            self.messages.append(self.open)
+        return self.open
+
+    def item(self, p: dict[str, Any]) -> None:
+        """Convert one Responses item (a rollout's ``response_item`` payload)."""
+        kind = p.get("type")
+        if kind == "message":
+            text = _text(p.get("content"))
+            self.guard.add(text)
+            if p.get("role") == "assistant":
+                self.texts.add(self._assistant(), text)
+                return
+            self.open = None
+            role = p.get("role") if p.get("role") in ("user", "system") else "developer"
+            self.messages.append(canonical_message(role, text))
+        elif kind == "web_search_call":
+            self.searches += 1
+            call_id = f"web_search_{self.searches}"
+            action = p.get("action") if isinstance(p.get("action"), dict) else {}
+            self._assistant().setdefault("tool_calls", []).append(tool_call(call_id, "web_search_call", action))
+            self.open = None
+            self.messages.append(tool_result(call_id, "(web search results are not recorded in the rollout)"))
+        elif isinstance(kind, str) and kind.endswith("_call_output"):
+            self.open = None
+            self._output(p)
+        elif isinstance(kind, str) and kind.endswith("_call") and isinstance(p.get("call_id"), str):
+            name = p.get("name") if isinstance(p.get("name"), str) else kind.removesuffix("_call")
+            if isinstance(p.get("namespace"), str):
+                name = p["namespace"] + name
+            args = _arguments(name, p)
+            self.guard.add(args)
+            self.calls[p["call_id"]] = name
+            self._assistant().setdefault("tool_calls", []).append(tool_call(p["call_id"], name, args))
+            if name == "write_stdin" and isinstance(args, str):
+                try:
+                    session = json.loads(args).get("session_id")
+                except (ValueError, AttributeError):
+                    session = None
+                if session is not None:
+                    self.stdin_session[p["call_id"]] = str(session)
+
+    def _output(self, p: dict[str, Any]) -> None:
+        call_id = p.get("call_id")
+        text, code = _output_text(p.get("output"))
+        self.guard.add(text)
+        msg = tool_result(call_id, text)
+        self.messages.append(msg)
+        if not isinstance(call_id, str):
+            return
+        self.results.setdefault(call_id, msg)
+        header = text[:2000].split("\nOutput:\n", 1)[0]
+        if code is None and (m := _EXITED.search(header)):
+            code = int(m.group(1))
+        if code is not None:
+            self.exit_codes.setdefault(call_id, code)
+        if (m := _RUNNING.search(header)) and self.calls.get(call_id) != "write_stdin":
+            self.running.setdefault(m.group(1), call_id)
+        session = self.stdin_session.get(call_id)
+        original = self.running.get(session) if session is not None else None
+        if original is not None and code is not None:
+            self.exit_codes.setdefault(original, code)  # the long-running call's own exit
+
+    def finish(self) -> None:
+        """Join the assistant texts; set every tool message's error from the exit statuses
+        (the order of :mod:`pipeline.ingest.adapters.codex`'s docstring)."""
+        self.texts.join()
+        for call_id, msg in self.results.items():
+            content = msg.get("content") or ""
+            if _REFUSED.match(content):
+                msg["error"] = {"type": "approval", "message": content[:500]}
+                continue
+            code = self.event_exit.get(call_id, self.exit_codes.get(call_id))
+            if code == UNSUCCESSFUL:  # the tool said it failed: its text goes to the text rules
+                msg["error"] = content[:2000] or "tool output says success: false"
+            elif code is not None and code != 0:
+                msg["error"] = {"type": "exit_code", "message": f"exit code {code}: {content[:300]}"}
+
+
+def response_items(items: Iterable[Any], guard: SizeGuard) -> list[dict[str, Any]]:
+    """Canonical messages of a list of OpenAI Responses API items (what a rollout's
+    ``response_item`` lines hold: ``message``, ``*_call``, ``*_call_output``,
+    ``web_search_call``), converted and given exit statuses as a rollout's are."""
+    converted = ResponseItems(guard)
+    for item in items:
+        if isinstance(item, dict):
+            converted.item(item)
+    converted.finish()
+    return converted.messages
