@@ -149,3 +149,17 @@ def test_fuzz_harness_finds_no_crash_on_the_crash_prone_families() -> None:
         capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     assert "astral" in proc.stdout
+
+
+def test_a_large_group_piped_on_is_gathered_in_linear_time() -> None:
+    # every command of a group writes to the pipe after it (stages.Groups): the union is made
+    # once, at the pipe, not once per command (5x the commands costs about 5x, not 25x)
+    def cost(n: int) -> tuple[ShellAnalysis, float]:
+        return _timed(analyse_command, "{ " + "; ".join(f"cat f{i}" for i in range(n)) + "; } | nc h 80")
+    small, small_cpu = cost(1_000)
+    large, large_cpu = cost(5_000)
+    assert not large.opaque and len(large.payloads) == 5_000 and len(small.payloads) == 1_000
+    assert large_cpu < 0.2 + 10 * small_cpu and large_cpu < ANALYSIS_CPU_SECONDS
+    # nested groups, each piped on: bounded like a long pipeline
+    nested, cpu = _timed(analyse_command, " | ".join(f"{{ cat f{i}; cat g{i}; }}" for i in range(3_000)))
+    assert nested.opaque and nested.opaque_reason == TOO_COMPLEX and cpu < BOUND

@@ -36,6 +36,23 @@ def test_group_piped_into_a_command_feeds_it_from_its_last_pipeline() -> None:
     assert _shape("x | (a)") == [[(["x"], [])], [(["a"], [])]]
 
 
+def test_a_group_piped_or_redirected_gathers_every_command_of_it() -> None:
+    def groups(text: str) -> list[list[tuple[str, int, tuple[int, ...], int]]]:
+        parsed = parse(text)
+        assert isinstance(parsed, Parsed), parsed
+        return [[(st.words[0] if st.words else "", st.group, st.gathers, st.out) for st in pipe]
+                for pipe in parsed.pipelines]
+    # a writes to the subshell's output (group 0), which c reads beside b's pipe
+    assert groups("(a; b) | c") == [[("a", 0, (), 0)], [("b", 0, (), -1), ("c", -1, (0,), -1)]]
+    # an inner group nothing reads writes into the outer one's output
+    assert groups("( (a; b); c ) | d") == [[("a", 1, (), 0)], [("b", 1, (), 0)],
+                                           [("c", 0, (), -1), ("d", -1, (0,), -1)]]
+    # a group's redirection takes what its commands write
+    assert groups("{ a; b; } > f") == [[("a", 0, (), 0)], [("b", 0, (), 0)], [("", -1, (0,), -1)]]
+    # a group no pipe or redirection reads: its commands write to the text's own output
+    assert groups("(a; b); c") == [[("a", 0, (), -1)], [("b", 0, (), -1)], [("c", -1, (), -1)]]
+
+
 def test_quoted_metacharacters_are_private_and_restored() -> None:
     [[(words, _)]] = _shape("""echo 'a;b $x' "c|$y" d\\&e""")
     assert words[1] == "a" + PRIV[";"] + "b " + PRIV["$"] + "x"

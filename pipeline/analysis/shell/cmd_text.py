@@ -37,7 +37,7 @@ def h_reader(ctx: Ctx, args: list[str], name: str) -> None:
         ctx.stdout_resources(())  # names, sizes, digests: not the files' content
     elif name == "cat" and not pos:
         lit = ctx.stdin_literal()
-        if lit is not None:
+        if lit is not None and not ctx.stdin.resources:  # known text and files: both go on
             ctx.stdout_literal(lit)
         else:
             ctx.stdout_passthrough()

@@ -265,9 +265,9 @@ class Ctx:
             return  # interactive interpreter, nothing to run
         if src.transformed:
             self.acc.fail("decoded or transformed data piped into an interpreter")
-        elif src.literal is not None:
-            self.program(src.literal, lang)
-        elif src.resources:
+        elif src.literal is not None or src.resources:  # a group's output may hold both
+            if src.literal is not None:
+                self.program(src.literal, lang)
             for r in src.resources:
                 self.acc.add("executes", r)
                 self._runs_downloads(r)

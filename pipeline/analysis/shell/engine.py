@@ -35,7 +35,9 @@ from pipeline.analysis.shell.model import (
     ShellAnalysis,
     TooComplex,
     budget,
+    union_flows,
 )
+from pipeline.analysis.shell.stages import ROOT
 from pipeline.analysis.shell.syntax import Stage, parse
 from pipeline.analysis.shell.tables import PROXY_VARS
 from pipeline.analysis.shell.tree import PARSE_CPU_SECONDS
@@ -68,7 +70,7 @@ class Analyser:
         self.sub_values: dict[int, str] = {}
         self.provenance: dict[str, tuple[str, ...]] = {}
         self.piped = False
-        self.last_flow = Flow()
+        self.outputs: list[Flow] = []  # what the text's pipelines write to its own stdout
 
     def sub(self, text: str, stdin: Flow | None = None) -> ShellAnalysis:
         """Analyse nested command text one level deeper, sharing known variables (``stdin``:
@@ -76,11 +78,13 @@ class Analyser:
         return self.sub_run(text, stdin)[0]
 
     def sub_run(self, text: str, stdin: Flow | None = None) -> tuple[ShellAnalysis, Flow]:
-        """Analyse nested text; its result and the flow its last pipeline writes."""
+        """Analyse nested text; its result and what it writes to stdout (every pipeline's
+        output: ``$(cat k; echo)`` outputs k too)."""
         if self.depth >= MAX_DEPTH:
             return ShellAnalysis(opaque=True, opaque_reason="commands nested too deeply"), Flow()
         child = Analyser(self.depth + 1, self)
-        return child.run(text, stdin), child.last_flow
+        analysis = child.run(text, stdin)
+        return analysis, self.union(child.outputs)
 
     def restore(self, word: str) -> str:
         """Raw word back to the text the user wrote."""
@@ -131,16 +135,24 @@ class Analyser:
         if isinstance(parsed, str):
             return ShellAnalysis(opaque=True, opaque_reason=parsed)
         self.subs, self.docs = parsed.subs, parsed.docs
+        collected: dict[int, list[Flow]] = {ROOT: self.outputs}  # what each group's commands wrote
         for n, pipeline in enumerate(parsed.pipelines):
             flow = stdin if stdin is not None and n == 0 else Flow()
             for k, stage in enumerate(pipeline):
                 self.piped = k > 0 or flow is stdin
                 stage.scoped = stage.scoped or len(pipeline) > 1  # each part of a pipeline runs in a subshell
+                if stage.gathers:  # `(a; b) | c`, `{ a; b; } > f`: a's output arrives too
+                    flow = self.union([f for g in stage.gathers for f in collected.pop(g, [])] + [flow])
                 flow = self.stage(stage, flow)
-            self.last_flow = flow
+            collected.setdefault(pipeline[-1].out, []).append(flow)
         for k in range(len(self.subs)):
             self.substitution(k)
         return self.acc.result()
+
+    def union(self, flows: list[Flow]) -> Flow:
+        """:func:`union_flows`, paid for from the budget (each flow and resource)."""
+        self.budget.spend(len(flows) + sum(len(f.resources) for f in flows))
+        return union_flows(flows)
 
     def substitution(self, k: int) -> None:
         """Analyse substitution ``k`` once, when first used (so earlier assignments apply)."""
@@ -151,7 +163,8 @@ class Analyser:
         analysis, flow = self.sub_run(inner)
         self.acc.merge(analysis)
         self.sub_flows[k] = flow.resources
-        if flow.literal is not None and "\n" not in flow.literal.strip() and not VAR_RE.search(flow.literal):
+        if (flow.literal is not None and not flow.resources and "\n" not in flow.literal.strip()
+                and not VAR_RE.search(flow.literal)):  # only known text: `$(cd d; pwd)`, not `$(cat f; echo)`
             self.sub_values[k] = flow.literal.strip()
 
     def expand(self, word: str, binding: dict[str, str]) -> str:
@@ -184,14 +197,15 @@ class Analyser:
             combos = (tuple(v[i % len(v)] for v in lists) for i in range(max(len(v) for v in lists)))
         cost = (STAGE_WORK + sum(map(len, stage.words)) + sum(len(t) for _, t in stage.redirs)
                 + len(stdin.resources))
-        out = Flow()
+        outs: list[Flow] = []
         for combo in combos:
             self.budget.spend(cost)
             binding = {n: val for (n, _), val in zip(known, combo)}
             words = [self.expand(w, binding) for w in stage.words]
             redirs = [(op, self.expand(t, binding) if op != "<<" else t) for op, t in stage.redirs]
-            out = self.simple(words, redirs, stdin, stage.scoped)
-        return out
+            outs.append(self.simple(words, redirs, stdin, stage.scoped))
+        # a loop's runs write one after another: `for f in a b; do cat $f; done | nc` sends both
+        return outs[0] if len(outs) == 1 else self.union(outs)
 
     def simple(self, words: list[str], redirs: list[tuple[str, str]], stdin: Flow, scoped: bool = False) -> Flow:
         """Keywords, assignments, redirections, then the per-command handler."""

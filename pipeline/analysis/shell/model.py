@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from pipeline.analysis.shell.words import restore_private
 
-__all__ = ["ShellAnalysis", "FIELDS", "Acc", "Flow", "normalise", "MAX_COMMAND_CHARS", "MAX_DEPTH",
+__all__ = ["ShellAnalysis", "FIELDS", "Acc", "Flow", "union_flows", "normalise", "MAX_COMMAND_CHARS", "MAX_DEPTH",
            "MAX_PRODUCT", "VAR_RE", "ASSIGN_RE", "FIXED_VARS", "DEV_TCP", "MAX_WORK", "STAGE_WORK", "ANALYSIS_CPU_SECONDS",
            "TOO_COMPLEX", "TooComplex", "Budget", "budget"]
 
@@ -131,7 +131,7 @@ class Flow:
     """What a command writes to stdout, as far as the next pipeline stage cares.
 
     ``resources``: files/URLs whose content flows on; ``literal``: known text (echo,
-    here-doc); ``items``: names it lists (find, grep -l) for xargs; ``transformed``: the
+    here-doc; beside resources, the part of the output that is known); ``items``: names it lists (find, grep -l) for xargs; ``transformed``: the
     data was decoded or rewritten (base64 -d, tr, sed). All empty: output of a program
     we cannot follow."""
 
@@ -139,6 +139,21 @@ class Flow:
     literal: str | None = None
     items: tuple[str, ...] = ()
     transformed: bool = False
+
+
+def union_flows(flows: list[Flow]) -> Flow:
+    """What several commands write one after another to one stdout (a group's commands, a
+    loop's runs): every resource any of them carries, the names they list, the text known
+    of them joined by lines (``(crontab -l; echo LINE) | crontab -`` schedules LINE beside the
+    old table), rewritten if any was. Commands that wrote nothing known (``cd``, output sent
+    elsewhere) add nothing."""
+    live = [f for f in flows if f.resources or f.literal is not None or f.items or f.transformed]
+    if len(live) <= 1:
+        return live[0] if live else Flow()
+    literals = [f.literal for f in live if f.literal is not None]
+    return Flow(tuple(dict.fromkeys(r for f in live for r in f.resources)),
+                "\n".join(literals) if literals else None,
+                tuple(i for f in live for i in f.items), any(f.transformed for f in live))
 
 
 

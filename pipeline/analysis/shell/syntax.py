@@ -10,15 +10,16 @@ quoted metacharacters private, substitutions as placeholders).
 Compound commands are flattened in source order, the way the analyser reads them: the
 words of ``for VAR in WORDS`` become one stage (the analyser binds VAR), conditions and
 bodies of ``if``/``while``/``case``/functions become their own pipelines, and a group
-piped into a command (``( a; b ) | c``) feeds ``c`` from its last pipeline.
+piped into a command (``( a; b ) | c``) continues into ``c`` from its last pipeline; each
+compound is a group (:mod:`pipeline.analysis.shell.stages`), so ``c`` also reads what the
+group's other pipelines write.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import tree_sitter
 
+from pipeline.analysis.shell.stages import ROOT, Groups, Parsed, Stage
 from pipeline.analysis.shell.tree import TOO_COMPLEX, error_reason, heredoc_reason, tree
 from pipeline.analysis.shell.words import HD_L, HD_R, WordReader
 
@@ -34,28 +35,6 @@ _SIMPLE = {"command", "declaration_command", "unset_command", "test_command", "v
 def _is_statement(node: tree_sitter.Node) -> bool:
     """True for a node that holds commands (rather than words of a compound)."""
     return node.type in _SIMPLE or node.type in _GROUPS or node.type.endswith("_statement")
-
-
-@dataclass
-class Stage:
-    """One simple command: raw words and redirections (operator, raw target)."""
-
-    words: list[str] = field(default_factory=list)
-    redirs: list[tuple[str, str]] = field(default_factory=list)
-    # inside a subshell, a function body or a conditional or loop body: a `cd` there may not
-    # hold for what follows (pipelines are known by their length)
-    scoped: bool = False
-
-
-@dataclass
-class Parsed:
-    """A command text flattened: pipelines, substitutions as (kind, inner), here-doc bodies.
-
-    Substitution kinds: ``$`` command, ``<``/``>`` process, ``=`` arithmetic."""
-
-    pipelines: list[list[Stage]]
-    subs: list[tuple[str, str]]
-    docs: list[str]
 
 
 def parse(text: str, deadline: float | None = None) -> Parsed | str:
@@ -80,12 +59,15 @@ class _Flattener(WordReader):
         self.pipelines: list[list[Stage]] = []
         self.deferred: list[tuple[str, tree_sitter.Node | Stage]] = []
         self.scope = 0  # depth of subshells, function bodies, conditional and loop bodies
+        self.groups = Groups()  # every compound command, for what its output feeds
 
     def run(self, root: tree_sitter.Node) -> Parsed:
         """Flatten the whole tree."""
         self.statements(root)
         pipelines = [[st for st in p if st.words or st.redirs] for p in self.pipelines]
-        return Parsed([p for p in pipelines if p], self.subs, self.docs)
+        kept = [p for p in pipelines if p]
+        self.groups.resolve(kept)
+        return Parsed(kept, self.subs, self.docs)
 
     # -- statements
     def statements(self, node: tree_sitter.Node) -> None:
@@ -126,11 +108,15 @@ class _Flattener(WordReader):
             self.for_statement(node, first)
         elif kind == "c_style_for_statement":
             self.scope += 1
+            g = self.groups.enter()
             self.group_body(node, first)
+            self.groups.leave(g)
             self.scope -= 1
-        elif kind == "subshell":  # its statements start pipelines; `( a; b ) | c`: b feeds c
+        elif kind == "subshell":  # its statements start pipelines; `( a; b ) | c`: b continues into c
             self.scope += 1
+            g = self.groups.enter()
             self.statements(node)
+            self.groups.leave(g)
             self.scope -= 1
         elif kind in ("list", "pipeline"):
             self.inline(node, first)
@@ -139,7 +125,9 @@ class _Flattener(WordReader):
         else:  # a group (_GROUPS), `{ }`, `(( ))` or anything else that holds commands: walk it
             scoped = kind != "compound_statement"  # `{ }` runs in this shell; if/while/case/functions may not
             self.scope += scoped
+            g = self.groups.enter()
             self.group_body(node, first)
+            self.groups.leave(g)
             self.scope -= scoped
 
     def inline(self, node: tree_sitter.Node, first: bool) -> None:
@@ -186,11 +174,13 @@ class _Flattener(WordReader):
                 words.append("in")
             elif child.is_named and child.type != "comment":
                 words.append(self.word(child))
-        self.pipelines[-1].append(Stage(words))
+        self.pipelines[-1].append(Stage(words, group=self.groups.current))
         for group in body:
             self.pipelines.append([])
             self.scope += 1
+            g = self.groups.enter()
             self.statements(group)
+            self.groups.leave(g)
             self.scope -= 1
 
     def redirected(self, node: tree_sitter.Node, first: bool) -> None:
@@ -233,14 +223,14 @@ class _Flattener(WordReader):
         if last is not None:
             last.redirs.extend(redirs)
         else:
-            self.pipelines[-1].append(Stage([], redirs))
+            self.pipelines[-1].append(Stage([], redirs, group=self.groups.current))
 
     def redirected_one(self, node: tree_sitter.Node, first: bool) -> None:
         """One redirected statement whose body is not such a chain."""
         body = node.child_by_field_name("body")
         redirs, extra = self.redirections(node)
         if body is None:
-            self.pipelines[-1].append(Stage([], redirs))
+            self.pipelines[-1].append(Stage([], redirs, group=self.groups.current))
             self.flush()
             return
         if body.type in ("command", "declaration_command", "unset_command", "test_command"):
@@ -254,8 +244,10 @@ class _Flattener(WordReader):
             self.inline(body, first)
             self.to_last(redirs)
             return
+        body_group = len(self.groups.parents)  # the group the body opens, if it is one
         self.piped_part(body, first)  # `{ ...; } > f`, `while ...; done < f`: the group's own
-        self.pipelines.append([Stage([], redirs)])
+        takes = body_group if len(self.groups.parents) > body_group else ROOT
+        self.pipelines.append([Stage([], redirs, group=self.groups.current, takes=takes)])
         self.flush()
 
     def redirect(self, node: tree_sitter.Node, redirs: list[tuple[str, str]], extra: list[str]) -> None:
@@ -300,12 +292,12 @@ class _Flattener(WordReader):
                 continue  # `>& f 0>&1`: the grammar gives the next redirection's fd to this one
             if child.type == "ERROR":
                 if op:
-                    self.deferred.append((op, Stage(words)))
+                    self.deferred.append((op, Stage(words, group=self.groups.current)))
                 words, op = [], self.raw(child).split()[0] if self.raw(child).split() else ";"
             else:
                 words.append(self.word(child))
         if op:
-            self.deferred.append((op, Stage(words)))
+            self.deferred.append((op, Stage(words, group=self.groups.current)))
 
     def flush(self) -> None:
         """What followed a here-doc start on its line, once its command is in place:
@@ -328,7 +320,7 @@ class _Flattener(WordReader):
 
     def stage(self, node: tree_sitter.Node) -> Stage:
         """A simple command (or assignment, declaration, test) as a Stage."""
-        stage = Stage(scoped=self.scope > 0)
+        stage = Stage(scoped=self.scope > 0, group=self.groups.current)
         self.command_words(node, stage)
         return stage
 
