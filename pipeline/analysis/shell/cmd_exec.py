@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 from pipeline.analysis.shell.args import has_opt, looks_like_path, opt_values, parse_opts
-from pipeline.analysis.shell.tables import CODE_FLAGS, OPTIONS, PY_ARG, WRAPPERS
+from pipeline.analysis.shell.cmd_serve import interp_serves, serve
+from pipeline.analysis.shell.tables import CODE_FLAGS, FOLDER_SERVERS, OPTIONS, PY_ARG, WRAPPERS
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.model import DEV_TCP
 
@@ -26,19 +27,6 @@ def _script(ctx: Ctx, pos: list[str]) -> None:
     """``interpreter SCRIPT args``: the script runs, its path-like arguments are read."""
     ctx.execute(pos[0])
     _path_args(ctx, pos[1:])
-
-def _http_server(ctx: Ctx, args: list[str]) -> None:
-    """``python -m http.server [PORT] [-d DIR] [-b ADDR]``: DIR (default the working folder)
-    is served to whoever reaches ADDR (default every interface: the network, not loopback),
-    a share of every file in it for as long as it runs."""
-    opts, pos = parse_opts(args, "db", ("directory", "bind", "protocol"))
-    folder = (opt_values(opts, "-d", "--directory") or ["."])[-1]
-    bind = ctx.text((opt_values(opts, "-b", "--bind") or ["*"])[-1])
-    port = ctx.text(pos[0]) if pos else "8000"
-    ctx.send(f"serve://{'[' + bind + ']' if ':' in bind else bind}:{port}")
-    ctx.read(folder)
-    ctx.payload(folder)
-
 
 def h_shell(ctx: Ctx, args: list[str], name: str) -> None:
     """bash/sh/zsh [-c STRING | SCRIPT args | -s (stdin)]."""
@@ -98,8 +86,8 @@ def h_python(ctx: Ctx, args: list[str], name: str) -> None:
                 val = ctx.text(args[i])
             if letters[cut] == "c":
                 ctx.program(val, "python")
-            elif val == "http.server":
-                _http_server(ctx, args[i + 1:])
+            elif val in FOLDER_SERVERS:  # python -m http.server: serves a folder
+                serve(ctx, val, args[i + 1:])
             else:
                 _path_args(ctx, args[i + 1:])
             return
@@ -113,6 +101,8 @@ def h_python(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_interp(ctx: Ctx, args: list[str], name: str) -> None:
     """node/perl/ruby/php/...: -e CODE (analysed as code), SCRIPT (executed), or stdin."""
+    if interp_serves(ctx, name, args):  # php -S, ruby -run -e httpd
+        return
     flags = CODE_FLAGS.get(name, ("-e",))
     inplace, code_seen, pos, i = False, False, [], 0
     while i < len(args):

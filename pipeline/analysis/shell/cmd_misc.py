@@ -10,7 +10,8 @@ import re
 
 from pipeline.analysis.shell.args import has_opt, looks_like_path, opt_values, parse_opts, sql_effects
 from pipeline.analysis.shell.ctx import Ctx
-from pipeline.analysis.shell.tables import OPTIONS, PUBLISH, PUBLISH_LEAVES_OUT, PUBLISH_REGISTRY_OPTS
+from pipeline.analysis.shell.cmd_serve import serve
+from pipeline.analysis.shell.tables import FOLDER_SERVERS, OPTIONS, PUBLISH, PUBLISH_LEAVES_OUT, PUBLISH_REGISTRY_OPTS
 
 
 def h_env_dump(ctx: Ctx, args: list[str], name: str) -> None:
@@ -226,10 +227,24 @@ def h_make(ctx: Ctx, args: list[str], name: str) -> None:
         ctx.read(f)
 
 
+def _npx_serves(ctx: Ctx, args: list[str]) -> bool:
+    """``npx [-y] http-server|serve ARGS``: the package serves a folder (True)."""
+    i = 0
+    while i < len(args) and ctx.text(args[i]).startswith("-"):
+        i += 2 if ctx.text(args[i]) in ("-p", "--package", "-c", "--call") else 1
+    package = re.sub(r"(?<=.)@[^/]*$", "", ctx.text(args[i])) if i < len(args) else ""
+    if package in FOLDER_SERVERS:
+        serve(ctx, package, args[i + 1:])
+        return True
+    return False
+
+
 def h_pkg(ctx: Ctx, args: list[str], name: str) -> None:
     """pip/npm/apt-get/...: installs have no file resource; -r FILE and local paths/URLs are read.
     Publishing (`npm publish`, `twine upload`, `cargo publish`, ... in PUBLISH) sends the
     named files, or the package folder or dist/*, to the registry."""
+    if name == "npx" and _npx_serves(ctx, args):
+        return
     opts, pos = parse_opts(args, *OPTIONS["pkg"])
     words = [ctx.text(p) for p in pos]
     if name == "yarn" and words[:1] == ["npm"]:

@@ -12,14 +12,26 @@ imports neither the engine nor the code analyser.
 from __future__ import annotations
 
 import posixpath
+import re
 
 from collections.abc import Callable
 from typing import Protocol
 
 from pipeline.analysis.shell.model import VAR_RE, Acc, Flow, ShellAnalysis, normalise
+from pipeline.analysis.shell.tables import HOME_FOLDER, HOME_SECRETS, KNOWN_CONTENTS
 from pipeline.analysis.shell.words import SUB_RE
 
-__all__ = ["Ctx", "AnalyserView"]
+__all__ = ["Ctx", "AnalyserView", "known_contents"]
+
+_HOME_FOLDER = re.compile(HOME_FOLDER)
+
+
+def known_contents(folder: str) -> tuple[str, ...]:
+    """The secrets known to lie in ``folder`` (normalised), a folder every machine has: a
+    home folder's ``HOME_SECRETS``, ``/``'s and ``/etc``'s (``KNOWN_CONTENTS``); none for any
+    other folder, whose contents are not known."""
+    inside = HOME_SECRETS if _HOME_FOLDER.fullmatch(folder) else KNOWN_CONTENTS.get(folder, ())
+    return tuple(folder.rstrip("/") + "/" + s for s in inside)
 
 
 class AnalyserView(Protocol):
@@ -84,13 +96,17 @@ class Ctx:
     def read_tree(self, word: str) -> None:
         """The command reads this path and, when it names a folder (no suffix, or a dot
         folder: `~/.ssh`, `src/`), everything in it (`tar c`, `zip -r`, `cp -r`): recorded as
-        ``DIR/*``, which the folder-contents labels (`*.ssh/*`) see; `ls ~/.ssh` reads names
-        only and stays a read of the folder."""
+        ``DIR/*``, which the folder-contents labels (`*.ssh/*`) see, and in a folder every
+        machine has (`~`, `/`) the secrets known to lie there (:func:`known_contents`); `ls
+        ~/.ssh` reads names only and stays a read of the folder."""
         self.read(word)
         text = self.text(word)
         base = posixpath.basename(text.rstrip("/"))
         if base and not self.dynamic(word) and (text.endswith("/") or "." not in base.lstrip(".")):
             self.read(text.rstrip("/") + "/*")
+        for name in self._names(text) if not self.dynamic(word) else ():
+            for inside in known_contents(name):
+                self.acc.add("reads", inside)
 
     def write(self, word: str, provenance: tuple[str, ...] = ()) -> None:
         """The command writes this file; ``provenance`` = resources its content came from."""
@@ -198,10 +214,14 @@ class Ctx:
 
     def add_payload(self, resource: str, leaves_out: frozenset[str] = frozenset()) -> None:
         """Record a resource sent out, and what it was made from in this command (a folder:
-        but not the files named ``leaves_out``, which the sender never packs: npm's ``.npmrc``)."""
+        but not the files named ``leaves_out``, which the sender never packs: npm's ``.npmrc``),
+        and for a folder every machine has (a home folder, ``/``) the secrets known to lie in it."""
         self.acc.add("payloads", resource)
         for src in self.derived(resource, leaves_out):
             self.acc.add("payloads", src)
+        for name in self._names(resource):
+            for inside in known_contents(name):
+                self.acc.add("payloads", inside)
 
     def payload(self, word: str, literal: bool = False, own: frozenset[str] = frozenset()) -> None:
         """A file (or, with ``literal``, inline data) sent out. ``own``: environment

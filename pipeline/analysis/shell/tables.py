@@ -16,6 +16,8 @@ command (or ``command subcommand``) whose handler parses its own arguments; ``RE
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for",
                       "case", "esac", "{", "}", "!", "function", "select", "coproc"})
 
@@ -134,6 +136,7 @@ COMMAND_FAMILIES: dict[str, str] = {
     ),
     "dns": "ping ping6 dig host nslookup traceroute tracepath whois mtr",
     "cd": "cd pushd popd",
+    "serve": "http-server serve darkhttpd busybox twistd",
     "sort": "sort",
     "uniq": "uniq",
     "grep": "grep egrep fgrep zgrep rg ag",
@@ -193,6 +196,58 @@ COMMAND_FAMILIES: dict[str, str] = {
 # package managers' publishing subcommands: (subcommand, registry, what is published when
 # no file is named: the package folder, or the built distributions); the registry can be
 # replaced by an option (PUBLISH_REGISTRY_OPTS)
+class Served(NamedTuple):
+    """How a program that serves a folder over HTTP names it (:data:`FOLDER_SERVERS`)."""
+
+    short: str  # one-letter options that take a value
+    long: tuple[str, ...]  # long options that take a value
+    folder: tuple[str, ...]  # options naming the folder served (else the first positional, if `positional` says so)
+    bind: tuple[str, ...]  # options naming the address: ADDR, ADDR:PORT, [IP:]PORT, tcp://ADDR:PORT, tcp:PORT:interface=ADDR
+    port: tuple[str, ...]  # options naming the port only
+    positional: str  # what the first positional is: "folder", "port" or "" (nothing served)
+
+
+# Programs that serve a folder (default: the working folder) to whoever reaches the address
+# they listen on (default: every interface). Serving DIR is sending what is in it
+# (pipeline/analysis/shell/cmd_serve.py). Keys: `python -m MODULE`, `php -S`, `ruby -run -e
+# httpd`, `busybox httpd`, `twistd web`, and command names (also run by npx).
+FOLDER_SERVERS: dict[str, Served] = {
+    "http.server": Served("db", ("directory", "bind", "protocol"), ("-d", "--directory"), ("-b", "--bind"), (), "port"),
+    "uploadserver": Served("db", ("directory", "bind", "theme", "server-certificate", "basic-auth"),
+                           ("-d", "--directory"), ("-b", "--bind"), (), "port"),
+    "SimpleHTTPServer": Served("", (), (), (), (), "port"),
+    "php -S": Served("SztcdfrFRBE", (), ("-t",), ("-S",), (), ""),
+    "ruby httpd": Served("pb", ("port", "bind-address", "max-clients", "temp-dir", "do-not-reverse-lookup",
+                                "request-timeout", "http-version", "ssl-certificate", "ssl-private-key"),
+                         (), ("-b", "--bind-address"), ("-p", "--port"), "folder"),
+    "busybox httpd": Served("hpucrmeidP", (), ("-h",), ("-p",), (), ""),
+    "twistd web": Served("", ("path", "listen", "port", "logfile", "pidfile", "wsgi", "class", "resource-script",
+                              "user", "mime-type", "allow-ignore-ext"), ("--path",), ("--listen", "--port"), (), ""),
+    "http-server": Served("paecPtCKr", ("port", "address", "ext", "cors", "proxy", "proxy-options", "username",
+                                        "password", "cert", "key", "robots"), (), ("-a", "--address"), ("-p", "--port"),
+                          "folder"),
+    "serve": Served("lpc", ("listen", "port", "config", "ssl-cert", "ssl-key", "ssl-pass"), (), ("-l", "--listen"),
+                    ("-p", "--port"), "folder"),
+    "darkhttpd": Served("", ("addr", "port", "maxconn", "log", "chroot", "index", "mimetypes", "uid", "gid", "pidfile",
+                             "auth", "header"), (), ("--addr",), ("--port",), "folder"),
+}
+
+# What lies in a folder every machine has, that the policy's resource labels may call
+# secret: a folder served, sent or archived whole (`cd ~ && python3 -m http.server`, `tar czf
+# - / | nc`) also sends or reads these (Ctx.known_contents). A folder not listed (a project,
+# `.` where the working folder is not known, `dist/`) is only its `DIR/*`: what it holds is
+# not known, so serving a build folder sends no secret by the serving alone.
+HOME_SECRETS = (".ssh/*", ".aws/credentials", ".gnupg/*", ".kube/config", ".docker/config.json", ".netrc", ".npmrc",
+                ".pypirc", ".git-credentials", ".config/gh/hosts.yml", ".env", ".bash_history")
+HOME_FOLDER = r"~|/root|/home/[^/*$]+|/Users/[^/*$]+"  # a home folder (RE2/re full match): HOME_SECRETS in it
+KNOWN_CONTENTS: dict[str, tuple[str, ...]] = {
+    "/home": tuple("*/" + s for s in HOME_SECRETS),
+    "/Users": tuple("*/" + s for s in HOME_SECRETS),
+    "/etc": ("shadow", "ssh/ssh_host_ed25519_key", "ssh/ssh_host_rsa_key"),
+    "/": ("etc/shadow", "etc/ssh/ssh_host_ed25519_key", *("root/" + s for s in HOME_SECRETS),
+          *("home/*/" + s for s in HOME_SECRETS)),
+}
+
 PUBLISH: dict[str, tuple[str, str, str | None]] = {
     "npm": ("publish", "https://registry.npmjs.org", "."),
     "yarn": ("publish", "https://registry.yarnpkg.com", "."),
