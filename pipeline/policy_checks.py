@@ -21,7 +21,11 @@ INTEGRITY = ("trusted", "untrusted")
 SINK_KINDS = ("egress", "send_mail", "payment", "share", "execute", "destructive", "privileged")
 EXEC_STATUSES = ("executed", "failed", "blocked", "unknown")
 TOOL_LIST_KEYS = ("reads", "writes", "executes", "deletes", "sends", "control", "aliases")
-_TOOL_KEYS = set(TOOL_LIST_KEYS) | {"shell", "code", "source", "sink", "accepts", "accepts_control"}
+_TOOL_KEYS = set(TOOL_LIST_KEYS) | {"shell", "code", "source", "sink", "accepts", "accepts_control",
+                                    "shell_session", "workdir"}
+# a shell tool's session: does a `cd` in one call hold for its next call (README, "the shell
+# session"); a tool that does not say is "fresh"
+SHELL_SESSIONS = ("fresh", "persistent")
 _RE2_LOCK = threading.Lock()  # one connection, and the canaries run in a thread of the driver
 
 
@@ -199,9 +203,11 @@ def _validate(data: dict[str, Any]) -> None:
         for key in TOOL_LIST_KEYS:
             for arg in entry.get(key, []) if key != "aliases" else []:
                 _check_arg_name(arg, f"tools.{name}.{key}")
-        for key in ("shell", "code"):
+        for key in ("shell", "code", "workdir"):
             if entry.get(key):
                 _check_arg_name(entry[key], f"tools.{name}.{key}")
+        if entry.get("shell_session", "fresh") not in SHELL_SESSIONS:
+            raise PolicyError(f"policy: tools.{name}.shell_session must be one of {', '.join(SHELL_SESSIONS)}")
         sink = entry.get("sink")
         if sink and sink not in data.get("sinks", {}):
             raise PolicyError(f"policy: tools.{name}.sink {sink!r} is not a kind under [sinks]")

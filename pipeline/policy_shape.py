@@ -56,6 +56,7 @@ FIELDS = {"name": "str", "pattern": "str", "status": "str", "programs": "bool", 
           "weak": "bool", "sink": "str",
           "aliases": "list[str]", "reads": "list[str]", "writes": "list[str]", "executes": "list[str]",
           "deletes": "list[str]", "sends": "list[str]", "control": "list[str]", "shell": "str", "code": "str",
+          "shell_session": "str", "workdir": "str",
           "source": "table", "accepts": "table", "accepts_control": "table"}
 # inclusive bounds of numbers (None: no bound on that side)
 BOUNDS = {"settings.max_record_bytes": (1, 2**31 - 1), "settings.min_fragment_length": (1, 1_000_000),

@@ -45,6 +45,7 @@ def tool_row(key: str, catalog: str | None, entry: dict[str, Any], sinks: dict[s
         "tool_key": key, "catalog_name": catalog,
         **{k: [str(v) for v in entry.get(k, [])] for k in TOOL_LIST_KEYS if k != "aliases"},
         "shell_arg": entry.get("shell") or None, "code_arg": entry.get("code") or None,
+        "shell_session": entry.get("shell_session") or "fresh", "workdir_arg": entry.get("workdir") or None,
         "source_conf": src[0], "source_integ": src[1], "sink_kind": sink,
         "accepts_conf": acc[0], "accepts_integ": acc[1],
         "control_conf": ctl[0], "control_integ": ctl[1], "role_source": role_source,
@@ -54,7 +55,8 @@ def tool_row(key: str, catalog: str | None, entry: dict[str, Any], sinks: dict[s
 _TOOLS_SCHEMA = pa.schema(
     [("tool_key", pa.string()), ("catalog_name", pa.string())]
     + [(k, pa.list_(pa.string())) for k in TOOL_LIST_KEYS if k != "aliases"]
-    + [("shell_arg", pa.string()), ("code_arg", pa.string()), ("source_conf", pa.int64()),
+    + [("shell_arg", pa.string()), ("code_arg", pa.string()), ("shell_session", pa.string()),
+       ("workdir_arg", pa.string()), ("source_conf", pa.int64()),
        ("source_integ", pa.int64()), ("sink_kind", pa.string()), ("accepts_conf", pa.int64()),
        ("accepts_integ", pa.int64()), ("control_conf", pa.int64()), ("control_integ", pa.int64()),
        ("role_source", pa.string())])

@@ -164,3 +164,20 @@ create or replace temp macro lg_line_breaks(t) as
 create or replace temp macro lg_loopback(resource) as
     regexp_matches(lower(resource),
         '^([a-z][a-z0-9+.-]*://)?([^/@?#]*@)?(localhost|127[.][0-9]+[.][0-9]+[.][0-9]+|\[::1\]|0[.]0[.]0[.]0)(:[0-9]+)?([/?#]|$)');
+
+-- lg_norm_path: a path with `.`, empty and `..` segments resolved as posixpath.normpath
+-- does (the shell analyser's `cd` rule): `/etc/../tmp/./x` -> `/tmp/x`; `..` at `/` stays at
+-- `/`; a relative path keeps its leading `..` (`../x`); `~/...` keeps its `~` (a `..` right
+-- after it stays: which home is above is not known). '' and '.' -> '.'; null -> null.
+create or replace temp macro lg_path_root(p) as
+    case when p like '/%' then '/' when p = '~' or p like '~/%' then '~/' else '' end;
+create or replace temp macro lg_path_segments(p, root) as
+    list_reduce(list_filter(string_split(p[len(rtrim(root, '/')) + 1:], '/'), lambda s: s <> '' and s <> '.'),
+        lambda acc, s: case when s <> '..' then list_append(acc, s)
+                            when len(acc) > 0 and acc[-1] <> '..' then acc[1:len(acc) - 1]
+                            when root = '/' then acc
+                            else list_append(acc, s) end, []::varchar[]);
+create or replace temp macro lg_path_join(root, segs) as
+    case when segs is null then null when len(segs) > 0 then root || array_to_string(segs, '/') when root = '/' then '/' when root = '~/' then '~'
+         else '.' end;
+create or replace temp macro lg_norm_path(p) as lg_path_join(lg_path_root(p), lg_path_segments(p, lg_path_root(p)));

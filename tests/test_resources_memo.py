@@ -55,10 +55,10 @@ def _expected(con: duckdb.DuckDBPyConnection) -> tuple[set[tuple[Any, ...]], set
     for r in rows(con, "select trajectory_id, step_idx, tool_name, arguments from steps where kind = 'tool_call'"):
         args = json.loads(r["arguments"])
         analysis = analyse_command(args["command"]) if r["tool_name"] == "bash" else analyse_code(args["code"])
-        reason, found = pres._found(analysis)
-        if reason is not None:
-            opaque.add((r["trajectory_id"], r["step_idx"], reason))
-        res |= {(r["trajectory_id"], r["step_idx"], access, name) for access, name in found}
+        found = pres._found(analysis, shell=r["tool_name"] == "bash")
+        if found.reason is not None:
+            opaque.add((r["trajectory_id"], r["step_idx"], found.reason))
+        res |= {(r["trajectory_id"], r["step_idx"], access, name) for access, name in found.rows}
     return res, opaque
 
 

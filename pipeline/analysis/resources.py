@@ -3,12 +3,16 @@
 Catalog tools name their resources by argument (``sql/arg_resources.sql``); shell and
 code steps go through the shell analyser (``pipeline/analysis/shell/__init__.py``), which is Python
 because a real shell tokenizer is needed. A shell/code step that cannot be analysed
-is recorded in ``opaque_steps`` (reject reason ``opaque_step`` when it mattered).
+is recorded in ``opaque_steps`` (reject reason ``opaque_step`` when it mattered). A step
+of a shell session that an earlier step's ``cd`` (or its working-folder argument) put in
+another folder also names its relative paths under that folder (``sql/shell_folders.sql``).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from typing import NamedTuple
 
 import duckdb
 import pyarrow as pa
@@ -24,6 +28,9 @@ from pipeline.sql import materialize
 _ACCESS_FIELDS = (("read", "reads"), ("write", "writes"), ("execute", "executes"),
                   ("delete", "deletes"), ("send", "sends"), ("read", "payloads"), ("payload", "payloads"),
                   ("credential", "credentials"))
+_PATH_ACCESS = frozenset({"read", "write", "execute", "delete", "payload"})  # a relative name is a path
+_PSEUDO_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")  # a URL or pseudo resource (env:X): as the analyser's model
+_PROGRAM_FOLDER_SCHEMA = pa.schema([("program_id", pa.int64()), ("folder", pa.string())])
 _PROGRAM_RES_SCHEMA = pa.schema([("program_id", pa.int64()), ("access", pa.string()), ("resource", pa.string())])
 _PROGRAM_OPAQUE_SCHEMA = pa.schema([("program_id", pa.int64()), ("opaque_reason", pa.string())])
 
@@ -45,6 +52,15 @@ join shell_programs p on p.arguments = s.arguments
     and p.shell_arg is not distinct from t.shell_arg and p.code_arg is not distinct from t.code_arg
     and p.inferred = (t.role_source <> 'catalog')
 where s.kind = 'tool_call' and s.args_ok
+"""
+
+# a relative path a step names where it started, also under the folder it runs in
+# (sql/shell_folders.sql); as Acc.under_cwd: not when it lands above it (`../x` from `.`)
+_CARRIED = """
+select trajectory_id, step_idx, access, joined as resource
+from (select f.trajectory_id, f.step_idx, h.access, h.resource, lg_norm_path(f.folder || '/' || h.resource) as joined
+      from shell_folders f join program_here_in h using (program_id))
+where joined <> resource and joined <> '..' and not starts_with(joined, '../')
 """
 
 
@@ -87,16 +103,37 @@ def _program(arguments: str, shell_arg: str | None, code_arg: str | None,
     return (False, code) if code is not None else None
 
 
-_Found = tuple[str | None, tuple[tuple[str, str], ...]]  # (opaque reason or None, (access, resource)s)
+class _Found(NamedTuple):
+    """What ``resources`` records of one analysis."""
+
+    reason: str | None  # opaque reason, or None
+    rows: tuple[tuple[str, str], ...]  # (access, resource)
+    # where a shell program leaves its shell ("." stays, None unknown: ShellAnalysis.folder)
+    folder: str | None
+    # (access, relative path) named where it started, which a carried folder applies to;
+    # None: every relative path of ``rows`` (ShellAnalysis.here)
+    here: tuple[tuple[str, str], ...] | None
 
 
-def _found(analysis: ShellAnalysis) -> _Found:
-    """What ``resources`` records of one analysis: its opaque reason and resource rows."""
+def _found(analysis: ShellAnalysis, shell: bool) -> _Found:
+    """What ``resources`` records of one analysis (``shell``: of a shell command, not code)."""
     rows = tuple((access, name) for access, field in _ACCESS_FIELDS for name in getattr(analysis, field)
                  # an inline literal sent out: its content links by data edges, not by name
                  if not (field == "payloads" and name.startswith("data:")))
     reason = (analysis.opaque_reason or "cannot be analysed") if analysis.opaque else None
-    return reason, rows
+    if not shell:  # a code step neither moves a shell nor runs in one
+        return _Found(reason, rows, ".", ())
+    here = None if analysis.here is None else tuple(
+        (access, name) for field, name in analysis.here for access, f in _ACCESS_FIELDS if f == field)
+    return _Found(reason, rows, None if analysis.opaque else analysis.folder, here)
+
+
+def _here_rows(found: _Found) -> tuple[tuple[str, str], ...]:
+    """The (access, relative path) rows a folder carried to the step applies to."""
+    if found.here is not None:
+        return found.here
+    return tuple((a, r) for a, r in found.rows if a in _PATH_ACCESS and not r.startswith(("/", "~"))
+                 and not _PSEUDO_RE.match(r))
 
 
 def _table(rows: list[tuple[object, ...]], schema: pa.Schema) -> pa.Table:
@@ -105,7 +142,8 @@ def _table(rows: list[tuple[object, ...]], schema: pa.Schema) -> pa.Table:
 
 
 def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
-    """Materialise ``resources`` and ``opaque_steps`` from ``steps`` and the policy."""
+    """Materialise ``resources`` and ``opaque_steps`` from ``steps`` and the policy (with the
+    relative paths of steps whose shell session was left elsewhere, also under that folder)."""
     materialize(con, "arg_resources")
     con.execute(_PROGRAMS)
     program_rows: list[tuple[int, str, str]] = []
@@ -119,32 +157,46 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     # only beside the command (a timeout, a description, OpenHands' security_risk, a
     # working folder) run the same text. The analysis is a function of the text alone.
     seen: dict[tuple[bool, str], _Found] = {}
+    by_id: list[_Found | None] = []  # by program_id (0, 1, ...): for the carried folders below
+    folder_rows: list[tuple[int, str | None]] = []
     while batch := cursor.fetchmany(batch_rows):
         for program_id, arguments, shell_arg, code_arg, inferred in batch:
             program = _program(arguments, shell_arg, code_arg, lexicon if inferred else ((), ()))
-            if program is None:
-                continue
-            found = seen.get(program)
-            if found is None:
+            found = None if program is None else seen.get(program)
+            if program is not None and found is None:
                 found = seen[program] = _found(
-                    analyse_command(program[1]) if program[0] else analyse_code(program[1]))
-            if found[0] is not None:
-                opaque_rows.append((program_id, found[0]))
-            program_rows.extend((program_id, access, name) for access, name in found[1])
+                    analyse_command(program[1]) if program[0] else analyse_code(program[1]), program[0])
+            by_id.append(found)
+            if found is None:
+                continue
+            if found.reason is not None:
+                opaque_rows.append((program_id, found.reason))
+            if found.folder != ".":
+                folder_rows.append((program_id, found.folder))
+            program_rows.extend((program_id, access, name) for access, name in found.rows)
     con.register("program_resources_in", _table(program_rows, _PROGRAM_RES_SCHEMA))
     con.register("program_opaque_in", _table(opaque_rows, _PROGRAM_OPAQUE_SCHEMA))
+    con.register("program_folders", _table(folder_rows, _PROGRAM_FOLDER_SCHEMA))
     con.execute(f"create or replace temp table shell_calls as {_SHELL_CALLS}")
     con.execute(
         "create or replace temp table opaque_steps as "
         "select c.trajectory_id, c.step_idx, o.opaque_reason "
         "from shell_calls c join program_opaque_in o using (program_id)")
+    materialize(con, "shell_folders")
+    # the relative names of the programs that run in a carried folder only (most run none)
+    here_rows = [(program_id, access, name)
+                 for (program_id,) in con.execute("select distinct program_id from shell_folders order by 1").fetchall()
+                 if (found := by_id[program_id]) is not None for access, name in _here_rows(found)]
+    con.register("program_here_in", _table(here_rows, _PROGRAM_RES_SCHEMA))
     con.execute(
         "create or replace temp table resources as select distinct * from ("
         " select * from arg_resources union all"
         " select c.trajectory_id, c.step_idx, r.access, r.resource"
-        " from shell_calls c join program_resources_in r using (program_id))"
+        " from shell_calls c join program_resources_in r using (program_id) union all"
+        f" {_CARRIED})"
     )
-    for name in ("program_resources_in", "program_opaque_in"):
+    for name in ("program_resources_in", "program_opaque_in", "program_folders", "program_here_in"):
         con.unregister(name)
+    con.execute("drop table shell_folders")
     con.execute("drop table shell_calls")
     con.execute("drop table shell_programs")

@@ -34,6 +34,7 @@ ASSIGN_RE = re.compile(r"^([A-Za-z_]\w*)(\[[^\]]*\])?\+?=(.*)$", re.S)
 _NOT_RESOURCES = {"", "-", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"}
 _PSEUDO_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")
 _PATH_FIELDS = frozenset({"reads", "writes", "executes", "deletes", "payloads"})
+_PATH_ORDER = ("reads", "writes", "executes", "deletes", "payloads")  # _PATH_FIELDS in FIELDS' order
 FIXED_VARS = {"HOME": "~", "PWD": "."}
 DEV_TCP = re.compile(r"^/dev/(tcp|udp)/([^/]+)/(\d+)$")
 
@@ -54,6 +55,16 @@ class ShellAnalysis:
     credentials: tuple[str, ...] = ()
     opaque: bool = False
     opaque_reason: str | None = None
+    # where the command leaves its shell, relative to where it started: "." (no `cd`, or
+    # only scoped ones that cannot move it), a folder ("/etc", "~/.ssh", "sub", ".."), or
+    # None (unknown: a computed folder, `cd -` to before the command, a `cd` in a
+    # subshell, pipeline, function, conditional or loop body). sql/shell_folders.sql carries
+    # it to the session's later steps.
+    folder: str | None = "."
+    # the (field, name) of the relative paths named where the command started, or under
+    # it (`cd sub && cat x`: `sub/x`): the names a folder carried from an earlier step
+    # applies to. None: every relative path recorded (the command has no `cd`).
+    here: tuple[tuple[str, str], ...] | None = None
 
 
 FIELDS = ("reads", "writes", "executes", "sends", "payloads", "deletes", "credentials")
@@ -74,6 +85,11 @@ def normalise(resource: str) -> str | None:
     return r or "."
 
 
+def _relative(name: str) -> bool:
+    """A relative path (not ``/...``, ``~...``, nor a URL or pseudo resource such as ``env:X``)."""
+    return not name.startswith(("/", "~")) and not _PSEUDO_RE.match(name)
+
+
 class Acc:
     """Mutable accumulator behind one ShellAnalysis."""
 
@@ -84,6 +100,15 @@ class Acc:
         self.cwd: str | None = None
         # Ctx.derived's answers, per name, until the next write with provenance
         self.derived_cache: dict[tuple[tuple[str, ...], frozenset[str]], tuple[str, ...]] = {}
+        # relative paths named where the command started (ShellAnalysis.here), kept from its
+        # first `cd` on (None before: every relative path recorded); `lost`: since a `cd`
+        # to an unknown folder no name is known relative to the start
+        self.here: dict[tuple[str, str], None] | None = None
+        self.lost = False
+        # where the shell is left (ShellAnalysis.folder) and, for `cd -`, where it was before
+        # the last move (None: unknown, before the command)
+        self.folder: str | None = "."
+        self.oldfolder: str | None = None
 
     def add(self, kind: str, resource: str) -> None:
         """Record ``resource`` under field ``kind`` (normalised, deduplicated). After a
@@ -98,6 +123,42 @@ class Acc:
         joined = self.under_cwd(r) if kind in _PATH_FIELDS else None
         if joined:
             self.lists[kind].setdefault(joined)
+        if self.here is not None and kind in _PATH_FIELDS:
+            self.mark_here(kind, r)
+
+    def track_here(self) -> None:
+        """From now on keep ``here`` explicitly (at a ``cd``, or a nested analysis that had
+        one): every relative path recorded so far was named where the command started."""
+        if self.here is None:
+            self.here = {(k, r): None for k in _PATH_ORDER for r in self.lists[k] if _relative(r)}
+
+    def mark_here(self, kind: str, name: str) -> None:
+        """Record that relative path ``name`` (normalised) was named in the folder the
+        command is in now: kept, joined to it, when that folder is known relative to where
+        the command started (not after ``cd /abs``, nor after a ``cd`` to an unknown folder)."""
+        if self.here is None or self.lost or not _relative(name):
+            return
+        if self.cwd is None:
+            self.here.setdefault((kind, name))
+        elif not self.cwd.startswith(("/", "~")):
+            joined = normalise(posixpath.normpath(posixpath.join(self.cwd, name)))
+            if joined:
+                self.here.setdefault((kind, joined))
+
+    def move(self, target: str | None) -> None:
+        """The shell's folder after an unscoped ``cd target`` (None: to an unknown folder;
+        ``-``: back to where it was before the last move, unknown when that was before the
+        command). ``target`` is absolute, ``~``-based or relative to the current folder."""
+        old = self.folder
+        if target == "-":
+            new = self.oldfolder
+        elif target is None or (old is None and not target.startswith(("/", "~"))):
+            new = None
+        else:
+            joined = target if target.startswith(("/", "~")) else posixpath.join(old or ".", target)
+            rest = posixpath.normpath(joined[2:]) if joined.startswith("~/") else None
+            new = posixpath.normpath(joined) if rest is None else "~" if rest == "." else "~/" + rest
+        self.folder, self.oldfolder = new, old
 
     def under_cwd(self, name: str) -> str | None:
         """``name`` (normalised) under the folder of the command's last ``cd``, when there is
@@ -113,17 +174,27 @@ class Acc:
             self.reason = reason
 
     def merge(self, other: ShellAnalysis) -> None:
-        """Fold a nested analysis into this one."""
+        """Fold a nested analysis into this one (run where this command is now: its names
+        named where it started are named here)."""
+        if other.here is not None:
+            self.track_here()
+        here, self.here = self.here, None
         for f in FIELDS:
             for r in getattr(other, f):
                 self.add(f, r)
+        self.here = here
+        if here is not None:
+            for f, r in other.here if other.here is not None else (
+                    (f, r) for f in _PATH_ORDER for r in getattr(other, f) if _relative(r)):
+                self.mark_here(f, r)
         if other.opaque:
             self.fail(other.opaque_reason or "nested command cannot be analysed")
 
     def result(self) -> ShellAnalysis:
         """Freeze into a ShellAnalysis."""
         return ShellAnalysis(*(tuple(self.lists[f]) for f in FIELDS),
-                             opaque=self.reason is not None, opaque_reason=self.reason)
+                             opaque=self.reason is not None, opaque_reason=self.reason, folder=self.folder,
+                             here=None if self.here is None else tuple(self.here))
 
 
 @dataclass
