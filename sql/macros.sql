@@ -181,3 +181,7 @@ create or replace temp macro lg_path_join(root, segs) as
     case when segs is null then null when len(segs) > 0 then root || array_to_string(segs, '/') when root = '/' then '/' when root = '~/' then '~'
          else '.' end;
 create or replace temp macro lg_norm_path(p) as lg_path_join(lg_path_root(p), lg_path_segments(p, lg_path_root(p)));
+-- lg_norm_path_if: lg_norm_path only where there is something to resolve (`.`, `..`, `//`,
+-- a trailing `/`): most folders are normalised already, and the lambdas cost per row
+create or replace temp macro lg_norm_path_if(p) as
+    case when regexp_matches(p, '(^|/)[.][.]?(/|$)|//|./$') then lg_norm_path(p) else p end;

@@ -20,7 +20,7 @@ with calls as (
         s.exec_status in ('executed', 'unknown') as ran,
         -- a case: arguments that are not JSON never reach shell_calls, but the path is built per row
         case when t.workdir_arg is not null
-            then lg_norm_path(nullif(trim(s.arguments ->> ('$."' || t.workdir_arg || '"')), '')) end as workdir
+            then lg_norm_path_if(nullif(trim(s.arguments ->> ('$."' || t.workdir_arg || '"')), '')) end as workdir
     from shell_calls c
     join steps s using (trajectory_id, step_idx)
     join policy_tools t on t.tool_key = lower(s.tool_name)
@@ -49,7 +49,8 @@ ends as (
     -- moves since, joined and normalised
     select trajectory_id, step_idx, tool_key,
         case when bool_or(reset and piece is null) over whole then null
-             else lg_norm_path(string_agg(piece, '/') over upto) end as folder
+             -- pieces are normalised already: only a relative one can bring a `..`
+             else lg_norm_path_if(string_agg(piece, '/') over upto) end as folder
     from segments
     window whole as (partition by trajectory_id, tool_key, seg),
            upto as (partition by trajectory_id, tool_key, seg order by step_idx

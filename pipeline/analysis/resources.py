@@ -63,6 +63,11 @@ from (select f.trajectory_id, f.step_idx, h.access, h.resource, lg_norm_path(f.f
 where joined <> resource and joined <> '..' and not starts_with(joined, '../')
 """
 
+_WORKDIR_CALLS = """
+select exists (select 1 from policy_tools t where t.workdir_arg is not null
+               and t.tool_key in (select lower(tool_name) from steps where kind = 'tool_call'))
+"""
+
 
 def program_text(arguments: str, arg: str | None) -> str | None:
     """The program a call's argument ``arg`` holds (a command or code text), or None."""
@@ -182,7 +187,11 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
         "create or replace temp table opaque_steps as "
         "select c.trajectory_id, c.step_idx, o.opaque_reason "
         "from shell_calls c join program_opaque_in o using (program_id)")
-    materialize(con, "shell_folders")
+    if folder_rows or con.execute(_WORKDIR_CALLS).fetchone() != (False,):
+        materialize(con, "shell_folders")
+    else:  # no program moves its shell and no call names its folder: nothing is carried
+        con.execute("create or replace temp table shell_folders "
+                    "(trajectory_id varchar, step_idx bigint, program_id bigint, folder varchar)")
     # the relative names of the programs that run in a carried folder only (most run none)
     here_rows = [(program_id, access, name)
                  for (program_id,) in con.execute("select distinct program_id from shell_folders order by 1").fetchall()
