@@ -27,7 +27,7 @@ def test_lists_and_pipelines() -> None:
 
 def test_redirection_before_a_pipe_belongs_to_its_command() -> None:
     # tree-sitter-bash nests `a && b 2>f | c` as ((a && b) 2>f) | c; bash means a && (b 2>f | c)
-    assert _shape("a && b 2>/dev/null | c") == [[(["a"], [])], [(["b"], [(">", "/dev/null")]), (["c"], [])]]
+    assert _shape("a && b 2>/dev/null | c") == [[(["a"], [])], [(["b"], [("2>", "/dev/null")]), (["c"], [])]]
 
 
 def test_group_piped_into_a_command_feeds_it_from_its_last_pipeline() -> None:
@@ -174,7 +174,7 @@ def test_a_process_substitution_glued_to_a_word_is_one_word() -> None:
 def test_a_long_chain_of_redirected_pipelines_costs_no_stack() -> None:
     # the grammar nests `a | b > o && c | d > p && ...` one level per link (opaque past ~330)
     assert _shape("a | b > o && c | d 2> p && e > q") == [
-        [(["a"], []), (["b"], [(">", "o")])], [(["c"], []), (["d"], [(">", "p")])], [(["e"], [(">", "q")])]]
+        [(["a"], []), (["b"], [(">", "o")])], [(["c"], []), (["d"], [("2>", "p")])], [(["e"], [(">", "q")])]]
     text = " && ".join(f"cat src/m{i}.py | grep -n def > out/m{i}.txt" for i in range(1_000))
     result = analyse_command(text)
     assert not result.opaque

@@ -235,6 +235,8 @@ class Analyser:
                 if op != "<":
                     for r in list(dict.fromkeys(stdin.resources + tuple(ctx.stage_reads))):
                         ctx.add_payload(r)
+            elif op[:1].isdigit():  # `2>err.log`: what goes there is no stdout, which still flows on
+                ctx.write(target, ())
             elif op in (">", ">>", ">|", "&>", "&>>", "<>") or (op == ">&" and not target.isdigit() and target != "-"):
                 src = ctx.stdout.resources if ctx.stdout else tuple(ctx.stage_reads) + stdin.resources
                 ctx.write(target, src)

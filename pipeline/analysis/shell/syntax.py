@@ -275,6 +275,9 @@ class _Flattener(WordReader):
             self.word(node)
             return
         op = next((c.type for c in node.children if not c.is_named), ">")
+        fd = next((self.raw(c) for c in node.named_children if c.type == "file_descriptor"), None)
+        if fd not in (None, "1") and op in (">", ">>", ">|"):
+            op = fd + op  # another descriptor's output (`2>/dev/null`): the command's stdout still flows
         targets = [c for c in node.named_children if c.type != "file_descriptor"]
         if op == "<" and targets and targets[0].type == "ERROR" and self.raw(targets[0]).strip() == ">":
             op, targets = "<>", targets[1:]  # the grammar has no `<>` (open read-write): `<`, ERROR `>`, target
