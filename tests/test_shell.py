@@ -348,6 +348,23 @@ def test_other_descriptors_leave_stdout_flowing(cmd: str, payloads: tuple[str, .
     assert result.writes == writes
 
 
+@pytest.mark.parametrize(("cmd", "executes"), [
+    # a program named like a known command runs as a file of its own outside the system's folders
+    ("./gh_2.45.0_linux_amd64/bin/gh --version", ("gh_2.45.0_linux_amd64/bin/gh",)),
+    ("~/.local/bin/kubectl version", ("~/.local/bin/kubectl",)),
+    ("/usr/bin/git status", ()),
+    ("/usr/local/bin/gh pr list", ()),
+    # ... and a system path this command wrote, or a program it put into a bin folder, runs its source
+    ("curl -Lo /usr/local/bin/gh https://dl.example/gh && chmod +x /usr/local/bin/gh && /usr/local/bin/gh --version",
+     ("/usr/local/bin/gh", "https://dl.example/gh")),
+    ("curl -LO https://dl.example/kubectl && chmod +x kubectl && mv kubectl ~/.local/bin/ && kubectl version",
+     ("~/.local/bin/kubectl", "https://dl.example/kubectl")),
+    ("kubectl version", ()),
+])
+def test_programs_run_by_path_or_put_on_the_path(cmd: str, executes: tuple[str, ...]) -> None:
+    assert analyse_command(cmd).executes == executes
+
+
 def test_redirect_to_dev_null_is_not_a_write() -> None:
     result = analyse_command("ls > /dev/null 2>&1; echo x 2>/dev/stderr")
     assert result.writes == ()

@@ -62,6 +62,10 @@ def _table() -> dict[str, Handler]:
 HANDLERS: dict[str, Handler] = _table()
 
 
+SYSTEM_BIN = re.compile(r"/(?:usr/(?:local/)?)?s?bin|/opt/homebrew/bin|/snap/bin")
+"""Folders whose programs are the system's own: one named like a known command is that command."""
+
+
 def canonical(name: str) -> str:
     """Map versioned or variant program names onto table keys (python3.11 -> python)."""
     if re.fullmatch(r"python[\d.]*|pypy[\d.]*|ipython[\d.]*", name):
@@ -88,11 +92,19 @@ def run_command_words(words: list[str], ctx: Ctx) -> None:
     if "/" in text:
         parent, _, base = text.rpartition("/")
         known = canonical(base) in HANDLERS
-        if not (known and re.search(r"(^|/)s?bin$", parent or "/")):
+        # /usr/bin/git is the system's git; ./gh_2.45/bin/gh or ~/.local/bin/kubectl is a file
+        # of its own (downloaded, built), and so is a system path this command wrote
+        if not (known and SYSTEM_BIN.fullmatch(parent)) or ctx.derived(text):
             ctx.execute(w0)
         if not known:
             shell_cmd_misc.h_unknown(ctx, words[1:], base)
             return
         name = base
+    else:
+        # a program this command put into a bin folder (`mv kubectl ~/.local/bin/`,
+        # `install -m 755 x /usr/local/bin/x`) runs by its name: that file runs (the last 64
+        # writes are looked at: a bound, so 1,000 writes then 1,000 commands stay linear)
+        for written in [w for w in list(ctx.acc.lists["writes"])[-64:] if w.endswith(f"bin/{text}")]:
+            ctx.execute(written)
     name = canonical(name)
     HANDLERS.get(name, shell_cmd_misc.h_unknown)(ctx, words[1:], name)
