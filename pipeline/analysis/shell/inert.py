@@ -12,8 +12,10 @@ blank). What is data is policy (``[classifier]`` in the policy file):
   message);
 - ``print_programs``: programs that print their arguments (``echo``, ``printf``) or their
   here-document / here-string (``cat``, ``tee``); what they print is data when it goes to
-  the terminal or into files none of which runs later by itself (``classifier.runs_later``)
-  or is run by the same command. Printed into a pipe, a substitution (``$(cat <<EOF)``), a
+  the terminal or into files of the workspace (a relative path) or the scratch folder
+  (``/tmp``) none of which runs later by itself (``classifier.runs_later``) or is run by
+  the same command. Printed into a system or home file (``>> /etc/ssh/sshd_config``) it is
+  the change itself, and stays read. Printed into a pipe, a substitution (``$(cat <<EOF)``), a
   crontab or a script the command runs, it stays a command.
 
 Never blanked: a word holding a command or process substitution (it runs), a here-document
@@ -117,7 +119,7 @@ def _command_spans(node: tree_sitter.Node, text: str, programs: list[tuple[str, 
     targets = _output_targets(outputs, text)
     if words[0] == "tee":
         targets += [_text(a, text) for a in args if not _text(a, text).startswith("-")]
-    if any(t is None or runs_later(t) or ran.runs(t) for t in targets):
+    if any(t is None or _settles(t) or runs_later(t) or ran.runs(t) for t in targets):
         return []
     spans = [(a.start_byte, a.end_byte) for a in args if not _runs(a)] if words[0] in ("echo", "printf") else []
     for doc in docs:
@@ -147,6 +149,18 @@ def _unwrapped(nodes: list[tree_sitter.Node], text: str) -> int | None:
         while word == "env" and i < len(nodes) and "=" in _text(nodes[i], text):
             i += 1
     return None
+
+
+_TERMINAL = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
+
+
+def _settles(target: str) -> bool:
+    """True for a file outside the workspace and the scratch folder: what is printed into
+    ``/etc/ssh/sshd_config``, ``/etc/selinux/config`` or ``~/.gitconfig`` is the change
+    itself (``PermitRootLogin yes``), not a note about it."""
+    if target in _TERMINAL or target.startswith(("/tmp/", "/var/tmp/")):
+        return False
+    return target.startswith(("/", "~"))
 
 
 def _text(node: tree_sitter.Node, text: str) -> str:
