@@ -10,9 +10,10 @@ import re
 
 from pipeline.analysis.shell.args import has_opt, looks_like_path, opt_values, parse_opts
 from pipeline.analysis.shell.cmd_serve import interp_serves, serve
-from pipeline.analysis.shell.tables import CODE_FLAGS, FOLDER_SERVERS, OPTIONS, PY_ARG, WRAPPERS
+from pipeline.analysis.shell.tables import CODE_FLAGS, FOLDER_SERVERS, OPTIONS, PY_ARG, SHELL_SETUP, WRAPPERS
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.model import DEV_TCP
+from pipeline.analysis.shell.words import SUB_RE
 
 
 
@@ -166,6 +167,8 @@ def h_wrapper(ctx: Ctx, args: list[str], name: str) -> None:
                                          "replace", "eof", "max-chars", "output", "adjustment", "split-string",
                                          "close-from", "prompt", "host", "role", "type", "other-user"), stop=True)
     if name == "command" and has_opt(opts, "-v", "-V"):
+        if has_opt(opts, "-v") and len(rest) == 1 and not ctx.dynamic(rest[0]):
+            ctx.stdout_literal(rest[0])  # where X is: `$(command -v X) ARGS` runs X
         return
     if name == "timeout" and rest:
         rest = rest[1:]
@@ -238,8 +241,42 @@ def h_tmux(ctx: Ctx, args: list[str], name: str) -> None:
 
 
 def h_eval(ctx: Ctx, args: list[str], name: str) -> None:
-    """eval WORDS: analysable only when every word is literal."""
+    """eval WORDS: analysable only when every word is literal, or is the output of a
+    shell-setup program (`eval "$(pyenv init -)"`, see :func:`_shell_setup`): that
+    program was analysed as its substitution, and the setup text it prints is trusted."""
+    if all(_shell_setup(ctx, a) for a in args):
+        return
     if any(ctx.dynamic(a) for a in args):
         ctx.fail("eval of text built at run time")
     elif args:
         ctx.run_text_literal(" ".join(ctx.text(a) for a in args))
+
+
+_LITERAL_WORD = re.compile(r"[\w./~=:,+@%-]+")
+
+
+def _shell_setup(ctx: Ctx, word: str) -> bool:
+    """True when ``word`` is a whole ``$(P ARGS)`` (or backquoted) substitution whose text is
+    one simple command of literal words (no quote, variable, substitution, redirection,
+    pipe or list) running a program of ``SHELL_SETUP`` (by name, or from a ``bin`` folder:
+    ``/opt/homebrew/bin/brew``) with one of its setup subcommands and allowed words."""
+    m = SUB_RE.fullmatch(word)
+    if not m:
+        return False
+    kind, inner = ctx.an.subs[int(m.group(1))]
+    words = inner.split()
+    if kind != "$" or not words or not all(_LITERAL_WORD.fullmatch(w) for w in words):
+        return False
+    parent, _, program = words[0].rpartition("/")
+    if "/" in words[0] and not re.search(r"(^|/)s?bin$", parent or "/"):
+        return False
+    entry = SHELL_SETUP.get(program)
+    if entry is None:
+        return False
+    subcommands, allowed = entry
+    rest = words[1:]
+    for sub in subcommands:
+        head = sub.split()
+        if rest[:len(head)] == head and all(re.fullmatch(allowed, w) for w in rest[len(head):]):
+            return True
+    return False

@@ -260,6 +260,10 @@ def h_pkg(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.read(publish[2])
             ctx.add_payload(publish[2], PUBLISH_LEAVES_OUT)
         return
+    if not opts and (words in (["root"], ["bin"]) and name in ("npm", "pnpm") or name == "yarn" and words == ["bin"]):
+        # the project's own package folder: `$(npm root)/.bin/eslint` runs node_modules/.bin/eslint
+        ctx.stdout_literal("node_modules" if words == ["root"] else "node_modules/.bin")
+        return
     for f in opt_values(opts, "-r", "--requirement", "-c", "--constraint"):
         ctx.read(f)
     for p in pos:
@@ -312,6 +316,18 @@ def h_pathcalc(ctx: Ctx, args: list[str], name: str) -> None:
         else:
             out = t
         ctx.stdout_literal(out)
+
+
+def h_lookup(ctx: Ctx, args: list[str], name: str) -> None:
+    """which X / type -P X (-p): print where program X is, so `$(which X) ARGS` runs X (as
+    `command -v X`, cmd_exec.h_wrapper); several names, `which -a`, or `type X` (a
+    sentence) print something else."""
+    opts, pos = parse_opts(args, "", ())
+    flags = {k for k, _ in opts}
+    if len(pos) != 1 or ctx.dynamic(pos[0]):
+        return
+    if (name == "which" and not flags) or (name == "type" and flags in ({"-P"}, {"-p"})):
+        ctx.stdout_literal(pos[0])
 
 
 def h_tr(ctx: Ctx, args: list[str], name: str) -> None:

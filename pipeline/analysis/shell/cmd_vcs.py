@@ -62,6 +62,8 @@ def h_git(ctx: Ctx, args: list[str], name: str) -> None:
         for p in pos or ["."]:
             t = ctx.text(p)
             ctx.delete((ctx.text(work) if t == "." else join_path(ctx.text(work), t)) if work else p)
+    elif sub == "rev-parse" and not work and [ctx.text(r) for r in rest] == ["--show-toplevel"]:
+        ctx.stdout_literal(".")  # the work tree's top, where the command runs (as `pwd`)
     elif sub == "show":
         for p in pos:
             if ":" in ctx.text(p) and not ctx.text(p).endswith(":"):

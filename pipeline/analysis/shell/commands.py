@@ -23,6 +23,7 @@ from pipeline.analysis.shell import cmd_text as shell_cmd_text
 from pipeline.analysis.shell import cmd_vcs as shell_cmd_vcs
 from pipeline.analysis.shell.args import Handler
 from pipeline.analysis.shell.ctx import Ctx
+from pipeline.analysis.shell.model import FIXED_VARS, VAR_RE
 from pipeline.analysis.shell.tables import (
     CODE_FLAGS,
     COMMAND_FAMILIES,
@@ -79,11 +80,26 @@ def canonical(name: str) -> str:
     return name
 
 
+def _defaulted(word: str, ctx: Ctx) -> str:
+    """A command name ``${VAR:-default}`` (or ``${VAR-default}``) with a literal default and
+    VAR never assigned in the command (nor bound by a loop): the default (`"${PYTHON:-python3}"
+    -m pytest` runs python3). A VAR the command assigned a known value was expanded already;
+    one assigned a computed value stays unknown, and so does the name."""
+    def put(m: re.Match[str]) -> str:
+        name, rest = m.group(1), m.group(2) or ""
+        dflt = re.fullmatch(r":?-([\w./~+@%:,=-]+)", rest)  # plain text: no quote, `$`, glob
+        if (not m.group(0).startswith("${") or m.group(0)[2] in "#!" or not dflt or not name
+                or not re.fullmatch(r"[A-Za-z_]\w*", name) or name in ctx.an.env or name in FIXED_VARS):
+            return m.group(0)
+        return dflt.group(1)
+    return VAR_RE.sub(put, word) if "${" in word else word
+
+
 def run_command_words(words: list[str], ctx: Ctx) -> None:
     """Dispatch one simple command (raw words, assignments already removed)."""
     if not words:
         return
-    w0 = words[0]
+    w0 = _defaulted(words[0], ctx)
     if ctx.dynamic(w0):
         ctx.fail(f"command name built from a variable or substitution: {ctx.text(w0)[:60]}")
         return

@@ -44,6 +44,7 @@ class AnalyserView(Protocol):
     sub_flows: dict[int, tuple[str, ...]]
     provenance: dict[str, tuple[str, ...]]
     var_sources: dict[str, tuple[str, ...]]
+    env: dict[str, list[str] | None]
     code: Callable[[str, bool, int], ShellAnalysis]
 
     def sub(self, text: str, stdin: Flow | None = None) -> ShellAnalysis: ...

@@ -125,7 +125,7 @@ COMMAND_FAMILIES: dict[str, str] = {
         "ps top htop free uptime df lsof netstat ss ip ifconfig nproc lscpu lsblk dmesg "
         "journalctl systemctl service seq yes expr bc tput stty getent groups last w who locale "
         "tty clear reset exit return break continue shift wait jobs fg bg disown trap shopt "
-        "ulimit umask alias unalias unset local readonly let hash type which whereis hostname "
+        "ulimit umask alias unalias unset local readonly let hash whereis hostname "
         "mktemp mkfifo sync usermod useradd groupadd passwd chpasswd visudo pip-compile pytest "
         "py.test tox nosetests mypy ruff black flake8 pylint isort unittest coverage C-c C-d C-z "
         "q :q"
@@ -192,6 +192,7 @@ COMMAND_FAMILIES: dict[str, str] = {
     "history": "history",
     "tr": "tr",
     "pathcalc": "pwd basename dirname realpath readlink",
+    "lookup": "which type",
 }
 # package managers' publishing subcommands: (subcommand, registry, what is published when
 # no file is named: the package folder, or the built distributions); the registry can be
@@ -265,6 +266,40 @@ PUBLISH_LEAVES_OUT = frozenset({".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc"})
 PUBLISH_REGISTRY_OPTS = ("--registry", "--repository-url", "--publish-url", "--host", "--index", "--repository")
 # variables naming the proxy a command's requests go through (curl, wget, pip, requests)
 PROXY_VARS = frozenset({"http_proxy", "https_proxy", "all_proxy", "ftp_proxy"})
+
+
+# Programs whose documented output is shell code that sets up the shell evaluating it
+# (`eval "$(ssh-agent -s)"`, `eval "$(pyenv init -)"`, `eval $(minikube docker-env)`):
+# program -> (the subcommand words that print that code, "" for none; a pattern each word
+# after them must match). cmd_exec.h_eval trusts such text: it comes from a local program
+# given only literal words. Not completions (`kubectl completion bash`), which are sourced,
+# and not programs whose positional words are a command to run (`ssh-agent bash`).
+_SH = r"bash|zsh|fish|sh|ksh|dash|posix|tcsh|csh"
+_PROFILE = r"-[\w-]+(=[\w.-]+)?|[\w.-]+"  # options and their values: a profile, a machine
+SHELL_SETUP: dict[str, tuple[tuple[str, ...], str]] = {
+    "ssh-agent": (("",), r"-[cskD]+|-t|\d+[smhdw]?"),
+    "pyenv": (("init", "virtualenv-init"), rf"-|--path|--no-rehash|{_SH}"),
+    "rbenv": (("init",), rf"-|--path|--no-rehash|{_SH}"),
+    "nodenv": (("init",), rf"-|--path|--no-rehash|{_SH}"),
+    "goenv": (("init",), rf"-|--path|--no-rehash|{_SH}"),
+    "jenv": (("init",), rf"-|--no-rehash|{_SH}"),
+    "direnv": (("hook", "export"), _SH),
+    "minikube": (("docker-env", "podman-env"), _PROFILE),
+    "docker-machine": (("env",), _PROFILE),
+    "brew": (("shellenv",), _SH),
+    "conda": (tuple(f"shell.{s} hook" for s in ("bash", "zsh", "fish", "posix", "sh", "dash", "tcsh", "csh")), r"-[\w-]+"),
+    "micromamba": (("shell hook",), rf"-s|--shell(=({_SH}))?|{_SH}"),
+    "mamba": (("shell hook",), rf"-s|--shell(=({_SH}))?|{_SH}"),
+    "opam": (("env", "config env"), _PROFILE),
+    "luarocks": (("path",), r"--[\w-]+(=[\d.]+)?|[\d.]+"),
+    "zoxide": (("init",), rf"--cmd|--hook|--no-cmd|{_SH}|\w+"),
+    "starship": (("init",), rf"--print-full-init|{_SH}"),
+    "fnm": (("env",), rf"--[\w-]+(=[\w-]+)?|{_SH}"),
+    "mise": (("activate",), rf"-q|--quiet|--shims|--status|-s|--shell(=({_SH}))?|{_SH}"),
+    "rtx": (("activate",), rf"-q|--quiet|--shims|--status|-s|--shell(=({_SH}))?|{_SH}"),
+    "dircolors": (("",), r"-[bc]|--sh|--bourne-shell|--csh|--c-shell"),
+    "fzf": (("",), r"--bash|--zsh|--fish"),
+}
 
 
 # Options that take a value, per command (or command and subcommand) whose handler parses
