@@ -52,7 +52,8 @@ RESOLVED: list[tuple[str, dict[str, tuple[str, ...]]]] = [
     ('"${PYTHON-python3}" -m pytest', {}),
     ("${RUNNER:-./run.sh} --fast", {"executes": ("run.sh",)}),
     # a value the command assigned wins over the default (already resolved before: a guard)
-    ('PYTHON=./venv/bin/python; "${PYTHON:-python3}" x.py', {"executes": ("x.py",)}),
+    # a program run by its path outside the system's folders is a file of its own
+    ('PYTHON=./venv/bin/python; "${PYTHON:-python3}" x.py', {"executes": ("venv/bin/python", "x.py")}),
 ]
 
 STILL_OPAQUE: list[tuple[str, str]] = [
