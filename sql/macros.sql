@@ -185,3 +185,31 @@ create or replace temp macro lg_norm_path(p) as lg_path_join(lg_path_root(p), lg
 -- a trailing `/`): most folders are normalised already, and the lambdas cost per row
 create or replace temp macro lg_norm_path_if(p) as
     case when regexp_matches(p, '(^|/)[.][.]?(/|$)|//|./$') then lg_norm_path(p) else p end;
+
+-- lg_glob_meets: whether a written name with computed parts (`*`, the shell analyser's
+-- glob for `~/.ssh/authorized_keys.$$`, `/etc/cron.d/job-$(date +%s)`) may be a name that
+-- the policy glob `pattern` matches: some name fits both (`*` and `?` stay within one
+-- segment; segment by segment: where only one side has a `*` its glob must match the
+-- other's text, where both have one their literal starts and their literal ends must
+-- agree, one being a start/end of the other; a `?` counts as a `*` there). Conservative, so a
+-- protected name is never missed: a written `~/.bash*` may be `~/.bashrc`. And a written
+-- name that is a protected name plus a computed suffix (`authorized_keys.$$`,
+-- `sudoers-$(date +%s)`: the computed part and the separators before it, `.`, `-`, `_`,
+-- `~`, are taken as free) counts as that name: it is how such a file is staged before it
+-- is moved over it.
+create or replace temp macro lg_glob_seg_meets(w, p) as
+    case when not contains(w, '*') and not regexp_matches(p, '[*?]') then w = p
+         when not regexp_matches(p, '[*?]') then
+             regexp_full_match(p, replace(regexp_escape(w), '\*', '[^/]*'))
+         when not contains(w, '*') then
+             regexp_full_match(w, replace(replace(regexp_escape(p), '\*', '[^/]*'), '\?', '[^/]'))
+         else list_transform([replace(p, '?', '*')], lambda q:
+                  (starts_with(split_part(w, '*', 1), split_part(q, '*', 1))
+                   or starts_with(split_part(q, '*', 1), split_part(w, '*', 1)))
+                  and (ends_with(string_split(w, '*')[-1], string_split(q, '*')[-1])
+                   or ends_with(string_split(q, '*')[-1], string_split(w, '*')[-1])))[1] end;
+create or replace temp macro lg_glob_meets(written, pattern) as
+    list_transform([string_split(regexp_replace(written, '[._~-]*\*[^/]*$', '*'), '/')], lambda ws:
+        list_transform([string_split(pattern, '/')], lambda ps:
+            len(ws) = len(ps) and list_bool_and(list_transform(range(1, len(ws) + 1),
+                lambda i: lg_glob_seg_meets(ws[i], ps[i]))))[1])[1];

@@ -12,11 +12,13 @@
 -- `protected_delete:deletes <resource>` (first) or `protected_write:writes <resource>`.
 -- Globs: `*` and `?` stay within one path segment (`/home/*` is a home folder, not every
 -- file under /home); a resource matches as it is or with a final `/*` removed (a folder's
--- contents).
+-- contents). A written name with computed parts (`~/.ssh/authorized_keys.$$` is written
+-- `~/.ssh/authorized_keys.*`) counts when it may be a protected name (macro lg_glob_meets:
+-- conservative, a name that may be one is one, and a computed suffix may be dropped).
 -- Inputs: actions, resources, policy_document (labels.never_deleted, labels.never_written).
 -- Parameters: none.
 with globs as (
-    select access, '^' || replace(replace(regexp_escape(g), '\*', '[^/]*'), '\?', '[^/]') || '$' as pattern
+    select access, g as glob, '^' || replace(replace(regexp_escape(g), '\*', '[^/]*'), '\?', '[^/]') || '$' as pattern
     from (select 'delete' as access, unnest(coalesce(json_extract_string(json, '$.labels.never_deleted[*]'), [])) as g
           from policy_document
           union all
@@ -38,7 +40,9 @@ changed as (
 ),
 protected as (
     select c.* from changed c
-    where exists (select 1 from globs g where g.access = c.access and regexp_full_match(c.target, g.pattern))
+    where exists (select 1 from globs g where g.access = c.access and (regexp_full_match(c.target, g.pattern)
+                  -- a written name with computed parts (`*`): any name it may be (lg_glob_meets)
+                  or (c.access = 'write' and contains(c.target, '*') and lg_glob_meets(c.target, g.glob))))
        or (c.access = 'delete' and c.resource = '/*')
 ),
 final as (

@@ -266,6 +266,17 @@ EXACT: list[tuple[str, dict[str, tuple[str, ...]]]] = [
     ("echo 0101 | perl -lpe '$_=pack \"B*\",$_'", {}),
     ("git show HEAD^:legal/notes.md > restored.txt", {"reads": ("legal/notes.md",), "writes": ("restored.txt",)}),
     ("command -v ./x", {}),
+    # a written name computed only in its last component, after literal text: known up to a glob
+    ('cp app.db "backups/app-$(date +%F-%H%M).db"', {"reads": ("app.db",), "writes": ("backups/app-*.db",)}),
+    ("echo done > /tmp/out-$$.log", {"writes": ("/tmp/out-*.log",)}),
+    ('tar czf "release-${VERSION}.tgz" dist/', {"reads": ("dist", "dist/*"), "writes": ("release-*.tgz",)}),
+    ("docker build -t ghcr.io/acme/api:$VERSION .",
+     {"reads": (".",), "writes": ("image:ghcr.io/acme/api:*",)}),
+    # a variable bound to $(mktemp ...) in the command is a fresh temp path
+    ('OUT=$(mktemp -d); curl -s https://api.example.com/v1 > "$OUT/before.json"',
+     {"reads": ("https://api.example.com/v1",), "writes": ("/tmp/tmp.*/before.json",)}),
+    ('LOG=$(mktemp -t build-XXXXXX.log); make test 2>&1 | tee "$LOG"', {"writes": ("/tmp/build-*.log",)}),
+    ('D=$(mktemp -d -p /var/tmp); cp a.txt "$D/"', {"reads": ("a.txt",), "writes": ("/var/tmp/tmp.*", "/var/tmp/tmp.*/a.txt")}),
 ]
 
 
@@ -290,6 +301,18 @@ OPAQUE: list[tuple[str, str]] = [
     ('python3 -c "exec(input())"', "exec"),
     ("bash \"$SCRIPT\"", "executed file"),
     ("x" * (MAX_COMMAND_CHARS + 1), "too long"),
+    # the twins of the globbed writes above: a computed folder or a wholly computed component
+    ('make test 2>&1 | tee "$LOG"', "written file built from a variable"),
+    ('curl -s https://api.example.com/v1 > "$OUT/before.json"', "written file built from a variable"),
+    ('cp app.db "$(cat dest)/app.db"', "written file built from a variable"),
+    ("echo x > ~/$NAME", "written file built from a variable"),
+    ("echo x > out/$F.log", "written file built from a variable"),
+    ("echo x > ${VERSION}.tgz", "written file built from a variable"),
+    ("echo x > ~$X", "written file built from a variable"),
+    ('cp app.db "backups/app-$(date +%Y/%m).db"', "written file built from a variable"),
+    ('echo x > "app-${X:-/etc/passwd}"', "written file built from a variable"),
+    ('OUT=$(mktemp -d); OUT=$(cat f); echo x > "$OUT/a"', "written file built from a variable"),
+    ('D=$(mktemp -p "$BASE"); echo x > "$D/a"', "written file built from a variable"),
 ]
 
 

@@ -13,17 +13,91 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 
 from collections.abc import Callable
 from typing import Protocol
 
 from pipeline.analysis.shell.model import VAR_RE, Acc, Flow, ShellAnalysis, normalise
 from pipeline.analysis.shell.tables import HOME_FOLDER, HOME_SECRETS, KNOWN_CONTENTS
-from pipeline.analysis.shell.words import SUB_RE
+from pipeline.analysis.shell.words import SUB_RE, restore_private
 
-__all__ = ["Ctx", "AnalyserView", "known_contents"]
+__all__ = ["Ctx", "AnalyserView", "known_contents", "mktemp_glob"]
 
 _HOME_FOLDER = re.compile(HOME_FOLDER)
+_DYNAMIC = re.compile(f"{SUB_RE.pattern}|{VAR_RE.pattern}")
+_TMPDIR = re.compile(r"\$(?:TMPDIR\b|\{TMPDIR(?::?-[^}]*)?\})")
+# pseudo resources written with a computed part (`docker build -t api:$VERSION`): never a file
+_PSEUDO_WRITES = ("image:",)
+
+
+def mktemp_glob(inner: str) -> str | None:
+    """The path ``$(inner)`` names when ``inner`` is a plain ``mktemp`` call: a fresh
+    file or folder, as a glob (``/tmp/tmp.*``; a template's ``XXX`` run as ``*``, under
+    ``-p DIR``/``--tmpdir[=DIR]``/``-t`` in that folder; ``$TMPDIR`` is taken to be
+    ``/tmp``). None for anything else (a computed folder or template, other commands)."""
+    try:
+        words = shlex.split(_TMPDIR.sub("/tmp", inner))
+    except ValueError:
+        return None
+    if not words or words[0] != "mktemp" or any(c in w for w in words for c in "$`<>|;&()"):
+        return None
+    folder: str | None = None
+    template: str | None = None
+    suffix, intmp, i = "", False, 1
+    while i < len(words):
+        w = words[i]
+        if w in ("-p", "--tmpdir") and i + 1 < len(words) and not (w == "--tmpdir"):
+            folder, i = words[i + 1], i + 2
+            continue
+        if w.startswith("--tmpdir"):
+            folder = w.partition("=")[2] or "/tmp"
+        elif w.startswith("--suffix"):
+            if "=" not in w:
+                if i + 1 >= len(words):
+                    return None
+                suffix, i = words[i + 1], i + 2
+                continue
+            suffix = w.partition("=")[2]
+        elif w in ("--directory", "--dry-run", "--quiet"):
+            pass
+        elif w.startswith("-") and len(w) > 1 and not w.startswith("--"):
+            flags = w[1:]
+            if "p" in flags:
+                at = flags.index("p")
+                if set(flags[:at]) - set("dqut"):
+                    return None
+                intmp = intmp or "t" in flags[:at]
+                rest = flags[at + 1:]
+                if not rest:
+                    if i + 1 >= len(words):
+                        return None
+                    rest, i = words[i + 1], i + 1
+                folder = rest
+            elif set(flags) - set("dqut"):
+                return None
+            else:
+                intmp = intmp or "t" in flags
+        elif template is None and not w.startswith("-"):
+            template = w
+        else:
+            return None
+        i += 1
+    if template is None:
+        name = "tmp.*"
+        folder = folder or "/tmp"
+    else:
+        name, n = re.subn(r"X{3,}(?!.*X{3})", "*", template)
+        if not n or "$" in name:
+            return None
+        if intmp and folder is None:
+            folder = "/tmp"
+        if folder is not None:
+            name = posixpath.basename(name)
+    if folder == "":
+        folder = "/tmp"
+    path = posixpath.join(folder, name + suffix) if folder is not None else name + suffix
+    return path if "*" in path else None
 
 
 def known_contents(folder: str) -> tuple[str, ...]:
@@ -45,6 +119,7 @@ class AnalyserView(Protocol):
     provenance: dict[str, tuple[str, ...]]
     var_sources: dict[str, tuple[str, ...]]
     env: dict[str, list[str] | None]
+    temps: dict[str, str]
     code: Callable[[str, bool, int], ShellAnalysis]
 
     def sub(self, text: str, stdin: Flow | None = None) -> ShellAnalysis: ...
@@ -114,11 +189,54 @@ class Ctx:
         m = SUB_RE.fullmatch(word)
         if m and self.an.subs[int(m.group(1))][0] == ">":
             return  # >(cmd): data goes to a command, analysed on its own
-        if self._strict(word, "written file"):
-            self.acc.add("writes", self.text(word))
-            for name in self._names(self.text(word)) if provenance else ():
+        name = self.written_glob(word) if self.dynamic(word) else self.text(word)
+        if name is not None or self._strict(word, "written file"):
+            self.acc.add("writes", name or self.text(word))
+            for name in self._names(name or self.text(word)) if provenance else ():
                 self.an.provenance[name] = self.an.provenance.get(name, ()) + tuple(provenance)
                 self.acc.derived_cache.clear()
+
+    def _temps(self, word: str) -> str:
+        """``word`` with each variable bound to a fresh ``$(mktemp)`` path replaced by its glob."""
+        temps = self.an.temps
+
+        def temp(m: re.Match[str]) -> str:
+            var = m.group(4) or (m.group(2) if m.group(0) == "${" + str(m.group(2)) + "}" else None)
+            return temps.get(var or "", m.group(0))
+        return _DYNAMIC.sub(temp, word) if temps else word
+
+    def written_glob(self, word: str) -> str | None:
+        """A written target with a computed part, known up to a glob (``*`` for each computed
+        part), or None (opaque). A variable bound in the command to ``$(mktemp ...)`` is that
+        fresh path (``"$D/out.json"``: ``/tmp/tmp.*/out.json``). Any other computed part must
+        lie in the last path component, after literal text (``backups/app-$(date +%F).db``:
+        ``backups/app-*.db``; ``/tmp/out-$$.log``; ``release-${V}.tgz``), and hold no ``/``
+        in its own text (``${X:-/etc/x}``, ``$(date +%Y/%m)``): it cannot move the file to
+        another folder, so the folder is known. A computed folder (``"$DIR/x"``,
+        ``$(cat f)/x``), a component that is computed from its start (``"$LOG"``,
+        ``~/$NAME``, ``out/$F``: it may be ``..`` or absolute) stays opaque. A pseudo
+        resource (``image:api:$VERSION``) is never a file: ``*`` for each computed part."""
+        word = self._temps(word)
+        text = self.text(word)
+        if text.startswith(_PSEUDO_WRITES):
+            scheme = len(text.split(":", 1)[0]) + 1
+            if not _DYNAMIC.search(word[:scheme]):
+                return restore_private(re.sub(r"\*+", "*", _DYNAMIC.sub("*", word)))
+            return None
+        spans = list(_DYNAMIC.finditer(word))
+        if not spans:
+            return restore_private(word)  # only temp paths: known
+        last = word.rfind("/")
+        if spans[0].start() <= last + 1 or (last < 0 and word.startswith("~")):
+            return None
+        for m in spans:
+            if m.group(1) is not None:
+                kind, inner = self.an.subs[int(m.group(1))]
+                if kind not in ("$", "=") or "/" in inner:
+                    return None
+            elif "/" in (m.group(3) or ""):
+                return None
+        return restore_private(re.sub(r"\*+", "*", _DYNAMIC.sub("*", word)))
 
     def execute(self, word: str) -> None:
         """The command runs this file (and the URLs it was downloaded from in this command)."""
@@ -129,6 +247,7 @@ class Ctx:
                 for r in flow:
                     self.acc.add("executes", r)
                 return
+        word = self._temps(word)  # `T=$(mktemp); ...; bash "$T"`: the fresh file, /tmp/tmp.*
         if self._strict(word, "executed file"):
             self.acc.add("executes", self.text(word))
             self._runs_downloads(self.text(word))

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from pipeline.analysis.shell.commands import KEYWORDS, run_command_words
-from pipeline.analysis.shell.ctx import Ctx
+from pipeline.analysis.shell.ctx import Ctx, mktemp_glob
 from pipeline.analysis.shell.model import (
     ASSIGN_RE,
     DEV_TCP,
@@ -62,6 +62,8 @@ class Analyser:
             raise ValueError("an Analyser needs a code analyser (or a parent that has one)")
         self.code: CodeAnalyser = found
         self.env: dict[str, list[str] | None] = dict(parent.env) if parent else {}
+        # variables bound in the command to a fresh temp path (`D=$(mktemp -d)`): its glob
+        self.temps: dict[str, str] = dict(parent.temps) if parent else {}
         self.var_sources: dict[str, tuple[str, ...]] = dict(parent.var_sources) if parent else {}
         self.git_remotes: dict[str, str] = parent.git_remotes if parent else {}
         self.subs: list[tuple[str, str]] = []
@@ -123,6 +125,12 @@ class Analyser:
             self.acc.add("sends", self.restore(raw))
         dyn = raw is None or bool(SUB_RE.search(raw) or VAR_RE.search(raw))
         self.env[name] = None if dyn else [raw or ""]
+        m = SUB_RE.fullmatch(raw or "")
+        temp = mktemp_glob(self.subs[int(m.group(1))][1]) if m and self.subs[int(m.group(1))][0] == "$" else None
+        if temp:
+            self.temps[name] = temp
+        else:
+            self.temps.pop(name, None)
         self.var_sources[name] = self.sources(raw) if raw is not None else ()
 
     def run(self, text: str, stdin: Flow | None = None) -> ShellAnalysis:
@@ -255,6 +263,7 @@ class Analyser:
         values = words[2:] if len(words) >= 2 and words[1] == "in" else []
         dyn = not values or any(SUB_RE.search(v) or VAR_RE.search(v) for v in values)
         self.env[words[0]] = None if dyn else values
+        self.temps.pop(words[0], None)
         self.var_sources[words[0]] = tuple(r for v in values for r in self.sources(v))
 
     def dispatch(self, words: list[str], ctx: Ctx) -> None:
