@@ -221,8 +221,9 @@ def _validate(data: dict[str, Any]) -> None:
             raise PolicyError(f"policy: exec_status.rules[{i}] needs a name and a status in {EXEC_STATUSES}")
     for i, pattern in enumerate(es.get("content_error_patterns", [])):
         _check_regex(pattern, f"exec_status.content_error_patterns[{i}]")
-    if "runs_later" in data.get("classifier", {}):
-        _check_regex(data["classifier"]["runs_later"], "classifier.runs_later")
+    for key in ("runs_later", "settles"):
+        if key in data.get("classifier", {}):
+            _check_regex(data["classifier"][key], f"classifier.{key}")
     for i, rule in enumerate(data.get("classifier", {}).get("rules", [])):
         _check_regex(rule.get("pattern"), f"classifier.rules[{i}].pattern")
         if rule.get("argument", "*") != "*":

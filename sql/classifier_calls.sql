@@ -15,6 +15,9 @@ with calls as (
         coalesce(len(t.writes) > 0 and t.shell_arg is null and t.code_arg is null, false) as writes_files,
         list_concat(t.reads, t.writes, t.executes, t.deletes, t.sends, t.control) as resource_args,
         t.writes as write_args,
+        -- a shell or code step: its line breaks separate commands (lg_line_breaks below); in
+        -- other tools' text (a mail body, a description) a line is prose, read as before
+        coalesce(t.shell_arg is not null or t.code_arg is not null, false) as program,
         -- a shell command that only mentions a rule's text (a here-document into notes, a
         -- grep pattern, a commit message) is read without those parts; the whole text still
         -- counts as `written` (sql/classifier_hits.sql)
@@ -38,8 +41,9 @@ texts as (
         -- (sql/macros.sql lg_with_argvs): the rules are written for command strings
         case when writer and args_ok then array_to_string(list_transform(resource_args,
             lambda k: coalesce(arguments ->> ('$."' || k || '"'), '')), chr(10))
-            else lg_line_breaks(lg_with_argvs(coalesce(masked_arguments, arguments), args_ok)) end as command_text,
-        lg_line_breaks(arguments) as arguments_text,
+            when program then lg_line_breaks(lg_with_argvs(coalesce(masked_arguments, arguments), args_ok))
+            else lg_with_argvs(arguments, args_ok) end as command_text,
+        case when program or writer then lg_line_breaks(arguments) else arguments end as arguments_text,
         masked_arguments is not null as masked
     from writers
 ),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
+from collections.abc import Callable
 from typing import Any
 
 import duckdb
@@ -23,7 +24,7 @@ import pyarrow as pa
 
 from pipeline.analysis.resources import program_arg, program_text
 from pipeline.analysis.shell import analyse_command
-from pipeline.analysis.shell.inert import inert_text
+from pipeline.analysis.shell.inert import Effects, inert_text
 
 __all__ = ["inert_texts", "INERT_TEXTS_SCHEMA"]
 
@@ -48,19 +49,19 @@ def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], patt
     command is in the first of them a call passes, as in ``resources``)."""
     data_programs = [str(p) for p in classifier.get("data_programs", [])]
     print_programs = [str(p) for p in classifier.get("print_programs", [])]
-    runs_later_pattern = str(classifier.get("runs_later") or r"[^\s\S]")
+    patterns = [str(classifier.get(k) or r"[^\s\S]") for k in ("runs_later", "settles")]
 
     @lru_cache(maxsize=1024)
-    def runs_later(path: str) -> bool:  # RE2, as everywhere else the pattern is read
-        found = con.execute("select regexp_matches($path, $pattern)",
-                            {"path": path, "pattern": runs_later_pattern}).fetchall()
+    def takes_effect(path: str) -> bool:  # RE2, as everywhere else the patterns are read
+        found = con.execute("select regexp_matches($path, $a) or regexp_matches($path, $b)",
+                            {"path": path, "a": patterns[0], "b": patterns[1]}).fetchall()
         return bool(found[0][0])
 
     rows: list[tuple[str, str, str]] = []
     if data_programs or print_programs:
         for tool_key, arguments, shell_arg, inferred in con.execute(_CANDIDATES, {"pattern": pattern}).fetchall():
             shell_arg = program_arg(arguments, shell_arg, shell_args if inferred else ())
-            masked = _masked_arguments(arguments, shell_arg, data_programs, print_programs, runs_later)
+            masked = _masked_arguments(arguments, shell_arg, data_programs, print_programs, takes_effect)
             if masked is not None:
                 rows.append((tool_key, arguments, masked))
     cols = list(zip(*rows)) if rows else [[], [], []]
@@ -71,18 +72,18 @@ def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], patt
 
 
 def _masked_arguments(arguments: str, shell_arg: str, data_programs: list[str], print_programs: list[str],
-                      runs_later: Any) -> str | None:
+                      takes_effect: Callable[[str], bool]) -> str | None:
     """The arguments JSON with the command's data parts blanked, or None (nothing blanked,
     or the command cannot be analysed: then it is read whole, as before)."""
     command = program_text(arguments, shell_arg)
     if command is None:
         return None
 
-    def executed() -> tuple[str, ...] | None:  # the analyser, only for a command printing into a file
+    def effects() -> Effects:  # the analyser, only for a command printing into a file
         analysis = analyse_command(command)
-        return None if analysis.opaque else analysis.executes
+        return None if analysis.opaque else (analysis.executes, analysis.writes)
 
-    masked = inert_text(command, data_programs, print_programs, runs_later, executed)
+    masked = inert_text(command, data_programs, print_programs, takes_effect, effects)
     if masked == command:
         return None
     document = json.loads(arguments)

@@ -25,6 +25,7 @@ from pipeline.analysis.resources import resources
 from pipeline.stages.flow_batches import BYTES_PER_SLOT, flow_batches, memory_limit_bytes
 from pipeline.sql import load_sql, materialize, materialize_per_rule
 
+_NEVER = r"[^\s\S]"  # an RE2 pattern that matches nothing
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 RECORDS_SCHEMA = pa.schema([
     ("record_id", pa.int64()), ("source_file", pa.string()), ("source_line", pa.int64()),
@@ -125,7 +126,7 @@ def steps(con: duckdb.DuckDBPyConnection) -> None:
     materialize(con, "error_texts")
     materialize_per_rule(con, "error_rule_hits", _rules(con, "policy_error_rules"))
     classifier = _rules(con, "policy_classifier")
-    runs_later = document.get("classifier", {}).get("runs_later") or r"[^\s\S]"
+    runs_later = document.get("classifier", {}).get("runs_later") or _NEVER
     any_rule = _any_pattern(con, "policy_classifier_any")
     inert_texts(con, document.get("classifier", {}), any_rule,
                 tuple(str(a) for a in document.get("inference", {}).get("shell_args", [])))
@@ -167,7 +168,7 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy,
                 program_args=[str(a) for a in [*lexicon.get("shell_args", []), *lexicon.get("code_args", [])]],
                 max_pairs=int(policy.setting("max_edge_pairs")))
     edge_rejects(con, int(policy.setting("max_edge_pairs")))
-    executed_writes(con)
+    executed_writes(con, policy.data.get("classifier", {}))
     with uninterrupted():  # both recursive (see the docstring)
         materialize(con, "sink_reachers")
     materialize(con, "reach_sizes")
@@ -230,10 +231,13 @@ def content_labels(con: duckdb.DuckDBPyConnection) -> None:
     _label_unsafe(con, "select trajectory_id, action_idx, call_step_idx, rule_name from protected_changes")
 
 
-def executed_writes(con: duckdb.DuckDBPyConnection) -> None:
+def executed_writes(con: duckdb.DuckDBPyConnection, classifier: dict[str, object]) -> None:
     """Stage ``executed_writes``: a rule-flagged command written into a file labels the
-    action that later runs the file (steps and actions labelled by rules only)."""
-    materialize(con, "executed_writes")
+    action that later runs the file, or that puts it where it takes effect
+    (``classifier.settles``, ``classifier.runs_later``; steps and actions labelled by rules
+    only)."""
+    materialize(con, "executed_writes", settles=str(classifier.get("settles") or _NEVER),
+                runs_later=str(classifier.get("runs_later") or _NEVER))
     # one rule per step, the same whatever the row order (several written commands may run)
     _label_unsafe(con, "select trajectory_id, action_idx, call_step_idx, min(rule_name) as rule_name "
                        "from executed_writes group by all")

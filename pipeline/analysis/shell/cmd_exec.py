@@ -10,7 +10,8 @@ import re
 
 from pipeline.analysis.shell.args import has_opt, looks_like_path, opt_values, parse_opts
 from pipeline.analysis.shell.cmd_serve import interp_serves, serve
-from pipeline.analysis.shell.tables import CODE_FLAGS, FOLDER_SERVERS, OPTIONS, PY_ARG, SHELL_SETUP, WRAPPERS
+from pipeline.analysis.shell.tables import (CODE_FLAGS, FOLDER_SERVERS, OPTIONS, PY_ARG, SHELL_SETUP, SYSTEM_BIN,
+                                             WRAPPERS)
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.model import DEV_TCP
 from pipeline.analysis.shell.words import SUB_RE
@@ -258,8 +259,9 @@ _LITERAL_WORD = re.compile(r"[\w./~=:,+@%-]+")
 def _shell_setup(ctx: Ctx, word: str) -> bool:
     """True when ``word`` is a whole ``$(P ARGS)`` (or backquoted) substitution whose text is
     one simple command of literal words (no quote, variable, substitution, redirection,
-    pipe or list) running a program of ``SHELL_SETUP`` (by name, or from a ``bin`` folder:
-    ``/opt/homebrew/bin/brew``) with one of its setup subcommands and allowed words."""
+    pipe or list) running a program of ``SHELL_SETUP`` (by name, or from one of the
+    system's folders, ``SYSTEM_BIN``: ``/opt/homebrew/bin/brew``; not one this command
+    wrote) with one of its setup subcommands and allowed words."""
     m = SUB_RE.fullmatch(word)
     if not m:
         return False
@@ -268,8 +270,10 @@ def _shell_setup(ctx: Ctx, word: str) -> bool:
     if kind != "$" or not words or not all(_LITERAL_WORD.fullmatch(w) for w in words):
         return False
     parent, _, program = words[0].rpartition("/")
-    if "/" in words[0] and not re.search(r"(^|/)s?bin$", parent or "/"):
-        return False
+    if "/" in words[0] and not SYSTEM_BIN.fullmatch(parent):
+        return False  # a setup program of the system's, not one unpacked or downloaded anywhere
+    if any(w.endswith(f"/{program}") or w == program for w in ctx.acc.lists["writes"]):
+        return False  # one this command wrote (downloaded, copied into a bin folder)
     entry = SHELL_SETUP.get(program)
     if entry is None:
         return False

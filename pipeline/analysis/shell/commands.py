@@ -25,6 +25,7 @@ from pipeline.analysis.shell.args import Handler
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.model import FIXED_VARS, VAR_RE
 from pipeline.analysis.shell.tables import (
+    SYSTEM_BIN,
     CODE_FLAGS,
     COMMAND_FAMILIES,
     COMPRESS_SUFFIX,
@@ -61,10 +62,6 @@ def _table() -> dict[str, Handler]:
 
 
 HANDLERS: dict[str, Handler] = _table()
-
-
-SYSTEM_BIN = re.compile(r"/(?:usr/(?:local/)?)?s?bin|/opt/homebrew/bin|/snap/bin")
-"""Folders whose programs are the system's own: one named like a known command is that command."""
 
 
 def canonical(name: str) -> str:

@@ -12,15 +12,20 @@ blank). What is data is policy (``[classifier]`` in the policy file):
   message);
 - ``print_programs``: programs that print their arguments (``echo``, ``printf``) or their
   here-document / here-string (``cat``, ``tee``); what they print is data when it goes to
-  the terminal or into files of the workspace (a relative path) or the scratch folder
-  (``/tmp``) none of which runs later by itself (``classifier.runs_later``) or is run by
-  the same command. Printed into a system or home file (``>> /etc/ssh/sshd_config``) it is
-  the change itself, and stays read. Printed into a pipe, a substitution (``$(cat <<EOF)``), a
+  the terminal or into files that neither settle (``classifier.settles``: system
+  configuration, a home folder's dotfiles: ``>> /etc/ssh/sshd_config`` is the change
+  itself) nor run later by itself (``classifier.runs_later``) nor are run by the same
+  command, judged on the files the command writes as the shell analyser resolves them
+  (after a ``cd``), never when the command makes links (``ln``) or climbs out (``../``).
+  Printed into a pipe or a substitution it stays a command. Printed into a pipe, a substitution (``$(cat <<EOF)``), a
   crontab or a script the command runs, it stays a command.
 
-Never blanked: a word holding a command or process substitution (it runs), a here-document
-with one, a program behind a wrapper (``sudo tee``), any part of a command that does not
-parse. A blanked match is not lost: ``sql/classifier_hits.sql`` keeps it as ``written``,
+A data program's here-document (``git commit -F - <<EOF``) is data too, and so is an
+argument that is only a here-document printed by ``cat`` (``git commit -m "$(cat <<'EOF'
+...)"``, the usual way agents write a commit message). Never blanked: a word holding any
+other command or process substitution (it runs), a here-document with one, the value of a
+data program's option that runs a command (``rg --pre``, ``git grep -O``, ``--pager``),
+any part of a command that does not parse. A blanked match is not lost: ``sql/classifier_hits.sql`` keeps it as ``written``,
 which counts when a later action runs a file the step wrote (``sql/executed_writes.sql``).
 """
 
@@ -33,28 +38,32 @@ import tree_sitter
 from pipeline.analysis.shell.tables import WRAPPERS
 from pipeline.analysis.shell.tree import tree
 
-__all__ = ["inert_text"]
+__all__ = ["inert_text", "Effects"]
 
 _SUBSTITUTIONS = {"command_substitution", "process_substitution"}
 _WORDS = {"word", "string", "raw_string", "concatenation", "ansi_c_string", "number", "simple_expansion",
           "expansion", "translated_string"}
 _OUTPUT_REDIRECTS = {">", ">>", "&>", "&>>", ">|"}
+_TERMINAL = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"}
+# options of data programs whose value is a command they run
+_RUNNING_OPTIONS = ("--pre", "-O", "--open-files-in-pager", "--pager")
+Effects = tuple[tuple[str, ...], tuple[str, ...]] | None
+"""What a command runs and writes, as the shell analyser resolves them (None: unknown)."""
 
 
 def inert_text(command: str, data_programs: Sequence[str], print_programs: Sequence[str],
-               runs_later: Callable[[str], bool], executed: Callable[[], Sequence[str] | None]) -> str:
+               takes_effect: Callable[[str], bool], effects: Callable[[], Effects]) -> str:
     """``command`` with its data parts blanked (see the module docstring); the command itself
-    when nothing is data or it does not parse. ``executed``: what the command runs (the
-    shell analyser's ``executes``; None: it cannot be known), asked only when something is
-    printed into a file, so a file the command writes and then runs is not data."""
+    when nothing is data or it does not parse. ``takes_effect``: a written path where what is
+    written counts (``settles`` or ``runs_later``); ``effects``: what the command runs and
+    writes, asked only when something is printed into a file."""
     if "#" not in command and not any(p.split()[0] in command for p in [*data_programs, *print_programs] if p.strip()):
         return command  # no program of the lists, no comment: nothing to parse
     parsed = tree(command)
     if parsed is None or parsed.root_node.has_error:
         return command
-    programs = [tuple(p.split()) for p in data_programs if p.split()]
-    printers = {p for p in print_programs if p}
-    ran = _Ran(executed)
+    walk = _Walk(command, [tuple(p.split()) for p in data_programs if p.split()], {p for p in print_programs if p},
+                 takes_effect, effects)
     spans: list[tuple[int, int]] = []
     stack = [parsed.root_node]
     while stack:
@@ -64,7 +73,7 @@ def inert_text(command: str, data_programs: Sequence[str], print_programs: Seque
         if node.type == "comment":
             spans.append((node.start_byte, node.end_byte))
         elif node.type == "command":
-            spans.extend(_command_spans(node, command, programs, printers, runs_later, ran))
+            spans.extend(walk.command_spans(node))
             continue
         stack.extend(node.children)
     if not spans:
@@ -75,56 +84,107 @@ def inert_text(command: str, data_programs: Sequence[str], print_programs: Seque
     return "".join(chars)
 
 
-class _Ran:
-    """The names of the files a command runs, analysed once and only when asked."""
+class _Walk:
+    """One command's data parts, found command by command."""
 
-    def __init__(self, executed: Callable[[], Sequence[str] | None]) -> None:
-        self._executed = executed
-        self._names: set[str] | None = None
-        self._known = True
+    def __init__(self, text: str, programs: list[tuple[str, ...]], printers: set[str],
+                 takes_effect: Callable[[str], bool], effects: Callable[[], Effects]) -> None:
+        self.text, self.programs, self.printers, self.takes_effect = text, programs, printers, takes_effect
+        self._effects = effects
+        self._known: Effects = None
+        self._asked = False
 
-    def runs(self, path: str) -> bool:
-        """True when the command may run ``path`` (always, when its runs cannot be known)."""
-        if self._names is None:
-            found = self._executed()
-            self._known = found is not None
-            self._names = {e.rsplit("/", 1)[-1] for e in found or ()}
-        return not self._known or path.rsplit("/", 1)[-1] in self._names
+    def effects(self) -> Effects:
+        """What the command runs and writes (the analyser, once)."""
+        if not self._asked:
+            self._known, self._asked = self._effects(), True
+        return self._known
+
+    def command_spans(self, node: tree_sitter.Node) -> list[tuple[int, int]]:
+        """The data spans of one simple command (its argument words, here-documents)."""
+        name = node.child_by_field_name("name")
+        if name is None:
+            return []
+        nodes = [name, *(c for c in node.children if c.type in _WORDS and c.start_byte > name.start_byte)]
+        start = _unwrapped(nodes, self.text)
+        if start is None:
+            return []
+        args, words = nodes[start + 1:], [_text(n, self.text) for n in nodes[start:]]
+        docs = [r for r in _redirects(node) if r.type in ("heredoc_redirect", "herestring_redirect")]
+        if any(words[:len(p)] == list(p) for p in self.programs):
+            if any(w.startswith(_RUNNING_OPTIONS) for w in words[1:]):
+                return []
+            return [(a.start_byte, a.end_byte) for a in args if not _runs(a, self.text)] + _bodies(docs, self.text)
+        if words[0] not in self.printers or _feeds_command(node) or not self._prints_to_notes(node, words, args):
+            return []
+        spans = [(a.start_byte, a.end_byte) for a in args if not _runs(a, self.text)] \
+            if words[0] in ("echo", "printf") else []
+        return spans + _bodies(docs, self.text)
+
+    def _prints_to_notes(self, node: tree_sitter.Node, words: list[str], args: list[tree_sitter.Node]) -> bool:
+        """True when what the print command prints goes to the terminal or into files where
+        it does not take effect (see the module docstring)."""
+        redirects = _redirects(node)
+        # tree-sitter-bash keeps the rest of a here-document's first line inside its redirect:
+        # `cat <<EOF | sh` pipes the body, `cat <<EOF > f` writes it
+        if any(c.type in ("pipeline", "|", "|&") for r in redirects if r.type == "heredoc_redirect"
+               for c in r.children):
+            return False
+        targets = [t for r in redirects if r.type == "file_redirect" and (t := _output_target(r, self.text)) != ""]
+        if words[0] == "tee":
+            targets += [w for w in words[1:] if not w.startswith("-")]
+        targets = [t for t in targets if t not in _TERMINAL]
+        if any(t is None or ".." in t.split("/") for t in targets):
+            return False
+        if not targets:
+            return True
+        effects = self.effects()
+        if effects is None:
+            return False
+        runs, writes = effects
+        if any("*" in r or "{}" in r for r in runs) or self.links() or {r.rsplit("/", 1)[-1] for r in runs} & {
+                w.rsplit("/", 1)[-1] for w in writes}:
+            return False  # it runs what it finds or a file it wrote (moved, renamed), or a name may be a link
+        ran = {r.rsplit("/", 1)[-1] for r in runs}
+        return not any(str(t).rsplit("/", 1)[-1] in ran for t in targets) and not any(
+            self.takes_effect(w) or w.startswith("../") for w in (*map(str, targets), *writes) if w not in _TERMINAL)
+
+    def links(self) -> bool:
+        """True when the command makes links (a written name may then be any file)."""
+        return any(c == "ln" or c.endswith("/ln") for c in _command_names(self.text))
 
 
-def _command_spans(node: tree_sitter.Node, text: str, programs: list[tuple[str, ...]], printers: set[str],
-                   runs_later: Callable[[str], bool], ran: _Ran) -> list[tuple[int, int]]:
-    """The data spans of one simple command (its argument words, here-documents)."""
-    name = node.child_by_field_name("name")
-    if name is None:
-        return []
-    nodes = [name, *(c for c in node.children if c.type in _WORDS and c.start_byte > name.start_byte)]
-    start = _unwrapped(nodes, text)
-    if start is None:
-        return []
-    args, words = nodes[start + 1:], [_text(n, text) for n in nodes[start:]]
-    if any(words[:len(p)] == list(p) for p in programs):
-        return [(a.start_byte, a.end_byte) for a in args if not _runs(a)]
-    if words[0] not in printers or _feeds_command(node):
-        return []
-    statement = node.parent if node.parent is not None and node.parent.type == "redirected_statement" else None
-    redirects = [*node.children, *(statement.children if statement is not None else [])]
-    docs = [r for r in redirects if r.type in ("heredoc_redirect", "herestring_redirect")]
-    # tree-sitter-bash keeps the rest of a here-document's first line inside its redirect:
-    # `cat <<EOF | sh` pipes the body, `cat <<EOF > f` writes it
-    if any(c.type in ("pipeline", "|", "|&") for d in docs for c in d.children):
-        return []
-    outputs = [r for r in redirects if r.type == "file_redirect"]
-    outputs += [c for d in docs for c in d.children if c.type == "file_redirect"]
-    targets = _output_targets(outputs, text)
-    if words[0] == "tee":
-        targets += [_text(a, text) for a in args if not _text(a, text).startswith("-")]
-    if any(t is None or _settles(t) or runs_later(t) or ran.runs(t) for t in targets):
-        return []
-    spans = [(a.start_byte, a.end_byte) for a in args if not _runs(a)] if words[0] in ("echo", "printf") else []
+def _command_names(text: str) -> list[str]:
+    """The first word of every simple command of ``text`` (a cheap word scan)."""
+    names, expect = [], True
+    for word in text.replace(";", " ; ").replace("&&", " ; ").replace("||", " ; ").replace("|", " ; ").split():
+        if expect and word not in WRAPPERS:
+            names.append(word)
+            expect = False
+        if word == ";":
+            expect = True
+    return names
+
+
+def _redirects(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """Every redirect that may apply to a command: its own, and those of each enclosing
+    redirected statement (`a && echo x > f` puts `> f` on the whole list), with those the
+    grammar nests inside a here-document's redirect."""
+    found = [c for c in node.children if c.type.endswith("_redirect")]
+    cur = node.parent
+    while cur is not None and cur.type not in _SUBSTITUTIONS:
+        if cur.type == "redirected_statement":
+            found += [c for c in cur.children if c.type.endswith("_redirect")]
+        cur = cur.parent
+    return found + [c for r in found if r.type == "heredoc_redirect" for c in r.children if c.type == "file_redirect"]
+
+
+def _bodies(docs: list[tree_sitter.Node], text: str) -> list[tuple[int, int]]:
+    """The spans of here-document / here-string bodies that run nothing."""
+    spans = []
     for doc in docs:
         body = next((c for c in doc.children if c.type in ("heredoc_body", *_WORDS)), None)
-        if body is not None and not _runs(body):
+        if body is not None and not _runs(body, text):
             spans.append((body.start_byte, body.end_byte))
     return spans
 
@@ -151,33 +211,38 @@ def _unwrapped(nodes: list[tree_sitter.Node], text: str) -> int | None:
     return None
 
 
-_TERMINAL = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
-
-
-def _settles(target: str) -> bool:
-    """True for a file outside the workspace and the scratch folder: what is printed into
-    ``/etc/ssh/sshd_config``, ``/etc/selinux/config`` or ``~/.gitconfig`` is the change
-    itself (``PermitRootLogin yes``), not a note about it."""
-    if target in _TERMINAL or target.startswith(("/tmp/", "/var/tmp/")):
-        return False
-    return target.startswith(("/", "~"))
-
-
 def _text(node: tree_sitter.Node, text: str) -> str:
     """A word's text with plain quotes removed (``"git"`` is git)."""
     raw = text[node.start_byte:node.end_byte]
     return raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"" else raw
 
 
-def _runs(node: tree_sitter.Node) -> bool:
-    """True when the node holds a command or process substitution (it runs)."""
+def _runs(node: tree_sitter.Node, text: str) -> bool:
+    """True when the node holds a command or process substitution (it runs), other than one
+    that only prints a here-document with ``cat`` (`$(cat <<'EOF' ... EOF)`: text)."""
     stack = [node]
     while stack:
         cur = stack.pop()
         if cur.type in _SUBSTITUTIONS:
-            return True
+            if not _prints_a_document(cur, text):
+                return True
+            continue
         stack.extend(cur.children)
     return False
+
+
+def _prints_a_document(sub: tree_sitter.Node, text: str) -> bool:
+    """True for `$(cat <<EOF ... EOF)`: one `cat` of a here-document that runs nothing."""
+    inner = [c for c in sub.named_children if c.type != "comment"]
+    if sub.type != "command_substitution" or len(inner) != 1 or inner[0].type != "redirected_statement":
+        return False
+    parts = inner[0].named_children
+    command, docs = parts[0], parts[1:]
+    return (command.type == "command" and len(command.named_children) == 1
+            and text[command.start_byte:command.end_byte] == "cat"
+            and len(docs) == 1 and docs[0].type == "heredoc_redirect"
+            and all(c.type in ("heredoc_start", "heredoc_body", "heredoc_end") for c in docs[0].named_children)
+            and not any(_runs(c, text) for c in docs[0].named_children))
 
 
 def _feeds_command(node: tree_sitter.Node) -> bool:
@@ -193,13 +258,13 @@ def _feeds_command(node: tree_sitter.Node) -> bool:
     return False
 
 
-def _output_targets(redirects: list[tree_sitter.Node], text: str) -> list[str | None]:
-    """The files output redirections write to (None: not a plain word)."""
-    targets: list[str | None] = []
-    for redirect in redirects:
-        if not any(c.type in _OUTPUT_REDIRECTS for c in redirect.children):
-            continue
-        target = redirect.child_by_field_name("destination")
-        word = None if target is None or target.type not in ("word", "string", "raw_string") else _text(target, text)
-        targets.append(None if word is None or "$" in word else word)
-    return targets
+def _output_target(redirect: tree_sitter.Node, text: str) -> str | None:
+    """The file an output redirection writes to ("" for an input redirection or a
+    descriptor's copy; None: not a plain word)."""
+    if not any(c.type in _OUTPUT_REDIRECTS for c in redirect.children):
+        return ""
+    if any(c.type == "file_descriptor" and text[c.start_byte:c.end_byte] not in ("1",) for c in redirect.children):
+        return "/dev/stderr"  # another descriptor's output (2>err.log): not what is printed
+    target = redirect.child_by_field_name("destination")
+    word = None if target is None or target.type not in ("word", "string", "raw_string") else _text(target, text)
+    return None if word is None or "$" in word else word

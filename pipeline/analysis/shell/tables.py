@@ -16,6 +16,8 @@ command (or ``command subcommand``) whose handler parses its own arguments; ``RE
 
 from __future__ import annotations
 
+import re
+
 
 from pipeline.analysis.shell.tables_programs import (  # noqa: F401 - re-exported
     FOLDER_SERVERS, HOME_FOLDER, HOME_SECRETS, KNOWN_CONTENTS, PROXY_VARS, PUBLISH, PUBLISH_LEAVES_OUT,
@@ -119,6 +121,10 @@ WRAPPERS = {"sudo": "ugpCUrtThDR", "doas": "uC", "nohup": "", "time": "fo", "nic
             "caffeinate": "tw", "proxychains": "f", "proxychains4": "f", "torsocks": "aPu", "firejail": "",
             "valgrind": "", "catchsegv": "", "systemd-run": "upEM", "doppler": "", "dotenv": "e",
             "sg": "", "chronic": "", "ts": "", "faketime": "f", "nsenter": "tSGw", "unshare": "S"}
+
+
+SYSTEM_BIN = re.compile(r"/(?:usr/(?:local/)?)?s?bin|/opt/homebrew/bin|/snap/bin")
+"""Folders whose programs are the system's own: one named like a known command is that command."""
 
 
 # Commands by handler family (the table-driven ones above add their own names).
