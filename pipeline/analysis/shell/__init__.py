@@ -6,7 +6,9 @@ below it:
 - :mod:`pipeline.analysis.shell.syntax`: tree-sitter-bash parses the command; pipelines of simple
   commands, substitutions, here-doc bodies, quoting (quoted metacharacters private);
 - :mod:`pipeline.analysis.shell.model`: :class:`ShellAnalysis`, the accumulator, stdout flows;
-- :mod:`pipeline.analysis.shell.ctx`: what a per-command handler sees (:class:`Ctx`);
+- :mod:`pipeline.analysis.shell.ctx`: what a per-command handler sees (:class:`Ctx`), with
+  :mod:`pipeline.analysis.shell.ctx_written` (written names with computed parts, ``mktemp``
+  temps) and :mod:`pipeline.analysis.shell.ctx_provenance` (what a written file was made from);
 - :mod:`pipeline.analysis.shell.tables` (data: options that take a value, command families),
   :mod:`pipeline.analysis.shell.args` and the ``shell_cmd_*`` handlers, dispatched by
   :mod:`pipeline.analysis.shell.commands`;
