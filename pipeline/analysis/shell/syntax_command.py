@@ -1,0 +1,147 @@
+"""Simple commands for the shell syntax flattener (:mod:`pipeline.analysis.shell.syntax`).
+
+:class:`CommandReader` reads one simple command of the tree into a :class:`Stage`: its
+words (``[ ... ]`` expressions as operand and operator words, a process substitution glued
+to the word before it), its redirections (the here-document bodies kept apart, placeholders
+in the words) and the words the grammar puts after a redirection's target; what followed a
+here-doc start on its line is kept for the flattener (``deferred``) to place once the
+command is in.
+"""
+
+from __future__ import annotations
+
+import tree_sitter
+
+from pipeline.analysis.shell.stages import Groups, Stage
+from pipeline.analysis.shell.words import HD_L, HD_R, WordReader
+
+__all__ = ["CommandReader"]
+
+
+class CommandReader(WordReader):
+    """Reads simple commands and redirections of one syntax tree over ``src``."""
+
+    def __init__(self, src: str) -> None:
+        super().__init__(src)
+        self.docs: list[str] = []
+        self.deferred: list[tuple[str, tree_sitter.Node | Stage]] = []
+        self.scope = 0  # depth of subshells, function bodies, conditional and loop bodies
+        self.groups = Groups()  # every compound command, for what its output feeds
+
+    def stage(self, node: tree_sitter.Node) -> Stage:
+        """A simple command (or assignment, declaration, test) as a Stage."""
+        stage = Stage(scoped=self.scope > 0, group=self.groups.current)
+        self.command_words(node, stage)
+        return stage
+
+    def command_words(self, node: tree_sitter.Node, stage: Stage) -> None:
+        """The command node's words and redirections, into ``stage``."""
+        words = stage.words
+        if node.type in ("variable_assignment",):
+            words.append(self.word(node))
+            return
+        prev: tree_sitter.Node | None = None
+        for child in node.children:
+            before, prev = prev, child
+            if child.type in ("comment",):
+                continue
+            if not child.is_named:
+                text = self.raw(child)
+                if text in ("export", "declare", "typeset", "local", "readonly", "unset", "unsetenv", "[", "[["):
+                    words.append(text)
+                continue
+            if child.type == "command_name":
+                words.append(self.word(child))
+            elif child.type == "number" and self.src[child.end_byte:child.end_byte + 1] in ("<", ">"):
+                continue  # `sh 0</dev/tcp/h/p`: the grammar gives the redirection's fd to the command
+            elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                self.redirect(child, stage.redirs, stage.words)
+            elif node.type == "test_command":
+                words.extend(self.test_words(child))
+            elif words and _glued_substitution(child, before):
+                words[-1] += self.word(child)  # `@<(cmd)`: one word in bash, two arguments in the grammar
+            else:
+                words.append(self.word(child))
+
+    def test_words(self, node: tree_sitter.Node) -> list[str]:
+        """``[ ... ]``/``[[ ... ]]``: the expression's operands and operators as words."""
+        if node.type in ("binary_expression", "unary_expression", "parenthesized_expression",
+                         "negated_expression", "ternary_expression", "postfix_expression"):
+            out: list[str] = []
+            for child in node.children:
+                out.extend(self.test_words(child) if child.is_named else [self.raw(child)])
+            return out
+        return [self.word(node)]
+
+    def redirections(self, node: tree_sitter.Node) -> tuple[list[tuple[str, str]], list[str]]:
+        """A redirected statement's redirections, and stray words after their targets."""
+        body = node.child_by_field_name("body")
+        redirs: list[tuple[str, str]] = []
+        extra: list[str] = []
+        for child in node.named_children:
+            if child is not None and body is not None and child.id == body.id:
+                continue
+            self.redirect(child, redirs, extra)
+        return redirs, extra
+
+    def redirect(self, node: tree_sitter.Node, redirs: list[tuple[str, str]], extra: list[str]) -> None:
+        """One redirection into ``redirs``; stray words after its target into ``extra``."""
+        kind = node.type
+        if kind == "heredoc_redirect":
+            body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
+            text = self.raw(body) if body is not None else ""
+            self.docs.append(text[:-1] if text.endswith("\n") else text)
+            redirs.append(("<<", f"{HD_L}{len(self.docs) - 1}{HD_R}"))
+            op = ""
+            for child in node.children:  # `cat <<EOF > f | sh && x`: the rest of the line
+                if not child.is_named:
+                    op = child.type
+                elif child.type in ("file_redirect", "herestring_redirect"):
+                    self.redirect(child, redirs, extra)
+                elif child.type not in ("heredoc_start", "heredoc_body", "heredoc_end", "comment"):
+                    self.deferred.append((op, child))
+            return
+        if kind == "herestring_redirect":
+            target = [c for c in node.named_children if c.type not in ("file_descriptor",)]
+            redirs.append(("<<<", "".join(self.word(c) for c in target)))
+            return
+        if kind != "file_redirect":
+            self.word(node)
+            return
+        op = next((c.type for c in node.children if not c.is_named), ">")
+        fd = next((self.raw(c) for c in node.named_children if c.type == "file_descriptor"), None)
+        if fd not in (None, "1") and op in (">", ">>", ">|"):
+            op = fd + op  # another descriptor's output (`2>/dev/null`): the command's stdout still flows
+        targets = [c for c in node.named_children if c.type != "file_descriptor"]
+        if op == "<" and targets and targets[0].type == "ERROR" and self.raw(targets[0]).strip() == ">":
+            op, targets = "<>", targets[1:]  # the grammar has no `<>` (open read-write): `<`, ERROR `>`, target
+        redirs.append((op, self.word(targets[0]) if targets else ""))
+        self.after_target(targets[1:], extra)
+
+    def after_target(self, nodes: list[tree_sitter.Node], extra: list[str]) -> None:
+        """Words the grammar puts after a redirection's target: arguments of the command
+        (``echo > f a b`` is ``echo a b > f``) until an operator it failed to see inside
+        a here-doc line (``cat <<EOF 2>/dev/null | bash -s x``), after which they form
+        the next command, piped or listed."""
+        words, op = extra, ""
+        for child in nodes:
+            if child.type == "number" and self.src[child.end_byte:child.end_byte + 1] in ("<", ">"):
+                continue  # `>& f 0>&1`: the grammar gives the next redirection's fd to this one
+            if child.type == "ERROR":
+                if op:
+                    self.deferred.append((op, Stage(words, group=self.groups.current)))
+                words, op = [], self.raw(child).split()[0] if self.raw(child).split() else ";"
+            else:
+                words.append(self.word(child))
+        if op:
+            self.deferred.append((op, Stage(words, group=self.groups.current)))
+
+
+def _glued_substitution(node: tree_sitter.Node, prev: tree_sitter.Node | None) -> bool:
+    """A process substitution (or a word starting with one) that the grammar makes an
+    argument of its own although nothing separates it from ``prev``, the argument before
+    (passed in: ``Node.prev_sibling`` walks the parent's children each time)."""
+    first = node.children[0] if node.type == "concatenation" and node.children else node
+    return (first.type == "process_substitution" and prev is not None and prev.is_named
+            and prev.type not in ("command_name", "file_redirect", "herestring_redirect", "heredoc_redirect")
+            and prev.end_byte == node.start_byte)
