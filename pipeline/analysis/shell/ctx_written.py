@@ -104,6 +104,9 @@ def with_temps(word: str, temps: dict[str, str]) -> str:
     return _DYNAMIC.sub(temp, word) if temps else word
 
 
+_NOT_A_NAME = re.compile(r"[\s|;&<>(){}\"'`]")
+
+
 def written_glob(word: str, subs: list[tuple[str, str]], temps: dict[str, str],
                  restore: Callable[[str], str]) -> str | None:
     """A written target with a computed part, known up to a glob (``*`` for each computed
@@ -128,6 +131,8 @@ def written_glob(word: str, subs: list[tuple[str, str]], temps: dict[str, str],
     spans = list(_DYNAMIC.finditer(word))
     if not spans:
         return restore_private(word)  # only temp paths: known
+    if _NOT_A_NAME.search(restore_private(_DYNAMIC.sub("", word))):
+        return None  # blanks or shell/awk syntax around the computed part: not a file name
     last = word.rfind("/")
     if spans[0].start() <= last + 1 or (last < 0 and word.startswith("~")):
         return None
