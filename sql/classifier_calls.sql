@@ -1,7 +1,7 @@
 -- classifier_calls: every tool call with the text the built-in classifier's rules read
--- (grain: trajectory_id, step_idx). Inputs: events, policy_tools,
--- inert_texts (a shell call's arguments with the parts of its command that are data, never
--- run, blanked: pipeline/analysis/inert_texts.py).
+-- (grain: trajectory_id, step_idx). Inputs: events, policy_tools. A shell call whose
+-- command only mentions what a rule looks for gets `masked` and its `command_text` with the
+-- data parts blanked afterwards, on the candidates only (pipeline/analysis/inert_texts.py).
 -- Parameters: $pattern (the alternation of every `argument = "*"` rule's pattern),
 -- $runs_later (classifier.runs_later: written paths that run by themselves later).
 -- An argument that is a list of strings (an argv) is read as its words joined by spaces.
@@ -17,13 +17,8 @@ with calls as (
         t.writes as write_args,
         -- a shell or code step: its line breaks separate commands (lg_line_breaks below); in
         -- other tools' text (a mail body, a description) a line is prose, read as before
-        coalesce(t.shell_arg is not null or t.code_arg is not null, false) as program,
-        -- a shell command that only mentions a rule's text (a here-document into notes, a
-        -- grep pattern, a commit message) is read without those parts; the whole text still
-        -- counts as `written` (sql/classifier_hits.sql)
-        i.masked_arguments
+        coalesce(t.shell_arg is not null or t.code_arg is not null, false) as program
     from events e left join policy_tools t on t.tool_key = lower(e.tool_name)
-    left join inert_texts i on i.tool_key = lower(e.tool_name) and i.arguments = e.arguments
     where e.kind = 'tool_call'
 ),
 writers as (
@@ -41,10 +36,10 @@ texts as (
         -- (sql/macros.sql lg_with_argvs): the rules are written for command strings
         case when writer and args_ok then array_to_string(list_transform(resource_args,
             lambda k: coalesce(arguments ->> ('$."' || k || '"'), '')), chr(10))
-            when program then lg_line_breaks(lg_with_argvs(coalesce(masked_arguments, arguments), args_ok))
+            when program then lg_line_breaks(lg_with_argvs(arguments, args_ok))
             else lg_with_argvs(arguments, args_ok) end as command_text,
         case when program or writer then lg_line_breaks(arguments) else arguments end as arguments_text,
-        masked_arguments is not null as masked
+        false as masked  -- set by pipeline/analysis/inert_texts.py
     from writers
 ),
 final as (

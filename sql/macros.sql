@@ -153,9 +153,9 @@ create or replace temp macro lg_with_argvs(arguments, ok) as
 -- `\t`): in a multi-line command a rule's `\brm` must see the start of the line (the
 -- escape's `n` glued to it hid every command after the first line). A blank, not a real
 -- break: the rules' `.` and `$` keep reading the text as one line, as they were written.
--- Only text holding a backslash pays for the replace.
+-- Only text holding a backslash pays for the (plain, not regex) replaces.
 create or replace temp macro lg_line_breaks(t) as
-    case when contains(t, '\') then regexp_replace(t, '(\\[nrt])', '\1 ', 'g') else t end;
+    case when contains(t, '\') then replace(replace(replace(t, '\n', '\n '), '\t', '\t '), '\r', '\r ') else t end;
 
 -- lg_loopback: a resource (URL, host, tcp://host:port) on this machine's loopback
 -- (localhost, 127.x.y.z, [::1], 0.0.0.0), with a scheme or without: what is sent there does

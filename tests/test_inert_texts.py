@@ -191,8 +191,11 @@ def test_inert_texts_rows() -> None:
     materialize(con, "events")
     register_tool_roles(con, policy.data)
     pattern = str(con.execute("select pattern from policy_classifier_any").fetchall()[0][0])
-    inert_texts(con, policy.data["classifier"], pattern)
+    materialize(con, "classifier_calls", pattern=pattern, runs_later=policy.data["classifier"]["runs_later"])
+    inert_texts(con, policy.data["classifier"])
     got = rows(con, "select tool_key, arguments, masked_arguments from inert_texts")
+    assert rows(con, "select trajectory_id, command_text from classifier_calls where masked") == [
+        {"trajectory_id": "a", "command_text": '{"command":"git                        "}'}]
     assert got == [{"tool_key": "bash", "arguments": '{"command":"git commit -m \\"no rm -rf /\\""}',
                     "masked_arguments": '{"command":"git                        "}'}]
 

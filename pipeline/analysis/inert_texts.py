@@ -8,8 +8,8 @@ blanked in the text those rules read (``sql/classifier_calls.sql``). A match onl
 blanked parts is kept as ``written`` (``sql/classifier_hits.sql``): it labels nothing
 unless a later action runs a file the step wrote (``sql/executed_writes.sql``).
 
-Only calls some ``*`` rule matches at all are parsed (one RE2 pass over the distinct shell
-calls' arguments), so the cost follows the rules' hits, not the corpus.
+Only calls some ``*`` rule matches at all are parsed (``classifier_calls``' one RE2 pass,
+its ``candidate``), so the cost follows the rules' hits, not the corpus.
 """
 
 from __future__ import annotations
@@ -30,21 +30,27 @@ __all__ = ["inert_texts", "INERT_TEXTS_SCHEMA"]
 
 INERT_TEXTS_SCHEMA = pa.schema([("tool_key", pa.string()), ("arguments", pa.string()),
                                 ("masked_arguments", pa.string())])
+# the shell calls some `*` rule matches at all (classifier_calls' one RE2 pass: `candidate`)
 _CANDIDATES = """
-select distinct lower(e.tool_name) as tool_key, e.arguments, t.shell_arg, t.role_source <> 'catalog' as inferred
-from events e join policy_tools t on t.tool_key = lower(e.tool_name)
-where e.kind = 'tool_call' and e.args_ok and t.shell_arg is not null
-  and regexp_matches(lg_line_breaks(e.arguments), $pattern)
+select distinct c.tool_key, c.arguments, t.shell_arg, t.role_source <> 'catalog' as inferred
+from classifier_calls c join policy_tools t on t.tool_key = c.tool_key
+where c.candidate and c.args_ok and t.shell_arg is not null
 order by all
+"""
+# the rules then read the blanked command; the whole text stays in `arguments_text`, where
+# a match only in blanked parts is `written` (sql/classifier_hits.sql)
+_MASK = """
+update classifier_calls c set command_text = lg_line_breaks(lg_with_argvs(i.masked_arguments, true)), masked = true
+from inert_texts i where c.tool_key = i.tool_key and c.arguments = i.arguments
 """
 
 
-def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], pattern: str,
-                shell_args: tuple[str, ...] = ()) -> None:
+def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], shell_args: tuple[str, ...] = ()) -> None:
     """Materialise ``inert_texts`` (tool_key, arguments, masked_arguments): for each distinct
-    shell call whose arguments ``pattern`` (the alternation of every ``*`` rule) matches and
-    whose command holds data parts, its arguments with those parts blanked. Reads
-    ``events`` and ``policy_tools``; ``classifier`` is the policy's ``[classifier]`` table,
+    shell call that some ``*`` rule matches (``classifier_calls.candidate``) and whose command
+    holds data parts, its arguments with those parts blanked; those calls of
+    ``classifier_calls`` then read the blanked text (``masked``). Reads ``classifier_calls``
+    and ``policy_tools``; ``classifier`` is the policy's ``[classifier]`` table,
     ``shell_args`` the inference lexicon's command argument names (an inferred tool's
     command is in the first of them a call passes, as in ``resources``)."""
     data_programs = [str(p) for p in classifier.get("data_programs", [])]
@@ -59,7 +65,7 @@ def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], patt
 
     rows: list[tuple[str, str, str]] = []
     if data_programs or print_programs:
-        for tool_key, arguments, shell_arg, inferred in con.execute(_CANDIDATES, {"pattern": pattern}).fetchall():
+        for tool_key, arguments, shell_arg, inferred in con.execute(_CANDIDATES).fetchall():
             shell_arg = program_arg(arguments, shell_arg, shell_args if inferred else ())
             masked = _masked_arguments(arguments, shell_arg, data_programs, print_programs, takes_effect)
             if masked is not None:
@@ -69,6 +75,8 @@ def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], patt
     con.register("inert_texts_in", table)
     con.execute("create or replace temp table inert_texts as select * from inert_texts_in")
     con.unregister("inert_texts_in")
+    if rows:
+        con.execute(_MASK)
 
 
 def _masked_arguments(arguments: str, shell_arg: str, data_programs: list[str], print_programs: list[str],

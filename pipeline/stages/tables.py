@@ -127,10 +127,9 @@ def steps(con: duckdb.DuckDBPyConnection) -> None:
     materialize_per_rule(con, "error_rule_hits", _rules(con, "policy_error_rules"))
     classifier = _rules(con, "policy_classifier")
     runs_later = document.get("classifier", {}).get("runs_later") or _NEVER
-    any_rule = _any_pattern(con, "policy_classifier_any")
-    inert_texts(con, document.get("classifier", {}), any_rule,
+    materialize(con, "classifier_calls", pattern=_any_pattern(con, "policy_classifier_any"), runs_later=runs_later)
+    inert_texts(con, document.get("classifier", {}),
                 tuple(str(a) for a in document.get("inference", {}).get("shell_args", [])))
-    materialize(con, "classifier_calls", pattern=any_rule, runs_later=runs_later)
     materialize_per_rule(con, "classifier_hits", classifier)
     materialize(con, "steps")
     con.execute("create or replace temp table written_hits as select * from classifier_hits where written")
