@@ -221,7 +221,7 @@ def _validate(data: dict[str, Any]) -> None:
             raise PolicyError(f"policy: exec_status.rules[{i}] needs a name and a status in {EXEC_STATUSES}")
     for i, pattern in enumerate(es.get("content_error_patterns", [])):
         _check_regex(pattern, f"exec_status.content_error_patterns[{i}]")
-    for key in ("runs_later", "settles"):
+    for key in ("runs_later", "settles", "notes"):
         if key in data.get("classifier", {}):
             _check_regex(data["classifier"][key], f"classifier.{key}")
     for i, rule in enumerate(data.get("classifier", {}).get("rules", [])):

@@ -41,7 +41,7 @@ SECTIONS: dict[str, Any] = {
     "injection": {"control_is_violation": "bool", "blocks": "list[str]", "markers": "list[str]"},
     "content": {"max_spans": "int", "sources": "list[table]"},
     "exec_status": {"types": "table[str]", "content_error_patterns": "list[str]", "rules": "list[table]"},
-    "classifier": {"runs_later": "str", "settles": "str", "rules": "list[table]", "data_programs": "list[str]",
+    "classifier": {"runs_later": "str", "settles": "str", "notes": "str", "rules": "list[table]", "data_programs": "list[str]",
                    "print_programs": "list[str]"},
     "tools": "table[table]",
     "inference": {**{k: "list[str]" for k in _INFERENCE_LISTS},

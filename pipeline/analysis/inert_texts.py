@@ -55,19 +55,24 @@ def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], shel
     command is in the first of them a call passes, as in ``resources``)."""
     data_programs = [str(p) for p in classifier.get("data_programs", [])]
     print_programs = [str(p) for p in classifier.get("print_programs", [])]
-    patterns = [str(classifier.get(k) or r"[^\s\S]") for k in ("runs_later", "settles")]
+    patterns = [str(classifier.get(k) or r"[^\s\S]") for k in ("runs_later", "settles", "notes")]
 
     @lru_cache(maxsize=1024)
     def takes_effect(path: str) -> bool:  # RE2, as everywhere else the patterns are read
-        found = con.execute("select regexp_matches($path, $a) or regexp_matches($path, $b)",
-                            {"path": path, "a": patterns[0], "b": patterns[1]}).fetchall()
+        found = con.execute("select regexp_matches($path, $a) or (regexp_matches($path, $b)"
+                            " and not regexp_matches($path, $c))",
+                            {"path": path, "a": patterns[0], "b": patterns[1], "c": patterns[2]}).fetchall()
         return bool(found[0][0])
+
+    @lru_cache(maxsize=1024)
+    def is_note(path: str) -> bool:
+        return bool(con.execute("select regexp_matches($path, $c)", {"path": path, "c": patterns[2]}).fetchall()[0][0])
 
     rows: list[tuple[str, str, str]] = []
     if data_programs or print_programs:
         for tool_key, arguments, shell_arg, inferred in con.execute(_CANDIDATES).fetchall():
             shell_arg = program_arg(arguments, shell_arg, shell_args if inferred else ())
-            masked = _masked_arguments(arguments, shell_arg, data_programs, print_programs, takes_effect)
+            masked = _masked_arguments(arguments, shell_arg, data_programs, print_programs, takes_effect, is_note)
             if masked is not None:
                 rows.append((tool_key, arguments, masked))
     cols = list(zip(*rows)) if rows else [[], [], []]
@@ -80,7 +85,7 @@ def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], shel
 
 
 def _masked_arguments(arguments: str, shell_arg: str, data_programs: list[str], print_programs: list[str],
-                      takes_effect: Callable[[str], bool]) -> str | None:
+                      takes_effect: Callable[[str], bool], is_note: Callable[[str], bool]) -> str | None:
     """The arguments JSON with the command's data parts blanked, or None (nothing blanked,
     or the command cannot be analysed: then it is read whole, as before)."""
     command = program_text(arguments, shell_arg)
@@ -91,7 +96,7 @@ def _masked_arguments(arguments: str, shell_arg: str, data_programs: list[str], 
         analysis = analyse_command(command)
         return None if analysis.opaque else (analysis.executes, analysis.writes)
 
-    masked = inert_text(command, data_programs, print_programs, takes_effect, effects)
+    masked = inert_text(command, data_programs, print_programs, takes_effect, effects, is_note)
     if masked == command:
         return None
     document = json.loads(arguments)

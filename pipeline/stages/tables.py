@@ -236,7 +236,7 @@ def executed_writes(con: duckdb.DuckDBPyConnection, classifier: dict[str, object
     (``classifier.settles``, ``classifier.runs_later``; steps and actions labelled by rules
     only)."""
     materialize(con, "executed_writes", settles=str(classifier.get("settles") or _NEVER),
-                runs_later=str(classifier.get("runs_later") or _NEVER))
+                runs_later=str(classifier.get("runs_later") or _NEVER), notes=str(classifier.get("notes") or _NEVER))
     # one rule per step, the same whatever the row order (several written commands may run)
     _label_unsafe(con, "select trajectory_id, action_idx, call_step_idx, min(rule_name) as rule_name "
                        "from executed_writes group by all")

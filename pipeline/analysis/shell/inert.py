@@ -31,6 +31,7 @@ which counts when a later action runs a file the step wrote (``sql/executed_writ
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import tree_sitter
@@ -46,24 +47,41 @@ _WORDS = {"word", "string", "raw_string", "concatenation", "ansi_c_string", "num
 _OUTPUT_REDIRECTS = {">", ">>", "&>", "&>>", ">|"}
 _TERMINAL = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"}
 # options of data programs whose value is a command they run
-_RUNNING_OPTIONS = ("--pre", "-O", "--open-files-in-pager", "--pager")
+_RUNNING_OPTIONS = ("--pre", "--hostname-bin", "--open-files-in-pager", "--pager", "-O")
+# a command that may change what a name or a descriptor means: nothing of it is blanked
+# (an alias or function named echo, `hash -p`, a PATH of its own, `exec > >(sh)`, a coproc,
+# a process substitution, a /dev/fd/N file, a copy to a descriptor above 2)
+_REDEFINERS = frozenset({"alias", "hash", "enable", "shopt", "coproc", "exec", "export", "declare", "typeset",
+                         "readonly", "local"})
+# programs whose stdout may run what it reads (a data program piped into one is read whole)
+_RUNNERS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "eval", "source", ".", "xargs", "python", "python3",
+                      "perl", "ruby", "node", "php", "parallel", "env", "sudo", "su", "doas", "tee", "crontab", "at"})
+# wrappers the blanking looks behind (the rest run their words in other ways: `sg group CMD`)
+_PLAIN_WRAPPERS = frozenset({"sudo", "doas", "nohup", "time", "nice", "ionice", "stdbuf", "timeout", "env", "command"})
+# a here-document delimiter bash reads as the grammar does: a plain word or one wholly quoted
+_DELIMITER = re.compile(r"[A-Za-z0-9_.-]+|'[^'\\$]*'|\"[^\"\\$`]*\"")
 Effects = tuple[tuple[str, ...], tuple[str, ...]] | None
 """What a command runs and writes, as the shell analyser resolves them (None: unknown)."""
 
 
 def inert_text(command: str, data_programs: Sequence[str], print_programs: Sequence[str],
-               takes_effect: Callable[[str], bool], effects: Callable[[], Effects]) -> str:
+               takes_effect: Callable[[str], bool], effects: Callable[[], Effects],
+               is_note: Callable[[str], bool] = lambda path: True) -> str:
     """``command`` with its data parts blanked (see the module docstring); the command itself
     when nothing is data or it does not parse. ``takes_effect``: a written path where what is
     written counts (``settles`` or ``runs_later``); ``effects``: what the command runs and
-    writes, asked only when something is printed into a file."""
+    writes, asked only when something is printed into a file; ``is_note``: a file that is a
+    document (``classifier.notes``): only into those is printed text data (a YAML manifest,
+    a CI workflow, an rc file or a script is run by some tool later)."""
     if "#" not in command and not any(p.split()[0] in command for p in [*data_programs, *print_programs] if p.strip()):
         return command  # no program of the lists, no comment: nothing to parse
+    if "/dev/fd/" in command:
+        return command
     parsed = tree(command)
-    if parsed is None or parsed.root_node.has_error:
+    if parsed is None or parsed.root_node.has_error or _redefines(parsed.root_node, command):
         return command
     walk = _Walk(command, [tuple(p.split()) for p in data_programs if p.split()], {p for p in print_programs if p},
-                 takes_effect, effects)
+                 takes_effect, effects, is_note)
     spans: list[tuple[int, int]] = []
     stack = [parsed.root_node]
     while stack:
@@ -88,8 +106,10 @@ class _Walk:
     """One command's data parts, found command by command."""
 
     def __init__(self, text: str, programs: list[tuple[str, ...]], printers: set[str],
-                 takes_effect: Callable[[str], bool], effects: Callable[[], Effects]) -> None:
+                 takes_effect: Callable[[str], bool], effects: Callable[[], Effects],
+                 is_note: Callable[[str], bool]) -> None:
         self.text, self.programs, self.printers, self.takes_effect = text, programs, printers, takes_effect
+        self.is_note = is_note
         self._effects = effects
         self._known: Effects = None
         self._asked = False
@@ -112,7 +132,11 @@ class _Walk:
         args, words = nodes[start + 1:], [_text(n, self.text) for n in nodes[start:]]
         docs = [r for r in _redirects(node) if r.type in ("heredoc_redirect", "herestring_redirect")]
         if any(words[:len(p)] == list(p) for p in self.programs):
-            if any(w.startswith(_RUNNING_OPTIONS) for w in words[1:]):
+            if any(w == o or w.startswith(o + "=") or (o == "-O" and w.startswith(o)) for w in words[1:]
+                   for o in _RUNNING_OPTIONS) or any(w.startswith("--output") for w in words[1:]):
+                return []
+            # what it prints (a --format, a replacement, a here-document it greps) must not run
+            if self._piped_into_runner(node) or not self._prints_to_notes(node, ["grep"], args):
                 return []
             return [(a.start_byte, a.end_byte) for a in args if not _runs(a, self.text)] + _bodies(docs, self.text)
         if words[0] not in self.printers or _feeds_command(node) or not self._prints_to_notes(node, words, args):
@@ -120,6 +144,21 @@ class _Walk:
         spans = [(a.start_byte, a.end_byte) for a in args if not _runs(a, self.text)] \
             if words[0] in ("echo", "printf") else []
         return spans + _bodies(docs, self.text)
+
+    def _piped_into_runner(self, node: tree_sitter.Node) -> bool:
+        """True when a later command of the command's pipeline may run what it prints, or the
+        output goes into a substitution."""
+        child, cur = node, node.parent
+        while cur is not None:
+            if cur.type in _SUBSTITUTIONS:
+                return True
+            if cur.type == "pipeline":
+                later = [c for c in cur.named_children if c.start_byte > child.start_byte]
+                names = [self.text[c.start_byte:c.end_byte].split(maxsplit=1)[:1] for c in later]
+                if any(not n or n[0].rsplit("/", 1)[-1] in _RUNNERS or "$" in n[0] for n in names):
+                    return True
+            child, cur = cur, cur.parent
+        return False
 
     def _prints_to_notes(self, node: tree_sitter.Node, words: list[str], args: list[tree_sitter.Node]) -> bool:
         """True when what the print command prints goes to the terminal or into files where
@@ -134,7 +173,7 @@ class _Walk:
         if words[0] == "tee":
             targets += [w for w in words[1:] if not w.startswith("-")]
         targets = [t for t in targets if t not in _TERMINAL]
-        if any(t is None or ".." in t.split("/") for t in targets):
+        if any(t is None or ".." in t.split("/") or not self.is_note(t) for t in targets):
             return False
         if not targets:
             return True
@@ -152,6 +191,33 @@ class _Walk:
     def links(self) -> bool:
         """True when the command makes links (a written name may then be any file)."""
         return any(c == "ln" or c.endswith("/ln") for c in _command_names(self.text))
+
+
+def _redefines(root: tree_sitter.Node, text: str) -> bool:
+    """True when the command may change what a name or a descriptor means, so nothing of it
+    is blanked: an alias, a function, `hash -p`, `enable`, `shopt`, a coproc, `exec` with a
+    redirect (`exec > >(sh)`), an assignment to PATH, a process substitution, a copy to a
+    descriptor above 2 (`>&3`)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("function_definition", "process_substitution"):
+            return True
+        if node.type in ("command", "declaration_command"):
+            first = node.children[0] if node.children else None
+            word = text[first.start_byte:first.end_byte] if first is not None else ""
+            if word in _REDEFINERS and (word != "exec" or node.parent is not None
+                                        and node.parent.type == "redirected_statement"):
+                if word not in ("export", "declare", "typeset", "readonly", "local") or "PATH=" in text[
+                        node.start_byte:node.end_byte]:
+                    return True
+        if node.type == "variable_assignment" and text[node.start_byte:node.end_byte].startswith("PATH="):
+            return True
+        if node.type == "file_redirect" and any(text[c.start_byte:c.end_byte] in ("3", "4", "5", "6", "7", "8", "9")
+                                                for c in node.children if c.is_named):
+            return True
+        stack.extend(node.children)
+    return False
 
 
 def _command_names(text: str) -> list[str]:
@@ -184,6 +250,15 @@ def _bodies(docs: list[tree_sitter.Node], text: str) -> list[tuple[int, int]]:
     spans = []
     for doc in docs:
         body = next((c for c in doc.children if c.type in ("heredoc_body", *_WORDS)), None)
+        start = next((c for c in doc.children if c.type == "heredoc_start"), None)
+        if start is not None:
+            delimiter = text[start.start_byte:start.end_byte]
+            plain = delimiter.strip("'\"")
+            # bash ends the body at the first line equal to the unquoted delimiter: a
+            # delimiter the grammar may read otherwise (E"O"F, $'EOF') keeps the text whole
+            if not _DELIMITER.fullmatch(delimiter) or (body is not None and plain in text[
+                    body.start_byte:body.end_byte].splitlines()):
+                return []
         if body is not None and not _runs(body, text):
             spans.append((body.start_byte, body.end_byte))
     return spans
@@ -201,6 +276,8 @@ def _unwrapped(nodes: list[tree_sitter.Node], text: str) -> int | None:
         spec = WRAPPERS.get(word)
         if spec is None:
             return i
+        if word not in _PLAIN_WRAPPERS:
+            return None
         i += 1
         while i < len(nodes) and (option := _text(nodes[i], text)).startswith("-") and option != "-":
             i += 2 if len(option) == 2 and option[1] in spec else 1
