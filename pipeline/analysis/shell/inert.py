@@ -31,35 +31,23 @@ which counts when a later action runs a file the step wrote (``sql/executed_writ
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 import tree_sitter
 
-from pipeline.analysis.shell.tables import WRAPPERS
 from pipeline.analysis.shell.tree import tree
+from pipeline.analysis.shell.inert_syntax import (
+    SUBSTITUTIONS, WORD_TYPES, bodies, command_names, feeds_command, git_words, output_target, redefines,
+    redirects_of, runs_code, word_text, unwrapped)
 
 __all__ = ["inert_text", "Effects"]
 
-_SUBSTITUTIONS = {"command_substitution", "process_substitution"}
-_WORDS = {"word", "string", "raw_string", "concatenation", "ansi_c_string", "number", "simple_expansion",
-          "expansion", "translated_string"}
-_OUTPUT_REDIRECTS = {">", ">>", "&>", "&>>", ">|"}
 _TERMINAL = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"}
 # options of data programs whose value is a command they run
 _RUNNING_OPTIONS = ("--pre", "--hostname-bin", "--open-files-in-pager", "--pager", "-O")
-# a command that may change what a name or a descriptor means: nothing of it is blanked
-# (an alias or function named echo, `hash -p`, a PATH of its own, `exec > >(sh)`, a coproc,
-# a process substitution, a /dev/fd/N file, a copy to a descriptor above 2)
-_REDEFINERS = frozenset({"alias", "hash", "enable", "shopt", "coproc", "exec", "export", "declare", "typeset",
-                         "readonly", "local"})
 # programs whose stdout may run what it reads (a data program piped into one is read whole)
 _RUNNERS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "eval", "source", ".", "xargs", "python", "python3",
                       "perl", "ruby", "node", "php", "parallel", "env", "sudo", "su", "doas", "tee", "crontab", "at"})
-# wrappers the blanking looks behind (the rest run their words in other ways: `sg group CMD`)
-_PLAIN_WRAPPERS = frozenset({"sudo", "doas", "nohup", "time", "nice", "ionice", "stdbuf", "timeout", "env", "command"})
-# a here-document delimiter bash reads as the grammar does: a plain word or one wholly quoted
-_DELIMITER = re.compile(r"[A-Za-z0-9_.-]+|'[^'\\$]*'|\"[^\"\\$`]*\"")
 Effects = tuple[tuple[str, ...], tuple[str, ...]] | None
 """What a command runs and writes, as the shell analyser resolves them (None: unknown)."""
 
@@ -78,7 +66,7 @@ def inert_text(command: str, data_programs: Sequence[str], print_programs: Seque
     if "/dev/fd/" in command:
         return command
     parsed = tree(command)
-    if parsed is None or parsed.root_node.has_error or _redefines(parsed.root_node, command):
+    if parsed is None or parsed.root_node.has_error or redefines(parsed.root_node, command):
         return command
     walk = _Walk(command, [tuple(p.split()) for p in data_programs if p.split()], {p for p in print_programs if p},
                  takes_effect, effects, is_note)
@@ -86,7 +74,7 @@ def inert_text(command: str, data_programs: Sequence[str], print_programs: Seque
     stack = [parsed.root_node]
     while stack:
         node = stack.pop()
-        if node.type in _SUBSTITUTIONS:
+        if node.type in SUBSTITUTIONS:
             continue  # what runs inside is read as it is
         if node.type == "comment":
             spans.append((node.start_byte, node.end_byte))
@@ -125,12 +113,14 @@ class _Walk:
         name = node.child_by_field_name("name")
         if name is None:
             return []
-        nodes = [name, *(c for c in node.children if c.type in _WORDS and c.start_byte > name.start_byte)]
-        start = _unwrapped(nodes, self.text)
+        nodes = [name, *(c for c in node.children if c.type in WORD_TYPES and c.start_byte > name.start_byte)]
+        start = unwrapped(nodes, self.text)
         if start is None:
             return []
-        args, words = nodes[start + 1:], [_text(n, self.text) for n in nodes[start:]]
-        docs = [r for r in _redirects(node) if r.type in ("heredoc_redirect", "herestring_redirect")]
+        args, words = nodes[start + 1:], [word_text(n, self.text) for n in nodes[start:]]
+        docs = [r for r in redirects_of(node) if r.type in ("heredoc_redirect", "herestring_redirect")]
+        if words[0] == "git":  # `git -C repo commit`, `git --no-pager log`: the subcommand's words
+            words = git_words(words)
         if any(words[:len(p)] == list(p) for p in self.programs):
             if any(w == o or w.startswith(o + "=") or (o == "-O" and w.startswith(o)) for w in words[1:]
                    for o in _RUNNING_OPTIONS) or any(w.startswith("--output") for w in words[1:]):
@@ -138,19 +128,37 @@ class _Walk:
             # what it prints (a --format, a replacement, a here-document it greps) must not run
             if self._piped_into_runner(node) or not self._prints_to_notes(node, ["grep"], args):
                 return []
-            return [(a.start_byte, a.end_byte) for a in args if not _runs(a, self.text)] + _bodies(docs, self.text)
-        if words[0] not in self.printers or _feeds_command(node) or not self._prints_to_notes(node, words, args):
+            return [(a.start_byte, a.end_byte) for a in args if not runs_code(a, self.text)] + bodies(docs, self.text)
+        if words[0] not in self.printers or (feeds_command(node) and not self._feeds_note_tees(node)) \
+                or not self._prints_to_notes(node, words, args):
             return []
-        spans = [(a.start_byte, a.end_byte) for a in args if not _runs(a, self.text)] \
+        spans = [(a.start_byte, a.end_byte) for a in args if not runs_code(a, self.text)] \
             if words[0] in ("echo", "printf") else []
-        return spans + _bodies(docs, self.text)
+        return spans + bodies(docs, self.text)
+
+    def _feeds_note_tees(self, node: tree_sitter.Node) -> bool:
+        """True when the command's output goes only through ``tee`` into notes (``echo x |
+        tee -a NOTES.md``), the pipeline itself feeding nothing."""
+        pipeline = node.parent
+        if pipeline is None or pipeline.type != "pipeline" or feeds_command(pipeline):
+            return False
+        later = [c for c in pipeline.named_children if c.start_byte > node.start_byte]
+        for command in later:
+            if command.type != "command":
+                return False
+            words = [word_text(w, self.text) for w in command.children if w.type in WORD_TYPES or w.type == "command_name"]
+            files = [w for w in words[1:] if not w.startswith("-")]
+            if words[:1] != ["tee"] or not files or any("$" in f or ".." in f.split("/") or not self.is_note(f)
+                                                          or self.takes_effect(f) for f in files):
+                return False
+        return bool(later)
 
     def _piped_into_runner(self, node: tree_sitter.Node) -> bool:
         """True when a later command of the command's pipeline may run what it prints, or the
         output goes into a substitution."""
         child, cur = node, node.parent
         while cur is not None:
-            if cur.type in _SUBSTITUTIONS:
+            if cur.type in SUBSTITUTIONS:
                 return True
             if cur.type == "pipeline":
                 later = [c for c in cur.named_children if c.start_byte > child.start_byte]
@@ -163,13 +171,13 @@ class _Walk:
     def _prints_to_notes(self, node: tree_sitter.Node, words: list[str], args: list[tree_sitter.Node]) -> bool:
         """True when what the print command prints goes to the terminal or into files where
         it does not take effect (see the module docstring)."""
-        redirects = _redirects(node)
+        redirects = redirects_of(node)
         # tree-sitter-bash keeps the rest of a here-document's first line inside its redirect:
         # `cat <<EOF | sh` pipes the body, `cat <<EOF > f` writes it
         if any(c.type in ("pipeline", "|", "|&") for r in redirects if r.type == "heredoc_redirect"
                for c in r.children):
             return False
-        targets = [t for r in redirects if r.type == "file_redirect" and (t := _output_target(r, self.text)) != ""]
+        targets = [t for r in redirects if r.type == "file_redirect" and (t := output_target(r, self.text)) != ""]
         if words[0] == "tee":
             targets += [w for w in words[1:] if not w.startswith("-")]
         targets = [t for t in targets if t not in _TERMINAL]
@@ -190,158 +198,4 @@ class _Walk:
 
     def links(self) -> bool:
         """True when the command makes links (a written name may then be any file)."""
-        return any(c == "ln" or c.endswith("/ln") for c in _command_names(self.text))
-
-
-def _redefines(root: tree_sitter.Node, text: str) -> bool:
-    """True when the command may change what a name or a descriptor means, so nothing of it
-    is blanked: an alias, a function, `hash -p`, `enable`, `shopt`, a coproc, `exec` with a
-    redirect (`exec > >(sh)`), an assignment to PATH, a process substitution, a copy to a
-    descriptor above 2 (`>&3`)."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.type in ("function_definition", "process_substitution"):
-            return True
-        if node.type in ("command", "declaration_command"):
-            first = node.children[0] if node.children else None
-            word = text[first.start_byte:first.end_byte] if first is not None else ""
-            if word in _REDEFINERS and (word != "exec" or node.parent is not None
-                                        and node.parent.type == "redirected_statement"):
-                if word not in ("export", "declare", "typeset", "readonly", "local") or "PATH=" in text[
-                        node.start_byte:node.end_byte]:
-                    return True
-        if node.type == "variable_assignment" and text[node.start_byte:node.end_byte].startswith("PATH="):
-            return True
-        if node.type == "file_redirect" and any(text[c.start_byte:c.end_byte] in ("3", "4", "5", "6", "7", "8", "9")
-                                                for c in node.children if c.is_named):
-            return True
-        stack.extend(node.children)
-    return False
-
-
-def _command_names(text: str) -> list[str]:
-    """The first word of every simple command of ``text`` (a cheap word scan)."""
-    names, expect = [], True
-    for word in text.replace(";", " ; ").replace("&&", " ; ").replace("||", " ; ").replace("|", " ; ").split():
-        if expect and word not in WRAPPERS:
-            names.append(word)
-            expect = False
-        if word == ";":
-            expect = True
-    return names
-
-
-def _redirects(node: tree_sitter.Node) -> list[tree_sitter.Node]:
-    """Every redirect that may apply to a command: its own, and those of each enclosing
-    redirected statement (`a && echo x > f` puts `> f` on the whole list), with those the
-    grammar nests inside a here-document's redirect."""
-    found = [c for c in node.children if c.type.endswith("_redirect")]
-    cur = node.parent
-    while cur is not None and cur.type not in _SUBSTITUTIONS:
-        if cur.type == "redirected_statement":
-            found += [c for c in cur.children if c.type.endswith("_redirect")]
-        cur = cur.parent
-    return found + [c for r in found if r.type == "heredoc_redirect" for c in r.children if c.type == "file_redirect"]
-
-
-def _bodies(docs: list[tree_sitter.Node], text: str) -> list[tuple[int, int]]:
-    """The spans of here-document / here-string bodies that run nothing."""
-    spans = []
-    for doc in docs:
-        body = next((c for c in doc.children if c.type in ("heredoc_body", *_WORDS)), None)
-        start = next((c for c in doc.children if c.type == "heredoc_start"), None)
-        if start is not None:
-            delimiter = text[start.start_byte:start.end_byte]
-            plain = delimiter.strip("'\"")
-            # bash ends the body at the first line equal to the unquoted delimiter: a
-            # delimiter the grammar may read otherwise (E"O"F, $'EOF') keeps the text whole
-            if not _DELIMITER.fullmatch(delimiter) or (body is not None and plain in text[
-                    body.start_byte:body.end_byte].splitlines()):
-                return []
-        if body is not None and not _runs(body, text):
-            spans.append((body.start_byte, body.end_byte))
-    return spans
-
-
-def _unwrapped(nodes: list[tree_sitter.Node], text: str) -> int | None:
-    """The index of the program behind wrappers (``sudo -u ci grep``, ``timeout 5 rg``,
-    ``env A=1 echo``: the shell analyser's ``WRAPPERS``, their options that take a value
-    skipped with it), None when no program is left or a word is not plain."""
-    i = 0
-    while i < len(nodes):
-        word = _text(nodes[i], text)
-        if "$" in word:
-            return None
-        spec = WRAPPERS.get(word)
-        if spec is None:
-            return i
-        if word not in _PLAIN_WRAPPERS:
-            return None
-        i += 1
-        while i < len(nodes) and (option := _text(nodes[i], text)).startswith("-") and option != "-":
-            i += 2 if len(option) == 2 and option[1] in spec else 1
-        if word == "timeout":
-            i += 1  # its duration
-        while word == "env" and i < len(nodes) and "=" in _text(nodes[i], text):
-            i += 1
-    return None
-
-
-def _text(node: tree_sitter.Node, text: str) -> str:
-    """A word's text with plain quotes removed (``"git"`` is git)."""
-    raw = text[node.start_byte:node.end_byte]
-    return raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"" else raw
-
-
-def _runs(node: tree_sitter.Node, text: str) -> bool:
-    """True when the node holds a command or process substitution (it runs), other than one
-    that only prints a here-document with ``cat`` (`$(cat <<'EOF' ... EOF)`: text)."""
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if cur.type in _SUBSTITUTIONS:
-            if not _prints_a_document(cur, text):
-                return True
-            continue
-        stack.extend(cur.children)
-    return False
-
-
-def _prints_a_document(sub: tree_sitter.Node, text: str) -> bool:
-    """True for `$(cat <<EOF ... EOF)`: one `cat` of a here-document that runs nothing."""
-    inner = [c for c in sub.named_children if c.type != "comment"]
-    if sub.type != "command_substitution" or len(inner) != 1 or inner[0].type != "redirected_statement":
-        return False
-    parts = inner[0].named_children
-    command, docs = parts[0], parts[1:]
-    return (command.type == "command" and len(command.named_children) == 1
-            and text[command.start_byte:command.end_byte] == "cat"
-            and len(docs) == 1 and docs[0].type == "heredoc_redirect"
-            and all(c.type in ("heredoc_start", "heredoc_body", "heredoc_end") for c in docs[0].named_children)
-            and not any(_runs(c, text) for c in docs[0].named_children))
-
-
-def _feeds_command(node: tree_sitter.Node) -> bool:
-    """True when the command's output goes into another command: a pipe (unless it is the
-    pipeline's last command) or a substitution, at any depth."""
-    child, cur = node, node.parent
-    while cur is not None:
-        if cur.type in _SUBSTITUTIONS:
-            return True
-        if cur.type == "pipeline" and cur.named_children and cur.named_children[-1] != child:
-            return True
-        child, cur = cur, cur.parent
-    return False
-
-
-def _output_target(redirect: tree_sitter.Node, text: str) -> str | None:
-    """The file an output redirection writes to ("" for an input redirection or a
-    descriptor's copy; None: not a plain word)."""
-    if not any(c.type in _OUTPUT_REDIRECTS for c in redirect.children):
-        return ""
-    if any(c.type == "file_descriptor" and text[c.start_byte:c.end_byte] not in ("1",) for c in redirect.children):
-        return "/dev/stderr"  # another descriptor's output (2>err.log): not what is printed
-    target = redirect.child_by_field_name("destination")
-    word = None if target is None or target.type not in ("word", "string", "raw_string") else _text(target, text)
-    return None if word is None or "$" in word else word
+        return any(c == "ln" or c.endswith("/ln") for c in command_names(self.text))
