@@ -25,6 +25,7 @@ import pyarrow as pa
 from pipeline.analysis.resources import program_arg, program_text
 from pipeline.analysis.shell import analyse_command
 from pipeline.analysis.shell.inert import Effects, inert_text
+from pipeline.policy_tables import NEVER
 
 __all__ = ["inert_texts", "INERT_TEXTS_SCHEMA"]
 
@@ -55,7 +56,7 @@ def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], shel
     command is in the first of them a call passes, as in ``resources``)."""
     data_programs = [str(p) for p in classifier.get("data_programs", [])]
     print_programs = [str(p) for p in classifier.get("print_programs", [])]
-    patterns = [str(classifier.get(k) or r"[^\s\S]") for k in ("runs_later", "settles", "notes")]
+    patterns = [str(classifier.get(k) or NEVER) for k in ("runs_later", "settles", "notes")]
 
     @lru_cache(maxsize=1024)
     def takes_effect(path: str) -> bool:  # RE2, as everywhere else the patterns are read

@@ -20,12 +20,12 @@ from pipeline.config import RunConfig, driver_memory_limit
 from pipeline.analysis.inference import register_tool_roles
 from pipeline.analysis.inert_texts import inert_texts
 from pipeline.policy import Policy
+from pipeline.policy_tables import NEVER
 from pipeline.ingest.records import RawRecord
 from pipeline.analysis.resources import resources
 from pipeline.stages.flow_batches import BYTES_PER_SLOT, flow_batches, memory_limit_bytes
 from pipeline.sql import load_sql, materialize, materialize_per_rule
 
-_NEVER = r"[^\s\S]"  # an RE2 pattern that matches nothing
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 RECORDS_SCHEMA = pa.schema([
     ("record_id", pa.int64()), ("source_file", pa.string()), ("source_line", pa.int64()),
@@ -126,7 +126,7 @@ def steps(con: duckdb.DuckDBPyConnection) -> None:
     materialize(con, "error_texts")
     materialize_per_rule(con, "error_rule_hits", _rules(con, "policy_error_rules"))
     classifier = _rules(con, "policy_classifier")
-    runs_later = document.get("classifier", {}).get("runs_later") or _NEVER
+    runs_later = document.get("classifier", {}).get("runs_later") or NEVER
     materialize(con, "classifier_calls", pattern=_any_pattern(con, "policy_classifier_any"), runs_later=runs_later)
     inert_texts(con, document.get("classifier", {}),
                 tuple(str(a) for a in document.get("inference", {}).get("shell_args", [])))
@@ -235,8 +235,8 @@ def executed_writes(con: duckdb.DuckDBPyConnection, classifier: dict[str, object
     action that later runs the file, or that puts it where it takes effect
     (``classifier.settles``, ``classifier.runs_later``; steps and actions labelled by rules
     only)."""
-    materialize(con, "executed_writes", settles=str(classifier.get("settles") or _NEVER),
-                runs_later=str(classifier.get("runs_later") or _NEVER), notes=str(classifier.get("notes") or _NEVER))
+    materialize(con, "executed_writes", settles=str(classifier.get("settles") or NEVER),
+                runs_later=str(classifier.get("runs_later") or NEVER), notes=str(classifier.get("notes") or NEVER))
     # one rule per step, the same whatever the row order (several written commands may run)
     _label_unsafe(con, "select trajectory_id, action_idx, call_step_idx, min(rule_name) as rule_name "
                        "from executed_writes group by all")
