@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import resource
 import shutil
 import sys
@@ -34,6 +35,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# as in a worker of the CLI (pipeline/cli.py sets it before PyArrow loads): PyArrow's
+# arenas without transparent huge pages
+os.environ.setdefault("MIMALLOC_ALLOW_THP", "0")
 
 
 def _cpu() -> float:

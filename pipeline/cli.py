@@ -25,6 +25,13 @@ from pathlib import Path
 # driver and every worker, which inherit this environment). Before the imports below load
 # NumPy; a user's own OPENBLAS_NUM_THREADS wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# PyArrow's allocator (its bundled mimalloc 3) asks the kernel for transparent huge pages
+# on its 1 GiB arenas (madvise MADV_HUGEPAGE); this machine's kernel (defrag=madvise)
+# then compacts memory on each first touch of such a region, which took 0.0-0.7 s of
+# system time for a 32 MB shard's `records` table (a cold 32 MB shard, bench/stages.py, 5
+# alternating runs: read records 0.88 -> 0.20 CPU s median). Off in the driver and in the
+# workers (they inherit it) before the imports below load PyArrow; a user's own wins.
+os.environ.setdefault("MIMALLOC_ALLOW_THP", "0")
 
 from pipeline.config import MEMORY_LIMIT_MIN, RunConfig, memory_bytes, sample_root
 from pipeline.errors import Interrupted, LitmusError, UsageError, terminal_safe

@@ -220,6 +220,29 @@ def test_openblas_runs_one_thread_unless_the_user_says_otherwise(given: str | No
     assert proc.stdout.strip() == expected
 
 
+@pytest.mark.skipif(not Path("/proc/self/smaps").is_file(), reason="mappings read from /proc")
+@pytest.mark.parametrize(("given", "expected"), [(None, "0 0"), ("1", "1 1")])
+def test_arrow_arenas_ask_no_huge_pages_unless_the_user_says_otherwise(given: str | None, expected: str) -> None:
+    # PyArrow's mimalloc madvises its 1 GiB arenas MADV_HUGEPAGE, and the kernel's compaction
+    # on their first touch cost up to 0.7 s of system time per shard; the setting must be in
+    # the environment before PyArrow loads, in the driver and the workers it spawns. The
+    # user's "1" shows the probe can tell (smaps' VmFlags "hg" marks an madvised mapping)
+    env = {k: v for k, v in os.environ.items() if k != "MIMALLOC_ALLOW_THP"}
+    if given is not None:
+        env["MIMALLOC_ALLOW_THP"] = given
+    probe = ("import os, pipeline.cli, pyarrow as pa; pa.array(['x' * 1000] * 1000); "
+             "big = huge = 0\n"
+             "for line in open('/proc/self/smaps'):\n"
+             "    if '-' in line.split(' ')[0]:\n"
+             "        lo, hi = (int(x, 16) for x in line.split(' ')[0].split('-')); big = hi - lo >= 1 << 30\n"
+             "    elif line.startswith('VmFlags') and big and ' hg' in line: huge += 1\n"
+             "print(int(os.environ['MIMALLOC_ALLOW_THP'] != '0'), huge)")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
+                          cwd=Path(__file__).parents[1])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == expected
+
+
 def test_report_survives_a_policy_file_that_no_longer_loads(tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     # report reads the run's policy file for explain_pages alone: one edited since the run
