@@ -246,6 +246,16 @@ def _validate(data: dict[str, Any]) -> None:
     for kind in ("blocks", "markers"):
         for i, pattern in enumerate(data.get("injection", {}).get(kind, [])):
             _check_regex(pattern, f"injection.{kind}[{i}]")
+    settings = data.get("labels", {}).get("settings_files", {})
+    if settings.get("line_prefix") is not None:
+        _check_regex(settings["line_prefix"], "labels.settings_files.line_prefix")
+    for i, shape in enumerate(settings.get("shapes", [])):
+        _check_regex(shape.get("pattern"), f"labels.settings_files.shapes[{i}].pattern")
+    rule = settings.get("credential_rule")
+    if settings.get("files") and rule not in {r.get("name") for r in content.get("sources", [])
+                                              if r.get("kind", "match") == "match"}:
+        raise PolicyError(f"policy: labels.settings_files.credential_rule {rule!r} names no content.sources "
+                          "rule of kind 'match'")
     if data.get("labels", {}).get("user_named_sources", "untrusted") not in ("trusted", "untrusted"):
         raise PolicyError("policy: labels.user_named_sources must be 'trusted' or 'untrusted'")
     for i, rule in enumerate(data.get("labels", {}).get("resources", [])):

@@ -37,7 +37,10 @@ SECTIONS: dict[str, Any] = {
     "sinks": "table[table]",
     "labels": {"user_named_sources": "str", "resources": "list[table]", "never_sent": "list[str]",
                "common_file_names": "list[str]", "never_sent_except": "list[str]",
-               "never_deleted": "list[str]", "never_written": "list[str]"},
+               "never_deleted": "list[str]", "never_written": "list[str]",
+               "settings_files": {"files": "list[str]", "credential_rule": "str", "line_prefix": "str",
+                                  "random_length": "int", "mixed_length": "int", "max_bytes": "int",
+                                  "shapes": "list[table]"}},
     "injection": {"control_is_violation": "bool", "blocks": "list[str]", "markers": "list[str]"},
     "content": {"max_spans": "int", "sources": "list[table]"},
     "exec_status": {"types": "table[str]", "content_error_patterns": "list[str]", "rules": "list[table]"},
@@ -63,7 +66,9 @@ BOUNDS = {"settings.max_record_bytes": (1, 2**31 - 1), "settings.min_fragment_le
           "settings.max_fragment_sources": (1, None), "settings.max_reach_pairs": (1, 2**31 - 1),
           "settings.max_reach_work": (1, 2**62), "settings.max_edge_pairs": (1, 2**62),
           "settings.explain_pages": (0, 1_000_000),
-          "settings.stepwise_threshold": (0, 1), "content.max_spans": (1, 2**31 - 1)}
+          "settings.stepwise_threshold": (0, 1), "content.max_spans": (1, 2**31 - 1),
+          "labels.settings_files.random_length": (1, 10_000), "labels.settings_files.mixed_length": (1, 10_000),
+          "labels.settings_files.max_bytes": (0, 2**31 - 1)}
 # the label lattice is fixed by the engine; [lattice] states it and may not change it
 LATTICE = {"confidentiality": ["public", "internal", "secret"], "integrity": ["trusted", "untrusted"]}
 _SCALARS = (str, int, float, bool)

@@ -98,8 +98,16 @@ def policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.T
         for i, r in enumerate(data.get("classifier", {}).get("rules", [])) for t in r.get("tools", ["*"])]
     injection_rows = [{"ord": i, "kind": kind, "pattern": p} for i, (kind, p) in enumerate(
         [("block", p) for p in inj.get("blocks", [])] + [("marker", p) for p in inj.get("markers", [])])]
+    settings = data.get("labels", {}).get("settings_files", {})
     return {
         "tools": pa.Table.from_pylist(tool_rows, schema=_TOOLS_SCHEMA),
+        # globs of the key=value settings files whose credentials alone stay secret
+        # (sql/action_roles.sql, sql/settings_outputs.sql); their value shapes as one pattern
+        "settings_files": pa.Table.from_pylist(
+            [{"like": glob_to_like(str(g)), "pattern": str(g)} for g in settings.get("files", [])],
+            schema=pa.schema([("like", pa.string()), ("pattern", pa.string())])),
+        "settings_shapes_any": pa.table({"pattern": [
+            "|".join(f"(?:{r['pattern']})" for r in settings.get("shapes", [])) or NEVER]}),
         "document": pa.table({"json": [json.dumps(data, sort_keys=True)]}),
         "sinks": pa.Table.from_pylist(sink_rows),
         "error_types": pa.Table.from_pylist(

@@ -1,7 +1,7 @@
 -- action_roles: the taint role of each executed or blocked logical action
 -- (grain: trajectory_id, action_idx, sink_kind; sink_kind null when not a sink).
 -- Inputs: actions, resources, resource_labels, steps (user messages), policy_tools, policy_sinks,
--- policy_document (labels.user_named_sources, labels.common_file_names).
+-- policy_document (labels.user_named_sources, labels.common_file_names), policy_settings_files.
 -- Parameters: none.
 -- Label levels are integers: confidentiality 0 public, 1 internal, 2 secret;
 -- integrity 0 trusted, 1 untrusted. Joining labels is taking the max of each.
@@ -23,7 +23,9 @@ action_resources as (
 resource_matches as (
     -- a read (or executed) resource the policy labels (sql/resource_labels.sql, where an
     -- override rule matching a resource leaves only override rules counting) brings its label in
-    select ar.trajectory_id, ar.action_idx, ar.resource, rl.conf, rl.integ
+    select ar.trajectory_id, ar.action_idx, ar.resource, rl.conf, rl.integ,
+        -- a key=value settings file (labels.settings_files): its credentials alone are secret
+        exists (select 1 from policy_settings_files f where ar.resource ilike f."like" escape '\') as settings
     from action_resources ar
     join resource_labels rl using (resource)
     where ar.access in ('read', 'execute')
@@ -33,6 +35,9 @@ action_labels as (
     -- the first by name
     select trajectory_id, action_idx,
         max(conf) as conf, max(integ) as integ,
+        -- the label with each settings file's capped at internal: what the action's output
+        -- carries outside its credentials when it parses as the settings file (settings_outputs)
+        max(case when settings then least(conf, 1) else conf end) as settings_conf,
         first(resource order by conf * 2 + integ desc, resource) as why
     from resource_matches
     group by all
@@ -102,6 +107,7 @@ user_named as (
 labels as (
     select l.*,
         greatest(coalesce(l.source_conf, 0), coalesce(rl.conf, 0)) as conf,
+        greatest(coalesce(l.source_conf, 0), coalesce(rl.settings_conf, 0)) as settings_conf,
         -- the user's choice of source lifts its tool and address integrity; instructions
         -- inside its output (injection spans, content rules) still carry untrusted (edges)
         case when n.action_idx is not null then 0
@@ -129,6 +135,10 @@ sink_rows as (
 final as (
     select lb.trajectory_id, lb.action_idx, lb.tool_name, lb.catalog_name, lb.call_step_idx,
         lb.result_step_idx, lb.executed, lb.blocked, lb.conf, lb.integ, lb.label_resource,
+        -- `conf` is what data edges from the action carry; `full_conf` what a resource or
+        -- explicit edge carries (a copy of the file, not the output). Equal but for an action
+        -- whose output parsed as a settings file (pipeline/stages/settings.py lowers `conf`)
+        lb.conf as full_conf, lb.settings_conf,
         s.sink_kind,
         coalesce(pt.accepts_conf, ps.accepts_conf) as accepts_conf,
         coalesce(pt.accepts_integ, ps.accepts_integ) as accepts_integ,

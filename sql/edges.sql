@@ -1,7 +1,7 @@
 -- edges: dependency edges between logical actions
 -- (grain: trajectory_id, src_action_idx, dst_action_idx, kind).
 -- Inputs: steps, actions, action_roles, resources, outputs, injection_spans,
---         content_spans, policy_content, policy_tools (macros from sql/macros.sql).
+--         content_spans, settings_outputs, policy_content, policy_tools (macros from sql/macros.sql).
 -- Parameters: $min_len (shortest fragment that is evidence), $max_sources (a
 --             fragment in more outputs than this within a trajectory is too common),
 --             $program_args (the [inference] shell_args and code_args), $max_pairs
@@ -18,7 +18,7 @@
 -- edge_rejects (record_too_large, sql/step_rejects.sql) before anything reads `edges`.
 with nodes as (
     select distinct trajectory_id, action_idx, tool_name, call_step_idx, result_step_idx,
-        executed, blocked, conf, integ
+        executed, blocked, conf, full_conf, integ
     from action_roles
 ),
 arguments as (
@@ -159,14 +159,24 @@ span_keys as (
     from injection_spans i
     join span_texts t using (span)
 ),
+settings_keys as (
+    -- fragments of the lines of a settings file that may hold a credential
+    -- (sql/settings_outputs.sql) keep secret; the key's own name is no secret
+    select trajectory_id, action_idx, unnest(list_filter(lg_keys(span.line, $min_len),
+        lambda k: not list_contains(lg_keys(span.key, $min_len), k))) as key
+    from (select trajectory_id, action_idx, unnest(spans) as span from settings_outputs)
+),
 content_keys as (
     -- fragments inside a span a content detector labelled (key material, tokens, card
-    -- numbers, a document marked confidential) carry that rule's label, whatever the tool's
-    select c.trajectory_id, c.action_idx, c.key, max(p.conf) as conf, max(p.integ) as integ,
-        arg_min(p.name, -(p.conf * 2 + p.integ) * 1000 + p.ord) as rule
-    from (select s.trajectory_id, s.action_idx, s.ord, unnest(t.keys) as key
-          from content_spans s join span_texts t using (span)) c
-    join policy_content p using (ord)
+    -- numbers, a document marked confidential) carry that rule's label, whatever the tool's;
+    -- so do those of a settings file's credential lines (after the detectors of their level)
+    select trajectory_id, action_idx, key, max(conf) as conf, max(integ) as integ, arg_min(name, rank) as rule
+    from (
+        select s.trajectory_id, s.action_idx, unnest(t.keys) as key, p.conf, p.integ, p.name,
+            -(p.conf * 2 + p.integ) * 1000 + p.ord as rank
+        from content_spans s join span_texts t using (span) join policy_content p using (ord)
+        union all
+        select trajectory_id, action_idx, key, 2, 0, 'settings_secret', -4000 + 999 from settings_keys)
     group by all
 ),
 given_texts as (
@@ -332,8 +342,10 @@ all_edges as (
 ),
 final as (
     select e.trajectory_id, e.src as src_action_idx, e.dst as dst_action_idx, e.kind, e.evidence,
-        -- fragments inside a content-detected span carry the detector's label
-        greatest(n.conf, coalesce(e.content_conf, 0)) as conf,
+        -- fragments inside a content-detected span carry the detector's label; a data edge
+        -- carries what the output showed (a settings file's non-credential values are
+        -- internal: action_roles.conf), a resource or explicit edge the whole label (full_conf)
+        greatest(case when e.kind = 'data' then n.conf else n.full_conf end, coalesce(e.content_conf, 0)) as conf,
         -- fragments inside an injection span carry integrity=untrusted
         greatest(n.integ, case when e.any_span then 1 else 0 end, coalesce(e.content_integ, 0)) as integ,
         e.any_control as control,

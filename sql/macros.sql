@@ -118,6 +118,16 @@ create or replace temp macro lg_decoded(v) as
             list_filter(regexp_extract_all(array_to_string(runs, ' '), '[0-9a-fA-F]{16,}'), lambda h: length(h) % 2 = 0),
             lambda h: lg_utf8(try(unhex(h)))), chr(10))))[1];
 
+-- lg_random_looking: whether a text holds a run of letters and digits that looks generated
+-- (a key, a token, a password): `long_len` characters, or `mixed_len` mixing letters and
+-- digits or lower and upper case (`9f8a7b6c`, `S3cr3tPassw0rd`, `wJalrXUtnFEMI`); words,
+-- versions, regions and host names (`notes-v3`, `us-east-1`, `search.acme.dev`) do not.
+create or replace temp macro lg_random_looking(t, long_len, mixed_len) as
+    coalesce(list_bool_or(list_transform(regexp_extract_all(coalesce(t, ''), '[A-Za-z0-9]+'),
+        lambda r: length(r) >= long_len or (length(r) >= mixed_len
+            and (regexp_matches(r, '[0-9]') and regexp_matches(r, '[A-Za-z]') or regexp_matches(r, '[a-z][A-Z]'))))),
+        false);
+
 -- lg_luhn: whether a string of 13-19 digits passes the Luhn checksum (card numbers):
 -- from the right, every second digit doubled (minus 9 when over 9), the sum ends in 0.
 create or replace temp macro lg_luhn(digits) as

@@ -23,6 +23,7 @@ from pipeline.policy import Policy
 from pipeline.policy_tables import NEVER
 from pipeline.ingest.records import RawRecord
 from pipeline.analysis.resources import resources
+from pipeline.stages.settings import settings_outputs
 from pipeline.stages.flow_batches import BYTES_PER_SLOT, flow_batches, memory_limit_bytes
 from pipeline.sql import load_sql, materialize, materialize_per_rule
 
@@ -161,6 +162,7 @@ def flows(con: duckdb.DuckDBPyConnection, policy: Policy,
     materialize(con, "content_candidates", pattern=_any_pattern(con, "policy_content_any"))
     materialize_per_rule(con, "content_spans", _rules(con, "policy_content"))
     content_labels(con)
+    settings_outputs(con, policy)  # a settings file's credentials alone stay secret
     lexicon = policy.data.get("inference", {})
     materialize(con, "edges", min_len=int(policy.setting("min_fragment_length")),
                 max_sources=int(policy.setting("max_fragment_sources")),
@@ -200,7 +202,8 @@ def content_labels(con: duckdb.DuckDBPyConnection) -> None:
     destroyed (or rewritten) are labelled unsafe (steps and actions labelled by rules only)."""
     materialize(con, "content_resources")
     con.execute("""
-        update action_roles a set conf = greatest(a.conf, c.conf), integ = greatest(a.integ, c.integ),
+        update action_roles a set conf = greatest(a.conf, c.conf), full_conf = greatest(a.full_conf, c.conf),
+            integ = greatest(a.integ, c.integ),
             label_resource = case when c.conf > a.conf or c.integ > a.integ then c.why else a.label_resource end
         from content_resources c
         where a.trajectory_id = c.trajectory_id and a.action_idx = c.action_idx""")
