@@ -49,11 +49,20 @@ PER_ROW = {
     select distinct trajectory_id, action_idx, unnest(lg_keys(span, $min_len)) as key
     from injection_spans
 ),
+settings_keys as (
+    select trajectory_id, action_idx, unnest(list_filter(lg_keys(span.line, $min_len),
+        lambda k: not list_contains(lg_keys(span.key, $min_len), k))) as key
+    from (select trajectory_id, action_idx, unnest(spans) as span from settings_outputs)
+),
 content_keys as (
-    select c.trajectory_id, c.action_idx, c.key, max(p.conf) as conf, max(p.integ) as integ,
-        arg_min(p.name, -(p.conf * 2 + p.integ) * 1000 + p.ord) as rule
-    from (select trajectory_id, action_idx, ord, unnest(lg_keys(span, $min_len)) as key from content_spans) c
-    join policy_content p using (ord)
+    select trajectory_id, action_idx, key, max(conf) as conf, max(integ) as integ, arg_min(name, rank) as rule
+    from (
+        select c.trajectory_id, c.action_idx, c.key, p.conf, p.integ, p.name,
+            -(p.conf * 2 + p.integ) * 1000 + p.ord as rank
+        from (select trajectory_id, action_idx, ord, unnest(lg_keys(span, $min_len)) as key from content_spans) c
+        join policy_content p using (ord)
+        union all
+        select trajectory_id, action_idx, key, 2, 0, 'settings_secret', -4000 + 999 from settings_keys)
     group by all
 ),
 given_keys as (
