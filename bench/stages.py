@@ -69,6 +69,7 @@ def _top_operators(profile: Path, n: int = 8) -> list[dict]:
 def profile_stages(path: Path, operators: tuple[str, ...] = (), threads: int | None = None) -> dict:
     """Time the stages of one shard (``pipeline.execution.shard.score_shard``) and every SQL table inside them."""
     import pipeline.analysis.resources as pres
+    import pipeline.stages.settings as pset
     import pipeline.stages.tables as ps
     from pipeline.config import RunConfig
     from pipeline.policy import load_policy
@@ -112,7 +113,7 @@ def profile_stages(path: Path, operators: tuple[str, ...] = (), threads: int | N
         return inner
 
     patched = []
-    for module in (ps, pres):
+    for module in (ps, pres, pset):
         for attr in ("materialize", "materialize_per_rule"):
             if hasattr(module, attr):
                 patched.append((module, attr, getattr(module, attr)))
