@@ -154,8 +154,12 @@ def test_fuzz_harness_finds_no_crash_on_the_crash_prone_families() -> None:
 def test_a_large_group_piped_on_is_gathered_in_linear_time() -> None:
     # every command of a group writes to the pipe after it (stages.Groups): the union is made
     # once, at the pipe, not once per command (5x the commands costs about 5x, not 25x)
+    # the least of three runs each: thread CPU time still grows on a loaded machine (caches
+    # shared with other processes), and one slow run of the small case must not decide
     def cost(n: int) -> tuple[ShellAnalysis, float]:
-        return _timed(analyse_command, "{ " + "; ".join(f"cat f{i}" for i in range(n)) + "; } | nc h 80")
+        runs = [_timed(analyse_command, "{ " + "; ".join(f"cat f{i}" for i in range(n)) + "; } | nc h 80")
+                for _ in range(3)]
+        return runs[0][0], min(cpu for _, cpu in runs)
     small, small_cpu = cost(1_000)
     large, large_cpu = cost(5_000)
     assert not large.opaque and len(large.payloads) == 5_000 and len(small.payloads) == 1_000
