@@ -20,16 +20,14 @@ def settings_outputs(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     to ``settings_conf`` (run after ``content_labels``: a file seen to hold a secret raises
     ``full_conf``, while what this output shows of it is judged line by line)."""
     settings = policy.data.get("labels", {}).get("settings_files", {})
+    # policy_checks makes sure the rule exists whenever `files` names any; with no files no
+    # action has a settings_conf below its conf, and the query returns no row
     rule = next((r for r in policy.data.get("content", {}).get("sources", [])
-                 if r.get("name") == settings.get("credential_rule") and r.get("kind", "match") == "match"), None)
-    if not settings.get("files") or rule is None:
-        con.execute("create or replace temp table settings_outputs as select ''::varchar as trajectory_id, "
-                    "0::bigint as action_idx, []::struct(line varchar, key varchar)[] as spans limit 0")
-        return
+                 if r.get("name") == settings.get("credential_rule") and r.get("kind", "match") == "match"), {})
     shapes = str(con.execute("select pattern from policy_settings_shapes_any").fetchall()[0][0])
     materialize(con, "settings_outputs", shapes=shapes, line_prefix=str(settings.get("line_prefix") or NEVER),
                 random_length=int(settings.get("random_length", 24)), mixed_length=int(settings.get("mixed_length", 8)),
-                max_bytes=int(settings.get("max_bytes", 1 << 20)), credential_pattern=str(rule["pattern"]),
+                max_bytes=int(settings.get("max_bytes", 1 << 20)), credential_pattern=str(rule.get("pattern") or NEVER),
                 credential_unless=str(rule.get("unless") or NEVER))
     con.execute("""
         update action_roles a set conf = a.settings_conf
