@@ -20,6 +20,7 @@ from pipeline.analysis.shell import cmd_misc as shell_cmd_misc
 from pipeline.analysis.shell import cmd_net as shell_cmd_net
 from pipeline.analysis.shell import cmd_serve as shell_cmd_serve
 from pipeline.analysis.shell import cmd_shell as shell_cmd_shell
+from pipeline.analysis.shell import cmd_ssh as shell_cmd_ssh
 from pipeline.analysis.shell import cmd_text as shell_cmd_text
 from pipeline.analysis.shell import cmd_vcs as shell_cmd_vcs
 from pipeline.analysis.shell.args import Handler
@@ -39,7 +40,7 @@ from pipeline.analysis.shell.tables import (
 __all__ = ["HANDLERS", "KEYWORDS", "canonical", "run_command_words"]
 
 _MODULES = (shell_cmd_archive, shell_cmd_exec, shell_cmd_files, shell_cmd_http, shell_cmd_misc, shell_cmd_net, shell_cmd_serve,
-            shell_cmd_shell, shell_cmd_text, shell_cmd_vcs)
+            shell_cmd_shell, shell_cmd_ssh, shell_cmd_text, shell_cmd_vcs)
 
 
 def _handler(family: str) -> Handler:
