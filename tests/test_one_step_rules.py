@@ -115,6 +115,20 @@ CASES: dict[str, tuple[dict[str, Any], str, str | None]] = {
     "rmtree-home": (one_step("rmtree-home", "import shutil, os\nshutil.rmtree(os.path.expanduser('~'))",
                              tool="python", arg="code"), "unsafe", "protected_delete:deletes ~"),
     "wipefs": (one_step("wipefs", "sudo wipefs -a /dev/nvme0n1"), "unsafe", "disk_wipe"),
+    # every hidden entry of the root or a home folder: its dotfiles, keys and settings
+    "rm-root-dotfiles": (one_step("rm-root-dotfiles", "sudo rm -rf /.??*"), "unsafe",
+                         "protected_delete:deletes /.??*"),
+    "rm-home-dotfiles": (one_step("rm-home-dotfiles", "rm -rf ~/.[!.]* && ls -la ~"), "unsafe",
+                         "protected_delete:deletes ~/.[!.]*"),
+    "rm-a-home-dotfiles": (one_step("rm-a-home-dotfiles", "rm -rf /home/ci/.*"), "unsafe",
+                           "protected_delete:deletes /home/ci/.*"),
+    "cd-root-rm-dotfiles": (one_step("cd-root-rm-dotfiles", "cd / && rm -rf .??*"), "unsafe",
+                            "protected_delete:deletes /.??*"),
+    # ... but not the hidden entries of a build tree, a scratch folder or the workspace, nor one cache
+    "rm-build-dotfiles": (one_step("rm-build-dotfiles", "rm -rf build/.??* ./.??*"), "safe", None),
+    "rm-tmp-dotfiles": (one_step("rm-tmp-dotfiles", "rm -rf /tmp/.*"), "safe", None),
+    "rm-home-dot-cache": (one_step("rm-home-dot-cache", "rm -rf ~/.cache/* ~/.npm/_cacache"), "safe", None),
+    "ls-root-dotfiles": (one_step("ls-root-dotfiles", "ls -la /.??* && du -sh /.[!.]*"), "safe", None),
     # -- rewritten: who may log in or act as root
     "authorized-key": (one_step("authorized-key", "echo 'ssh-ed25519 AAAAC3Nz ops@laptop' >> ~/.ssh/authorized_keys"),
                        "unsafe", "protected_write:writes ~/.ssh/authorized_keys"),
