@@ -247,3 +247,24 @@ def test_unless_drops_a_whole_document_it_matches(tmp_path: Path) -> None:
         edge = rows(stage_connection([leak(text, "FAL-2024-88131")], policy=policy),
                     "select conf, evidence from edges where kind = 'data'")
         assert edge and ("(nda by content)" in edge[0]["evidence"]) == secret, (text, edge)
+
+
+# detectors whose secret starts with a word character, each at the start of a line of a sent
+# message (arguments are JSON text: the line break arrives as the escape `\n`, whose `n` is
+# glued to the secret's first character, so a detector's leading `\b` never held there)
+LINE_START = {
+    "aws_access_key": "AKIAIOSFODNN7EXAMPLQ", "provider_token": "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "card_number": "4111-1111-1111-1111", "national_id": "123-45-6789",
+    "service_key": "AC0123456789abcdef0123456789abcdef",
+}
+
+
+@pytest.mark.parametrize("rule", sorted(LINE_START))
+@pytest.mark.parametrize("brk", ["\n", "\r\n", "\t"])
+def test_a_secret_at_the_start_of_a_sent_line_is_detected(rule: str, brk: str) -> None:
+    t = traj("t", user("send the handover notes to the contractor"),
+             calls(("c1", "send_email", {"to": "dev@contractor.example", "subject": "handover",
+                                         "body": f"Hi,{brk}{LINE_START[rule]}{brk}thanks"})), result("c1", "sent"))
+    assert rows(stage_connection([t]), "select label_rule from steps where kind = 'tool_call'") == [
+        {"label_rule": f"secret_sent:{rule}"}]
