@@ -70,8 +70,16 @@ def _forms(token: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _has(tokens: Iterable[str], words: frozenset[str]) -> bool:
-    return any(f in words for t in tokens for f in _forms(t))
+def _joined(tokens: Iterable[str]) -> tuple[str, ...]:
+    """The tokens and each adjacent pair written as one word: a word of the lexicon that
+    the name spells in two cased parts still counts (``YouTubeSearch`` -> youtube,
+    ``GitHubGetUserDetails`` -> github, ``get_user_name`` -> username)."""
+    toks = tuple(tokens)
+    return toks + tuple(a + b for a, b in zip(toks, toks[1:]))
+
+
+def _has(tokens: Iterable[str], words: frozenset[str], join: bool = True) -> bool:
+    return any(f in words for t in (_joined(tokens) if join else tokens) for f in _forms(t))
 
 
 @dataclass(frozen=True)
@@ -154,9 +162,9 @@ def _verb(tokens: tuple[str, ...], lex: Lexicon) -> str | None:
 def _sink(verb: str | None, tokens: tuple[str, ...], lex: Lexicon) -> str | None:
     if verb is None:
         return None
-    others = tuple(t for t in tokens if t != verb)
+    others = tuple(t for t in _joined(tokens) if t != verb)
     for rule in lex.sinks:
-        if verb in rule.verbs and (not rule.nouns or _has(others, rule.nouns)):
+        if verb in rule.verbs and (not rule.nouns or _has(others, rule.nouns, join=False)):
             return rule.sink
     return None
 
