@@ -167,10 +167,14 @@ class Ctx:
     def add_payload(self, resource: str, leaves_out: frozenset[str] = frozenset()) -> None:
         """Record a resource sent out, and what it was made from in this command (a folder:
         but not the files named ``leaves_out``, which the sender never packs: npm's ``.npmrc``),
-        and for a folder every machine has (a home folder, ``/``) the secrets known to lie in it."""
+        and for a folder every machine has (a home folder, ``/``) the secrets known to lie in it,
+        also when the file sent was made from that folder (``tar czf /tmp/h.tgz ~``, then
+        ``curl -T /tmp/h.tgz``: the archive holds ``~/.ssh``, as ``tar czf - ~ | curl -T -`` sends it)."""
         self.acc.add("payloads", resource)
         for src in self.derived(resource, leaves_out):
             self.acc.add("payloads", src)
+            for inside in known_contents(src):
+                self.acc.add("payloads", inside)
         for name in names(self.acc, resource):
             for inside in known_contents(name):
                 self.acc.add("payloads", inside)
