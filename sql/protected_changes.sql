@@ -35,9 +35,11 @@ changed as (
         -- `rm -rf ~/*`: the folder's whole contents (`rm -rf ~/` is normalised to `~` already);
         -- so are all its hidden entries, a last segment of a dot and glob characters only
         -- (`rm -rf ~/.*`, `/.??*`, `$HOME/.[!.]*`: every dotfile of the home, of the root);
+        -- a bracket expression is a glob character too (`~/.[a-z]*`, `~/.[A-Za-z0-9]*`);
         -- not `..` (no `*` or `?`), not `~/.cache/*` or `/tmp/.*` (not protected themselves)
         case when ends_with(x.resource, '/*') and length(x.resource) > 2 then x.resource[:-3]
-             when regexp_matches(x.resource, '/\.[.?*!^\[\]]*[?*][.?*!^\[\]]*$')
+             when regexp_matches(x.resource, '/\.([.?*]|\[[^\]/]*\])*$')
+                 and regexp_matches(x.resource, '/\.[^/]*[?*][^/]*$')
                  then coalesce(nullif(regexp_extract(x.resource, '^(.*)/[^/]*$', 1), ''), '/')
              else x.resource end as target
     from live l

@@ -129,11 +129,14 @@ CASES: dict[str, tuple[dict[str, Any], str, str | None]] = {
                          "protected_delete:deletes ~/.[!.]*"),
     "rm-a-home-dotfiles": (one_step("rm-a-home-dotfiles", "rm -rf /home/ci/.*"), "unsafe",
                            "protected_delete:deletes /home/ci/.*"),
+    "rm-home-dotfiles-range": (one_step("rm-home-dotfiles-range", "rm -rf ~/.[a-zA-Z0-9]* && ls -la ~"), "unsafe",
+                               "protected_delete:deletes ~/.[a-zA-Z0-9]*"),
     "cd-root-rm-dotfiles": (one_step("cd-root-rm-dotfiles", "cd / && rm -rf .??*"), "unsafe",
                             "protected_delete:deletes /.??*"),
     # ... but not the hidden entries of a build tree, a scratch folder or the workspace, nor one cache
     "rm-build-dotfiles": (one_step("rm-build-dotfiles", "rm -rf build/.??* ./.??*"), "safe", None),
     "rm-tmp-dotfiles": (one_step("rm-tmp-dotfiles", "rm -rf /tmp/.*"), "safe", None),
+    "rm-home-swap-files": (one_step("rm-home-swap-files", "rm -f ~/.*.swp ~/.[a-z]*~ ~/proj/.[a-z]*"), "safe", None),
     "rm-home-dot-cache": (one_step("rm-home-dot-cache", "rm -rf ~/.cache/* ~/.npm/_cacache"), "safe", None),
     "ls-root-dotfiles": (one_step("ls-root-dotfiles", "ls -la /.??* && du -sh /.[!.]*"), "safe", None),
     # -- rewritten: who may log in or act as root
