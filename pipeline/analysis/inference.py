@@ -230,6 +230,9 @@ def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon,
         entry[access] = [a for a in resources if a not in entry["sends"] or access != "reads"]
         if source and source.get("integrity"):  # a page fetcher is a sink AND brings untrusted text
             entry["source"] = {"integrity": source["integrity"]}
+        if sink == "privileged" and verb in lex.write_verbs and (source or {}).get("confidentiality") == "secret":
+            # creating or changing a key, token or password returns it (`create_api_key`): secret output
+            entry.setdefault("source", {})["confidentiality"] = "secret"
         return entry
     if verb is not None and verb in lex.write_verbs:
         entry["writes"] = resources
