@@ -133,6 +133,16 @@ class Analyser:
         else:
             self.temps.pop(name, None)
         self.var_sources[name] = self.sources(raw) if raw is not None else ()
+        self.keep_var(name)
+
+    def keep_var(self, name: str) -> None:
+        """A variable set from what the command read (``export T=$(cat ~/.token)``) is
+        written as ``env:NAME``: a later call of the same shell session that sends ``$T``
+        (read there as ``env:T``) is linked to this one by a resource edge and carries its
+        label. A variable only passed on as a request's credential (a header, a URL) is no
+        read there, so no edge."""
+        if any(not r.startswith("env:") for r in self.var_sources.get(name, ())):
+            self.acc.add("writes", f"env:{name}")
 
     def run(self, text: str, stdin: Flow | None = None) -> ShellAnalysis:
         """Analyse one command text at this level (``stdin``: what its first command reads)."""
