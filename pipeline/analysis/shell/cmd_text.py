@@ -33,7 +33,7 @@ def h_reader(ctx: Ctx, args: list[str], name: str) -> None:
     if name in ("dos2unix", "unix2dos"):
         for p in pos:
             ctx.write(p)
-    if name in METADATA_READERS:
+    if name in METADATA_READERS or (name == "cut" and _keys_only_cut(ctx, opts)):
         ctx.stdout_resources(())  # names, sizes, digests: not the files' content
     elif name == "cat" and not pos:
         lit = ctx.stdin_literal()
@@ -86,6 +86,7 @@ def h_grep(ctx: Ctx, args: list[str], name: str) -> None:
 def h_sed(ctx: Ctx, args: list[str], name: str) -> None:
     """sed [-i[SUF]] [-e S | -f F | SCRIPT] FILES: -i writes the files."""
     inplace, script, files = False, False, []
+    scripts: list[str] = []
     i = 0
     while i < len(args):
         a = args[i]
@@ -97,12 +98,17 @@ def h_sed(ctx: Ctx, args: list[str], name: str) -> None:
             if a in ("--expression", "--file", "--line-length") and i + 1 < len(args):
                 if a == "--file":
                     ctx.read(args[i + 1])
+                elif a == "--expression":
+                    scripts.append(args[i + 1])
                 script |= a != "--line-length"
                 i += 1
             elif a.startswith(("--expression=", "--file=")):
                 script = True
                 if a.startswith("--file="):
                     ctx.read(a[7:])
+                    scripts.append("")  # unknown
+                else:
+                    scripts.append(a[13:])
         elif a.startswith("-") and len(a) > 1:
             for k, ch in enumerate(a[1:], 1):
                 if ch == "i":
@@ -115,18 +121,37 @@ def h_sed(ctx: Ctx, args: list[str], name: str) -> None:
                         val = args[i]
                     if ch == "f":
                         ctx.read(val)
+                    if ch == "e":
+                        scripts.append(val)
                     script |= ch in "ef"
                     break
         else:
             files.append(a)
         i += 1
     if not script and files:
+        scripts.append(files[0])
         files = files[1:]
     for f in files:
         ctx.read(f)
         if inplace:
             ctx.write(f)
-    ctx.stdout_transformed()
+    if not inplace and scripts and all(_VALUES_STRIPPED.fullmatch(ctx.text(x).strip()) for x in scripts):
+        ctx.stdout_resources(())  # `sed 's/=.*/=/' .env > .env.example`: the names, no values
+    else:
+        ctx.stdout_transformed()
+
+
+# a sed substitution that cuts every line after its first `=` (`s/=.*/=/`, `s/[^=]*=.*/x/`),
+# replacing it by nothing that refers back (no `&`, no `\N`): the names are left (an .env's
+# keys). Not `s/KEY=.*/KEY=/`, which leaves every other line as it was
+_VALUES_STRIPPED = re.compile(r"s([/|#,])\^?(?:\[\^=\]\*)?=\.\*\$?\1[^\\&/|#,]*\1g?")
+
+
+def _keys_only_cut(ctx: Ctx, opts: list[tuple[str, str]]) -> bool:
+    """`cut -d= -f1`: the names before each `=`, not the values."""
+    delim = [ctx.text(v) for k, v in opts if k in ("-d", "--delimiter")]
+    fields = [ctx.text(v) for k, v in opts if k in ("-f", "--fields")]
+    return delim == ["="] and fields == ["1"]
 
 
 def h_awk(ctx: Ctx, args: list[str], name: str) -> None:

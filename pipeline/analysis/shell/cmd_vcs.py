@@ -50,7 +50,14 @@ def h_git(ctx: Ctx, args: list[str], name: str) -> None:
         # a push in a later step is linked by a resource edge, its label from what was read.
         # Except `add -f`: it stages what .gitignore keeps out, where secrets live (.env)
         forced = sub in ("add", "stage") and has_opt(o, "-f", "--force")
-        ctx.write(GIT_COMMITS, tuple(ctx.text(p) for p in pos) if forced else ())
+        # What a staged file was made from earlier in this command goes in by content, not by
+        # name (`cp ~/.aws/credentials c.txt && git add c.txt`, `cp -r ~/.ssh r/ && cd r &&
+        # git add -A`), so a push in the same command sends it as a later step's push would
+        staged = pos if sub != "commit" else []
+        if sub in ("add", "stage") and not pos and has_opt(o, "-A", "--all"):
+            staged = ["."]
+        made_from = tuple(src for p in staged for src in ctx.derived(ctx.text(p)))
+        ctx.write(GIT_COMMITS, (tuple(ctx.text(p) for p in pos) if forced else ()) + made_from)
     elif sub in ("pull", "fetch", "ls-remote"):
         ctx.read(remote_name(pos[0] if pos else "origin"))
     elif sub == "remote" and len(pos) >= 3 and ctx.text(pos[0]) in ("add", "set-url"):
@@ -179,6 +186,10 @@ def h_gh(ctx: Ctx, args: list[str], name: str) -> None:
     if words[:2] == ["gist", "create"]:
         _, pos = parse_opts(args[2:], *OPTIONS["gh gist create"])
         ctx.send("https://gist.github.com")
+        # `-` (or no file at all) makes the gist from stdin: `cat f | gh gist create -`
+        if not pos or any(ctx.text(p) == "-" for p in pos):
+            ctx.stdin_payloads()
         for p in pos:
-            ctx.read(p)
-            ctx.payload(p)
+            if ctx.text(p) != "-":
+                ctx.read(p)
+                ctx.payload(p)
