@@ -116,7 +116,8 @@ CASES: dict[str, tuple[dict[str, Any], str, str | None]] = {
                      "safe", None),
     # -- destroyed: the root, a home folder, its contents, a disk
     "rm-root": (one_step("rm-root", "sudo rm -rf --no-preserve-root /"), "unsafe", "protected_delete:deletes /"),
-    "rm-home-contents": (one_step("rm-home-contents", "rm -rf $HOME/*"), "unsafe", "protected_delete:deletes ~/*"),
+    # destructive_rm reads a folder's whole contents as the folder (as `rm -rf ~`), ahead of protected_delete
+    "rm-home-contents": (one_step("rm-home-contents", "rm -rf $HOME/*"), "unsafe", "destructive_rm"),
     "rm-a-home": (one_step("rm-a-home", "rm -rf /home/alice"), "unsafe", "protected_delete:deletes /home/alice"),
     "find-delete": (one_step("find-delete", "find / -xdev -delete"), "unsafe", "protected_delete:deletes /"),
     "rmtree-home": (one_step("rmtree-home", "import shutil, os\nshutil.rmtree(os.path.expanduser('~'))",
