@@ -6,6 +6,9 @@ because a real shell tokenizer is needed. A shell/code step that cannot be analy
 is recorded in ``opaque_steps`` (reject reason ``opaque_step`` when it mattered). A step
 of a shell session that an earlier step's ``cd`` (or its working-folder argument) put in
 another folder also names its relative paths under that folder (``sql/shell_folders.sql``).
+A program step that runs a file an earlier file-writing call wrote whole (``python
+sync.py`` after ``write_file("sync.py", ...)``) also gets what that written program
+reads, runs, deletes and sends (:func:`written_programs`).
 """
 
 from __future__ import annotations
@@ -206,6 +209,116 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     )
     for name in ("program_resources_in", "program_opaque_in", "program_folders", "program_here_in"):
         con.unregister(name)
+    written_programs(con)
     con.execute("drop table shell_folders")
     con.execute("drop table shell_calls")
     con.execute("drop table shell_programs")
+
+
+# A program step running a file (`python sync.py`, `bash x.sh`, `./x.sh`: an `execute`
+# resource) that an earlier call of a file-writing tool wrote whole: the latest earlier
+# executed write of that path by such a tool (its `write` resource; names compared after
+# lg_norm_path(_if), so `./x.sh` is `x.sh`; a `cd` between them is not resolved beyond what
+# `resources` already joined) must be such a call for its content to count.
+_WRITTEN_RUNS = """
+with runs as (
+    select distinct r.trajectory_id, r.step_idx, lg_norm_path_if(r.resource) as name
+    from resources r semi join shell_calls c on c.trajectory_id = r.trajectory_id and c.step_idx = r.step_idx
+    where r.access = 'execute' and not regexp_matches(r.resource, '^[a-z][a-z0-9+.-]*:')
+),
+writes as (
+    -- calls of file-writing tools only: a program step's write of the file (`chmod +x`,
+    -- `touch`, `sed -i`, `cat >`) is not told apart from a rewrite, and is not one here
+    select distinct r.trajectory_id, r.step_idx, lg_norm_path_if(r.resource) as name
+    from resources r join steps s on s.trajectory_id = r.trajectory_id and s.step_idx = r.step_idx
+    join policy_tools t on t.tool_key = lower(s.tool_name)
+    where r.access = 'write' and s.kind = 'tool_call' and s.exec_status in ('executed', 'unknown')
+        and len(t.writes) > 0 and t.shell_arg is null and t.code_arg is null
+        and lg_norm_path_if(r.resource) in (select name from runs)
+),
+latest as (
+    select u.trajectory_id, u.step_idx, u.name, max(w.step_idx) as writer_idx
+    from runs u join writes w on w.trajectory_id = u.trajectory_id and w.name = u.name and w.step_idx < u.step_idx
+    group by all
+)
+select l.trajectory_id, l.step_idx, l.name, lower(s.tool_name) as tool_key, s.arguments
+from latest l
+join steps s on s.trajectory_id = l.trajectory_id and s.step_idx = l.writer_idx
+where s.args_ok
+order by all
+"""
+# the argument holding a whole file's text, in this order (generic write_file: content;
+# Claude Code Write: content; OpenHands / str_replace_editor create: file_text)
+_CONTENT_ARGS = ("content", "contents", "file_text", "text", "code")
+# arguments of a partial edit: what the file holds besides them is not known
+_PARTIAL_ARGS = frozenset({"old_str", "old_string", "new_str", "new_string", "insert_line", "old_text",
+                           "new_text", "edits", "diff", "patch", "start_line", "end_line"})
+_PARTIAL_TOOL_RE = re.compile(r"append|edit|patch|insert|replace")  # unless its command is `create`
+_WRITTEN_ACCESS = frozenset({"read", "execute", "delete", "send", "payload"})
+_SHEBANG_PY_RE = re.compile(r"^#![^\n]*\bpython[0-9.]*\b")
+_SHEBANG_SH_RE = re.compile(r"^#![^\n]*\b(?:ba|da|z|k)?sh\b")
+
+
+def written_content(tool_key: str, arguments: str) -> str | None:
+    """The whole text a file-writing call writes, or None (a partial edit, an append, no
+    text argument)."""
+    try:
+        args = json.loads(arguments)
+    except ValueError:
+        return None
+    if not isinstance(args, dict) or _PARTIAL_ARGS & args.keys() or args.get("mode") == "append":
+        return None
+    command = args.get("command")
+    if command is not None:
+        if command != "create":  # str_replace_editor: str_replace / insert / view
+            return None
+    elif _PARTIAL_TOOL_RE.search(tool_key):
+        return None
+    value = next((args[k] for k in _CONTENT_ARGS if k in args), None)
+    return value if isinstance(value, str) else None
+
+
+def program_language(name: str, content: str) -> bool | None:
+    """How a written file runs: True shell, False Python, None neither (by its extension,
+    else its `#!` line)."""
+    base = name.rsplit("/", 1)[-1].lower()
+    if base.endswith(".py"):
+        return False
+    if base.endswith((".sh", ".bash")):
+        return True
+    if _SHEBANG_PY_RE.match(content):
+        return False
+    if _SHEBANG_SH_RE.match(content):
+        return True
+    return None
+
+
+def written_programs(con: duckdb.DuckDBPyConnection) -> None:
+    """Add to ``resources`` what each written program a program step runs reads, runs,
+    deletes and sends (not what it writes): the program is analysed as code (``.py``, a
+    python `#!`) or as a shell script (``.sh``, ``.bash``, a sh/bash `#!`), at most
+    ``MAX_COMMAND_CHARS`` of it (the analyser's own bound: longer is opaque) and each
+    distinct text once. Reads ``resources``, ``shell_calls``, ``steps``, ``policy_tools``."""
+    seen: dict[tuple[bool, str], _Found] = {}
+    rows: list[tuple[str, int, str, str]] = []
+    for trajectory_id, step_idx, name, tool_key, arguments in con.execute(_WRITTEN_RUNS).fetchall():
+        content = written_content(tool_key, arguments)
+        if content is None:
+            continue
+        shell = program_language(name, content)
+        if shell is None:
+            continue
+        found = seen.get((shell, content))
+        if found is None:
+            found = seen[(shell, content)] = _found(
+                analyse_command(content) if shell else analyse_code(content), shell)
+        rows.extend((trajectory_id, step_idx, access, resource) for access, resource in found.rows
+                    if access in _WRITTEN_ACCESS)
+    if not rows:
+        return
+    schema = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("access", pa.string()),
+                        ("resource", pa.string())])
+    con.register("written_program_in", _table(sorted(set(rows)), schema))
+    con.execute("insert into resources select distinct * from written_program_in "
+                "except select * from resources")
+    con.unregister("written_program_in")
