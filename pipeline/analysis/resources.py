@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from pipeline.analysis.shell import ShellAnalysis, analyse_code, analyse_command
 from pipeline.ingest.argv import argv_command
-from pipeline.sql import materialize
+from pipeline.sql import load_sql, materialize
 
 # a payload is read (its label joins the step's) and, as `payload`, what the step sends
 # (sql/self_sends.sql: a secret a step sends itself, not one it merely reads); a
@@ -215,38 +215,6 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     con.execute("drop table shell_programs")
 
 
-# A program step running a file (`python sync.py`, `bash x.sh`, `./x.sh`: an `execute`
-# resource) that an earlier call of a file-writing tool wrote whole: the latest earlier
-# executed write of that path by such a tool (its `write` resource; names compared after
-# lg_norm_path(_if), so `./x.sh` is `x.sh`; a `cd` between them is not resolved beyond what
-# `resources` already joined) must be such a call for its content to count.
-_WRITTEN_RUNS = """
-with runs as (
-    select distinct r.trajectory_id, r.step_idx, lg_norm_path_if(r.resource) as name
-    from resources r semi join shell_calls c on c.trajectory_id = r.trajectory_id and c.step_idx = r.step_idx
-    where r.access = 'execute' and not regexp_matches(r.resource, '^[a-z][a-z0-9+.-]*:')
-),
-writes as (
-    -- calls of file-writing tools only: a program step's write of the file (`chmod +x`,
-    -- `touch`, `sed -i`, `cat >`) is not told apart from a rewrite, and is not one here
-    select distinct r.trajectory_id, r.step_idx, lg_norm_path_if(r.resource) as name
-    from resources r join steps s on s.trajectory_id = r.trajectory_id and s.step_idx = r.step_idx
-    join policy_tools t on t.tool_key = lower(s.tool_name)
-    where r.access = 'write' and s.kind = 'tool_call' and s.exec_status in ('executed', 'unknown')
-        and len(t.writes) > 0 and t.shell_arg is null and t.code_arg is null
-        and lg_norm_path_if(r.resource) in (select name from runs)
-),
-latest as (
-    select u.trajectory_id, u.step_idx, u.name, max(w.step_idx) as writer_idx
-    from runs u join writes w on w.trajectory_id = u.trajectory_id and w.name = u.name and w.step_idx < u.step_idx
-    group by all
-)
-select l.trajectory_id, l.step_idx, l.name, lower(s.tool_name) as tool_key, s.arguments
-from latest l
-join steps s on s.trajectory_id = l.trajectory_id and s.step_idx = l.writer_idx
-where s.args_ok
-order by all
-"""
 # the argument holding a whole file's text, in this order (generic write_file: content;
 # Claude Code Write: content; OpenHands / str_replace_editor create: file_text)
 _CONTENT_ARGS = ("content", "contents", "file_text", "text", "code")
@@ -298,10 +266,10 @@ def written_programs(con: duckdb.DuckDBPyConnection) -> None:
     deletes and sends (not what it writes): the program is analysed as code (``.py``, a
     python `#!`) or as a shell script (``.sh``, ``.bash``, a sh/bash `#!`), at most
     ``MAX_COMMAND_CHARS`` of it (the analyser's own bound: longer is opaque) and each
-    distinct text once. Reads ``resources``, ``shell_calls``, ``steps``, ``policy_tools``."""
+    distinct text once; the runs and their writers come from ``sql/written_runs.sql``."""
     seen: dict[tuple[bool, str], _Found] = {}
     rows: list[tuple[str, int, str, str]] = []
-    for trajectory_id, step_idx, name, tool_key, arguments in con.execute(_WRITTEN_RUNS).fetchall():
+    for trajectory_id, step_idx, name, tool_key, arguments in con.execute(load_sql("written_runs")).fetchall():
         content = written_content(tool_key, arguments)
         if content is None:
             continue
