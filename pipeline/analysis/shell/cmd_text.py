@@ -98,6 +98,7 @@ def h_sed(ctx: Ctx, args: list[str], name: str) -> None:
             if a in ("--expression", "--file", "--line-length") and i + 1 < len(args):
                 if a == "--file":
                     ctx.read(args[i + 1])
+                    scripts.append("")  # unknown
                 elif a == "--expression":
                     scripts.append(args[i + 1])
                 script |= a != "--line-length"
@@ -121,6 +122,7 @@ def h_sed(ctx: Ctx, args: list[str], name: str) -> None:
                         val = args[i]
                     if ch == "f":
                         ctx.read(val)
+                        scripts.append("")  # unknown
                     if ch == "e":
                         scripts.append(val)
                     script |= ch in "ef"
