@@ -10,12 +10,12 @@ imports neither the engine nor :mod:`pipeline.analysis.shell.code`.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable
 
 from pipeline.analysis.shell.code_credentials import passed_env
-from pipeline.analysis.shell.code_flow import bound, derived, ran, track
+from pipeline.analysis.shell.code_flow import bound, derived, track
 from pipeline.analysis.shell.code_net import network
+from pipeline.analysis.shell.code_subprocess import run_subprocess
 from pipeline.analysis.shell.code_tables import (
     COPY, DELETE, HTTP_READ, HTTP_SEND, LIST, MKDIR, NO_READ, OPEN, READ_METHODS, SUBPROCESS,
     URL_RE, WRITE_METHODS
@@ -250,7 +250,7 @@ class PyVisitor(ast.NodeVisitor):
         elif name in MKDIR and a and a[0]:
             self.acc.add("writes", a[0])
         elif name in SUBPROCESS or attr in ("create_subprocess_shell", "create_subprocess_exec"):
-            self.subprocess(node, name)
+            run_subprocess(self, node, name)
         elif name in ("exec", "eval", "compile", "builtins.exec", "builtins.eval"):
             code = a[0] if a else None
             srcs = self.sources(args[0]) if args else set()
@@ -278,54 +278,3 @@ class PyVisitor(ast.NodeVisitor):
         self.visit(node.func)
         for x in args:
             self.visit(x)
-
-    def subprocess(self, node: ast.Call, name: str) -> None:
-        """Commands handed to a shell or exec: analysed as shell text."""
-        target = node.args[0] if node.args else self.kw(node, "args", "cmd", "command")
-        if target is None:
-            return
-        if name.startswith(("os.exec", "os.spawn")):  # execv(path, argv) / execl(path, arg0, ...)
-            rest = node.args[1:] if name.startswith("os.exec") else node.args[2:]
-            if len(rest) == 1 and isinstance(rest[0], (ast.List, ast.Tuple)):
-                target = rest[0]
-            elif rest:
-                target = ast.List(elts=list(rest), ctx=ast.Load())
-        text = self.command_text(target)
-        if text is None:
-            self.acc.fail("subprocess command built at run time")
-            return
-        result = self.shell(text)
-        self.acc.merge(result)
-        ran(self, result)
-
-    def command_text(self, node: ast.AST) -> str | None:
-        """Shell text of a command argument; unknown parts become $PY_ variables."""
-        import shlex
-
-        c = self.const(node)
-        if c is not None:
-            return c
-        if isinstance(node, (ast.List, ast.Tuple)):
-            parts = []
-            for k, e in enumerate(node.elts):
-                v = self.const(e)
-                if v is None and k == 0:
-                    return None
-                parts.append(shlex.quote(v) if v is not None else f'"$PY_{self.varname(e)}"')
-            return " ".join(parts)
-        if isinstance(node, ast.JoinedStr):
-            out = []
-            for v in node.values:
-                if isinstance(v, ast.FormattedValue):
-                    cv = self.const(v.value)
-                    out.append(cv if cv is not None else "${PY_%s}" % self.varname(v.value))
-                else:
-                    out.append(self.const(v) or "")
-            text = "".join(out)
-            return None if re.match(r"^\s*\$\{PY_", text) else text
-        return None
-
-    @staticmethod
-    def varname(node: ast.AST) -> str:
-        return re.sub(r"\W+", "_", ast.unparse(node))[:40] or "EXPR"
-

@@ -170,19 +170,23 @@ class Ctx:
     def add_payload(self, resource: str, leaves_out: frozenset[str] = frozenset()) -> None:
         """Record a resource sent out, and what it was made from in this command (a folder:
         but not the files named ``leaves_out``, which the sender never packs: npm's ``.npmrc``),
-        and for a folder every machine has (a home folder, ``/``) the secrets known to lie in it,
-        also when the file sent was made from that folder's contents (``tar czf /tmp/h.tgz ~``, then
-        ``curl -T /tmp/h.tgz``: the archive holds ``~/.ssh``, as ``tar czf - ~ | curl -T -`` sends it);
-        not from a listing of it (``find ~ -name '*.py' > f``, ``grep -rl TODO /etc > f``: names only)."""
+        with the secrets known to lie in a folder every machine has (:meth:`_payload_contents`)."""
         self.acc.add("payloads", resource)
         for src in self.derived(resource, leaves_out):
             self.acc.add("payloads", src)
-            for name in names(self.acc, src):  # `cd ~ && tar czf /tmp/h.tgz .`: `.` is the home
-                for inside in known_contents(name) if name in self.an.tree_reads else ():
-                    self.acc.add("payloads", inside)
+            self._payload_contents(src, read_whole=True)
+        self._payload_contents(resource, read_whole=False)
+
+    def _payload_contents(self, resource: str, read_whole: bool) -> None:
+        """The secrets known to lie in a folder every machine has (a home folder, ``/``),
+        sent with ``resource`` (by each of its names: ``cd ~ && tar czf /tmp/h.tgz .``, ``.`` is
+        the home). ``read_whole``: ``resource`` is what the file sent was made from, which then
+        counts only for a folder read whole (``tar czf /tmp/h.tgz ~`` then ``curl -T /tmp/h.tgz``
+        sends ``~/.ssh``), not for a listing (``find ~ -name '*.py' > f``: names only)."""
         for name in names(self.acc, resource):
-            for inside in known_contents(name):
-                self.acc.add("payloads", inside)
+            if not read_whole or name in self.an.tree_reads:
+                for inside in known_contents(name):
+                    self.acc.add("payloads", inside)
 
     def payload(self, word: str, literal: bool = False, own: frozenset[str] = frozenset()) -> None:
         """A file (or, with ``literal``, inline data) sent out. ``own``: environment
