@@ -152,6 +152,7 @@ def _validate_inference(inf: Any, sinks: dict[str, Any]) -> None:
     for i, rule in enumerate(inf.get("sinks", [])):
         if not isinstance(rule, dict) or rule.get("sink") not in sinks or not isinstance(rule.get("verbs"), list):
             raise PolicyError(f"policy: inference.sinks[{i}] needs verbs and a sink kind under [sinks]")
+        label({"integrity": rule["integrity"]} if "integrity" in rule else None, f"inference.sinks[{i}]")
     for i, rule in enumerate(inf.get("values", [])):
         _check_regex(rule.get("pattern") if isinstance(rule, dict) else None, f"inference.values[{i}].pattern")
         roles = rule.get("roles")

@@ -56,7 +56,7 @@ SECTIONS: dict[str, Any] = {
 FIELDS = {"name": "str", "pattern": "str", "status": "str", "programs": "bool", "tools": "list[str]",
           "argument": "str", "kind": "str", "luhn": "bool", "unless": "str", "confidentiality": "str", "integrity": "str",
           "override": "bool", "roles": "list[str]", "verbs": "list[str]", "nouns": "list[str]", "tokens": "list[str]",
-          "weak": "bool", "sink": "str",
+          "arg_nouns": "list[str]", "weak": "bool", "sink": "str",
           "aliases": "list[str]", "reads": "list[str]", "writes": "list[str]", "executes": "list[str]",
           "deletes": "list[str]", "sends": "list[str]", "control": "list[str]", "shell": "str", "code": "str",
           "shell_session": "str", "workdir": "str",

@@ -84,11 +84,14 @@ def _has(tokens: Iterable[str], words: frozenset[str], join: bool = True) -> boo
 
 @dataclass(frozen=True)
 class SinkRule:
-    """A sink kind chosen by a verb, optionally only together with one of some nouns."""
+    """A sink kind chosen by a verb, optionally only together with one of some nouns in the
+    name or (``arg_nouns``) in an argument's name; ``integrity``: what its output carries."""
 
     sink: str
     verbs: frozenset[str]
     nouns: frozenset[str]
+    arg_nouns: frozenset[str] = frozenset()
+    integrity: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,8 @@ def lexicon(data: dict[str, Any]) -> Lexicon:
         code_args=tuple(str(a) for a in data.get("code_args", [])),
         resource_args=_words(data, "resource_args"), destination_args=_words(data, "destination_args"),
         control_args=_words(data, "control_args") | _words(data, "destination_args"),
-        sinks=tuple(SinkRule(str(r["sink"]), _words(r, "verbs"), _words(r, "nouns")) for r in data.get("sinks", [])),
+        sinks=tuple(SinkRule(str(r["sink"]), _words(r, "verbs"), _words(r, "nouns"), _words(r, "arg_nouns"),
+                             r.get("integrity")) for r in data.get("sinks", [])),
         sources=tuple(SourceRule(_words(r, "tokens"), r.get("confidentiality"), r.get("integrity"),
                                  bool(r.get("weak", False))) for r in data.get("sources", [])),
         values=tuple(ValueRule(str(r["name"]), str(r["pattern"]), _words(r, "roles"), r.get("sink"))
@@ -159,13 +163,17 @@ def _verb(tokens: tuple[str, ...], lex: Lexicon) -> str | None:
     return primary or next((t for t in tokens if t in verbs), None)
 
 
-def _sink(verb: str | None, tokens: tuple[str, ...], lex: Lexicon) -> str | None:
+def _sink(verb: str | None, tokens: tuple[str, ...], args: Iterable[str], lex: Lexicon) -> SinkRule | None:
+    """The first sink rule the verb and the name's other tokens (or an argument's name) meet."""
     if verb is None:
         return None
     others = tuple(t for t in _joined(tokens) if t != verb)
     for rule in lex.sinks:
-        if verb in rule.verbs and (not rule.nouns or _has(others, rule.nouns, join=False)):
-            return rule.sink
+        if verb not in rule.verbs:
+            continue
+        if (not rule.nouns and not rule.arg_nouns) or _has(others, rule.nouns, join=False) or (
+                rule.arg_nouns and any(_has(tokenise(a), rule.arg_nouns, join=False) for a in args)):
+            return rule
     return None
 
 
@@ -214,7 +222,8 @@ def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon,
     resources = sorted({a for a in args if _has(tokenise(a), lex.resource_args)}
                        | set(_by_value(kinds, "resource", lex)))
     destinations = _by_value(kinds, "destination", lex)
-    sink = _sink(verb, tokens, lex)
+    rule = _sink(verb, tokens, args, lex)
+    sink = rule.sink if rule else None
     source = _source(tokens, lex)
     if sink is None and verb is None and source is None:
         # a name that says nothing: a recipient-like value suggests the sink (first rule wins)
@@ -228,8 +237,10 @@ def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon,
         entry["sends"] = sorted({a for a in args if _has(tokenise(a), lex.destination_args)} | set(destinations))
         access = {"destructive": "deletes", "execute": "executes"}.get(sink, "reads")
         entry[access] = [a for a in resources if a not in entry["sends"] or access != "reads"]
-        if source and source.get("integrity"):  # a page fetcher is a sink AND brings untrusted text
-            entry["source"] = {"integrity": source["integrity"]}
+        integrity = max((i for i in ((source or {}).get("integrity"), rule.integrity if rule else None) if i),
+                        key=("trusted", "untrusted").index, default=None)
+        if integrity:  # a page fetcher is a sink AND brings untrusted text
+            entry["source"] = {"integrity": integrity}
         if sink == "privileged" and verb in lex.write_verbs and (source or {}).get("confidentiality") == "secret":
             # creating or changing a key, token or password returns it (`create_api_key`): secret output
             entry.setdefault("source", {})["confidentiality"] = "secret"
