@@ -23,6 +23,7 @@ MAX_POLICY_BYTES = 16 * 2**20  # the bundled files weigh 60 KB together
 # "list[table]", "table" (any keys), "table[str]" / "table[table]" (any keys, those values),
 # or a dict: a table with exactly these keys
 _INFERENCE_LISTS = ("read_verbs", "noun_verbs", "write_verbs", "exec_verbs", "shell_tokens", "code_tokens",
+                    "process_tokens",
                     "shell_args", "code_args", "resource_args", "destination_args", "control_args",
                     "content_args")
 SECTIONS: dict[str, Any] = {

@@ -88,6 +88,18 @@ def test_tokenise_is_bounded() -> None:
     ("list_orders", ["page", "page_size"], {"reads": [], "source": {"confidentiality": "internal"}}),
     ("read_resource", ["uri"], {"reads": ["uri"], "source": {"confidentiality": "internal"}}),
     ("fetch_emails", ["folder"], {"source": {"confidentiality": "internal", "integrity": "untrusted"}}),
+    ("API-patch-page", ["page_id", "properties"], {"sink": "egress"}),             # Notion's MCP server
+    ("sftp_put", ["local_path", "remote_path", "host"], {"sink": "egress", "reads": ["local_path"]}),
+    # changing who may see or change something is privileged
+    ("set_repo_visibility", ["repo", "visibility"], {"sink": "privileged"}),
+    ("update_branch_protection", ["repo", "branch", "rules"], {"sink": "privileged"}),
+    # an editor writes files; an argument named for its text holds text, not a path
+    ("text_editor", ["command", "path", "file_text"], {"writes": ["path"]}),
+    ("str_replace_based_edit_tool", ["command", "path", "file_text", "old_str"], {"writes": ["path"]}),
+    ("convert_document", ["input_file", "output_path"], {"reads": ["input_file", "output_path"]}),
+    # an exec verb with `process`: a shell step (Desktop Commander); `process` alone is no shell
+    ("start_process", ["command", "timeout_ms"], {"shell": "command"}),
+    ("process_payment", ["amount", "card_token"], {"source": {"confidentiality": "secret"}}),
     # shell and code steps
     ("TerminalExecute", ["command"], {"shell": "command"}),
     ("run", ["command"], {"shell": "command"}),
@@ -137,8 +149,9 @@ def test_inference_rules(name: str, args: list[str], expect: dict[str, Any]) -> 
 
 
 def assert_entry(name: str, entry: dict[str, Any] | None, expect: dict[str, Any]) -> None:
-    """``entry`` holds every role of ``expect`` (lists compared as sets) and no sink it does not name."""
-    assert entry is not None
+    """``entry`` holds every role of ``expect`` (lists compared as sets) and no sink it does not name;
+    an entry that places nothing (a verb alone) is no entry."""
+    entry = entry or {}
     for key, value in expect.items():
         got = sorted(entry.get(key, [])) if isinstance(value, list) else entry.get(key)
         assert got == (sorted(value) if isinstance(value, list) else value), (name, key, entry)
@@ -361,3 +374,20 @@ def test_a_fetch_tool_sending_a_secret_in_its_url_is_egress(url: str, verdict: s
     assert got["verdict"] == verdict, got
     if verdict == "unsafe":
         assert "read_file#0 -> mcp__fetch__fetch#1" in got["reason"]
+
+
+def test_a_sink_an_argument_chose_holds_for_the_calls_that_pass_it() -> None:
+    # `mcp__fetch__fetch` is a web fetch because of its `url` argument: a call of the same tool without one
+    # is not egress, whichever other calls share its shard (SPEC section 6: same rows whatever
+    # the shard size)
+    lone = traj("a", user("go"), calls(("c1", "mcp__fetch__fetch", {"id": "r-1"})), result("c1", "ok"))
+    mixed = traj("b", user("go"), calls(("c1", "mcp__fetch__fetch", {"url": "https://example.org/a"})),
+                 result("c1", "ok"), calls(("c2", "mcp__fetch__fetch", {"id": "r-1"})), result("c2", "ok"))
+    q = "select trajectory_id, action_idx, role_source, sink_kind from actions order by 1, 2"
+    alone = rows(stage_connection([lone]), q)
+    together = rows(stage_connection([lone, mixed]), q)
+    assert alone == [row for row in together if row["trajectory_id"] == "a"]
+    assert together == [
+        {"trajectory_id": "a", "action_idx": 0, "role_source": "none", "sink_kind": None},
+        {"trajectory_id": "b", "action_idx": 0, "role_source": "inferred", "sink_kind": "egress"},
+        {"trajectory_id": "b", "action_idx": 1, "role_source": "none", "sink_kind": None}]

@@ -32,127 +32,18 @@ case-less spelling never hides what a CamelCase one says.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from pipeline.analysis.inference_values import ValueRule, value_kinds
+from pipeline.analysis.inference_lexicon import Lexicon, SinkRule, lexicon, tokenise
+from pipeline.analysis.inference_lexicon import forms as _forms, has as _has, joined as _joined
+from pipeline.analysis.inference_values import value_kinds
 from pipeline.sql import query
 
-_CAMEL_LOWER = re.compile(r"([a-z0-9])([A-Z])")
-_CAMEL_ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
-_SPLIT = re.compile(r"[^a-z0-9]+")
-MAX_NAME_CHARS = 256  # names are data: bound the work per name
-
-
-def tokenise(name: str) -> tuple[str, ...]:
-    """Lower-case tokens of a tool or argument name.
-
-    ``GmailSendEmail`` -> gmail, send, email; ``HTTPRequest`` -> http, request;
-    ``mcp__github__create_issue`` -> mcp, github, create, issue; ``fs.read-file`` ->
-    fs, read, file.
-    """
-    text = _CAMEL_LOWER.sub(r"\1 \2", _CAMEL_ACRONYM.sub(r"\1 \2", name[:MAX_NAME_CHARS]))
-    return tuple(t for t in _SPLIT.split(text.lower()) if t)
-
-
-def _forms(token: str) -> tuple[str, ...]:
-    """The token and its singular guesses (emails -> email, addresses -> address)."""
-    out = [token]
-    if len(token) > 3 and token.endswith("es"):
-        out.append(token[:-2])
-    if len(token) > 3 and token.endswith("s"):
-        out.append(token[:-1])
-    return tuple(out)
-
-
-def _joined(tokens: Iterable[str]) -> tuple[str, ...]:
-    """The tokens and each adjacent pair written as one word: a word of the lexicon that
-    the name spells in two cased parts still counts (``YouTubeSearch`` -> youtube,
-    ``GitHubGetUserDetails`` -> github, ``get_user_name`` -> username)."""
-    toks = tuple(tokens)
-    return toks + tuple(a + b for a, b in zip(toks, toks[1:]))
-
-
-def _has(tokens: Iterable[str], words: frozenset[str], join: bool = True) -> bool:
-    return any(f in words for t in (_joined(tokens) if join else tokens) for f in _forms(t))
-
-
-@dataclass(frozen=True)
-class SinkRule:
-    """A sink kind chosen by a verb, optionally only together with one of some nouns in the
-    name or (``arg_nouns``) in an argument's name; ``integrity``: what its output carries."""
-
-    sink: str
-    verbs: frozenset[str]
-    nouns: frozenset[str]
-    arg_nouns: frozenset[str] = frozenset()
-    integrity: str | None = None
-
-
-@dataclass(frozen=True)
-class SourceRule:
-    """A label brought in by a token; ``weak`` rules count only when no other rule matched."""
-
-    tokens: frozenset[str]
-    conf: str | None
-    integ: str | None
-    weak: bool
-
-
-@dataclass(frozen=True)
-class Lexicon:
-    """The ``[inference]`` policy section, parsed."""
-
-    read_verbs: frozenset[str]
-    noun_verbs: frozenset[str]
-    write_verbs: frozenset[str]
-    exec_verbs: frozenset[str]
-    shell_tokens: frozenset[str]
-    code_tokens: frozenset[str]
-    shell_args: tuple[str, ...]
-    code_args: tuple[str, ...]
-    resource_args: frozenset[str]
-    destination_args: frozenset[str]
-    control_args: frozenset[str]
-    sinks: tuple[SinkRule, ...]
-    sources: tuple[SourceRule, ...]
-    values: tuple[ValueRule, ...] = ()
-    content_args: frozenset[str] = frozenset()
-
-    @property
-    def verbs(self) -> frozenset[str]:
-        """Every token that can be a tool's verb."""
-        sink_verbs = frozenset(v for r in self.sinks for v in r.verbs)
-        return self.read_verbs | self.write_verbs | self.exec_verbs | sink_verbs
-
-
-def _words(data: dict[str, Any], key: str) -> frozenset[str]:
-    return frozenset(str(w).lower() for w in data.get(key, []))
-
-
-def lexicon(data: dict[str, Any]) -> Lexicon:
-    """Parse the ``[inference]`` table (already validated by the policy loader)."""
-    return Lexicon(
-        read_verbs=_words(data, "read_verbs"), noun_verbs=_words(data, "noun_verbs"), write_verbs=_words(data, "write_verbs"),
-        exec_verbs=_words(data, "exec_verbs"), shell_tokens=_words(data, "shell_tokens"),
-        code_tokens=_words(data, "code_tokens"),
-        shell_args=tuple(str(a) for a in data.get("shell_args", [])),
-        code_args=tuple(str(a) for a in data.get("code_args", [])),
-        resource_args=_words(data, "resource_args"), destination_args=_words(data, "destination_args"),
-        control_args=_words(data, "control_args") | _words(data, "destination_args"),
-        sinks=tuple(SinkRule(str(r["sink"]), _words(r, "verbs"), _words(r, "nouns"), _words(r, "arg_nouns"),
-                             r.get("integrity")) for r in data.get("sinks", [])),
-        sources=tuple(SourceRule(_words(r, "tokens"), r.get("confidentiality"), r.get("integrity"),
-                                 bool(r.get("weak", False))) for r in data.get("sources", [])),
-        values=tuple(ValueRule(str(r["name"]), str(r["pattern"]), _words(r, "roles"), r.get("sink"))
-                     for r in data.get("values", [])),
-        content_args=_words(data, "content_args"),
-    )
+__all__ = ["infer_entry", "inferred_entries", "register_tool_roles", "lexicon", "tokenise", "Lexicon"]
 
 
 def _verb(tokens: tuple[str, ...], lex: Lexicon) -> str | None:
@@ -188,6 +79,13 @@ def _source(tokens: tuple[str, ...], lex: Lexicon) -> dict[str, str] | None:
     return {k: v for k, v in (("confidentiality", conf), ("integrity", integ)) if v}
 
 
+def _is_content(arg: str, lex: Lexicon) -> bool:
+    """An argument whose name ends in a content word holds text, not an address: the file's
+    text (`file_text`, `file_content`), not `input_file` or `output_path`."""
+    toks = tokenise(arg)
+    return bool(toks) and any(f in lex.content_args for f in _forms(toks[-1]))
+
+
 def _pick(args: Iterable[str], preferred: tuple[str, ...]) -> str:
     present = set(args)
     return next((a for a in preferred if a in present), preferred[0] if preferred else "")
@@ -216,10 +114,11 @@ def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon,
         entry["code"] = _pick(args, lex.code_args)
         entry["executes"] = [a for a in args if _has(tokenise(a), lex.resource_args)]
         return entry
-    if runs and (_has(tokens, lex.shell_tokens) or (tokens and set(tokens) <= lex.exec_verbs)):
+    if runs and (_has(tokens, lex.shell_tokens) or (tokens and set(tokens) <= lex.exec_verbs)
+                 or (verb is not None and _has(tokens, lex.process_tokens))):
         entry["shell"] = _pick(args, lex.shell_args)
         return entry
-    resources = sorted({a for a in args if _has(tokenise(a), lex.resource_args)}
+    resources = sorted({a for a in args if _has(tokenise(a), lex.resource_args) and not _is_content(a, lex)}
                        | set(_by_value(kinds, "resource", lex)))
     destinations = _by_value(kinds, "destination", lex)
     rule = _sink(verb, tokens, args, lex)
@@ -253,8 +152,8 @@ def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon,
         entry["reads"] = resources
     if source:
         entry["source"] = source
-    if verb is None and not source and not resources:
-        return None
+    if not source and not resources:
+        return None  # a verb alone places nothing (`get_me`, `create_branch`): no entry, as no verb
     return entry
 
 
@@ -285,7 +184,10 @@ def inferred_entries(names_args: Iterable[tuple[str, list[str]]], data: dict[str
             entry["shell"] = _pick((), lex.shell_args)
         if "code" in entry:
             entry["code"] = _pick((), lex.code_args)
-        by_name = infer_entry(name, (), lex) is not None
+        # placed by its name alone only when the name gives the same sink: a sink an argument's
+        # name chose (a `url` passed to `fetch`) holds for the calls that pass one
+        base = infer_entry(name, (), lex)
+        by_name = base is not None and base.get("sink") == entry.get("sink")
         out[key] = (entry, "inferred" if by_name else "by_arguments")
     return out
 
