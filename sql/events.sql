@@ -6,16 +6,19 @@
 -- Explode order (SPEC section 2): messages in order; an assistant message gives its
 -- text (only when non-blank) then its tool calls in order; a tool message one result.
 with traj as (
-    select t.trajectory_id, t.suite, r.text
+    -- keyed by record_id from here on, not by trajectory_id: one accepted record per id
+    -- (later copies are rejected), and the joins and windows below hash and sort an
+    -- integer cheaper than the id's text
+    select t.record_id, t.trajectory_id, t.suite, r.text
     from trajectories t join records r using (record_id)
     where t.reject_reason is null
 ),
 msgs as (
-    select trajectory_id, suite, unnest(l) as m, (generate_subscripts(l, 1) - 1)::bigint as message_idx
+    select record_id, trajectory_id, suite, unnest(l) as m, (generate_subscripts(l, 1) - 1)::bigint as message_idx
     -- the record is parsed once for every message field the later CTEs read. Typed where
     -- trajectories made the type certain: every role is a string, every tool_calls a list
     -- or null, every call an object (a JSON null, as a missing key, arrives as SQL null)
-    from (select trajectory_id, suite, json_transform(text, '{"messages": [{"role": "VARCHAR",
+    from (select record_id, trajectory_id, suite, json_transform(text, '{"messages": [{"role": "VARCHAR",
               "content": "JSON", "tool_calls": [{"id": "JSON", "call_id": "JSON", "name": "JSON",
               "arguments": "JSON", "depends_on": "JSON", "function": "JSON"}],
               "tool_call_id": "JSON", "tool_use_id": "JSON", "error": "JSON"}]}').messages as l
@@ -24,7 +27,7 @@ msgs as (
 messages as materialized (
     -- materialized: message_numbers, message_steps and call_steps all read it
     select
-        trajectory_id, suite, message_idx,
+        record_id, trajectory_id, suite, message_idx,
         -- a `function` message is the result of an OpenAI legacy `function_call`
         -- (pipeline/ingest/adapters/legacy_calls.py), an `ipython` one Llama 3's tool output:
         -- a tool's output (untrusted), never operator text
@@ -50,12 +53,12 @@ message_numbers as (
     -- retry chain never spans one). A window over these narrow rows, joined back below,
     -- instead of one over every step with its content (a window sorts all it is given)
     select
-        trajectory_id, message_idx, has_text, n_calls,
+        record_id, message_idx, has_text, n_calls,
         sum(has_text::int + n_calls) over w - (has_text::int + n_calls) as first_step,
         sum(case when role is not null and role not in ('assistant', 'tool') then 1 else 0 end) over w
             as n_user_before
     from (select
-              trajectory_id, message_idx, role,
+              record_id, message_idx, role,
               -- a message gives its own step unless it is a blank assistant text (SPEC
               -- section 2): blank is whitespace only, the characters Python's str.isspace
               -- counts (ASCII whitespace, \x1c-\x1f, U+0085, Unicode separators), so "\n\n"
@@ -65,11 +68,11 @@ message_numbers as (
                                               '[\t\n\x{0b}\f\r\x{1c}-\x{1f}\x{85}\p{Z}]*') end as has_text,
               case when role = 'assistant' then coalesce(len(calls), 0) else 0 end as n_calls
           from messages)
-    window w as (partition by trajectory_id order by message_idx rows unbounded preceding)
+    window w as (partition by record_id order by message_idx rows unbounded preceding)
 ),
 message_steps as (
     select
-        trajectory_id, suite, message_idx, 0 as sub,
+        record_id, trajectory_id, suite, message_idx, 0 as sub,
         case
             when role = 'user' then 'user'
             when role = 'assistant' then 'assistant_text'
@@ -79,11 +82,11 @@ message_steps as (
         role, content, null::json[] as call, answers_id, error_field,
         n.first_step::bigint as step_idx, n.n_user_before
     -- the filter on the narrow side: the join builds on it, the messages stream past
-    from messages join (select * from message_numbers where has_text) n using (trajectory_id, message_idx)
+    from messages join (select * from message_numbers where has_text) n using (record_id, message_idx)
 ),
 call_steps as (
     select
-        trajectory_id, suite, message_idx, sub, 'tool_call' as kind, role, null::varchar as content,
+        record_id, trajectory_id, suite, message_idx, sub, 'tool_call' as kind, role, null::varchar as content,
         -- [function.name, name, id, call_id, function.arguments, arguments, depends_on]:
         -- `function` (any JSON) is parsed once more, on its own; a JSON null that arrived as
         -- SQL null reads as a missing key below (->> gives null for both; a null
@@ -92,11 +95,11 @@ call_steps as (
         null::varchar as answers_id, null::json as error_field,
         (n.first_step + n.has_text::int + sub - 1)::bigint as step_idx, n.n_user_before
     from (select *, json_extract(c.function, ['$.name', '$.arguments']) as fn
-          from (select trajectory_id, suite, message_idx, role, unnest(calls) as c,
+          from (select record_id, trajectory_id, suite, message_idx, role, unnest(calls) as c,
                        generate_subscripts(calls, 1)::bigint as sub
                 from messages
                 where role = 'assistant' and calls is not null))
-    join (select * from message_numbers where n_calls > 0) n using (trajectory_id, message_idx)
+    join (select * from message_numbers where n_calls > 0) n using (record_id, message_idx)
 ),
 numbered as (
     select * from message_steps
@@ -151,7 +154,7 @@ args_parsed as (
 ),
 results as (
     select
-        trajectory_id, step_idx as result_step_idx, call_id, content as result_content,
+        record_id, step_idx as result_step_idx, call_id, content as result_content,
         -- the error's type is its JSON text's first character (a JSON null is SQL null)
         case when starts_with(error_raw, '{') then error_raw ->> '$.type' end as err_type,
         case
@@ -169,70 +172,57 @@ idless as (
     -- them in order, so the k-th such result of a trajectory answers its k-th such call
     -- when it comes after it; else it stays an orphan, as any result without its call.
     -- Narrow rows, joined back by step: an ordinary record has none
-    select trajectory_id, step_idx, kind, row_number() over (partition by trajectory_id, kind order by step_idx) as k
+    select record_id, step_idx, kind, row_number() over (partition by record_id, kind order by step_idx) as k
     from args_parsed
     where kind in ('tool_call', 'tool_result') and call_id is null
 ),
 idless_pairs as (
     -- both steps of a pair get the id '#<the call's step_idx>'
-    select c.trajectory_id, unnest([c.step_idx, r.step_idx]) as step_idx, '#' || c.step_idx as call_id
+    select c.record_id, unnest([c.step_idx, r.step_idx]) as step_idx, '#' || c.step_idx as call_id
     from idless c
-    join idless r on r.trajectory_id = c.trajectory_id and r.k = c.k and r.kind = 'tool_result'
+    join idless r on r.record_id = c.record_id and r.k = c.k and r.kind = 'tool_result'
     where c.kind = 'tool_call' and r.step_idx > c.step_idx
 ),
 paired_ids as (
     -- each call and result with the id it pairs by
-    select a.trajectory_id, a.step_idx, a.kind, coalesce(a.call_id, p.call_id) as call_id
+    select a.record_id, a.step_idx, a.kind, a.tool_name, coalesce(a.call_id, p.call_id) as call_id
     from args_parsed a
-    left join idless_pairs p using (trajectory_id, step_idx)
+    left join idless_pairs p using (record_id, step_idx)
     where a.kind in ('tool_call', 'tool_result')
 ),
-call_rows as (
-    select trajectory_id, step_idx, call_id from paired_ids where kind = 'tool_call'
-),
-result_candidates as (
-    -- a result answers the latest earlier call with its id: the calls and results of one
-    -- id in step order (narrow rows: a window sorts every column it is given), each result
-    -- taking the last call before it (a join of every earlier call of the id, keeping the
-    -- latest, grew with calls x results of one id: ids repeat in hostile input, and 20,000
-    -- calls of one id, a 4.9 MB record, cost 18 s here)
-    select r.*, p.call_step_idx
-    from results r
-    join (
-        select trajectory_id, step_idx as result_step_idx, max(step_idx) filter (where is_call) over (
-                partition by trajectory_id, call_id order by step_idx rows unbounded preceding) as call_step_idx,
-            is_call
-        from (select trajectory_id, step_idx, call_id, true as is_call from call_rows where call_id is not null
-              union all
-              select trajectory_id, step_idx, call_id, false from paired_ids where kind = 'tool_result')
-        qualify not is_call
-    ) p using (trajectory_id, result_step_idx)
-),
-pairs as (
-    -- a call takes the first result that answers it; later ones are orphans
-    select *,
-        case when call_step_idx is not null
-            then row_number() over (partition by trajectory_id, call_step_idx order by result_step_idx) end as answer_no
-    from result_candidates
-),
-matched as (
-    select * from pairs where answer_no = 1
+links as (
+    -- calls and results paired in one window over narrow rows (a window sorts every
+    -- column it is given): the calls and results of one id in step order. A result
+    -- answers the latest earlier call with its id (a join of every earlier call of the
+    -- id, keeping the latest, grew with calls x results of one id: ids repeat in hostile
+    -- input, and 20,000 calls of one id, a 4.9 MB record, cost 18 s here); a call takes
+    -- the first result that answers it, the row right after it in this order when that
+    -- is a result (later ones are orphans). The latest call is a struct, its step first,
+    -- so its name comes with it: no join back to the call's row
+    select
+        record_id, step_idx, call_id,
+        case when not is_call then max({'step_idx': step_idx, 'tool_name': tool_name})
+            filter (where is_call) over (w rows unbounded preceding) end as answers,
+        case when not is_call then coalesce(lag(is_call) over w, false) end as first_answer,
+        case when is_call and not lead(is_call) over w then lead(step_idx) over w end as answer_step_idx
+    from (select record_id, step_idx, call_id, tool_name, kind = 'tool_call' as is_call
+          from paired_ids
+          where kind = 'tool_result' or call_id is not null)
+    window w as (partition by record_id, call_id order by step_idx)
 ),
 final as (
     select
         s.trajectory_id, s.step_idx, s.suite, s.message_idx, s.kind,
-        coalesce(s.tool_name, pc.tool_name) as tool_name, coalesce(s.call_id, ip.call_id) as call_id,
+        coalesce(s.tool_name, l.answers.tool_name) as tool_name, coalesce(s.call_id, l.call_id) as call_id,
         coalesce(s.args_json, s.args_text) as arguments,
         case when s.kind = 'tool_call' then s.args_json is not null end as args_ok,
         s.content, s.depends_on, s.n_user_before,
-        case when s.kind = 'tool_result' then pr.call_step_idx end as call_step_idx,
-        case when s.kind = 'tool_result' then coalesce(pr.answer_no = 1, false) end as answered,
+        case when s.kind = 'tool_result' then l.answers.step_idx end as call_step_idx,
+        case when s.kind = 'tool_result' then l.first_answer end as answered,
         -- on a call row: what its result says (the rules read these)
-        m.result_step_idx, m.result_content, m.err_type, m.err_message
+        r.result_step_idx, r.result_content, r.err_type, r.err_message
     from args_parsed s
-    left join pairs pr on pr.trajectory_id = s.trajectory_id and pr.result_step_idx = s.step_idx and s.kind = 'tool_result'
-    left join args_parsed pc on pc.trajectory_id = s.trajectory_id and pc.step_idx = pr.call_step_idx
-    left join matched m on m.trajectory_id = s.trajectory_id and m.call_step_idx = s.step_idx and s.kind = 'tool_call'
-    left join idless_pairs ip on ip.trajectory_id = s.trajectory_id and ip.step_idx = s.step_idx
+    left join links l on l.record_id = s.record_id and l.step_idx = s.step_idx
+    left join results r on r.record_id = s.record_id and r.result_step_idx = l.answer_step_idx
 )
 select * from final

@@ -97,13 +97,17 @@ shaped as (
             -- a function.name; only records failing it pay for the per-message list below
             -- (it copies every message: memory). JSON values come minified, so a value's
             -- first character is its type (a JSON null is SQL null): no json_type parse.
-            len(list_filter(shape, lambda m: starts_with(m.role, '"'))) = n_messages
-            and len(list_filter(shape, lambda m: m.tool_calls is not null
-                                                 and not starts_with(m.tool_calls, '['))) = 0
-            and coalesce(list_sum(list_transform(shape, lambda m:
-                    case when starts_with(m.tool_calls, '[') then json_array_length(m.tool_calls)
-                        - len(list_filter(json_extract_string(m.tool_calls, '$[*].function.name'),
-                                          lambda x: x is not null)) else 0 end)), 0) = 0
+            -- One pass over the messages, and each tool_calls list read once (a typed
+            -- transform: a call that is no object, or has no function object with a
+            -- non-null name, gets a null name; the first of duplicate keys counts, as for
+            -- json_extract below), not three filters and two parses of each list
+            n_messages = 0 or list_bool_and(list_transform(shape, lambda m:
+                coalesce(starts_with(m.role, '"'), false)
+                and case when m.tool_calls is null then true
+                         when starts_with(m.tool_calls, '[') then len(list_filter(
+                             json_transform(m.tool_calls, '[{"function": {"name": "JSON"}}]'),
+                             lambda c: c.function.name is null)) = 0
+                         else false end))
         ), false) then list_position(
             list_transform(cast(json_extract(text, '$.messages[*]') as json[]), lambda m:
                 -- also true when m is not an object: a path into a non-object is null
