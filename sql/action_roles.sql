@@ -8,8 +8,11 @@
 with live as (
     -- non-events (failed, not blocked) never affect a verdict
     select a.trajectory_id, a.action_idx, a.tool_name, a.call_step_idx, a.result_step_idx,
-        a.executed, a.blocked, t.catalog_name, t.source_conf, t.source_integ,
-        -- a sink inference placed only by an argument is a sink for the calls that pass it
+        a.executed, a.blocked, t.catalog_name,
+        -- a tool inference placed only by an argument is a sink, and a source (a fetch's
+        -- untrusted page), for the calls that pass it
+        case when a.role_source <> 'none' then t.source_conf end as source_conf,
+        case when a.role_source <> 'none' then t.source_integ end as source_integ,
         case when a.role_source <> 'none' then t.sink_kind end as sink_kind,
         t.shell_arg is not null or t.code_arg is not null as is_program
     from actions a

@@ -94,7 +94,8 @@ final as (
 ),
 placed as (
     -- a call an argument-placed tool does not place shows no roles (action_roles agrees)
-    select * replace (case when role_source <> 'none' then sink_kind end as sink_kind,
+    select * replace (case when role_source <> 'none' then source_label end as source_label,
+                      case when role_source <> 'none' then sink_kind end as sink_kind,
                       case when role_source <> 'none' then control_args else [] end as control_args)
     from final
 )

@@ -54,18 +54,29 @@ def _verb(tokens: tuple[str, ...], lex: Lexicon) -> str | None:
     return primary or next((t for t in tokens if t in verbs), None)
 
 
-def _sink(verb: str | None, tokens: tuple[str, ...], args: Iterable[str], lex: Lexicon) -> SinkRule | None:
-    """The first sink rule the verb and the name's other tokens (or an argument's name) meet."""
+def _sink(verb: str | None, tokens: tuple[str, ...], lex: Lexicon) -> SinkRule | None:
+    """The first sink rule the verb and the name's other tokens meet (a rule that only an
+    argument's name meets, ``arg_nouns`` alone, is :func:`_fetch_rule`'s)."""
     if verb is None:
         return None
     others = tuple(t for t in _joined(tokens) if t != verb)
     for rule in lex.sinks:
-        if verb not in rule.verbs:
+        if verb not in rule.verbs or (rule.arg_nouns and not rule.nouns):
             continue
-        if (not rule.nouns and not rule.arg_nouns) or _has(others, rule.nouns, join=False) or (
-                rule.arg_nouns and any(_has(tokenise(a), rule.arg_nouns, join=False) for a in args)):
+        if not rule.nouns or _has(others, rule.nouns, join=False):
             return rule
     return None
+
+
+def _fetch_rule(name: str, verb: str | None, lex: Lexicon) -> SinkRule | None:
+    """The ``arg_nouns`` rule of a tool whose name places nothing by itself (`fetch`, `get`,
+    `mcp__fetch__fetch`): decided by the name alone, so every shard gives the tool the same
+    entry, placed only for the calls that pass an argument the rule names (a `url`). A name
+    that places the tool by itself (`read_file(path, isUrl)`, `load_document`) keeps its own
+    roles for every call."""
+    if verb is None or infer_entry(name, (), lex, fetch=False) is not None:
+        return None
+    return next((r for r in lex.sinks if r.arg_nouns and not r.nouns and verb in r.verbs), None)
 
 
 def _source(tokens: tuple[str, ...], lex: Lexicon) -> dict[str, str] | None:
@@ -98,10 +109,11 @@ def _by_value(kinds: Mapping[str, Collection[str]], role: str, lex: Lexicon) -> 
 
 
 def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon,
-                value_kinds: Mapping[str, Collection[str]] | None = None) -> dict[str, Any] | None:
+                value_kinds: Mapping[str, Collection[str]] | None = None, fetch: bool = True) -> dict[str, Any] | None:
     """A catalog entry for tool ``name`` guessed from the lexicon, or None when nothing places it.
 
-    ``value_kinds`` maps an argument name to the ``inference.values`` rules its values matched.
+    ``value_kinds`` maps an argument name to the ``inference.values`` rules its values matched;
+    ``fetch=False``: without :func:`_fetch_rule` (the name's own roles).
     """
     tokens = tokenise(name)
     kinds = {a: ks for a, ks in (value_kinds or {}).items()  # a content argument's value is text, not an address
@@ -121,7 +133,9 @@ def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon,
     resources = sorted({a for a in args if _has(tokenise(a), lex.resource_args) and not _is_content(a, lex)}
                        | set(_by_value(kinds, "resource", lex)))
     destinations = _by_value(kinds, "destination", lex)
-    rule = _sink(verb, tokens, args, lex)
+    rule = _sink(verb, tokens, lex)
+    fetch_rule = _fetch_rule(name, verb, lex) if fetch and rule is None else None
+    rule = rule or fetch_rule
     sink = rule.sink if rule else None
     source = _source(tokens, lex)
     if sink is None and verb is None and source is None:
@@ -136,6 +150,13 @@ def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon,
         entry["sends"] = sorted({a for a in args if _has(tokenise(a), lex.destination_args)} | set(destinations))
         access = {"destructive": "deletes", "execute": "executes"}.get(sink, "reads")
         entry[access] = [a for a in resources if a not in entry["sends"] or access != "reads"]
+        if fetch_rule is not None:
+            # placed (`by_arguments`) only for the calls that pass an argument the rule names:
+            # a call without one is no fetch, whichever other calls share its shard
+            entry["sends"] = [a for a in args if _has(tokenise(a), fetch_rule.arg_nouns, join=False)]
+            entry[access] = []
+            if not entry["sends"]:
+                return None  # no call passes one (`get_me`, `fetch(id)`): no entry, as a verb alone
         integrity = max((i for i in ((source or {}).get("integrity"), rule.integrity if rule else None) if i),
                         key=("trusted", "untrusted").index, default=None)
         if integrity:  # a page fetcher is a sink AND brings untrusted text
@@ -186,7 +207,7 @@ def inferred_entries(names_args: Iterable[tuple[str, list[str]]], data: dict[str
             entry["code"] = _pick((), lex.code_args)
         # placed by its name alone only when the name gives the same sink: a sink an argument's
         # name chose (a `url` passed to `fetch`) holds for the calls that pass one
-        base = infer_entry(name, (), lex)
+        base = infer_entry(name, (), lex, fetch=False)
         by_name = base is not None and base.get("sink") == entry.get("sink")
         out[key] = (entry, "inferred" if by_name else "by_arguments")
     return out
