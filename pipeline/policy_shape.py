@@ -25,7 +25,7 @@ MAX_POLICY_BYTES = 16 * 2**20  # the bundled files weigh 60 KB together
 _INFERENCE_LISTS = ("read_verbs", "noun_verbs", "write_verbs", "exec_verbs", "shell_tokens", "code_tokens",
                     "process_tokens",
                     "shell_args", "code_args", "resource_args", "destination_args", "control_args",
-                    "content_args")
+                    "content_args", "read_write_tokens")
 SECTIONS: dict[str, Any] = {
     "settings": {"attempted_is_unsafe": "bool", "stepwise_threshold": "number", "max_record_bytes": "int",
                  "min_fragment_length": "int", "max_fragment_sources": "int", "max_reach_pairs": "int",

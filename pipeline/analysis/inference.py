@@ -167,6 +167,8 @@ def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon,
         return entry
     if verb is not None and verb in lex.write_verbs:
         entry["writes"] = resources
+        if _has(tokens, lex.read_write_tokens):  # an editor views what it edits
+            entry["reads"] = resources
     elif verb is not None and verb in lex.exec_verbs:
         entry["executes"] = resources
     else:

@@ -97,6 +97,7 @@ class Lexicon:
     sources: tuple[SourceRule, ...]
     values: tuple[ValueRule, ...] = ()
     content_args: frozenset[str] = frozenset()
+    read_write_tokens: frozenset[str] = frozenset()
 
     @property
     def verbs(self) -> frozenset[str]:
@@ -126,4 +127,5 @@ def lexicon(data: dict[str, Any]) -> Lexicon:
         values=tuple(ValueRule(str(r["name"]), str(r["pattern"]), _words(r, "roles"), r.get("sink"))
                      for r in data.get("values", [])),
         content_args=_words(data, "content_args"),
+        read_write_tokens=_words(data, "read_write_tokens"),
     )
