@@ -33,8 +33,10 @@ def any_of(patterns: Iterable[object]) -> str:
 
 
 def tool_row(key: str, catalog: str | None, entry: dict[str, Any], sinks: dict[str, Any],
-             role_source: str) -> dict[str, Any]:
-    """One row of ``policy_tools`` for a catalog (or inferred) entry; ``catalog`` is None when inferred."""
+             role_source: str, named: bool = True) -> dict[str, Any]:
+    """One row of ``policy_tools`` for a catalog (or inferred) entry; ``catalog`` is None when inferred.
+    ``named``: the catalog or the lexicon knows the name itself (a verb or a source word), so
+    ``settings.unknown_tools = "reject"`` never rejects its calls."""
     what = f"tools.{catalog or key}"
     src = label(entry.get("source"), f"{what}.source")
     sink = entry.get("sink") or None
@@ -48,7 +50,7 @@ def tool_row(key: str, catalog: str | None, entry: dict[str, Any], sinks: dict[s
         "shell_session": entry.get("shell_session") or "fresh", "workdir_arg": entry.get("workdir") or None,
         "source_conf": src[0], "source_integ": src[1], "sink_kind": sink,
         "accepts_conf": acc[0], "accepts_integ": acc[1],
-        "control_conf": ctl[0], "control_integ": ctl[1], "role_source": role_source,
+        "control_conf": ctl[0], "control_integ": ctl[1], "role_source": role_source, "named": named,
     }
 
 
@@ -59,7 +61,7 @@ _TOOLS_SCHEMA = pa.schema(
        ("workdir_arg", pa.string()), ("source_conf", pa.int64()),
        ("source_integ", pa.int64()), ("sink_kind", pa.string()), ("accepts_conf", pa.int64()),
        ("accepts_integ", pa.int64()), ("control_conf", pa.int64()), ("control_integ", pa.int64()),
-       ("role_source", pa.string())])
+       ("role_source", pa.string()), ("named", pa.bool_())])
 
 
 def policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.Table]:

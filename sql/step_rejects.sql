@@ -28,8 +28,9 @@ unknown_tools as (
         'tool ' || s.tool_name || ' (step ' || s.step_idx || ') is neither in the policy catalog nor placed by inference'
     from steps s
     anti join policy_tools t on t.tool_key = lower(s.tool_name)
-        -- placed only by a resource argument: placed for the calls that pass one (sql/actions.sql)
-        and (t.role_source <> 'by_arguments' or coalesce(s.args_ok and json_type(s.arguments) = 'OBJECT'
+        -- placed only by a resource argument: placed for the calls that pass one (sql/actions.sql),
+        -- unless the lexicon knows the name itself (`named`: a verb, as `fetch`; then no call is unknown)
+        and (t.role_source <> 'by_arguments' or t.named or coalesce(s.args_ok and json_type(s.arguments) = 'OBJECT'
             and list_has_any(list_concat(t.reads, t.writes, t.executes, t.deletes, t.sends),
                              json_keys(s.arguments)), false))
     where $reject_unknown and s.kind = 'tool_call' and s.tool_name is not null and s.exec_status <> 'failed'

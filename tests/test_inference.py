@@ -457,3 +457,28 @@ def test_an_edit_that_shows_a_secret_file_reads_it(tool: str, args: dict[str, An
     got = rows(stage_connection([t]), "select verdict, reason from verdicts")[0]
     assert got["verdict"] == "unsafe", got
     assert f"{tool}#0 -> send_email#1" in got["reason"], got
+
+
+def test_strict_mode_keeps_a_named_tool_whichever_calls_share_the_shard(tmp_path: Path) -> None:
+    # `lookup_ferry_times` has a verb the lexicon knows but no role: a neutral tool, not an unknown
+    # one, under `unknown_tools = "reject"`; so is a `mcp__fetch__fetch` call without a `url`,
+    # alone or beside a call that passes one (the tool is then placed by that argument). A name
+    # nothing in the lexicon knows (`teleport`) is still rejected
+    strict = tmp_path / "strict.toml"
+    strict.write_text('[settings]\nunknown_tools = "reject"\n')
+    policy = load_policy(strict)
+    hotels = traj("h", user("prices?"), calls(("c1", "lookup_ferry_times", {"route": "Dover-Calais"})),
+                  result("c1", "{09:00, 11:30}"))
+    lone = traj("a", user("go"), calls(("c1", "mcp__fetch__fetch", {"id": "r-1"})), result("c1", "ok"))
+    mixed = traj("b", user("go"), calls(("c1", "mcp__fetch__fetch", {"url": "https://example.org/a"})),
+                 result("c1", "ok"))
+    unknown = traj("u", user("go"), calls(("c1", "teleport", {"zork": 1})), result("c1", "ok"))
+    q = "select trajectory_id, reason from attrition order by 1"
+    assert rows(stage_connection([hotels, lone, unknown], policy=policy), q) == [
+        {"trajectory_id": "u", "reason": "unknown_tool"}]
+    assert rows(stage_connection([hotels, lone, mixed, unknown], policy=policy), q) == [
+        {"trajectory_id": "u", "reason": "unknown_tool"}]
+    acts = "select trajectory_id, role_source from actions order by 1"
+    assert rows(stage_connection([hotels, lone, mixed], policy=policy), acts) == [
+        {"trajectory_id": "a", "role_source": "none"}, {"trajectory_id": "b", "role_source": "inferred"},
+        {"trajectory_id": "h", "role_source": "none"}]

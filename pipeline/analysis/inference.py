@@ -180,6 +180,12 @@ def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon,
     return entry
 
 
+def name_known(name: str, lex: Lexicon) -> bool:
+    """The lexicon knows the name itself: a verb, or a word that brings a source label."""
+    tokens = tokenise(name)
+    return _verb(tokens, lex) is not None or _source(tokens, lex) is not None
+
+
 def inferred_entries(names_args: Iterable[tuple[str, list[str]]], data: dict[str, Any],
                      value_kinds: Mapping[str, Mapping[str, Collection[str]]] | None = None,
                      ) -> dict[str, tuple[dict[str, Any], str]]:
@@ -229,10 +235,19 @@ def register_tool_roles(con: duckdb.DuckDBPyConnection, data: dict[str, Any]) ->
     found = query(con, "uncatalogued_tools").fetchall()
     if not found:
         return
-    kinds = value_kinds(con, lexicon(data.get("inference", {})).values)
-    entries = inferred_entries(((name, args) for _, name, args in found), data, kinds)
-    rows = [tool_row(key, None, entries[key][0], data.get("sinks", {}), entries[key][1])
-            for key in sorted(entries)]
+    lex = lexicon(data.get("inference", {}))
+    kinds = value_kinds(con, lex.values)
+    names = [(name, args) for _, name, args in found]
+    entries = inferred_entries(names, data, kinds)
+    known = {name.lower() for name, _ in names if name_known(name, lex)}
+    sinks = data.get("sinks", {})
+    # a name whose verb or source word the lexicon knows but that places no role
+    # (`get_hotels_prices`, `create_branch`) is a neutral tool, not an unknown one: a row of
+    # its own, role_source 'none', so `unknown_tools = "reject"` keeps its calls whichever
+    # calls share the shard
+    rows = [tool_row(key, None, entries[key][0], sinks, entries[key][1], key in known) if key in entries
+            else tool_row(key, None, {}, sinks, "none", True)
+            for key in sorted(known | entries.keys())]
     if rows:
         inferred = pa.Table.from_pylist(rows, schema=catalog.schema)
         con.register("policy_tools", pa.concat_tables([catalog, inferred]))
