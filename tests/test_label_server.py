@@ -153,11 +153,11 @@ def test_timeouts_and_5xx_retries(tmp_path: Path) -> None:
         return Reply(body=completion("safe"))
 
     with FakeOpenAI(respond) as server:
-        assert main(label_args(server, inputs, tmp_path / "labels.parquet", "--timeout", "0.3",
+        assert main(label_args(server, inputs, tmp_path / "labels.parquet", "--timeout", "1.5",
                                "--max-retries", "1")) == 0
     rows = labels(tmp_path / "labels.parquet")
     slow = [r for r in rows if r["trajectory_id"] in ("t0000", "t0002") and r["step_idx"] == 3]
-    assert len(slow) == 2 and all(r["label"] is None and "timeout after 0.3 s" in r["label_errors"] for r in slow)
+    assert len(slow) == 2 and all(r["label"] is None and "timeout after 1.5 s" in r["label_errors"] for r in slow)
     assert all(r["label"] == "safe" for r in rows if r not in slow)  # a 500 then a success: labelled
 
 
