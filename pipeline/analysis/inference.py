@@ -213,10 +213,9 @@ def inferred_entries(names_args: Iterable[tuple[str, list[str]]], data: dict[str
             entry["shell"] = _pick((), lex.shell_args)
         if "code" in entry:
             entry["code"] = _pick((), lex.code_args)
-        # placed by its name alone only when the name gives the same sink: a sink an argument's
-        # name chose (a `url` passed to `fetch`) holds for the calls that pass one
-        base = infer_entry(name, (), lex, fetch=False)
-        by_name = base is not None and base.get("sink") == entry.get("sink")
+        # placed by its name alone, or only for the calls that pass an argument it names: a
+        # recipient-like value, or a `url` given to a tool whose name places nothing (_fetch_rule)
+        by_name = infer_entry(name, (), lex, fetch=False) is not None
         out[key] = (entry, "inferred" if by_name else "by_arguments")
     return out
 
