@@ -242,8 +242,8 @@ def _validate(data: dict[str, Any]) -> None:
         _check_regex(rule.get("pattern"), f"content.sources[{i}].pattern")
         if rule.get("unless") is not None:
             _check_regex(rule.get("unless"), f"content.sources[{i}].unless")
-        if not rule.get("name") or rule.get("kind", "match") not in ("match", "document"):
-            raise PolicyError(f"policy: content.sources[{i}] needs a name and kind 'match' or 'document'")
+        if not rule.get("name") or rule.get("kind", "match") not in ("match", "document", "column"):
+            raise PolicyError(f"policy: content.sources[{i}] needs a name and kind 'match', 'document' or 'column'")
     for kind in ("blocks", "markers"):
         for i, pattern in enumerate(data.get("injection", {}).get(kind, [])):
             _check_regex(pattern, f"injection.{kind}[{i}]")

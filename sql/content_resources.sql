@@ -8,7 +8,9 @@ with labelled_outputs as (
     select cs.trajectory_id, cs.action_idx, max(p.conf) as conf, max(p.integ) as integ,
         arg_min(p.name, -(p.conf * 2 + p.integ) * 1000 + p.ord) as rule
     from content_spans cs join policy_content p using (ord)
-    where p.kind = 'match'  -- a marking says the document is confidential, not every file it names
+    -- a match or a table's credential column: the file holds the secret; a marking says the
+    -- document is confidential, not every file it names
+    where p.kind <> 'document'
     group by all
 ),
 nodes as (

@@ -7,7 +7,10 @@
 -- (card numbers). A rule's `unless` drops each span it matches (for a document rule,
 -- the whole output): a value that names where a secret comes from (`password =
 -- os.environ[...]`, `token: string`) holds none, and RE2 has no look-ahead to say so
--- in the pattern itself. Inputs:
+-- in the pattern itself. A `column` rule reads tables (a query result, CSV, TSV, a
+-- Markdown or psql table): its pattern names a column, tested on each header cell set
+-- between delimiters (`|api_key|`), and its spans are the cells below that header in
+-- that column; see column_rows. Inputs:
 -- content_candidates. Parameters: $ord, $kind, $pattern, $luhn, $max_spans, $unless.
 with matches as (
     select trajectory_id, action_idx,
@@ -18,10 +21,58 @@ with matches as (
             else list_filter(regexp_extract_all(content, $pattern)[1:4096],
                              lambda m: not regexp_matches(m, $unless))[1:$max_spans] end as spans
     from content_candidates
+    where $kind <> 'column'
+),
+table_lines as (
+    -- kind 'column': the first 4,096 lines of each candidate output, numbered, with the
+    -- delimiter that splits each (a pipe, a tab, else a comma: a pipe table's cells may hold
+    -- commas, a CSV's no pipes)
+    select trajectory_id, action_idx, n, line,
+        case when contains(line, '|') then '|' when contains(line, chr(9)) then chr(9)
+             when contains(line, ',') then ',' end as delim
+    from (select trajectory_id, action_idx, unnest(ls) as line, generate_subscripts(ls, 1) as n
+          from (select trajectory_id, action_idx, string_split(content, chr(10))[1:4096] as ls
+                from content_candidates where $kind = 'column' and regexp_matches(content, $pattern)))
+),
+table_cells as (
+    -- each line's cells, spaces and quotes trimmed (a Markdown row's outer pipes give an
+    -- empty first and last cell, in its header as in its rows, so positions agree)
+    select trajectory_id, action_idx, n, delim,
+        list_transform(string_split(line, delim), lambda c: trim(c, ' ' || chr(9) || chr(13) || '"''`')) as cells
+    from table_lines where delim is not null
+),
+headers as (
+    -- the first line of an output that looks like a table header (two or more cells, every
+    -- one empty or a name: `def f(user, password):` and prose are none) and names a column
+    -- the rule's pattern matches whole (the cell between delimiters)
+    select trajectory_id, action_idx, min(n) as header_n, arg_min(delim, n) as delim,
+        arg_min(len(cells), n) as width, arg_min(cols, n) as cols
+    from (select *, list_filter(range(1, len(cells) + 1),
+                                lambda i: regexp_matches(delim || cells[i] || delim, $pattern)) as cols
+          from table_cells
+          where len(cells) >= 2
+            and list_bool_and(list_transform(cells, lambda c: regexp_full_match(c, '(?:[A-Za-z_][A-Za-z0-9_ .()/-]{0,63})?'))))
+    where len(cols) > 0
+    group by all
+),
+column_rows as (
+    -- the cells under the header in its columns, from the rows after it that split into as
+    -- many cells by the same delimiter (a table's rows; a line of other text rarely does)
+    select c.trajectory_id, c.action_idx, c.n, unnest(list_transform(h.cols, lambda i: c.cells[i])) as span
+    from table_cells c join headers h using (trajectory_id, action_idx)
+    where c.n > h.header_n and c.delim = h.delim and len(c.cells) = h.width
+),
+column_matches as (
+    select trajectory_id, action_idx, list(span order by n, span)[1:$max_spans] as spans
+    from column_rows
+    where span <> '' and not regexp_matches(span, $unless)
+    group by all
 ),
 final as (
     select $ord::bigint as ord, trajectory_id, action_idx, span
-    from (select trajectory_id, action_idx, unnest(spans) as span from matches)
+    from (select trajectory_id, action_idx, unnest(spans) as span from matches
+          union all
+          select trajectory_id, action_idx, unnest(spans) as span from column_matches)
     where not $luhn or lg_luhn(regexp_replace(span, '[^0-9]', '', 'g'))
 )
 select * from final
