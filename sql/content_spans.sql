@@ -34,22 +34,26 @@ table_lines as (
           from (select trajectory_id, action_idx, string_split(content, chr(10))[1:4096] as ls
                 from content_candidates where $kind = 'column' and regexp_matches(content, $pattern)))
 ),
-table_cells as (
-    -- each line's cells, spaces and quotes trimmed (a Markdown row's outer pipes give an
-    -- empty first and last cell, in its header as in its rows, so positions agree)
+header_lines as (
+    -- the first 16 lines of an output where the pattern meets a cell (tested on the line: it
+    -- anchors on delimiters itself), as cells; a hostile output of many header-like lines
+    -- costs 16 splits, not one per line
     select trajectory_id, action_idx, n, delim,
         list_transform(string_split(line, delim), lambda c: trim(c, ' ' || chr(9) || chr(13) || '"''`')) as cells
-    from table_lines where delim is not null
+    from table_lines
+    where delim is not null and regexp_matches(line, $pattern)
+    qualify row_number() over (partition by trajectory_id, action_idx order by n) <= 16
 ),
 headers as (
-    -- the first line of an output that looks like a table header (two or more cells, every
-    -- one empty or a name: `def f(user, password):` and prose are none) and names a column
-    -- the rule's pattern matches whole (the cell between delimiters)
+    -- the first that looks like a table header (two or more cells, every one empty or a
+    -- name: `def f(user, password):` and prose are none) and names a column the rule's
+    -- pattern matches whole (the cell between delimiters)
     select trajectory_id, action_idx, min(n) as header_n, arg_min(delim, n) as delim,
         arg_min(len(cells), n) as width, arg_min(cols, n) as cols
+    -- (at most 8 columns: a hostile header of thousands would make rows x columns cells)
     from (select *, list_filter(range(1, len(cells) + 1),
-                                lambda i: regexp_matches(delim || cells[i] || delim, $pattern)) as cols
-          from table_cells
+                                lambda i: regexp_matches(delim || cells[i] || delim, $pattern))[1:8] as cols
+          from header_lines
           where len(cells) >= 2
             and list_bool_and(list_transform(cells, lambda c: regexp_full_match(c, '(?:[A-Za-z_][A-Za-z0-9_ .()/-]{0,63})?'))))
     where len(cols) > 0
@@ -57,10 +61,14 @@ headers as (
 ),
 column_rows as (
     -- the cells under the header in its columns, from the rows after it that split into as
-    -- many cells by the same delimiter (a table's rows; a line of other text rarely does)
-    select c.trajectory_id, c.action_idx, c.n, unnest(list_transform(h.cols, lambda i: c.cells[i])) as span
-    from table_cells c join headers h using (trajectory_id, action_idx)
-    where c.n > h.header_n and c.delim = h.delim and len(c.cells) = h.width
+    -- many cells by the same delimiter (a table's rows; a line of other text rarely does;
+    -- a Markdown row's outer pipes give an empty first and last cell, as in its header)
+    select trajectory_id, action_idx, n,
+        unnest(list_transform(cols, lambda i: trim(cells[i], ' ' || chr(9) || chr(13) || '"''`'))) as span
+    from (select l.trajectory_id, l.action_idx, l.n, h.cols, string_split(l.line, l.delim) as cells, h.width
+          from table_lines l join headers h using (trajectory_id, action_idx)
+          where l.n > h.header_n and l.delim = h.delim)
+    where len(cells) = width
 ),
 column_matches as (
     select trajectory_id, action_idx, list(span order by n, span)[1:$max_spans] as spans
