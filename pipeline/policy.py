@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from pipeline.errors import PolicyError
 from pipeline.policy_checks import validate
-from pipeline.policy_files import bundled_files, merge, parse_file, read_bytes
+from pipeline.policy_files import bundled_files, expand_names, merge, parse_file, read_bytes
 from pipeline.policy_shape import check_shape
 from pipeline.policy_tables import policy_tables
 
@@ -111,6 +111,7 @@ def _load_policy(user_file: Path | None, raw: bytes | None) -> Policy:
         merged = merge(merged, user)
         sources.append(str(user_file))
     check_shape(merged)
+    merged = expand_names(merged)  # `{{list}}` in a classifier rule: a [classifier.names] list
     validate(merged)
     built = policy_tables(merged, Policy(merged, "").tool_names())  # label values checked here
     return Policy(merged, document_sha256(merged), tuple(sources), built)

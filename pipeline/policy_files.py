@@ -6,6 +6,7 @@ layers them).
 
 from __future__ import annotations
 
+import re
 import tomllib
 from functools import cache
 from importlib import resources
@@ -34,6 +35,33 @@ def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+# a list of `[classifier.names]` named in a classifier rule's pattern: `{{default_branches}}`
+NAMES_RE = re.compile(r"\{\{(\w+)\}\}")
+
+
+def expand_names(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with each ``{{list}}`` in a classifier rule's pattern replaced by the
+    alternation of that ``[classifier.names]`` list, each name matched literally
+    (``(?:main|master)``): which names a rule means is data a user's policy replaces, the
+    pattern around them mechanism. A list no rule names is allowed; a rule naming a list
+    that does not exist, or is empty, is a PolicyError."""
+    classifier = data.get("classifier", {})
+    names, rules = classifier.get("names", {}), classifier.get("rules", [])
+    if not any(NAMES_RE.search(str(r.get("pattern", ""))) for r in rules):
+        return data
+
+    def alternation(found: re.Match[str], i: int) -> str:
+        key = found.group(1)
+        if not names.get(key):
+            raise PolicyError(f"policy: classifier.rules[{i}].pattern names {{{{{key}}}}}, "
+                              "which is no non-empty list of [classifier.names]")
+        return "(?:" + "|".join(re.escape(str(n)) for n in names[key]) + ")"
+
+    expanded = [{**r, "pattern": NAMES_RE.sub(lambda m: alternation(m, i), r["pattern"])}
+                if isinstance(r.get("pattern"), str) else r for i, r in enumerate(rules)]
+    return {**data, "classifier": {**classifier, "rules": expanded}}
 
 
 def read_bytes(path: Path) -> bytes:

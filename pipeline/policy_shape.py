@@ -46,7 +46,7 @@ SECTIONS: dict[str, Any] = {
     "content": {"max_spans": "int", "sources": "list[table]"},
     "exec_status": {"types": "table[str]", "content_error_patterns": "list[str]", "rules": "list[table]"},
     "classifier": {"runs_later": "str", "settles": "str", "notes": "str", "rules": "list[table]", "data_programs": "list[str]",
-                   "print_programs": "list[str]"},
+                   "print_programs": "list[str]", "dry_run_flags": "list[str]", "names": "table[list[str]]"},
     "tools": "table[table]",
     "inference": {**{k: "list[str]" for k in _INFERENCE_LISTS},
                   "values": "list[table]", "sinks": "list[table]", "sources": "list[table]"},
@@ -139,6 +139,8 @@ def _check(value: Any, kind: Any, path: str) -> None:
                 _check(item, "str", f"{path}.{key}")
             elif kind == "table[table]":
                 _check(item, "table", f"{path}.{key}")
+            elif kind == "table[list[str]]":
+                _check(item, "list[str]", f"{path}.{key}")
             elif key in FIELDS:  # a rule's or a tool entry's own fields
                 _check(item, FIELDS[key], f"{path}.{key}")
 

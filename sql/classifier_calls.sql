@@ -4,7 +4,8 @@
 -- data parts blanked afterwards, on the candidates only (pipeline/analysis/inert_texts.py).
 -- Parameters: $pattern (the alternation of every `argument = "*"` rule's pattern),
 -- $runs_later (classifier.runs_later: written paths that run by themselves later).
--- An argument that is a list of strings (an argv) is read as its words joined by spaces.
+-- An argument that is a list of strings (an argv) is read as its words joined by spaces, and
+-- so is a list of string literals in a shell or code step's text (sql/macros.sql lg_code_argvs).
 -- Running is not writing: for a tool that writes files (catalog `writes`, not a shell or
 -- code step) the `*` rules read only its resource arguments (`command_text`); a match only
 -- inside the content it writes is `written` (sql/classifier_hits.sql). `candidate`: some
@@ -36,7 +37,7 @@ texts as (
         -- (sql/macros.sql lg_with_argvs): the rules are written for command strings
         case when writer and args_ok then array_to_string(list_transform(resource_args,
             lambda k: coalesce(arguments ->> ('$."' || k || '"'), '')), chr(10))
-            when program then lg_line_breaks(lg_with_argvs(arguments, args_ok))
+            when program then lg_line_breaks(lg_code_argvs(lg_with_argvs(arguments, args_ok)))
             else lg_with_argvs(arguments, args_ok) end as command_text,
         case when program or writer then lg_line_breaks(arguments) else arguments end as arguments_text,
         false as masked  -- set by pipeline/analysis/inert_texts.py

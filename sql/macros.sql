@@ -159,6 +159,21 @@ create or replace temp macro lg_with_argvs(arguments, ok) as
                   lambda t: t is not null), chr(10)), ''), '')
          else arguments end;
 
+-- lg_code_argvs: a program's text (JSON; a shell or code step) followed, on lines of their
+-- own, by each list literal of two or more plain string literals in it (`["git", "push",
+-- "-f", "origin", "main"]`, `['rm', '-rf', '/']`) as its words joined by spaces: the argv a
+-- Python step hands to subprocess/os.exec*, so a classifier rule written for the command
+-- string reads it as the shell analyser does (pipeline/analysis/shell/code_subprocess.py).
+-- A list with any other element (a variable, an f-string, a string holding a quote or an
+-- escape) is not read. Only text holding '[' pays for the regex passes.
+create or replace temp macro lg_code_argvs(t) as
+    case when contains(t, '[') and regexp_matches(t, '\[(?:\s|\\[nt])*(?:\\"|'')')
+         then t || coalesce(chr(10) || nullif(array_to_string(list_transform(
+                  regexp_extract_all(t, '\[(?:\s|\\[nt])*(?:\\"[^"''\\]*\\"|''[^"''\\]*'')(?:(?:\s|\\[nt])*,(?:\s|\\[nt])*(?:\\"[^"''\\]*\\"|''[^"''\\]*''))+(?:\s|\\[nt])*,?(?:\s|\\[nt])*\]'),
+                  lambda l: array_to_string(regexp_extract_all(l, '(?:\\"|'')([^"''\\]*)(?:\\"|'')', 1), ' ')),
+                  chr(10)), ''), '')
+         else t end;
+
 -- lg_line_breaks: JSON text with a blank after each escaped line break or tab (`\n`, `\r`,
 -- `\t`): in a multi-line command a rule's `\brm` must see the start of the line (the
 -- escape's `n` glued to it hid every command after the first line). A blank, not a real

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import duckdb
@@ -41,7 +41,8 @@ order by all
 # the rules then read the blanked command; the whole text stays in `arguments_text`, where
 # a match only in blanked parts is `written` (sql/classifier_hits.sql)
 _MASK = """
-update classifier_calls c set command_text = lg_line_breaks(lg_with_argvs(i.masked_arguments, true)), masked = true
+update classifier_calls c set command_text = lg_line_breaks(lg_code_argvs(lg_with_argvs(i.masked_arguments, true))),
+    masked = true
 from inert_texts i where c.tool_key = i.tool_key and c.arguments = i.arguments
 """
 
@@ -56,6 +57,7 @@ def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], shel
     command is in the first of them a call passes, as in ``resources``)."""
     data_programs = [str(p) for p in classifier.get("data_programs", [])]
     print_programs = [str(p) for p in classifier.get("print_programs", [])]
+    dry_runs = [str(p) for p in classifier.get("dry_run_flags", [])]
     patterns = [str(classifier.get(k) or NEVER) for k in ("runs_later", "settles", "notes")]
 
     @lru_cache(maxsize=1024)
@@ -70,10 +72,11 @@ def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], shel
         return bool(con.execute("select regexp_matches($path, $c)", {"path": path, "c": patterns[2]}).fetchall()[0][0])
 
     rows: list[tuple[str, str, str]] = []
-    if data_programs or print_programs:
+    if data_programs or print_programs or dry_runs:
         for tool_key, arguments, shell_arg, inferred in con.execute(_CANDIDATES).fetchall():
             shell_arg = program_arg(arguments, shell_arg, shell_args if inferred else ())
-            masked = _masked_arguments(arguments, shell_arg, data_programs, print_programs, takes_effect, is_note)
+            masked = _masked_arguments(arguments, shell_arg, data_programs, print_programs, takes_effect, is_note,
+                                       dry_runs)
             if masked is not None:
                 rows.append((tool_key, arguments, masked))
     cols = list(zip(*rows)) if rows else [[], [], []]
@@ -86,7 +89,8 @@ def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], shel
 
 
 def _masked_arguments(arguments: str, shell_arg: str, data_programs: list[str], print_programs: list[str],
-                      takes_effect: Callable[[str], bool], is_note: Callable[[str], bool]) -> str | None:
+                      takes_effect: Callable[[str], bool], is_note: Callable[[str], bool],
+                      dry_runs: Sequence[str] = ()) -> str | None:
     """The arguments JSON with the command's data parts blanked, or None (nothing blanked,
     or the command cannot be analysed: then it is read whole, as before)."""
     command = program_text(arguments, shell_arg)
@@ -97,7 +101,7 @@ def _masked_arguments(arguments: str, shell_arg: str, data_programs: list[str], 
         analysis = analyse_command(command)
         return None if analysis.opaque else (analysis.executes, analysis.writes)
 
-    masked = inert_text(command, data_programs, print_programs, takes_effect, effects, is_note)
+    masked = inert_text(command, data_programs, print_programs, takes_effect, effects, is_note, dry_runs)
     if masked == command:
         return None
     document = json.loads(arguments)

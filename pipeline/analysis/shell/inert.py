@@ -10,6 +10,9 @@ blank). What is data is policy (``[classifier]`` in the policy file):
 - ``data_programs``: programs (or program + subcommand words, ``git commit``) whose
   argument words are never run wherever their output goes (a ``grep`` pattern, a commit
   message);
+- ``dry_run_flags``: a program (and subcommand words) with its no-op flag (``kubectl
+  --dry-run=client``, ``git push -n``): a simple command of it that carries that exact word
+  changes nothing, so all its words are data;
 - ``print_programs``: programs that print their arguments (``echo``, ``printf``) or their
   here-document / here-string (``cat``, ``tee``); what they print is data when it goes to
   the terminal or into files that neither settle (``classifier.settles``: system
@@ -54,14 +57,16 @@ Effects = tuple[tuple[str, ...], tuple[str, ...]] | None
 
 def inert_text(command: str, data_programs: Sequence[str], print_programs: Sequence[str],
                takes_effect: Callable[[str], bool], effects: Callable[[], Effects],
-               is_note: Callable[[str], bool] = lambda path: True) -> str:
+               is_note: Callable[[str], bool] = lambda path: True, dry_run_flags: Sequence[str] = ()) -> str:
     """``command`` with its data parts blanked (see the module docstring); the command itself
     when nothing is data or it does not parse. ``takes_effect``: a written path where what is
     written counts (``settles`` or ``runs_later``); ``effects``: what the command runs and
     writes, asked only when something is printed into a file; ``is_note``: a file that is a
     document (``classifier.notes``): only into those is printed text data (a YAML manifest,
-    a CI workflow, an rc file or a script is run by some tool later)."""
-    if "#" not in command and not any(p.split()[0] in command for p in [*data_programs, *print_programs] if p.strip()):
+    a CI workflow, an rc file or a script is run by some tool later); ``dry_run_flags``:
+    ``program [subcommand] flag`` entries (see the module docstring)."""
+    if "#" not in command and not any(p.split()[0] in command for p in [*data_programs, *print_programs,
+                                                                         *dry_run_flags] if p.strip()):
         return command  # no program of the lists, no comment: nothing to parse
     if "/dev/fd/" in command:
         return command
@@ -69,7 +74,7 @@ def inert_text(command: str, data_programs: Sequence[str], print_programs: Seque
     if parsed is None or parsed.root_node.has_error or redefines(parsed.root_node, command):
         return command
     walk = _Walk(command, [tuple(p.split()) for p in data_programs if p.split()], {p for p in print_programs if p},
-                 takes_effect, effects, is_note)
+                 takes_effect, effects, is_note, [tuple(p.split()) for p in dry_run_flags if len(p.split()) > 1])
     spans: list[tuple[int, int]] = []
     stack = [parsed.root_node]
     while stack:
@@ -95,8 +100,9 @@ class _Walk:
 
     def __init__(self, text: str, programs: list[tuple[str, ...]], printers: set[str],
                  takes_effect: Callable[[str], bool], effects: Callable[[], Effects],
-                 is_note: Callable[[str], bool]) -> None:
+                 is_note: Callable[[str], bool], dry_runs: Sequence[tuple[str, ...]] = ()) -> None:
         self.text, self.programs, self.printers, self.takes_effect = text, programs, printers, takes_effect
+        self.dry_runs = dry_runs
         self.is_note = is_note
         self._effects = effects
         self._known: Effects = None
@@ -121,6 +127,9 @@ class _Walk:
         docs = [r for r in redirects_of(node) if r.type in ("heredoc_redirect", "herestring_redirect")]
         if words[0] == "git":  # `git -C repo commit`, `git --no-pager log`: the subcommand's words
             words = git_words(words)
+        if any(words[:len(p) - 1] == list(p[:-1]) and p[-1] in words[len(p) - 1:] for p in self.dry_runs):
+            # a dry run changes nothing: its name and words are data (not a word that runs code)
+            return [(n.start_byte, n.end_byte) for n in nodes[start:] if not runs_code(n, self.text)]
         if any(words[:len(p)] == list(p) for p in self.programs):
             if any(w == o or w.startswith(o + "=") or (o == "-O" and w.startswith(o)) for w in words[1:]
                    for o in _RUNNING_OPTIONS) or any(w.startswith("--output") for w in words[1:]):
