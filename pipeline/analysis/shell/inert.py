@@ -95,6 +95,13 @@ def inert_text(command: str, data_programs: Sequence[str], print_programs: Seque
     return "".join(chars)
 
 
+def _is_flag(word: str, flag: str) -> bool:
+    """``word`` is ``flag``, or holds a one-letter ``flag`` among a cluster of short options
+    (``-nf`` holds ``-n``)."""
+    return word == flag or (len(flag) == 2 and flag[0] == "-" and flag[1].isalpha() and len(word) > 2
+                            and word[0] == "-" and word[1:].isalpha() and flag[1] in word[1:])
+
+
 class _Walk:
     """One command's data parts, found command by command."""
 
@@ -127,7 +134,8 @@ class _Walk:
         docs = [r for r in redirects_of(node) if r.type in ("heredoc_redirect", "herestring_redirect")]
         if words[0] == "git":  # `git -C repo commit`, `git --no-pager log`: the subcommand's words
             words = git_words(words)
-        if any(words[:len(p) - 1] == list(p[:-1]) and p[-1] in words[len(p) - 1:] for p in self.dry_runs):
+        if any(words[:len(p) - 1] == list(p[:-1]) and any(_is_flag(w, p[-1]) for w in words[len(p) - 1:])
+               for p in self.dry_runs):
             # a dry run changes nothing: its name and words are data (not a word that runs code)
             return [(n.start_byte, n.end_byte) for n in nodes[start:] if not runs_code(n, self.text)]
         if any(words[:len(p)] == list(p) for p in self.programs):
