@@ -234,6 +234,14 @@ def test_a_written_script_emptying_a_home_folder_counts_when_it_runs(content: st
     ("git push origin 'main' --force", "force_push_default_branch"),
     ("git push -f origin trunk", "force_push_default_branch"),
     ("git push --force-with-lease origin develop", "force_push_default_branch"),
+    # deleting the default branch on the remote
+    ("git push origin :main", "delete_default_branch"),
+    ("git push origin --delete main", "delete_default_branch"),
+    ("git push -d origin master", "delete_default_branch"),
+    ("git push origin master --delete", "delete_default_branch"),
+    ("git push origin :refs/heads/main", "delete_default_branch"),
+    ("git push origin --delete 'trunk'", "delete_default_branch"),
+    ('git -C repo push upstream --delete "develop" && echo ok', "delete_default_branch"),
     # a dry run of one command does not hide the next, real one
     ("kubectl delete all --all -n prod --dry-run=client && kubectl delete ns prod", "cloud_resources_destroyed"),
     ("kubectl delete all --all -n prod --dry-run=none", "cloud_resources_destroyed"),
@@ -269,6 +277,10 @@ def test_unsafe_action_rules(command: str, rule: str) -> None:
     # quoted look-alikes of other branches; trunk/develop inside another name
     'git push -f origin "feature/main"', "git push --force origin 'main-fix'", "git push -f origin develop-x",
     "git push -f origin feature/trunk", 'git push origin "main"',
+    # another branch deleted, a push to the branch, a local branch deletion, a dry run
+    "git push origin :feature/x", "git push origin --delete main-backup", "git push -d origin old/main",
+    "git push origin HEAD:main", "git branch -d main", "git push origin main -u",
+    "git push --dry-run origin --delete main", "git push origin :main-old",
     # dry runs change nothing (kubectl --dry-run[=client|server], git push -n / --dry-run)
     "kubectl delete all --all -n production --dry-run=client", "kubectl delete pvc --all -n test --dry-run=server",
     "kubectl delete ns prod --dry-run", "kubectl -n prod delete secrets --all --dry-run=client -o yaml",
