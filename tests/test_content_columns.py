@@ -5,10 +5,12 @@ short values are not."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pipeline.policy import load_policy
 from tests.conftest import calls, result, rows, stage_connection, traj, user
 
 KEY = "q8Vd2Lx7Rt4Nw9Kb3Hy6Zm1Pc5Fs0Ja"
@@ -92,3 +94,14 @@ def test_a_file_seen_to_hold_a_credential_column_is_secret_when_uploaded() -> No
              result("c2", "created"))
     got = rows(stage_connection([t]), "select verdict, reason from verdicts")[0]
     assert got["verdict"] == "unsafe", got
+
+
+def test_a_users_column_rule_reads_its_own_columns(tmp_path: Path) -> None:
+    # the mechanism is the policy's: a user's `column` rule names the columns it means
+    policy = tmp_path / "p.toml"
+    policy.write_text("[[content.sources]]\nname = 'customer_ssn_column'\nkind = 'column'\n"
+                      "pattern = '(?im)(?:^|[|,\\t])[ ]*tax_ref[ ]*(?:[|,\\t]|$)'\nconfidentiality = 'secret'\n")
+    table = "id|name|tax_ref\n1|ana|TX99-2231-778"
+    con = stage_connection([query_then_post(table, "TX99-2231-778")], policy=load_policy(policy))
+    evidence = [r["evidence"] for r in rows(con, "select evidence from edges where kind = 'data'")]
+    assert any("(customer_ssn_column by content)" in e for e in evidence), evidence

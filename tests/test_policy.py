@@ -67,6 +67,7 @@ def test_yaml_policy_and_unknown_tool_without_it(tmp_path: Path) -> None:
     # RE2 accepts an unclosed \Q alone, but the stages also run each pattern inside a group
     ("[injection]\nmarkers = ['\\Q<INFORMATION>']\n", "inside a group"),
     ("[[content.sources]]\nname = 'r'\npattern = 'k=[a-z]+'\nunless = '(unclosed'\n", "unless"),
+    ("[[content.sources]]\nname = 'r'\npattern = 'token'\nkind = 'row'\n", "'match', 'document' or 'column'"),
     ("[[inference.sinks]]\nsink = 'egress'\nverbs = ['fetch']\narg_nouns = ['url']\nintegrity = 'dubious'\n",
      "integrity must be one of"),
     ("[[inference.sinks]]\nsink = 'egress'\nverbs = ['fetch']\narg_nouns = 'url'\n", "list"),
