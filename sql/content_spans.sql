@@ -46,16 +46,17 @@ header_lines as (
 ),
 headers as (
     -- the first that looks like a table header (two or more cells, every one empty or a
-    -- name: `def f(user, password):` and prose are none) and names a column the rule's
-    -- pattern matches whole (the cell between delimiters)
+    -- name, a unit in parentheses at most: `login(user, password, token)` and prose are
+    -- none, `amount (usd)` is one) and names a column the rule's pattern matches whole (the
+    -- cell between delimiters)
     select trajectory_id, action_idx, min(n) as header_n, arg_min(delim, n) as delim,
         arg_min(len(cells), n) as width, arg_min(cols, n) as cols
-    -- (at most 8 columns: a hostile header of thousands would make rows x columns cells)
+    -- at most 8 columns: a hostile header of thousands would make rows x columns cells
     from (select *, list_filter(range(1, len(cells) + 1),
                                 lambda i: regexp_matches(delim || cells[i] || delim, $pattern))[1:8] as cols
           from header_lines
           where len(cells) >= 2
-            and list_bool_and(list_transform(cells, lambda c: regexp_full_match(c, '(?:[A-Za-z_][A-Za-z0-9_ .()/-]{0,63})?'))))
+            and list_bool_and(list_transform(cells, lambda c: regexp_full_match(c, '(?:[A-Za-z_][A-Za-z0-9_ ./-]{0,63}(?:[(][A-Za-z0-9_ ./%-]{0,32}[)])?)?'))))
     where len(cols) > 0
     group by all
 ),

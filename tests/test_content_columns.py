@@ -30,6 +30,7 @@ TABLES = {
     "markdown": f"| id | email | Password |\n|---|---|---|\n| 1 | ana@corp.example | {KEY} |",
     "csv": f"id,email,client_secret\n1,ana@corp.example,\"{KEY}\"\n",
     "tsv": f"id\temail\taccess_token\n1\tana@corp.example\t{KEY}\n",
+    "unit_in_header": f"id,amount (usd),api_key\n1,12.50,{KEY}\n",
     "password_hash": f"id,email,password_hash\n1,ana@corp.example,{KEY}\n",
     "second_table": f"rows: 2\n\nname,region\nweb,eu\n\nuser_id|aws_secret_access_key\n7|{KEY}",
 }
@@ -55,6 +56,7 @@ LOOKALIKES = {
                "3|cy@corp.example|[REDACTED]\n4|di@corp.example|<hidden>\n5|ed@corp.example|12345", "sk-****************abcd"),
     # code and prose that name credentials between commas are no table header
     "code": (f"def login(user, password, token):\n    return auth(user, password, '{KEY}')\n", KEY),
+    "call": (f"login(user, password, token)\nsession(7, {KEY}, x)\n", KEY),
     "prose": (f"We rotate password, secret, token\nevery quarter, see {KEY}, and more\n", KEY),
     # a row of another width is not a row of the table
     "other_width": (f"id|token\n1|abc123x|extra|{KEY}", KEY),
