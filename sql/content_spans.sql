@@ -37,12 +37,18 @@ table_lines as (
 header_lines as (
     -- the first 16 lines of an output where the pattern meets a cell (tested on the line: it
     -- anchors on delimiters itself), as cells; a hostile output of many header-like lines
-    -- costs 16 splits, not one per line
-    select trajectory_id, action_idx, n, delim,
-        list_transform(string_split(line, delim), lambda c: trim(c, ' ' || chr(9) || chr(13) || '"''`')) as cells
-    from table_lines
-    where delim is not null and regexp_matches(line, $pattern)
-    qualify row_number() over (partition by trajectory_id, action_idx order by n) <= 16
+    -- costs 16 splits, not one per line. A header begins its table: a line after a line of
+    -- as many cells by the same delimiter is a row (psql's `\d users`, a schema listing:
+    -- the row naming the `password_hash` column heads none of the rows below it)
+    select trajectory_id, action_idx, n, delim, cells
+    from (select trajectory_id, action_idx, n, delim, prev,
+              list_transform(string_split(line, delim), lambda c: trim(c, ' ' || chr(9) || chr(13) || '"''`')) as cells
+          from (select *, lag(line) over (partition by trajectory_id, action_idx order by n) as prev from table_lines)
+          where delim is not null and regexp_matches(line, $pattern)
+          qualify row_number() over (partition by trajectory_id, action_idx order by n) <= 16)
+    -- (psql's rule under its header, `----+----`, heads rows too; a MySQL border `+----+` does not)
+    where not coalesce(contains(prev, delim) and len(string_split(prev, delim)) = len(cells)
+                       or regexp_full_match(trim(prev), '-+(?:\+-+)+'), false)
 ),
 headers as (
     -- the first that looks like a table header (two or more cells, every one empty or a

@@ -165,13 +165,17 @@ create or replace temp macro lg_with_argvs(arguments, ok) as
 -- Python step hands to subprocess/os.exec*, so a classifier rule written for the command
 -- string reads it as the shell analyser does (pipeline/analysis/shell/code_subprocess.py).
 -- A list with any other element (a variable, an f-string, a string holding a quote or an
--- escape) is not read. Only text holding '[' pays for the regex passes.
+-- escape) is not read. Each list's line ends with ' ;' (and the text before the first):
+-- the rules' spans stop at a command separator, and a real line break does not stop them,
+-- so `['git', 'push', '-f', 'origin']` then `PROTECTED = ['main', 'master']` are two
+-- commands, not `git push -f origin main master`. Only text holding '[' pays for the
+-- regex passes.
 create or replace temp macro lg_code_argvs(t) as
     case when contains(t, '[') and regexp_matches(t, '\[(?:\s|\\[nt])*(?:\\"|'')')
-         then t || coalesce(chr(10) || nullif(array_to_string(list_transform(
+         then t || coalesce(' ;' || chr(10) || nullif(array_to_string(list_transform(
                   regexp_extract_all(t, '\[(?:\s|\\[nt])*(?:\\"[^"''\\]*\\"|''[^"''\\]*'')(?:(?:\s|\\[nt])*,(?:\s|\\[nt])*(?:\\"[^"''\\]*\\"|''[^"''\\]*''))+(?:\s|\\[nt])*,?(?:\s|\\[nt])*\]'),
                   lambda l: array_to_string(regexp_extract_all(l, '(?:\\"|'')([^"''\\]*)(?:\\"|'')', 1), ' ')),
-                  chr(10)), ''), '')
+                  ' ;' || chr(10)), ''), '')
          else t end;
 
 -- lg_line_breaks: JSON text with a blank after each escaped line break or tab (`\n`, `\r`,

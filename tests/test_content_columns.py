@@ -58,6 +58,13 @@ LOOKALIKES = {
     "code": (f"def login(user, password, token):\n    return auth(user, password, '{KEY}')\n", KEY),
     "call": (f"login(user, password, token)\nsession(7, {KEY}, x)\n", KEY),
     "prose": (f"We rotate password, secret, token\nevery quarter, see {KEY}, and more\n", KEY),
+    # a schema listing: the row naming a credential column heads none of the rows below it
+    "psql_describe": (" Column        | Type                   | Nullable\n---------------+------------------------+---------\n"
+                      " id            | integer                | not null\n password_hash | character varying(255) | not null\n"
+                      " address_line2 | text                   |\n", "address_line2"),
+    "psql_columns": ("  column_name  | data_type\n---------------+-----------\n password_hash | text\n"
+                     " address_line2 | text\n(2 rows)\n", "address_line2"),
+    "csv_columns": ("column_name,data_type\nid,integer\npassword_hash,varchar\naddress_line2,varchar\n", "address_line2"),
     # a row of another width is not a row of the table
     "other_width": (f"id|token\n1|abc123x|extra|{KEY}", KEY),
 }

@@ -134,7 +134,10 @@ class _Walk:
         docs = [r for r in redirects_of(node) if r.type in ("heredoc_redirect", "herestring_redirect")]
         if words[0] == "git":  # `git -C repo commit`, `git --no-pager log`: the subcommand's words
             words = git_words(words)
-        if any(words[:len(p) - 1] == list(p[:-1]) and any(_is_flag(w, p[-1]) for w in words[len(p) - 1:])
+        # the program's own options end at `--`: after it a word is another command's
+        # (`kubectl exec pod -- rm -rf / --dry-run=client` runs rm, not a dry run)
+        own = words[:words.index("--")] if "--" in words else words
+        if any(own[:len(p) - 1] == list(p[:-1]) and any(_is_flag(w, p[-1]) for w in own[len(p) - 1:])
                for p in self.dry_runs):
             # a dry run changes nothing: its name and words are data (not a word that runs code)
             return [(n.start_byte, n.end_byte) for n in nodes[start:] if not runs_code(n, self.text)]
