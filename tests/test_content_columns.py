@@ -114,3 +114,23 @@ def test_a_users_column_rule_reads_its_own_columns(tmp_path: Path) -> None:
     con = stage_connection([query_then_post(table, "TX99-2231-778")], policy=load_policy(policy))
     evidence = [r["evidence"] for r in rows(con, "select evidence from edges where kind = 'data'")]
     assert any("(customer_ssn_column by content)" in e for e in evidence), evidence
+
+
+@pytest.mark.parametrize("table", [
+    # a tokenizer's or lexer's table, a shell session's working directories: words and paths
+    # are no secret (a generated key, token or hash holds a digit)
+    "token\tstart\tend\nfunction\t0\t8\nidentifier\t9\t19\n",
+    "doc_id,token,lemma\n1,Elephants,elephant\n1,running,run\n",
+    "ts|pwd|cmd\n09:00|/home/ana/src/app2|make\n",
+    "id|secret|note\n1|/etc/app/secret2.key|rotated\n",
+])
+def test_words_and_paths_under_a_credential_header_are_no_spans(table: str) -> None:
+    # content spans, not edges: a word is no evidence fragment, but a file seen to hold a
+    # span is secret when uploaded (`head tokens.tsv`, then `git push`)
+    con = stage_connection([query_then_post(table, "done")])
+    assert rows(con, "select count(*) as n from content_spans") == [{"n": 0}]
+
+
+def test_a_bare_token_columns_keys_are_spans() -> None:
+    con = stage_connection([query_then_post(f"user|token\nana|{KEY}\nbo|ghp_8f3k2l1m9n0p", KEY)])
+    assert sorted(r["span"] for r in rows(con, "select span from content_spans")) == sorted([KEY, "ghp_8f3k2l1m9n0p"])

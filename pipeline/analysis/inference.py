@@ -146,8 +146,11 @@ def infer_entry(name: str, arg_names: Iterable[str], lex: Lexicon,
         sink = None  # reading a key or a secret record brings it in: a source, not egress (`get_api_key`)
     if sink is not None:
         entry["sink"] = sink
-        entry["control"] = sorted({a for a in args if _has(tokenise(a), lex.control_args)} | set(destinations))
-        entry["sends"] = sorted({a for a in args if _has(tokenise(a), lex.destination_args)} | set(destinations))
+        # where an egress sink publishes (a repository, project, workspace) is its destination
+        # too; at a share or payment sink a `workspace` or `project` is where, not to whom
+        where = lex.destination_args | (lex.publish_destination_args if sink == "egress" else frozenset())
+        entry["control"] = sorted({a for a in args if _has(tokenise(a), lex.control_args | where)} | set(destinations))
+        entry["sends"] = sorted({a for a in args if _has(tokenise(a), where)} | set(destinations))
         access = {"destructive": "deletes", "execute": "executes"}.get(sink, "reads")
         entry[access] = [a for a in resources if a not in entry["sends"] or access != "reads"]
         if fetch_rule is not None:

@@ -98,6 +98,7 @@ class Lexicon:
     values: tuple[ValueRule, ...] = ()
     content_args: frozenset[str] = frozenset()
     read_write_tokens: frozenset[str] = frozenset()
+    publish_destination_args: frozenset[str] = frozenset()
 
     @property
     def verbs(self) -> frozenset[str]:
@@ -128,4 +129,5 @@ def lexicon(data: dict[str, Any]) -> Lexicon:
                      for r in data.get("values", [])),
         content_args=_words(data, "content_args"),
         read_write_tokens=_words(data, "read_write_tokens"),
+        publish_destination_args=_words(data, "publish_destination_args"),
     )
