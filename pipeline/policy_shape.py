@@ -56,7 +56,7 @@ SECTIONS: dict[str, Any] = {
 # the fields a rule (a table in a list of tables) or a tool entry may hold, by type; a
 # field of another name is left to the section's own check
 FIELDS = {"name": "str", "pattern": "str", "status": "str", "programs": "bool", "tools": "list[str]",
-          "argument": "str", "kind": "str", "luhn": "bool", "unless": "str", "confidentiality": "str", "integrity": "str",
+          "argument": "str", "kind": "str", "luhn": "bool", "files": "bool", "unless": "str", "confidentiality": "str", "integrity": "str",
           "override": "bool", "roles": "list[str]", "verbs": "list[str]", "nouns": "list[str]", "tokens": "list[str]",
           "arg_nouns": "list[str]", "weak": "bool", "sink": "str",
           "aliases": "list[str]", "reads": "list[str]", "writes": "list[str]", "executes": "list[str]",

@@ -89,7 +89,8 @@ def policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.T
     content = data.get("content", {})
     content_rows = [
         {"ord": i, "name": str(r["name"]), "kind": str(r.get("kind", "match")), "pattern": str(r["pattern"]),
-         "luhn": bool(r.get("luhn", False)), "max_spans": int(content.get("max_spans", 64)),
+         "luhn": bool(r.get("luhn", False)), "files": bool(r.get("files", True)),
+         "max_spans": int(content.get("max_spans", 64)),
          "unless": str(r.get("unless") or NEVER),
          "conf": level(r.get("confidentiality"), CONFIDENTIALITY, f"content.sources[{i}].confidentiality"),
          "integ": level(r.get("integrity"), INTEGRITY, f"content.sources[{i}].integrity")}
@@ -144,7 +145,8 @@ def policy_tables(data: dict[str, Any], names: dict[str, str]) -> dict[str, pa.T
             schema=pa.schema([("ord", pa.int64()), ("kind", pa.string()), ("pattern", pa.string())])),
         "content": pa.Table.from_pylist(content_rows, schema=pa.schema([
             ("ord", pa.int64()), ("name", pa.string()), ("kind", pa.string()), ("pattern", pa.string()),
-            ("luhn", pa.bool_()), ("max_spans", pa.int64()), ("unless", pa.string()), ("conf", pa.int64()),
+            ("luhn", pa.bool_()), ("files", pa.bool_()), ("max_spans", pa.int64()), ("unless", pa.string()),
+            ("conf", pa.int64()),
             ("integ", pa.int64())])),
         "content_any": pa.table({"pattern": [any_of(r["pattern"] for r in content_rows)]}),
         "injection": pa.Table.from_pylist(injection_rows,

@@ -9,8 +9,9 @@ with labelled_outputs as (
         arg_min(p.name, -(p.conf * 2 + p.integ) * 1000 + p.ord) as rule
     from content_spans cs join policy_content p using (ord)
     -- a match or a table's credential column: the file holds the secret; a marking says the
-    -- document is confidential, not every file it names
-    where p.kind <> 'document'
+    -- document is confidential, not every file it names; a rule with `files = false` labels
+    -- data only (password hashes: seed files and factories ship hashes of `password`)
+    where p.kind <> 'document' and p.files
     group by all
 ),
 nodes as (
