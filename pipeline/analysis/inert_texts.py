@@ -41,10 +41,13 @@ order by all
 # the rules then read the blanked command; the whole text stays in `arguments_text`, where
 # a match only in blanked parts is `written` (sql/classifier_hits.sql)
 _MASK = """
-update classifier_calls c set command_text = lg_line_breaks(lg_code_argvs(lg_with_argvs(i.masked_arguments, true))),
-    masked = true
-from inert_texts i where c.tool_key = i.tool_key and c.arguments = i.arguments
+update classifier_calls c set command_text = lg_line_breaks(i.code_text), masked = true
+from (select tool_key, arguments, lg_code_argvs(argv_text) as code_text
+      from (select tool_key, arguments, lg_with_argvs(masked_arguments, true) as argv_text from inert_texts)) i
+where c.tool_key = i.tool_key and c.arguments = i.arguments
 """
+# (each macro in a projection of its own, as in sql/classifier_calls.sql: a macro's argument
+# is copied into each place the macro names it)
 
 
 def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], shell_args: tuple[str, ...] = ()) -> None:
