@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.ingest.adapters import (
-    agentdojo, ai_sdk, anthropic, autogen, claude_stream, codex_exec, gemini, gemini_stream, inspect_log, langchain,
+    agentdojo, ai_sdk, anthropic, autogen, bedrock, claude_stream, codex_exec, gemini, gemini_stream, inspect_log, langchain,
     openhands, otel, pydantic_ai, r_judge, responses, sharegpt, smolagents, swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
@@ -68,6 +68,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("autogen", autogen.convert, "array", autogen.message),
         AdapterSpec("pydantic-ai", pydantic_ai.convert, "array", pydantic_ai.one_list),
         AdapterSpec("sharegpt", sharegpt.convert, "array"),
+        AdapterSpec("bedrock", bedrock.convert, "array", bedrock.converse_message),
     )
 }
 

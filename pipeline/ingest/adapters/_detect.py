@@ -66,6 +66,11 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     (ShareGPT, LLaMA-Factory's tool-call layout), or of ``role`` turns with a role no chat
     API writes (``tool_call``, ``tool_response``, ``function_call``, ``observation``:
     ms-swift's chatml agent data) -> sharegpt.
+13c. ``schemaType`` + ``modelId`` + ``input`` (a Bedrock model invocation log line), or
+    ``messages`` (or a bare array of ``role`` messages) whose content blocks are keyed
+    ``toolUse`` / ``toolResult``, or whose text blocks (or ``system`` blocks) have no
+    ``type`` (Converse API) -> bedrock; before rule 14, which a Converse request's
+    ``system`` would match.
 14. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block), or a bare
     array of ``role`` messages (no record key: ``bare_lists.RECORD_KEYS``) with such a
     block -> anthropic.
@@ -87,10 +92,13 @@ from pipeline.ingest.adapters._shape import (
     sharegpt_shape,
 )
 from pipeline.ingest.adapters.bare_lists import ITEM_RECORD_KEYS, RECORD_KEYS
+from pipeline.ingest.adapters.bedrock import CALL_BLOCKS
 from pipeline.ingest.adapters.openhands_v1 import event_index
 from pipeline.storage import Location
 
 SNIFF_BYTES = 256 * 1024
+# message keys of chat formats whose untyped blocks are not Converse's
+NOT_CONVERSE = frozenset({"parts", "blocks", "tool_calls", "function_call", "additional_kwargs", "tool_call_id"})
 LONG_SNIFF_BYTES = 2 * 2**20
 NDJSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 
@@ -156,6 +164,10 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "langchain", "LangChain messages (type + data, lc + kwargs or a model_dump): LangChain / LangGraph"
     if sharegpt_shape(shape, k):
         return "sharegpt", "'conversations' of turns with 'from' and 'value': ShareGPT-style conversations"
+    if {"schemaType", "modelId", "input"} <= k:
+        return "bedrock", "'schemaType', 'modelId' and 'input': an Amazon Bedrock model invocation log"
+    if _converse(shape, k):
+        return "bedrock", "messages with toolUse/toolResult or untyped text blocks: Amazon Bedrock Converse"
     if "messages" in k and ("system" in k or {"tool_use", "tool_result"} & shape.types):
         return "anthropic", "'messages' with tool_use/tool_result blocks or 'system': Anthropic"
     if shape.top == "[" and "role" in k and not RECORD_KEYS & k and {"tool_use", "tool_result"} & shape.types:
@@ -167,6 +179,27 @@ def classify(shape: Shape) -> tuple[str, str]:
     if "messages" in k or "trajectory_id" in k:
         return "canonical", "records with 'messages'/'trajectory_id': canonical"
     return "canonical", "no known format markers: treated as canonical"
+
+
+def _converse(shape: Shape, k: set[str]) -> bool:
+    """Rule 13c's Converse messages: content blocks keyed ``toolUse`` / ``toolResult``, or
+    text blocks without a ``type`` (``{"text": ...}``: every other chat API types its
+    blocks, so an untyped ``system`` list is Converse's, not Anthropic's)."""
+    base = 2 if shape.top == "[" else 1
+    if shape.top == "[" and "role" in k and not RECORD_KEYS & k:
+        blocks, system = shape.at(base + 2), set()
+    elif "messages" in k:
+        blocks, system = shape.at(base + 4), shape.at(base + 2) if "system" in k else set()
+    else:
+        return False
+    if CALL_BLOCKS & blocks:
+        return True
+    # untyped text alone says Converse only of `role` + `content` messages: not beside
+    # OpenAI `tool_calls`, Gemini `parts` or LlamaIndex `blocks` / `additional_kwargs`
+    # (their blocks sit at the same depth and their calls would be lost)
+    message = shape.at(base + (0 if shape.top == "[" else 2))
+    return "content" in message and not NOT_CONVERSE & message \
+        and any("text" in b and "type" not in b for b in (blocks, system))
 
 
 def detect(path: Location) -> tuple[str, str]:

@@ -1,6 +1,6 @@
 """Checks and repairs of one record's JSON text before it passes through to the SQL stage
-unparsed: non-finite numbers and Anthropic call blocks the canonical reader would lose
-are rejected (``Problem``), lone UTF-16 surrogates are replaced by U+FFFD.
+unparsed: non-finite numbers and Anthropic or Bedrock Converse call blocks the canonical
+reader would lose are rejected (``Problem``), lone UTF-16 surrogates are replaced by U+FFFD.
 
 Each check is a cheap substring test first: only texts that may hold the problem are
 parsed.
@@ -93,6 +93,27 @@ def anthropic_calls(text: str, line: int) -> Problem | None:
     return Problem(line, "malformed_record",
                    f"messages[{found[0]}].content holds an Anthropic '{found[1]}' block that is not among its "
                    "tool_calls: read as canonical, the call would be lost (use --format anthropic)")
+
+
+def converse_calls(text: str, line: int) -> Problem | None:
+    """A Problem when a record read as canonical holds an Amazon Bedrock Converse
+    ``toolUse`` / ``toolResult`` block in a message's ``content`` list.
+
+    The canonical reader takes only the text of content blocks, so the calls and their
+    results would vanish and the record would be scored without them (a Converse file
+    whose first record has no call is detected as canonical). Only texts containing the
+    substring are parsed; a text that does not parse is left to the SQL stage.
+    """
+    parsed = marked_messages(text, 'tool') if '"toolUse"' in text or '"toolResult"' in text else None
+    for i, msg in enumerate(parsed[1] if parsed is not None else []):
+        content = msg.get("content") if isinstance(msg, dict) else None
+        for block in content if isinstance(content, list) else []:
+            found = next((k for k in ("toolUse", "toolResult") if isinstance(block, dict) and k in block), None)
+            if found is not None:
+                return Problem(line, "malformed_record",
+                               f"messages[{i}].content holds a Bedrock Converse '{found}' block: read as "
+                               "canonical, the call would be lost (use --format bedrock)")
+    return None
 
 
 # a JSON escape of a UTF-16 surrogate (the backslash itself not escaped: preceded by an

@@ -21,7 +21,8 @@ FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI ro
                 "gemini-stream": "a Gemini CLI stream-json log", "langchain": "LangChain / LangGraph messages",
                 "smolagents": "smolagents memory steps", "ai-sdk": "Vercel AI SDK messages",
                 "autogen": "AutoGen AgentChat messages",
-                "pydantic-ai": "a Pydantic AI message history", "sharegpt": "ShareGPT-style conversations"}
+                "pydantic-ai": "a Pydantic AI message history", "sharegpt": "ShareGPT-style conversations",
+                "bedrock": "Amazon Bedrock Converse messages"}
 
 
 def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:
