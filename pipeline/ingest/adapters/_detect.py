@@ -71,9 +71,9 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     ``toolUse`` / ``toolResult``, or whose text blocks (or ``system`` blocks) have no
     ``type`` (Converse API) -> bedrock; before rule 14, which a Converse request's
     ``system`` would match.
-14. ``messages`` and (``system`` key or a ``tool_use``/``tool_result`` block), or a bare
-    array of ``role`` messages (no record key: ``bare_lists.RECORD_KEYS``) with such a
-    block -> anthropic.
+14. ``messages`` and (``system`` key or a ``tool_use``/``server_tool_use``/``mcp_tool_use``/
+    ``tool_result`` block: ``ANTHROPIC_TYPES``), or a bare array of ``role`` messages (no
+    record key: ``bare_lists.RECORD_KEYS``) with such a block -> anthropic.
 15. ``input`` or ``output`` (no ``messages``) holding a Responses API item type
     (``function_call``, ``function_call_output``, ``input_text``, ``output_text``, ...),
     or a bare array of items with such a type -> openai-responses. (A bare array of
@@ -91,8 +91,9 @@ from pipeline.ingest.adapters._shape import (
     CODEX_EXEC_TYPES, RESPONSES_TYPES, Shape, ai_sdk_shape, autogen_shape, gemini_shape, langchain_shape, scan,
     sharegpt_shape,
 )
+from pipeline.ingest.adapters.anthropic import CALL_BLOCKS as ANTHROPIC_CALLS
 from pipeline.ingest.adapters.bare_lists import ITEM_RECORD_KEYS, RECORD_KEYS
-from pipeline.ingest.adapters.bedrock import CALL_BLOCKS
+from pipeline.ingest.adapters.bedrock import CALL_BLOCKS as CONVERSE_BLOCKS
 from pipeline.ingest.adapters.openhands_v1 import event_index
 from pipeline.storage import Location
 
@@ -101,6 +102,8 @@ SNIFF_BYTES = 256 * 1024
 NOT_CONVERSE = frozenset({"parts", "blocks", "tool_calls", "function_call", "additional_kwargs", "tool_call_id"})
 LONG_SNIFF_BYTES = 2 * 2**20
 NDJSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
+# block types that mark Anthropic messages (rule 14): its call blocks and the user's results
+ANTHROPIC_TYPES = {*ANTHROPIC_CALLS, "tool_result"}
 
 
 def classify(shape: Shape) -> tuple[str, str]:
@@ -168,10 +171,11 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "bedrock", "'schemaType', 'modelId' and 'input': an Amazon Bedrock model invocation log"
     if _converse(shape, k):
         return "bedrock", "messages with toolUse/toolResult or untyped text blocks: Amazon Bedrock Converse"
-    if "messages" in k and ("system" in k or {"tool_use", "tool_result"} & shape.types):
-        return "anthropic", "'messages' with tool_use/tool_result blocks or 'system': Anthropic"
-    if shape.top == "[" and "role" in k and not RECORD_KEYS & k and {"tool_use", "tool_result"} & shape.types:
-        return "anthropic", "a bare array of messages with tool_use/tool_result blocks: one Anthropic conversation"
+    if "messages" in k and ("system" in k or ANTHROPIC_TYPES & shape.types):
+        return "anthropic", "'messages' with tool_use/tool_result (or server/MCP call) blocks or 'system': Anthropic"
+    if shape.top == "[" and "role" in k and not RECORD_KEYS & k and ANTHROPIC_TYPES & shape.types:
+        return "anthropic", ("a bare array of messages with tool_use/tool_result (or server/MCP call) blocks: "
+                             "one Anthropic conversation")
     if {"input", "output"} & k and "messages" not in k and RESPONSES_TYPES & shape.types:
         return "openai-responses", "'input'/'output' with Responses API items (function_call, input_text, ...)"
     if shape.top == "[" and not ITEM_RECORD_KEYS & k and RESPONSES_TYPES & shape.types:
@@ -192,7 +196,7 @@ def _converse(shape: Shape, k: set[str]) -> bool:
         blocks, system = shape.at(base + 4), shape.at(base + 2) if "system" in k else set()
     else:
         return False
-    if CALL_BLOCKS & blocks:
+    if CONVERSE_BLOCKS & blocks:
         return True
     # untyped text alone says Converse only of `role` + `content` messages: not beside
     # OpenAI `tool_calls`, Gemini `parts` or LlamaIndex `blocks` / `additional_kwargs`

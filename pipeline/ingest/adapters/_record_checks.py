@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from pipeline.ingest.adapters._io import Problem
+from pipeline.ingest.adapters.anthropic import CALL_BLOCKS
 
 
 class _NonFiniteNumber(ValueError):
@@ -44,10 +45,6 @@ def non_finite_number(text: str, line: int) -> Problem | None:
     return None
 
 
-# Anthropic content blocks that carry a tool call (server tools' too)
-_CALL_BLOCKS = ("tool_use", "server_tool_use")
-
-
 def _unmirrored_call(messages: list[Any]) -> tuple[int, str] | None:
     """(message index, block type) of the first Anthropic call block in a message's
     ``content`` that is not also one of that message's ``tool_calls`` (by id), or None."""
@@ -58,7 +55,7 @@ def _unmirrored_call(messages: list[Any]) -> tuple[int, str] | None:
         calls = msg.get("tool_calls")
         ids = {c.get("id") for c in calls if isinstance(c, dict)} if isinstance(calls, list) else set()
         for block in content:
-            if isinstance(block, dict) and block.get("type") in _CALL_BLOCKS and block.get("id") not in ids:
+            if isinstance(block, dict) and block.get("type") in CALL_BLOCKS and block.get("id") not in ids:
                 return i, block["type"]
     return None
 
@@ -78,8 +75,9 @@ def marked_messages(text: str, mark: str) -> tuple[dict[str, Any], list[Any]] | 
 
 
 def anthropic_calls(text: str, line: int) -> Problem | None:
-    """A Problem when a record read as canonical holds an Anthropic ``tool_use`` block
-    (in a message's ``content`` list) that is not also one of the message's ``tool_calls``.
+    """A Problem when a record read as canonical holds an Anthropic call block (``tool_use``,
+    ``server_tool_use`` or the MCP connector's ``mcp_tool_use``, in a message's ``content``
+    list) that is not also one of the message's ``tool_calls``.
 
     The canonical reader takes only the text of content blocks: such a call would vanish
     and the record would be scored without it (an Anthropic file whose first record has no
