@@ -12,6 +12,9 @@ canonical lost every record; an Inspect log whose ``eval`` spec comes first and 
 head was one canonical record). Rules, first match wins (K = keys of a record, C = keys one level below):
 
 1. ``.eval`` -> inspect; ``.traj`` / ``.traj.json`` (mini-SWE-agent) -> swe-agent.
+1c. ``agents/agent_<id>/messages/message_<n>.json`` (a Strands Agents session's messages):
+   index 0 -> bedrock (the agent's conversation), others -> ``skip``; ``session.json`` in a
+   ``session_<id>`` folder and ``agent.json`` in an ``agent_<id>`` folder -> ``skip``.
 2. label files, not transcripts -> ``skip`` (no records): ``*_safety_eval_results.json``,
    and objects without transcript keys (messages, trajectory_id, eval, trajectory, traj,
    contents) that have ``final_score``/``checkpoints`` (OpenAgentSafety ``eval_*.json``),
@@ -94,6 +97,7 @@ from pipeline.ingest.adapters._shape import (
 from pipeline.ingest.adapters.anthropic import CALL_BLOCKS as ANTHROPIC_CALLS
 from pipeline.ingest.adapters.bare_lists import ITEM_RECORD_KEYS, RECORD_KEYS
 from pipeline.ingest.adapters.bedrock import CALL_BLOCKS as CONVERSE_BLOCKS
+from pipeline.ingest.adapters.bedrock import session_bookkeeping, session_message_index
 from pipeline.ingest.adapters.openhands_v1 import event_index
 from pipeline.storage import Location
 
@@ -218,6 +222,12 @@ def detect(path: Location) -> tuple[str, str]:
     v1 = _openhands_v1(path)
     if v1 is not None:
         return v1
+    strands = session_message_index(path)
+    if strands is not None:
+        return ("bedrock", "agents/agent_<id>/messages/message_0.json: a Strands Agents session (its messages/ folder)")\
+            if strands == 0 else ("skip", "Strands session message file: read with its agent's messages/message_0.json")
+    if session_bookkeeping(path):
+        return "skip", "Strands session.json / agent.json: no messages (read from the agent's messages/)"
     ndjson = (name.endswith(NDJSON_SUFFIXES) or not name.endswith((".json", ".json.gz"))) \
         and not pretty_printed(path)  # pretty-printed: its head is scanned as a document's
     head, cut = _head(path, SNIFF_BYTES, ndjson)

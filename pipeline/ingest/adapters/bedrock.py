@@ -27,21 +27,47 @@ Accepted records:
   model call (``trajectory_id`` its ``requestId``): an agent makes a call per step, each
   repeating the conversation so far, so a conversation logged this way is scored once
   per call (README "Input formats").
+- a Strands Agents session folder (``FileSessionManager`` / ``S3SessionManager``:
+  ``session_<sid>/agents/agent_<aid>/messages/message_<n>.json``, each file
+  ``{"message": <Converse message>, "message_id": n, "redact_message", ...}``): its
+  ``message_0.json`` stands for the agent's conversation, read in index order up to the
+  first gap (the other message files, ``session.json`` and ``agent.json`` are skipped by
+  detection); ``trajectory_id`` ``<sid>:<aid>``. The original ``message`` is read, not a
+  guardrail's ``redact_message`` (what was sent is what is scored).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pipeline.ingest.adapters import anthropic
 from pipeline.ingest.adapters._common import (
-    AdapterError, Ctx, assistant, listed_record, require_dict, require_list, tool_call, tool_result,
+    AdapterError, Ctx, RecordTooLarge, assistant, listed_record, require_dict, require_list, tool_call, tool_result,
 )
+from pipeline.ingest.adapters._folders import folder_names, read_json_file
 from pipeline.ingest.records import canonical_message
+from pipeline.storage import Location
 
 # the content blocks that mark a Converse message (no other chat format names a block so)
 CALL_BLOCKS = frozenset({"toolUse", "toolResult"})
+MESSAGE_NAME = re.compile(r"^message_(\d+)\.json$")
+
+
+def session_message_index(path: Location) -> int | None:
+    """The index of a Strands session message file
+    (``.../agents/agent_<aid>/messages/message_<n>.json``), else None."""
+    m = MESSAGE_NAME.match(path.name)
+    if m is None or path.parent.name != "messages" or not path.parent.parent.name.startswith("agent_"):
+        return None
+    return int(m.group(1))
+
+
+def session_bookkeeping(path: Location) -> bool:
+    """True for a Strands session's ``session.json`` / ``agent.json`` (no messages)."""
+    return (path.name == "session.json" and path.parent.name.startswith("session_")
+            or path.name == "agent.json" and path.parent.name.startswith("agent_"))
 
 
 def _texts(blocks: list[Any]) -> list[str]:
@@ -168,11 +194,40 @@ def _invocation(rec: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     return {"trajectory_id": tid, "messages": messages, "meta": meta}
 
 
+def _strands_session(first: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
+    """The conversation of the Strands session agent whose ``message_0.json`` is ``ctx.path``
+    (``first`` its parsed content): every message file of the folder in index order."""
+    limit = int(ctx.state.get("max_record_bytes", 32 * 2**20))
+    folder = ctx.path.parent
+    by_index: dict[int, Location] = {}
+    for name in sorted(folder_names(folder)):
+        m = MESSAGE_NAME.match(name)
+        if m is not None:
+            by_index.setdefault(int(m.group(1)), folder / name)
+    entries, total, i = [first], 0, 1
+    while i in by_index:
+        entry, size = read_json_file(by_index[i], limit)
+        total += size
+        if total > 8 * limit:
+            raise RecordTooLarge(f"session message files larger than {8 * limit} bytes")
+        entries.append(entry)
+        i += 1
+    turns = [require_dict(e, f"message_{n}.json").get("message") for n, e in enumerate(entries)]
+    agent_dir = folder.parent
+    session = agent_dir.parent.parent.name.removeprefix("session_")
+    meta = {"format": "bedrock", "strands_session": session, "messages_read": len(turns)}
+    return {"trajectory_id": f"{session}:{agent_dir.name.removeprefix('agent_')}",
+            "messages": converse_messages({"messages": turns}), "meta": meta}
+
+
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
-    """Convert one Converse record, bare message list or model invocation log line to a
-    canonical trajectory dict (see the module docstring)."""
+    """Convert one Converse record, bare message list, model invocation log line or
+    Strands session (its first message file) to a canonical trajectory dict (see the
+    module docstring)."""
     if isinstance(record, dict) and record.get("schemaType") == "ModelInvocationLog":
         return _invocation(record, ctx)
+    if isinstance(record, dict) and "message" in record and session_message_index(ctx.path) == 0:
+        return _strands_session(record, ctx)
     rec = require_dict({"messages": record} if isinstance(record, list) else record, "record")
     messages = converse_messages(rec, _reply(rec))
     meta = {**rec["meta"], "format": "bedrock"} if isinstance(rec.get("meta"), dict) else {"format": "bedrock"}

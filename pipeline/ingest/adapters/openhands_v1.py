@@ -47,10 +47,9 @@ from collections import Counter
 from typing import Any
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx, RecordTooLarge, assistant, tool_call, tool_result
-from pipeline.ingest.adapters._io import Problem, read_document
-from pipeline.ingest.adapters._json_text import parse_json
+from pipeline.ingest.adapters._folders import folder_names, read_json_file
 from pipeline.ingest.records import canonical_message
-from pipeline.storage import Location, Remote
+from pipeline.storage import Location
 
 FORMAT = "openhands"
 EVENT_NAME = re.compile(r"^event-(?P<idx>\d{5,})-(?P<event_id>[0-9a-fA-F\-]{8,})\.json$")
@@ -217,28 +216,10 @@ def convert_events(events: list[Any]) -> tuple[list[dict[str, Any]], dict[str, A
     return conv.messages, meta
 
 
-def _read_json(path: Location, limit: int) -> tuple[Any, int]:
-    """(the parsed JSON file, its size); a file that cannot be read rejects the record."""
-    text = read_document(path, limit)
-    value = text if isinstance(text, Problem) else parse_json(text, 1)
-    if isinstance(value, Problem):
-        if value.reason == "record_too_large":
-            raise RecordTooLarge(f"{path.name}: {value.detail}")
-        raise AdapterError(f"{path.name}: {value.detail}")
-    return value, len(text)
-
-
-def _names(folder: Location) -> list[str]:
-    """The file names in a local or remote folder."""
-    if isinstance(folder, Remote):
-        return [e.path.rstrip("/").rsplit("/", 1)[-1] for e in folder.entries()]
-    return [p.name for p in folder.iterdir()] if folder.is_dir() else []
-
-
 def _event_files(events_dir: Location) -> list[Location]:
     """The event files of a conversation in index order, up to the first gap."""
     by_index: dict[int, Location] = {}
-    for name in sorted(_names(events_dir)):
+    for name in sorted(folder_names(events_dir)):
         idx = event_index(name)
         if idx is not None:
             by_index.setdefault(idx, events_dir / name)
@@ -256,7 +237,7 @@ def convert_conversation(first: Any, ctx: Ctx) -> dict[str, Any]:
     files = _event_files(events_dir)
     events, total = [first], 0
     for path in files[1:]:
-        event, size = _read_json(path, limit)
+        event, size = read_json_file(path, limit)
         events.append(event)
         total += size
         if total > 8 * limit:
@@ -264,7 +245,7 @@ def convert_conversation(first: Any, ctx: Ctx) -> dict[str, Any]:
     messages, extra = convert_events(events)
     conv_dir = events_dir.parent
     base_path = conv_dir / "base_state.json"
-    base = _read_json(base_path, limit)[0] if base_path.name in _names(conv_dir) else {}
+    base = read_json_file(base_path, limit)[0] if base_path.name in folder_names(conv_dir) else {}
     base = base if isinstance(base, dict) else {}
     conv_id = base.get("id")
     tid = conv_id if isinstance(conv_id, str) and conv_id else conv_dir.name
