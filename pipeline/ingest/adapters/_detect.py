@@ -78,8 +78,9 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     ``tool_result`` block: ``ANTHROPIC_TYPES``), or a bare array of ``role`` messages (no
     record key: ``bare_lists.RECORD_KEYS``) with such a block -> anthropic.
 15. ``input`` or ``output`` (no ``messages``) holding a Responses API item type
-    (``function_call``, ``function_call_output``, ``input_text``, ``output_text``, ...),
-    or a bare array of items with such a type -> openai-responses. (A bare array of
+    (``function_call``, ``function_call_output``, ``input_text``, ``output_text``, the
+    hosted tools' ``mcp_call`` / ``code_interpreter_call`` / ``mcp_list_tools``, ...), or a
+    bare array of items with such a type -> openai-responses. (A bare array of
     any other ``role`` messages falls to rule 16 and is one canonical conversation:
     ``pipeline/ingest/adapters/bare_lists.py``.)
 16. anything else -> canonical (records that do not fit are rejected downstream).

@@ -8,6 +8,17 @@ their argument shapes, and the order in which a call's exit status is taken).
 (``codex._Rollout``) adds the file's own lines (``session_meta``, ``event_msg``) around
 it, and :func:`response_items` converts a bare list of items (the ``openai-responses``
 format, :mod:`pipeline.ingest.adapters.responses`).
+
+The Responses API's hosted tools write items that hold their call and its result at once,
+with no ``call_id``: each is one call (id the item's ``id``) and its result.
+``mcp_call`` (remote MCP: ``server_label``, ``name``, ``arguments`` a JSON string,
+``output``, ``error``) -> ``mcp__<server_label>__<name>`` (the MCP names of Codex and
+Claude Code) answered by its ``output``, a non-null ``error`` an error result (text
+rules); ``code_interpreter_call`` (``code``, ``outputs`` of ``logs`` / ``image``) -> a
+``python`` call ``{"code"}`` answered by its logs (``outputs`` is null unless the request
+included them: the result then says so). An item still running (no output, status not
+``completed`` / ``failed``) has no result. ``mcp_list_tools``, ``mcp_approval_request`` /
+``mcp_approval_response`` are no steps.
 """
 
 from __future__ import annotations
@@ -102,6 +113,52 @@ def _output_text(output: Any) -> tuple[str, int | None]:
     return text, None
 
 
+# statuses of an inline call item that has run (its result, or its error, is in the item)
+_RAN = ("completed", "failed")
+InlineResult = tuple[str, Any] | None  # (result text, canonical error), None: not run yet
+
+
+def _error_text(error: Any) -> str:
+    """An item's ``error``: a string, or an object's ``message`` (else the object as JSON)."""
+    if isinstance(error, str):
+        return error
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error["message"]
+    return json.dumps(error, ensure_ascii=False, sort_keys=True)
+
+
+def mcp_call(p: dict[str, Any]) -> tuple[str, Any, InlineResult]:
+    """(name, arguments, result) of a remote MCP ``mcp_call`` item: ``mcp__<server_label>__<name>``
+    (the MCP names of Codex and Claude Code), the ``arguments`` JSON string as given; its
+    ``output`` is the result, a non-null ``error`` an error result (text rules)."""
+    name = p.get("name") if isinstance(p.get("name"), str) else "mcp_call"
+    if isinstance(p.get("server_label"), str):
+        name = f"mcp__{p['server_label']}__{name}"
+    args = p.get("arguments") if isinstance(p.get("arguments"), (str, dict)) else {}
+    output, error = p.get("output"), p.get("error")
+    if error is not None:
+        text = _error_text(error)
+        return name, args, (output if isinstance(output, str) and output else text, text or "mcp_call error")
+    if output is not None or p.get("status") in _RAN:
+        text = output if isinstance(output, str) else ""
+        return name, args, (text, "mcp_call failed" if p.get("status") == "failed" else None)
+    return name, args, None
+
+
+def code_interpreter_call(p: dict[str, Any]) -> tuple[str, Any, InlineResult]:
+    """(name, arguments, result) of a ``code_interpreter_call`` item: a ``python`` call of
+    its ``code``, answered by its ``logs`` outputs (an ``image`` output is named by its
+    ``url``); ``outputs`` is null unless the request included them (the code still ran)."""
+    args = {"code": p.get("code") if isinstance(p.get("code"), str) else ""}
+    outputs = p.get("outputs")
+    if not isinstance(outputs, list) and p.get("status") not in _RAN:
+        return "python", args, None
+    texts = [o["logs"] if o.get("type") == "logs" and isinstance(o.get("logs"), str) else f"(image: {o.get('url')})"
+             for o in outputs or [] if isinstance(o, dict) and o.get("type") in ("logs", "image")]
+    text = "\n".join(texts) if isinstance(outputs, list) else "(code interpreter outputs are not recorded)"
+    return "python", args, (text, "code_interpreter_call failed" if p.get("status") == "failed" else None)
+
+
 class ResponseItems:
     """Builds the canonical messages of a sequence of Responses items, item by item, and
     gives each tool message its error from the exit statuses seen (:meth:`finish`)."""
@@ -118,6 +175,7 @@ class ResponseItems:
         self.running: dict[str, str] = {}  # exec session id -> call_id of the original call
         self.stdin_session: dict[str, str] = {}  # write_stdin call_id -> exec session id
         self.searches = 0
+        self.inline_calls = 0  # mcp_call / code_interpreter_call items (an id when one has none)
 
     def _assistant(self) -> dict[str, Any]:
         if self.open is None:
@@ -144,6 +202,8 @@ class ResponseItems:
             self._assistant().setdefault("tool_calls", []).append(tool_call(call_id, "web_search_call", action))
             self.open = None
             self.messages.append(tool_result(call_id, "(web search results are not recorded in the rollout)"))
+        elif kind in ("mcp_call", "code_interpreter_call"):
+            self._inline_call(p)
         elif isinstance(kind, str) and kind.endswith("_call_output"):
             self.open = None
             self._output(p)
@@ -162,6 +222,21 @@ class ResponseItems:
                     session = None
                 if session is not None:
                     self.stdin_session[p["call_id"]] = str(session)
+
+    def _inline_call(self, p: dict[str, Any]) -> None:
+        """An item that holds its call and its result (``mcp_call``, ``code_interpreter_call``):
+        one call, id the item's ``id``, and its result unless it has not run yet."""
+        self.inline_calls += 1
+        call_id = p["id"] if isinstance(p.get("id"), str) else f"{p['type']}_{self.inline_calls}"
+        name, args, result = mcp_call(p) if p["type"] == "mcp_call" else code_interpreter_call(p)
+        self.guard.add(args)
+        self._assistant().setdefault("tool_calls", []).append(tool_call(call_id, name, args))
+        if result is None:
+            return
+        text, error = result
+        self.guard.add(text)
+        self.open = None
+        self.messages.append(tool_result(call_id, text, error))
 
     def _output(self, p: dict[str, Any]) -> None:
         call_id = p.get("call_id")
@@ -203,7 +278,7 @@ class ResponseItems:
 def response_items(items: Iterable[Any], guard: SizeGuard) -> list[dict[str, Any]]:
     """Canonical messages of a list of OpenAI Responses API items (what a rollout's
     ``response_item`` lines hold: ``message``, ``*_call``, ``*_call_output``,
-    ``web_search_call``), converted and given exit statuses as a rollout's are."""
+    ``web_search_call``; also ``mcp_call`` / ``code_interpreter_call``), converted and given exit statuses as a rollout's are."""
     converted = ResponseItems(guard)
     for item in items:
         if isinstance(item, dict):

@@ -7,7 +7,10 @@ conversation. Items as the Responses API writes them: ``message`` (a role and
 ``input_text`` / ``output_text`` blocks, or the short form ``{"role", "content"}``
 without a ``type``), ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` /
 ... (``call_id``, ``name``, ``arguments``) and their ``*_call_output`` items (``call_id``,
-``output``), ``web_search_call``; ``reasoning`` and other items are dropped. A string
+``output``), ``web_search_call``, the hosted tools' items that hold their own result
+(``mcp_call`` -> ``mcp__<server_label>__<name>``, ``code_interpreter_call`` -> ``python``
+``{"code"}`` answered by its logs); ``reasoning``, ``mcp_list_tools``,
+``mcp_approval_request`` and other items are dropped. A string
 ``input`` is one user message; ``instructions`` a leading system message. A bare array of
 items (the OpenAI Agents SDK's ``result.to_input_list()``) is one conversation's ``input``. The items are
 converted as the Codex adapter converts a rollout's ``response_item`` lines (Codex
