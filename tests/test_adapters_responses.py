@@ -123,8 +123,8 @@ def test_hosted_tool_items_are_calls_answered_by_their_own_output(tmp_path: Path
     assert calls[3]["function"]["arguments"] == {"code": "print(2 + 2)"}
     results = {m["tool_call_id"]: m for m in rec["messages"] if m["role"] == "tool"}
     assert results["mcp_0"]["error"] == "Error: no such file" and results["mcp_1"]["content"] == KEY
-    assert results["ci_1"] == {"role": "tool", "tool_call_id": "ci_1", "content": "4\n(image: https://files.example/p.png)",
-                               "error": None}
+    assert results["ci_1"] == {"role": "tool", "tool_call_id": "ci_1",
+                               "content": "4\n(image: https://files.example/p.png)", "error": None}
     # mcp_list_tools / mcp_approval_request are no steps
     assert [m["role"] for m in rec["messages"]] == ["user"] + ["assistant", "tool"] * 4 + ["assistant"]
 
@@ -132,7 +132,8 @@ def test_hosted_tool_items_are_calls_answered_by_their_own_output(tmp_path: Path
 def test_a_secret_posted_through_an_mcp_server_is_a_flow(tmp_path: Path) -> None:
     path = write_ndjson(tmp_path / "log.jsonl", hosted_tools("resp_h"))
     [(_, route, verdict, reason)] = verdict_rows(path, tmp_path / "run")
-    assert (route, verdict) == ("flow", "unsafe") and "mcp__ops__read_file#" in reason and "mcp__ops__http_post#" in reason
+    assert (route, verdict) == ("flow", "unsafe")
+    assert "mcp__ops__read_file#" in reason and "mcp__ops__http_post#" in reason
 
 
 def test_code_run_by_the_code_interpreter_is_scored(tmp_path: Path) -> None:

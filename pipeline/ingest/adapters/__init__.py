@@ -22,7 +22,7 @@ from typing import Any
 
 from pipeline.ingest.adapters import (
     agentdojo, ai_sdk, anthropic, autogen, bedrock, claude_stream, codex_exec, gemini, gemini_stream, inspect_log, langchain,
-    openhands, otel, pydantic_ai, r_judge, responses, sharegpt, smolagents, swe_agent, tau2_bench, tau_bench,
+    litellm, openhands, otel, pydantic_ai, r_judge, responses, sharegpt, smolagents, swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
 from pipeline.ingest.adapters.bare_lists import chat_message, gemini_content, responses_item
@@ -69,6 +69,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("pydantic-ai", pydantic_ai.convert, "array", pydantic_ai.one_list),
         AdapterSpec("sharegpt", sharegpt.convert, "array"),
         AdapterSpec("bedrock", bedrock.convert, "array", bedrock.converse_message),
+        AdapterSpec("litellm", litellm.convert, "array"),
     )
 }
 

@@ -69,7 +69,10 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     (ShareGPT, LLaMA-Factory's tool-call layout), or of ``role`` turns with a role no chat
     API writes (``tool_call``, ``tool_response``, ``function_call``, ``observation``:
     ms-swift's chatml agent data) -> sharegpt.
-13c. ``schemaType`` + ``modelId`` + ``input`` (a Bedrock model invocation log line), or
+13c. ``messages`` + ``call_type`` + ``response`` / ``trace_id`` (a LiteLLM
+    StandardLoggingPayload: one model call) -> litellm; before rule 14 (its ``messages``
+    may hold Anthropic-style blocks) and rule 16.
+13d. ``schemaType`` + ``modelId`` + ``input`` (a Bedrock model invocation log line), or
     ``messages`` (or a bare array of ``role`` messages) whose content blocks are keyed
     ``toolUse`` / ``toolResult``, or whose text blocks (or ``system`` blocks) have no
     ``type`` (Converse API) -> bedrock; before rule 14, which a Converse request's
@@ -172,6 +175,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "langchain", "LangChain messages (type + data, lc + kwargs or a model_dump): LangChain / LangGraph"
     if sharegpt_shape(shape, k):
         return "sharegpt", "'conversations' of turns with 'from' and 'value': ShareGPT-style conversations"
+    if {"messages", "call_type"} <= k and {"response", "trace_id"} & k:
+        return "litellm", "'messages' with 'call_type' and 'response'/'trace_id': a LiteLLM StandardLoggingPayload"
     if {"schemaType", "modelId", "input"} <= k:
         return "bedrock", "'schemaType', 'modelId' and 'input': an Amazon Bedrock model invocation log"
     if _converse(shape, k):

@@ -22,7 +22,8 @@ FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI ro
                 "smolagents": "smolagents memory steps", "ai-sdk": "Vercel AI SDK messages",
                 "autogen": "AutoGen AgentChat messages",
                 "pydantic-ai": "a Pydantic AI message history", "sharegpt": "ShareGPT-style conversations",
-                "bedrock": "Amazon Bedrock Converse messages"}
+                "bedrock": "Amazon Bedrock Converse messages",
+                "litellm": "LiteLLM StandardLoggingPayload records"}
 
 
 def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:

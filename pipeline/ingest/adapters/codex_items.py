@@ -278,7 +278,8 @@ class ResponseItems:
 def response_items(items: Iterable[Any], guard: SizeGuard) -> list[dict[str, Any]]:
     """Canonical messages of a list of OpenAI Responses API items (what a rollout's
     ``response_item`` lines hold: ``message``, ``*_call``, ``*_call_output``,
-    ``web_search_call``; also ``mcp_call`` / ``code_interpreter_call``), converted and given exit statuses as a rollout's are."""
+    ``web_search_call``; also ``mcp_call`` / ``code_interpreter_call``), converted and
+    given exit statuses as a rollout's are."""
     converted = ResponseItems(guard)
     for item in items:
         if isinstance(item, dict):
