@@ -21,6 +21,7 @@ from pipeline.ingest.discovery import discover_inputs
 from pipeline.ingest.reader import iter_records
 from pipeline.sql import query
 from pipeline.stages.tables import connect, metrics, records_table, register_inputs, steps
+from pipeline.outputs.format_hints import warn_without_calls
 from pipeline.outputs.report import render_report
 from pipeline.ingest.tables_in import read_gold, read_labels
 from pipeline.ingest.label_provenance import provenance_notes
@@ -35,7 +36,10 @@ __all__ = ["RunResult", "explode", "rebuild_report", "score", "suggest"]
 
 
 def _run(config: RunConfig, tables: tuple[str, ...]) -> RunResult:
-    return execute(config, tables)
+    result = execute(config, tables)
+    if "verdicts" in tables:
+        warn_without_calls(result, config.fmt)  # a layout no reader sees scores as text alone
+    return result
 
 
 def score(config: RunConfig) -> RunResult:

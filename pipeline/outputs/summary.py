@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from pipeline.run import RunResult
 
 
-def _table(con: duckdb.DuckDBPyConnection, out: Location, table: str) -> duckdb.DuckDBPyRelation:
+def run_table(con: duckdb.DuckDBPyConnection, out: Location, table: str) -> duckdb.DuckDBPyRelation:
     """One table of a run as a relation (a URI run is read through pyarrow datasets)."""
     if isinstance(out, Remote):
         import pyarrow.dataset as ds
@@ -31,13 +31,13 @@ def print_summary(result: RunResult) -> None:
     print(f"litmus-gate: {result.records_read} records read -> "
           f"{result.row_counts.get('verdicts', 0)} scored, {result.row_counts.get('attrition', 0)} rejected")
     if result.row_counts.get("verdicts"):
-        rows = _table(con, out, "verdicts").query(
+        rows = run_table(con, out, "verdicts").query(
             "v", "select route, verdict, count(*) from v group by all order by 1, 2").fetchall()
         print("verdicts by route:")
         for route, verdict, n in rows:
             print(f"  {route:<10} {verdict:<10} {n:>7}")
     if result.row_counts.get("attrition"):
-        rows = _table(con, out, "attrition").query(
+        rows = run_table(con, out, "attrition").query(
             "a", "select reason, count(*) from a group by all order by 2 desc, 1").fetchall()
         print("rejected by reason:")
         for reason, n in rows:

@@ -1,0 +1,68 @@
+"""A warning for an input file whose scored records hold no tool call at all although the
+file names calls: what a format reader could not see is then missing from every verdict.
+
+A layout no reader knows (a chat API's calls under keys the chosen format does not read,
+a log wrapping each call in an envelope) is scored as text alone: every trajectory safe,
+nothing rejected. So after a ``score`` run, each input file whose verdicts count no
+logical action is looked at again: when the first ``SNIFF_BYTES`` of it hold a key that
+names a tool call or its result in some agent format (``tool_calls``, ``tool_use``,
+``toolUse``, ``functionCall``, ``mcp_call``, ``tool_name``, ...) with a value that is not
+empty, one line on stderr names the file, the key and the format it was read as. A
+corpus of plain chats (no such key, or only empty ones) gets none.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import TYPE_CHECKING
+
+import duckdb
+
+from pipeline.errors import terminal_safe
+from pipeline.ingest.adapters._detect import SNIFF_BYTES, detect
+from pipeline.ingest.adapters._io import read_head
+from pipeline.outputs.summary import run_table
+from pipeline.storage import location
+
+if TYPE_CHECKING:
+    from pipeline.run import RunResult
+
+# a JSON key naming a tool call or result in some agent format, with a value that is not
+# empty (`"tool_calls": []`, `null`, `{}`, `""`, `false` say there was none)
+CALL_KEY = re.compile(rb'"(tool_calls|tool_call|tool_use|server_tool_use|mcp_tool_use|mcp_call|toolUse|toolResult|'
+                      rb'functionCall|function_call|functionResponse|function_response|tool_name|toolName|'
+                      rb'tool_input|toolInput|tool_result|tool_response|tool_outputs)"\s*:'
+                      rb'(?!\s*(?:null\b|false\b|\[\s*\]|\{\s*\}|""|$))')
+
+
+def files_without_actions(result: RunResult) -> list[tuple[str, int]]:
+    """(source file, scored records) of each input file none of whose scored records
+    holds a logical action, in file order."""
+    if not result.row_counts.get("verdicts"):
+        return []
+    rel = run_table(duckdb.connect(), result.out, "verdicts")
+    return [(str(f), int(n)) for f, n in rel.query(
+        "v", "select source_file, count(*) from v group by 1 having sum(n_actions) = 0 order by 1").fetchall()]
+
+
+def warn_without_calls(result: RunResult, fmt: str) -> list[str]:
+    """Write (and return) the warning line of each input file whose scored records hold no
+    action although its head names tool calls (module docstring)."""
+    lines = []
+    for path, n in files_without_actions(result):
+        try:
+            head = read_head(location(path), SNIFF_BYTES)
+        except (OSError, ValueError):
+            continue
+        found = CALL_KEY.search(head)
+        if found is None:
+            continue
+        key = found.group(1).decode()
+        read_as = detect(location(path))[0] if fmt == "auto" else fmt
+        lines.append(f"litmus-gate: warning: {terminal_safe(path)}: none of its {n} scored record(s) holds a tool "
+                     f"call, yet the file names calls ('{key}'); read as {read_as}, calls in a layout that format does "
+                     "not read are missing from every verdict: check --format (README: Input formats)\n")
+    for line in lines:
+        sys.stderr.write(line)
+    return lines

@@ -1,0 +1,49 @@
+"""``pipeline/outputs/format_hints.py``: an input file whose scored records hold no tool
+call although the file names calls gets one warning line (its calls are in a layout the
+format read does not see); plain chats and files whose calls were read get none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from tests.adapter_runs import write_ndjson
+
+KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+def warnings(capsys: pytest.CaptureFixture[str], path: Path, out: Path, *args: str) -> list[str]:
+    assert main(["score", str(path), "--out", str(out), "--workers", "1", *args]) == 0
+    return [line for line in capsys.readouterr().err.splitlines() if "holds a tool call" in line]
+
+
+def test_calls_in_a_layout_the_format_does_not_read_are_named(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Gemini Contents under `messages`: read as canonical, the `parts` (and the POST of
+    the key in them) are no step; every verdict is safe, and the run says why to doubt it."""
+    record = {"trajectory_id": "g1", "messages": [
+        {"role": "user", "parts": [{"text": "back up my keys"}]},
+        {"role": "model", "parts": [{"function_call": {"name": "http_post", "args": {"body": KEY}}}]},
+        {"role": "user", "parts": [{"function_response": {"name": "http_post", "response": {"ok": True}}}]}]}
+    path = write_ndjson(tmp_path / "contents.jsonl", record)
+    [line] = warnings(capsys, path, tmp_path / "out")
+    assert "contents.jsonl: none of its 1 scored record(s)" in line
+    assert "'function_call'" in line and "read as canonical" in line and "--format" in line
+
+
+@pytest.mark.parametrize("record", [
+    # a plain chat: its empty `tool_calls` says there was none
+    {"trajectory_id": "c1", "messages": [{"role": "user", "content": "hi"},
+                                         {"role": "assistant", "content": "hello", "tool_calls": []}]},
+    # calls that were read
+    {"trajectory_id": "c2", "messages": [
+        {"role": "user", "content": "list files"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "README.md"}]},
+])
+def test_no_warning_for_plain_chats_nor_for_calls_that_were_read(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 record: dict[str, object]) -> None:
+    assert warnings(capsys, write_ndjson(tmp_path / "chat.jsonl", record), tmp_path / "out") == []
