@@ -71,7 +71,9 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     ms-swift's chatml agent data) -> sharegpt.
 13c. ``messages`` + ``call_type`` + ``response`` / ``trace_id`` (a LiteLLM
     StandardLoggingPayload: one model call) -> litellm; before rule 14 (its ``messages``
-    may hold Anthropic-style blocks) and rule 16.
+    may hold Anthropic-style blocks) and rule 16. ``request`` (holding ``messages``) +
+    ``response`` (a logged API call) -> anthropic when a ``tool_use``-style block shows,
+    else litellm (an OpenAI-compatible chat call).
 13d. ``schemaType`` + ``modelId`` + ``input`` (a Bedrock model invocation log line), or
     ``messages`` (or a bare array of ``role`` messages) whose content blocks are keyed
     ``toolUse`` / ``toolResult``, or whose text blocks (or ``system`` blocks) have no
@@ -177,6 +179,10 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "sharegpt", "'conversations' of turns with 'from' and 'value': ShareGPT-style conversations"
     if {"messages", "call_type"} <= k and {"response", "trace_id"} & k:
         return "litellm", "'messages' with 'call_type' and 'response'/'trace_id': a LiteLLM StandardLoggingPayload"
+    if {"request", "response"} <= k and "messages" in c:
+        if ANTHROPIC_TYPES & shape.types:
+            return "anthropic", "'request' with 'messages' holding tool_use blocks, and 'response': a logged Anthropic call"
+        return "litellm", "'request' with 'messages', and 'response': a logged chat-completions call"
     if {"schemaType", "modelId", "input"} <= k:
         return "bedrock", "'schemaType', 'modelId' and 'input': an Amazon Bedrock model invocation log"
     if _converse(shape, k):

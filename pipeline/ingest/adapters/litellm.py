@@ -14,6 +14,11 @@ reply's tool calls are the call's last actions (their results are in the next ca
 ``messages``). ``messages`` a string: one user message; a text completion's
 ``choices[0].text``: assistant text.
 
+The same reader takes a logged OpenAI-compatible chat call as API proxies and logging
+middleware write it: ``{"request": {"model", "messages", "tools", ...}, "response":
+<chat.completion>}`` (the request's ``messages``, then the response's message; its ``id``
+from ``trajectory_id``, ``id``, else the response's ``id``, one per call).
+
 trajectory_id: ``trajectory_id``, else ``id``, else ``<file stem>:<source_line>``: one
 payload is one model call, each holding the conversation so far, so a conversation logged
 call by call is scored once per call (the ``trace_id``, which the calls share, is in
@@ -70,8 +75,15 @@ def _reply(response: Any) -> dict[str, Any] | None:
 
 
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
-    """Convert one StandardLoggingPayload to a canonical trajectory dict."""
+    """Convert one StandardLoggingPayload, or one logged ``{request, response}`` chat call,
+    to a canonical trajectory dict."""
     rec = require_dict(record, "record")
+    if isinstance(rec.get("request"), dict) and "messages" in rec["request"]:
+        response = rec.get("response")
+        logged_id = response.get("id") if isinstance(response, dict) else None
+        rec = {**rec["request"], **{k: v for k, v in rec.items() if k != "request"}}
+        if "id" not in rec and isinstance(logged_id, str):
+            rec["id"] = logged_id
     messages = _request(rec.get("messages"), rec.get("call_type"))
     reply = _reply(rec.get("response"))
     if reply is not None:
