@@ -34,12 +34,14 @@ messages as materialized (
         case when lower(m.role) in ('function', 'ipython') then 'tool' else lower(m.role) end as role,
         -- content may be a string, a list of text parts, null, or (hostile) any JSON; the
         -- type is the JSON text's first character (JSON values come minified: a string
-        -- starts with '"', an array with '['), not a new parse
+        -- starts with '"', an array with '['), not a new parse. A Cohere v2 tool result's
+        -- part is a document: its `data` (a string as is, an object as JSON text) is the
+        -- text (read only for parts without text or content: coalesce stops at the first)
         case
             when starts_with(m.content, '"') then m.content ->> '$'
             when starts_with(m.content, '[') then array_to_string(list_transform(
                 cast(json_extract(m.content, '$[*]') as json[]),
-                lambda p: coalesce(p ->> '$.text', p ->> '$.content',
+                lambda p: coalesce(p ->> '$.text', p ->> '$.content', p ->> '$.document.data',
                     case when json_type(p) = 'VARCHAR' then p ->> '$' end)), chr(10))
             else m.content::varchar
         end as content,

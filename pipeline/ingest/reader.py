@@ -17,8 +17,9 @@ stop the run.
   rest of the text unchanged (DuckDB's reader refuses the record otherwise). Converted
   records get U+FFFD for a lone surrogate too. A record holding an Anthropic ``tool_use``
   block that is not also one of its message's ``tool_calls`` is rejected
-  ``malformed_record`` (read as canonical, the call would vanish: ``--format anthropic``).
-  A record holding OpenAI's legacy ``function_call`` messages is re-serialised with them
+  ``malformed_record`` (read as canonical, the call would vanish: ``--format anthropic``),
+  so is one whose message ``parts`` hold a Gemini function call or response
+  (``--format gemini``). A record holding OpenAI's legacy ``function_call`` messages is re-serialised with them
   as ``tool_calls`` (``adapters/legacy_calls.py``).
 - whole-file JSON (``.json``, ``.json.gz``, ``.traj``): for a top-level array of records,
   the 1-based index of the element in the array; for a one-record document, 1 (so is a

@@ -44,7 +44,9 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 7c. a bare array, or ``messages``, of AutoGen AgentChat messages (``source`` + a ``type``
    of AgentChat: ``TextMessage``, ``ToolCallRequestEvent``, ...) -> autogen.
 8. ``contents`` / ``history`` (Gemini CLI) of Contents with ``parts`` (R-Judge's turn lists
-   have none), a bare array of Contents (``role`` + ``parts``: an older CLI checkpoint), ``contents`` beside a request/response key (``GEMINI_REQUEST_KEYS``),
+   have none), a bare array of Contents (``role`` + ``parts``: an older CLI checkpoint), a
+   record's ``messages`` of Contents (``role`` + ``parts`` without a ``type``), ``contents``
+   beside a request/response key (``GEMINI_REQUEST_KEYS``),
    ``request.contents``, or ``events`` + ``appName`` (ADK) -> gemini; before rule 9, so a
    Gemini record with a ``label`` of its own stays Gemini.
 9. ``contents`` with ``label``/``profile``/``risk_description`` -> r-judge.
@@ -151,7 +153,7 @@ def classify(shape: Shape) -> tuple[str, str]:
     if ai_sdk_shape(shape, k):
         return "ai-sdk", "AI SDK messages (UIMessage typed parts, or tool-call/tool-result content parts): Vercel AI SDK"
     if gemini_shape(shape, k, c):
-        return "gemini", "'contents'/'history' of Content with 'parts' (or a request/ADK session): Gemini API"
+        return "gemini", "'contents'/'history'/'messages' of Content with 'parts' (or a request/ADK session): Gemini"
     if "contents" in k and {"label", "profile", "risk_description"} & k:
         return "r-judge", "records with 'contents' and 'label': R-Judge"
     if "sessionId" in k and {"uuid", "parentUuid", "type"} & k or {"summary", "leafUuid"} <= k \

@@ -1,6 +1,7 @@
 """Checks and repairs of one record's JSON text before it passes through to the SQL stage
-unparsed: non-finite numbers and Anthropic or Bedrock Converse call blocks the canonical
-reader would lose are rejected (``Problem``), lone UTF-16 surrogates are replaced by U+FFFD.
+unparsed: non-finite numbers and Anthropic or Bedrock Converse call blocks or Gemini call
+parts the canonical reader would lose are rejected (``Problem``), lone UTF-16 surrogates are
+replaced by U+FFFD.
 
 Each check is a cheap substring test first: only texts that may hold the problem are
 parsed.
@@ -14,6 +15,10 @@ from typing import Any
 
 from pipeline.ingest.adapters._io import Problem
 from pipeline.ingest.adapters.anthropic import CALL_BLOCKS
+
+
+# keys of a Gemini part holding a call or its answer (REST camelCase, Python SDK snake_case)
+GEMINI_CALL_PARTS = ("functionCall", "function_call", "functionResponse", "function_response")
 
 
 class _NonFiniteNumber(ValueError):
@@ -111,6 +116,28 @@ def converse_calls(text: str, line: int) -> Problem | None:
                 return Problem(line, "malformed_record",
                                f"messages[{i}].content holds a Bedrock Converse '{found}' block: read as "
                                "canonical, the call would be lost (use --format bedrock)")
+    return None
+
+
+def gemini_calls(text: str, line: int) -> Problem | None:
+    """A Problem when a record read as canonical holds a Gemini ``Content``: a message whose
+    ``parts`` hold a function call or response (``functionCall`` / ``function_call``,
+    ``functionResponse`` / ``function_response``; a null one is the SDK's unset field).
+
+    The canonical reader has no ``parts``: the calls and their results would vanish and the
+    record would be scored without them (a file of Contents under ``messages`` whose first
+    record has no call is detected as canonical). Only texts holding ``"parts"`` are parsed;
+    a text that does not parse is left to the SQL stage.
+    """
+    parsed = marked_messages(text, '"parts"')
+    for i, msg in enumerate(parsed[1] if parsed is not None else []):
+        parts = msg.get("parts") if isinstance(msg, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            found = next((k for k in GEMINI_CALL_PARTS if isinstance(part, dict) and part.get(k) is not None), None)
+            if found is not None:
+                return Problem(line, "malformed_record",
+                               f"messages[{i}].parts holds a Gemini '{found}' part: read as canonical, the call "
+                               "would be lost (use --format gemini)")
     return None
 
 

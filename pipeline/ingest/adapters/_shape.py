@@ -120,8 +120,11 @@ def ai_sdk_shape(shape: Shape, k: set[str]) -> bool:
 
 def gemini_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
     """Rule 8: a Gemini API record (``k`` the record's keys, ``c`` the keys one level below)."""
-    parts = "parts" in shape.at((2 if shape.top == "[" else 1) + 2)
-    return bool({"contents", "history"} & k and parts
+    base = 2 if shape.top == "[" else 1
+    inner = shape.at(base + 2)  # keys of the Contents (a list down)
+    return bool({"contents", "history"} & k and "parts" in inner
+                # `messages` of Contents: `role` + untyped parts (Vercel AI SDK parts have a `type`)
+                or "messages" in k and {"role", "parts"} <= inner and "type" not in shape.at(base + 4)
                 # a bare [Content, ...]: Gemini parts have no `type` (the Vercel AI SDK's do)
                 or shape.top == "[" and {"role", "parts"} <= k and not RECORD_KEYS & k and "type" not in shape.at(4)
                 or "contents" in k and GEMINI_REQUEST_KEYS & k

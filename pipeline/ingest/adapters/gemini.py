@@ -7,6 +7,9 @@ Accepted records (each field in the REST API's camelCase or the Python SDK's sna
   response's ``candidates`` either beside it or under ``response``; or ``{"request",
   "response"}``. The request's contents come first, then the first candidate's ``content``;
 - a Gemini CLI ``/chat save`` checkpoint ``{"history": [Content, ...]}``;
+- an app's own record of the chat's Contents ``{"trajectory_id"?, "messages": [Content, ...]}``
+  (the Python SDK's ``chat.get_history()`` stored under ``messages``; before, read as
+  canonical, its calls and texts were lost and the empty conversation scored safe);
 - a Google ADK session ``{"id", "appName", "events": [{"author", "content", ...}]}``
   (streaming ``partial`` events are dropped, as ADK does when it stores a session).
 
@@ -190,12 +193,13 @@ def _system(rec: dict[str, Any], request: dict[str, Any]) -> str | None:
 
 
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
-    """Convert one Gemini record (a logged call, a CLI checkpoint or an ADK session; a bare
-    list of Contents is a checkpoint's ``history``)."""
+    """Convert one Gemini record (a logged call, a CLI checkpoint, Contents under ``messages``
+    or an ADK session; a bare list of Contents is a checkpoint's ``history``)."""
     rec = require_dict({"history": record} if isinstance(record, list) else record, "record")
     request = rec["request"] if isinstance(rec.get("request"), dict) else rec
     response = rec["response"] if isinstance(rec.get("response"), dict) else rec
-    contents = _contents(request.get("contents"), "contents") or _contents(rec.get("history"), "history")
+    contents = (_contents(request.get("contents"), "contents") or _contents(rec.get("history"), "history")
+                or _contents(rec.get("messages"), "messages"))
     events = rec.get("events")
     if not contents and isinstance(events, list):
         contents = [field(e, "content") for e in events if isinstance(e, dict) and e.get("partial") is not True]
@@ -203,7 +207,7 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     if isinstance(candidates, list) and candidates:
         contents.append(field(candidates[0], "content"))
     if not any(isinstance(c, dict) for c in contents):
-        raise AdapterError("no Content in 'contents', 'history', 'events' or 'candidates'")
+        raise AdapterError("no Content in 'contents', 'history', 'messages', 'events' or 'candidates'")
     turns = _Turns(SizeGuard(4 * int(ctx.state.get("max_record_bytes", 32 * 2**20))))
     try:
         for content in contents:
