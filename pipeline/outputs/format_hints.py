@@ -33,17 +33,26 @@ if TYPE_CHECKING:
 CALL_KEY = re.compile(rb'"(tool_calls|tool_call|tool_use|server_tool_use|mcp_tool_use|mcp_call|toolUse|toolResult|'
                       rb'functionCall|function_call|functionResponse|function_response|tool_name|toolName|'
                       rb'tool_input|toolInput|tool_result|tool_response|tool_outputs)"\s*:'
-                      rb'(?!\s*(?:null\b|false\b|\[\s*\]|\{\s*\}|""|$))')
+                      rb'(?!\s*(?:null\b|false\b|\[\s*\]|\{\s*\}|""|$))'
+                      # or a block or item typed as one (Anthropic, Responses API, AI SDK)
+                      rb'|"type"\s*:\s*"(tool_use|server_tool_use|mcp_tool_use|tool_result|function_call|'
+                      rb'function_call_output|mcp_call|tool-call|tool-result)"')
 
 
 def files_without_actions(result: RunResult) -> list[tuple[str, int]]:
     """(source file, scored records) of each input file none of whose scored records
-    holds a logical action, in file order."""
+    holds a logical action and none of whose records was rejected (a reject names its own
+    reason: a record whose calls were read and refused), in file order."""
     if not result.row_counts.get("verdicts"):
         return []
     rel = run_table(duckdb.connect(), result.out, "verdicts")
-    return [(str(f), int(n)) for f, n in rel.query(
+    found = [(str(f), int(n)) for f, n in rel.query(
         "v", "select source_file, count(*) from v group by 1 having sum(n_actions) = 0 order by 1").fetchall()]
+    if found and result.row_counts.get("attrition"):  # a file with rejected records: its rejects say why
+        rejected = {str(f) for (f,) in run_table(duckdb.connect(), result.out, "attrition").query(
+            "a", "select distinct source_file from a").fetchall()}
+        found = [(f, n) for f, n in found if f not in rejected]
+    return found
 
 
 def warn_without_calls(result: RunResult, fmt: str) -> list[str]:
@@ -58,7 +67,7 @@ def warn_without_calls(result: RunResult, fmt: str) -> list[str]:
         found = CALL_KEY.search(head)
         if found is None:
             continue
-        key = found.group(1).decode()
+        key = (found.group(1) or found.group(2)).decode()
         read_as = detect(location(path))[0] if fmt == "auto" else fmt
         lines.append(f"litmus-gate: warning: {terminal_safe(path)}: none of its {n} scored record(s) holds a tool "
                      f"call, yet the file names calls ('{key}'); read as {read_as}, calls in a layout that format does "

@@ -78,8 +78,8 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     else litellm (an OpenAI-compatible chat call).
 13d. ``schemaType`` + ``modelId`` + ``input`` (a Bedrock model invocation log line), or
     ``messages`` (or a bare array of ``role`` messages) whose content blocks are keyed
-    ``toolUse`` / ``toolResult``, or whose text blocks (or ``system`` blocks) have no
-    ``type`` (Converse API) -> bedrock; before rule 14, which a Converse request's
+    ``toolUse`` / ``toolResult``, or a record whose top-level ``system`` list holds text
+    blocks without a ``type`` (Converse API) -> bedrock; before rule 14, which a Converse request's
     ``system`` would match.
 14. ``messages`` and (``system`` key or a ``tool_use``/``server_tool_use``/``mcp_tool_use``/
     ``tool_result`` block: ``ANTHROPIC_TYPES``), or a bare array of ``role`` messages (no
@@ -110,8 +110,6 @@ from pipeline.ingest.adapters.openhands_v1 import event_index
 from pipeline.storage import Location
 
 SNIFF_BYTES = 256 * 1024
-# message keys of chat formats whose untyped blocks are not Converse's
-NOT_CONVERSE = frozenset({"parts", "blocks", "tool_calls", "function_call", "additional_kwargs", "tool_call_id"})
 LONG_SNIFF_BYTES = 2 * 2**20
 NDJSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 # block types that mark Anthropic messages (rule 14): its call blocks and the user's results
@@ -182,13 +180,15 @@ def classify(shape: Shape) -> tuple[str, str]:
     if {"messages", "call_type"} <= k and {"response", "trace_id"} & k:
         return "litellm", "'messages' with 'call_type' and 'response'/'trace_id': a LiteLLM StandardLoggingPayload"
     if {"request", "response"} <= k and "messages" in c:
-        if ANTHROPIC_TYPES & shape.types:
+        if CONVERSE_BLOCKS & shape.at(5) or "system" in c and "text" in shape.at(4) and "type" not in shape.at(4):
+            return "bedrock", "'request' with Converse 'messages', and 'response': a logged Converse call"
+        if ANTHROPIC_TYPES & shape.types or {"stop_reason", "anthropic_version"} & c or "message" in shape.types:
             return "anthropic", "'request' with 'messages' holding tool_use blocks, and 'response': a logged Anthropic call"
         return "litellm", "'request' with 'messages', and 'response': a logged chat-completions call"
     if {"schemaType", "modelId", "input"} <= k:
         return "bedrock", "'schemaType', 'modelId' and 'input': an Amazon Bedrock model invocation log"
     if _converse(shape, k):
-        return "bedrock", "messages with toolUse/toolResult or untyped text blocks: Amazon Bedrock Converse"
+        return "bedrock", "messages with toolUse/toolResult blocks, or an untyped 'system' list: Amazon Bedrock Converse"
     if "messages" in k and ("system" in k or ANTHROPIC_TYPES & shape.types):
         return "anthropic", "'messages' with tool_use/tool_result (or server/MCP call) blocks or 'system': Anthropic"
     if shape.top == "[" and "role" in k and not RECORD_KEYS & k and ANTHROPIC_TYPES & shape.types:
@@ -204,9 +204,9 @@ def classify(shape: Shape) -> tuple[str, str]:
 
 
 def _converse(shape: Shape, k: set[str]) -> bool:
-    """Rule 13c's Converse messages: content blocks keyed ``toolUse`` / ``toolResult``, or
-    text blocks without a ``type`` (``{"text": ...}``: every other chat API types its
-    blocks, so an untyped ``system`` list is Converse's, not Anthropic's)."""
+    """Rule 13d's Converse messages: content blocks keyed ``toolUse`` / ``toolResult``, or a
+    record's top-level ``system`` list of text blocks without a ``type`` (Anthropic types
+    its system blocks)."""
     base = 2 if shape.top == "[" else 1
     if shape.top == "[" and "role" in k and not RECORD_KEYS & k:
         blocks, system = shape.at(base + 2), set()
@@ -216,12 +216,10 @@ def _converse(shape: Shape, k: set[str]) -> bool:
         return False
     if CONVERSE_BLOCKS & blocks:
         return True
-    # untyped text alone says Converse only of `role` + `content` messages: not beside
-    # OpenAI `tool_calls`, Gemini `parts` or LlamaIndex `blocks` / `additional_kwargs`
-    # (their blocks sit at the same depth and their calls would be lost)
-    message = shape.at(base + (0 if shape.top == "[" else 2))
-    return "content" in message and not NOT_CONVERSE & message \
-        and any("text" in b and "type" not in b for b in (blocks, system))
+    # untyped text blocks alone are no mark in messages (Qwen-Agent, DashScope and Haystack
+    # write them too, beside OpenAI `tool_calls`: canonical reads those); only a request's
+    # top-level `system` list of them is Converse's (Anthropic's system blocks are typed)
+    return "tool_calls" not in shape.at(base + 2) and "text" in system and "type" not in system
 
 
 def detect(path: Location) -> tuple[str, str]:
@@ -236,12 +234,9 @@ def detect(path: Location) -> tuple[str, str]:
     v1 = _openhands_v1(path)
     if v1 is not None:
         return v1
-    strands = session_message_index(path)
+    strands = _strands(path)
     if strands is not None:
-        return ("bedrock", "agents/agent_<id>/messages/message_0.json: a Strands Agents session (its messages/ folder)")\
-            if strands == 0 else ("skip", "Strands session message file: read with its agent's messages/message_0.json")
-    if session_bookkeeping(path):
-        return "skip", "Strands session.json / agent.json: no messages (read from the agent's messages/)"
+        return strands
     ndjson = (name.endswith(NDJSON_SUFFIXES) or not name.endswith((".json", ".json.gz"))) \
         and not pretty_printed(path)  # pretty-printed: its head is scanned as a document's
     head, cut = _head(path, SNIFF_BYTES, ndjson)
@@ -267,6 +262,30 @@ def _openhands_v1(path: Location) -> tuple[str, str] | None:
         return "skip", "OpenHands V1 event file: read with its conversation's events/event-00000-*.json"
     if path.name == "base_state.json" and "agent" in scan(read_head(path, SNIFF_BYTES).decode("utf-8", "replace")).at(1):
         return "skip", "OpenHands V1 conversation state: read with the conversation's events/"
+    return None
+
+
+def _strands(path: Location) -> tuple[str, str] | None:
+    """Rule 1c: a Strands Agents session's files, by name and head: a message file
+    (``message`` + ``message_id``) is the conversation at index 0 (``bedrock``; a later one
+    is read with it: ``skip``, unless its folder has no ``message_0.json``, which then
+    rejects as a record of its own); ``session.json`` (``session_id`` + ``session_type``) and
+    ``agent.json`` (``agent_id``) without ``messages`` are bookkeeping (``skip``)."""
+    index = session_message_index(path)
+    bookkeeping = index is None and session_bookkeeping(path)
+    if index is None and not bookkeeping:
+        return None
+    keys = scan(read_head(path, 4096).decode("utf-8", "replace")).at(1)
+    if bookkeeping:
+        marks = {"session_id", "session_type"} if path.name == "session.json" else {"agent_id"}
+        return ("skip", "Strands session.json / agent.json: no messages (read from the agent's messages/)") \
+            if marks <= keys and "messages" not in keys else None
+    if not {"message", "message_id"} <= keys:
+        return None
+    if index == 0:
+        return "bedrock", "agents/agent_<id>/messages/message_0.json: a Strands Agents session (its messages/ folder)"
+    if (path.parent / "message_0.json").exists():
+        return "skip", "Strands session message file: read with its agent's messages/message_0.json"
     return None
 
 

@@ -198,7 +198,7 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     :mod:`pipeline.ingest.adapters.bare_lists`; or a logged request with its ``response``)
     to a canonical trajectory dict."""
     rec = require_dict({"messages": record} if isinstance(record, list) else record, "record")
-    request = rec["request"] if isinstance(rec.get("request"), dict) else rec
+    request = rec["request"] if isinstance(rec.get("request"), dict) and "messages" in rec["request"] else rec
     reply = _reply(rec)
     messages: list[dict[str, Any]] = []
     system = request.get("system", rec.get("system"))

@@ -30,9 +30,10 @@ Accepted records:
 - a Strands Agents session folder (``FileSessionManager`` / ``S3SessionManager``:
   ``session_<sid>/agents/agent_<aid>/messages/message_<n>.json``, each file
   ``{"message": <Converse message>, "message_id": n, "redact_message", ...}``): its
-  ``message_0.json`` stands for the agent's conversation, read in index order up to the
-  first gap (the other message files, ``session.json`` and ``agent.json`` are skipped by
-  detection); ``trajectory_id`` ``<sid>:<aid>``. The original ``message`` is read, not a
+  ``message_0.json`` stands for the agent's conversation, read in index order (a missing
+  index rejects it: ``malformed_record``; all files together within one record's
+  ``max_record_bytes``); the other message files, ``session.json`` and ``agent.json`` are
+  skipped by detection when their heads say so; ``trajectory_id`` ``<sid>:<aid>``. The original ``message`` is read, not a
   guardrail's ``redact_message`` (what was sent is what is scored).
 """
 
@@ -52,6 +53,8 @@ from pipeline.storage import Location
 
 # the content blocks that mark a Converse message (no other chat format names a block so)
 CALL_BLOCKS = frozenset({"toolUse", "toolResult"})
+# keys of an OpenAI chat message, which a Converse message never has
+OPENAI_KEYS = frozenset({"tool_calls", "function_call", "tool_call_id"})
 MESSAGE_NAME = re.compile(r"^message_(\d+)\.json$")
 
 
@@ -59,7 +62,9 @@ def session_message_index(path: Location) -> int | None:
     """The index of a Strands session message file
     (``.../agents/agent_<aid>/messages/message_<n>.json``), else None."""
     m = MESSAGE_NAME.match(path.name)
-    if m is None or path.parent.name != "messages" or not path.parent.parent.name.startswith("agent_"):
+    agent = path.parent.parent
+    if m is None or path.parent.name != "messages" or not agent.name.startswith("agent_") \
+            or agent.parent.name != "agents" or not agent.parent.parent.name.startswith("session_"):
         return None
     return int(m.group(1))
 
@@ -67,7 +72,8 @@ def session_message_index(path: Location) -> int | None:
 def session_bookkeeping(path: Location) -> bool:
     """True for a Strands session's ``session.json`` / ``agent.json`` (no messages)."""
     return (path.name == "session.json" and path.parent.name.startswith("session_")
-            or path.name == "agent.json" and path.parent.name.startswith("agent_"))
+            or path.name == "agent.json" and path.parent.name.startswith("agent_")
+            and path.parent.parent.name == "agents")
 
 
 def _texts(blocks: list[Any]) -> list[str]:
@@ -155,6 +161,9 @@ def converse_messages(body: dict[str, Any], reply: Any = None) -> list[dict[str,
     for i, msg in enumerate(turns):
         msg = require_dict(msg, f"messages[{i}]")
         role = msg.get("role")
+        if OPENAI_KEYS & msg.keys() or role in ("tool", "function"):  # its calls would be lost here
+            raise AdapterError(f"messages[{i}] is an OpenAI-style chat message (tool_calls / tool role), "
+                               "not Converse: use --format canonical")
         if role == "assistant":
             messages.append(_assistant(msg.get("content")))
         elif role == "user":
@@ -204,15 +213,19 @@ def _strands_session(first: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         m = MESSAGE_NAME.match(name)
         if m is not None:
             by_index.setdefault(int(m.group(1)), folder / name)
-    entries, total, i = [first], 0, 1
-    while i in by_index:
-        entry, size = read_json_file(by_index[i], limit)
+    last = max(by_index, default=0)
+    missing = next((i for i in range(last + 1) if i not in by_index), None)
+    if missing is not None:  # never score a conversation with messages left out
+        raise AdapterError(f"message_{missing}.json is missing from {folder.name}/ "
+                           f"({len(by_index)} message files up to message_{last}.json): the conversation is incomplete")
+    turns = [require_dict(first, "message_0.json").get("message")]
+    total = 0
+    for i in range(1, last + 1):
+        # the whole conversation is one record: its files share one record's byte budget,
+        # each read within what is left of it (a file past it is refused before parsing)
+        entry, size = read_json_file(by_index[i], max(limit - total, 1))
         total += size
-        if total > 8 * limit:
-            raise RecordTooLarge(f"session message files larger than {8 * limit} bytes")
-        entries.append(entry)
-        i += 1
-    turns = [require_dict(e, f"message_{n}.json").get("message") for n, e in enumerate(entries)]
+        turns.append(require_dict(entry, f"message_{i}.json").get("message"))
     agent_dir = folder.parent
     session = agent_dir.parent.parent.name.removeprefix("session_")
     meta = {"format": "bedrock", "strands_session": session, "messages_read": len(turns)}
@@ -226,9 +239,14 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     module docstring)."""
     if isinstance(record, dict) and record.get("schemaType") == "ModelInvocationLog":
         return _invocation(record, ctx)
-    if isinstance(record, dict) and "message" in record and session_message_index(ctx.path) == 0:
+    if isinstance(record, dict) and "message" in record and "message_id" in record \
+            and session_message_index(ctx.path) == 0:
         return _strands_session(record, ctx)
     rec = require_dict({"messages": record} if isinstance(record, list) else record, "record")
+    if isinstance(rec.get("request"), dict) and "messages" in rec["request"]:  # a logged call
+        rec = {**rec["request"], "output": (rec.get("response") or {}).get("output")
+               if isinstance(rec.get("response"), dict) else None,
+               **{k: v for k, v in rec.items() if k in ("trajectory_id", "id", "suite", "meta")}}
     messages = converse_messages(rec, _reply(rec))
     meta = {**rec["meta"], "format": "bedrock"} if isinstance(rec.get("meta"), dict) else {"format": "bedrock"}
     return listed_record(rec, ctx, messages, meta, "id", "sessionId")

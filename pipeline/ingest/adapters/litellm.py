@@ -19,6 +19,11 @@ middleware write it: ``{"request": {"model", "messages", "tools", ...}, "respons
 <chat.completion>}`` (the request's ``messages``, then the response's message; its ``id``
 from ``trajectory_id``, ``id``, else the response's ``id``, one per call).
 
+A payload whose messages hold Anthropic typed blocks, or whose response is an Anthropic
+message (LiteLLM's ``/v1/messages`` passthrough: Claude Code behind a LiteLLM proxy), is
+read by the Anthropic reader; one in the Converse or Responses API layout is a
+``malformed_record`` (its calls would be lost), never scored as text alone.
+
 trajectory_id: ``trajectory_id``, else ``id``, else ``<file stem>:<source_line>``: one
 payload is one model call, each holding the conversation so far, so a conversation logged
 call by call is scored once per call (the ``trace_id``, which the calls share, is in
@@ -30,11 +35,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pipeline.ingest.adapters import anthropic
 from pipeline.ingest.adapters._common import AdapterError, Ctx, require_dict
+from pipeline.ingest.adapters.bedrock import CALL_BLOCKS as CONVERSE_BLOCKS
 from pipeline.ingest.adapters.legacy_calls import legacy_calls
 from pipeline.ingest.records import canonical_message
 
 FORMAT = "litellm"
+# Anthropic content block types (calls and results) that say the payload's messages are Anthropic's
+ANTHROPIC_BLOCKS = frozenset({*anthropic.CALL_BLOCKS, "tool_result", "mcp_tool_result"})
 # payload fields kept in meta when they are strings
 _META_KEYS = ("trace_id", "call_type", "status", "model", "error_str")
 
@@ -74,6 +83,26 @@ def _reply(response: Any) -> dict[str, Any] | None:
     return canonical_message("assistant", first["text"]) if isinstance(first.get("text"), str) else None
 
 
+def _other_layout(rec: dict[str, Any]) -> str | None:
+    """``anthropic`` when the call's messages hold Anthropic typed blocks (``tool_use``,
+    ``tool_result``, ...) or its response is an Anthropic message; ``Bedrock Converse`` /
+    ``Responses API`` for those layouts; None for OpenAI chat messages."""
+    response = rec.get("response")
+    if isinstance(response, dict) and (response.get("type") == "message" or "stop_reason" in response):
+        return "anthropic"
+    messages = rec.get("messages")
+    blocks = [b for m in messages if isinstance(m, dict) and isinstance(m.get("content"), list)
+              for b in m["content"] if isinstance(b, dict)] if isinstance(messages, list) else []
+    if any(b.get("type") in ANTHROPIC_BLOCKS for b in blocks):
+        return "anthropic"
+    if any(CONVERSE_BLOCKS & b.keys() for b in blocks) or isinstance(response, dict) and isinstance(
+            response.get("output"), dict):
+        return "Bedrock Converse"
+    if isinstance(response, dict) and isinstance(response.get("output"), list):
+        return "Responses API"
+    return None
+
+
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     """Convert one StandardLoggingPayload, or one logged ``{request, response}`` chat call,
     to a canonical trajectory dict."""
@@ -84,6 +113,16 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
         rec = {**rec["request"], **{k: v for k, v in rec.items() if k != "request"}}
         if "id" not in rec and isinstance(logged_id, str):
             rec["id"] = logged_id
+    other = _other_layout(rec)
+    if other == "anthropic":  # an /v1/messages passthrough: Anthropic blocks, not chat messages
+        converted = anthropic.convert({**{k: rec[k] for k in ("system", "messages", "response") if k in rec},
+                                       "trajectory_id": rec.get("trajectory_id", rec.get("id", f"{ctx.stem}:{ctx.line}"))},
+                                      ctx)
+        meta = {"format": FORMAT, **{k: rec[k] for k in _META_KEYS if isinstance(rec.get(k), str)}}
+        return {**converted, "meta": meta, **({"suite": rec["suite"]} if "suite" in rec else {})}
+    if other is not None:
+        raise AdapterError(f"the call's messages or response are in the {other} layout, which this reader "
+                           "does not take: its calls would be lost")
     messages = _request(rec.get("messages"), rec.get("call_type"))
     reply = _reply(rec.get("response"))
     if reply is not None:
