@@ -12,8 +12,7 @@ from pipeline.ingest.adapters import AdapterSpec, Ctx
 from pipeline.ingest.adapters._common import Growth, RecordTooLarge
 from pipeline.ingest.adapters._io import Problem
 from pipeline.ingest.adapters._record_checks import (
-    anthropic_calls, converse_calls, gemini_calls, non_finite_number, replace_lone_surrogates,
-    without_lone_surrogates,
+    foreign_calls, non_finite_number, replace_lone_surrogates, without_lone_surrogates,
 )
 from pipeline.ingest.adapters.bare_lists import bare_record
 from pipeline.ingest.adapters.legacy_calls import legacy_calls
@@ -42,8 +41,7 @@ def serialise(obj: Any) -> str:
 def pass_through(text: str, line: int) -> str | Problem:
     """A canonical record's own text, as the SQL stage reads it (``pipeline.ingest.reader``'s
     docstring), or the Problem that rejects it."""
-    problem = non_finite_number(text, line) or anthropic_calls(text, line) or converse_calls(text, line) \
-        or gemini_calls(text, line)
+    problem = non_finite_number(text, line) or foreign_calls(text, line)
     if problem is not None:
         return problem
     rewritten = legacy_calls(text)  # OpenAI's pre-`tools` function calls (legacy_calls.py)

@@ -79,65 +79,68 @@ def marked_messages(text: str, mark: str) -> tuple[dict[str, Any], list[Any]] | 
     return (doc, messages) if isinstance(messages, list) else None
 
 
-def anthropic_calls(text: str, line: int) -> Problem | None:
-    """A Problem when a record read as canonical holds an Anthropic call block (``tool_use``,
-    ``server_tool_use`` or the MCP connector's ``mcp_tool_use``, in a message's ``content``
-    list) that is not also one of the message's ``tool_calls``.
+def foreign_calls(text: str, line: int) -> Problem | None:
+    """A Problem when a record read as canonical holds a tool call of another format in its
+    messages, which the canonical reader would lose (it takes only the text of content
+    blocks and has no ``parts``), so the record would be scored without the call:
 
-    The canonical reader takes only the text of content blocks: such a call would vanish
-    and the record would be scored without it (an Anthropic file whose first record has no
-    call nor ``system`` is detected as canonical). Only texts containing the substring are
-    parsed; a text that does not parse is left to the SQL stage.
+    - an Anthropic call block (``tool_use``, ``server_tool_use`` or the MCP connector's
+      ``mcp_tool_use``) in a message's ``content`` that is not also one of its
+      ``tool_calls`` (an Anthropic file whose first record has no call nor ``system`` is
+      detected as canonical): ``use --format anthropic``;
+    - an Amazon Bedrock Converse ``toolUse`` / ``toolResult`` block in a ``content`` list:
+      ``use --format bedrock``;
+    - a Gemini ``Content``: a message whose ``parts`` hold a function call or response
+      (``functionCall`` / ``function_call``, ``functionResponse`` / ``function_response``; a
+      null one is the SDK's unset field): ``use --format gemini``.
+
+    Cheap substring tests first: only a text holding one of the markers is parsed, once,
+    whatever number of markers it holds; a text that does not parse is left to the SQL
+    stage. The checks run in the order above, each over every message.
     """
-    parsed = marked_messages(text, 'tool_use"')
-    found = _unmirrored_call(parsed[1]) if parsed is not None else None
-    if found is None:
+    marks = ('tool_use"' in text, '"toolUse"' in text or '"toolResult"' in text, '"parts"' in text)
+    if not any(marks):
         return None
-    return Problem(line, "malformed_record",
-                   f"messages[{found[0]}].content holds an Anthropic '{found[1]}' block that is not among its "
-                   "tool_calls: read as canonical, the call would be lost (use --format anthropic)")
+    parsed = marked_messages(text, "")
+    if parsed is None:
+        return None
+    messages = parsed[1]
+    if marks[0] and (found := _unmirrored_call(messages)) is not None:
+        return Problem(line, "malformed_record",
+                       f"messages[{found[0]}].content holds an Anthropic '{found[1]}' block that is not among its "
+                       "tool_calls: read as canonical, the call would be lost (use --format anthropic)")
+    if marks[1] and (hit := _converse_block(messages)) is not None:
+        return Problem(line, "malformed_record",
+                       f"messages[{hit[0]}].content holds a Bedrock Converse '{hit[1]}' block: read as "
+                       "canonical, the call would be lost (use --format bedrock)")
+    if marks[2] and (hit := _gemini_part(messages)) is not None:
+        return Problem(line, "malformed_record",
+                       f"messages[{hit[0]}].parts holds a Gemini '{hit[1]}' part: read as canonical, the call "
+                       "would be lost (use --format gemini)")
+    return None
 
 
-def converse_calls(text: str, line: int) -> Problem | None:
-    """A Problem when a record read as canonical holds an Amazon Bedrock Converse
-    ``toolUse`` / ``toolResult`` block in a message's ``content`` list.
-
-    The canonical reader takes only the text of content blocks, so the calls and their
-    results would vanish and the record would be scored without them (a Converse file
-    whose first record has no call is detected as canonical). Only texts containing the
-    substring are parsed; a text that does not parse is left to the SQL stage.
-    """
-    parsed = marked_messages(text, 'tool') if '"toolUse"' in text or '"toolResult"' in text else None
-    for i, msg in enumerate(parsed[1] if parsed is not None else []):
+def _converse_block(messages: list[Any]) -> tuple[int, str] | None:
+    """(message index, key) of the first Converse ``toolUse`` / ``toolResult`` block in a
+    message's ``content`` list, or None."""
+    for i, msg in enumerate(messages):
         content = msg.get("content") if isinstance(msg, dict) else None
         for block in content if isinstance(content, list) else []:
             found = next((k for k in ("toolUse", "toolResult") if isinstance(block, dict) and k in block), None)
             if found is not None:
-                return Problem(line, "malformed_record",
-                               f"messages[{i}].content holds a Bedrock Converse '{found}' block: read as "
-                               "canonical, the call would be lost (use --format bedrock)")
+                return i, found
     return None
 
 
-def gemini_calls(text: str, line: int) -> Problem | None:
-    """A Problem when a record read as canonical holds a Gemini ``Content``: a message whose
-    ``parts`` hold a function call or response (``functionCall`` / ``function_call``,
-    ``functionResponse`` / ``function_response``; a null one is the SDK's unset field).
-
-    The canonical reader has no ``parts``: the calls and their results would vanish and the
-    record would be scored without them (a file of Contents under ``messages`` whose first
-    record has no call is detected as canonical). Only texts holding ``"parts"`` are parsed;
-    a text that does not parse is left to the SQL stage.
-    """
-    parsed = marked_messages(text, '"parts"')
-    for i, msg in enumerate(parsed[1] if parsed is not None else []):
+def _gemini_part(messages: list[Any]) -> tuple[int, str] | None:
+    """(message index, key) of the first Gemini part holding a function call or response
+    (not null) in a message's ``parts``, or None."""
+    for i, msg in enumerate(messages):
         parts = msg.get("parts") if isinstance(msg, dict) else None
         for part in parts if isinstance(parts, list) else []:
             found = next((k for k in GEMINI_CALL_PARTS if isinstance(part, dict) and part.get(k) is not None), None)
             if found is not None:
-                return Problem(line, "malformed_record",
-                               f"messages[{i}].parts holds a Gemini '{found}' part: read as canonical, the call "
-                               "would be lost (use --format gemini)")
+                return i, found
     return None
 
 
