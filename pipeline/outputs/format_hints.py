@@ -7,8 +7,12 @@ nothing rejected. So after a ``score`` run, each input file whose verdicts count
 logical action is looked at again: when the first ``SNIFF_BYTES`` of it hold a key that
 names a tool call or its result in some agent format (``tool_calls``, ``tool_use``,
 ``toolUse``, ``functionCall``, ``mcp_call``, ``tool_name``, ...) with a value that is not
-empty, one line on stderr names the file, the key and the format it was read as. A
-corpus of plain chats (no such key, or only empty ones) gets none.
+empty, one line on stderr names the file, the key and the format it was read as. Likewise
+when a message text in that head holds a call written as text, ReAct style (a line
+``Action: <tool>`` then a line ``Action Input: ...``, what LangChain's classic agents,
+ToolEmu and many research suites log): no reader takes calls out of a chat's text (the
+``r-judge`` format does, in R-Judge's own record layout only). A corpus of plain chats (no
+such key, or only empty ones) gets none.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ CALL_KEY = re.compile(rb'"(tool_calls|tool_call|tool_use|server_tool_use|mcp_too
                       rb'|"type"\s*:\s*"(tool_use|server_tool_use|mcp_tool_use|tool_result|function_call|'
                       rb'function_call_output|mcp_call|tool-call|tool-result)"')
 
+# a ReAct call inside a JSON string: `Action: name`, a newline (the `\n` escape), `Action Input:`
+TEXT_CALL = re.compile(rb'Action:[ \t]*[A-Za-z_][\w.]*[ \t]*(?:\\r)?\\n[ \t]*Action Input:')
+
 
 def files_without_actions(result: RunResult) -> list[tuple[str, int]]:
     """(source file, scored records) of each input file none of whose scored records
@@ -65,13 +72,19 @@ def warn_without_calls(result: RunResult, fmt: str) -> list[str]:
         except (OSError, ValueError):
             continue
         found = CALL_KEY.search(head)
-        if found is None:
+        in_text = TEXT_CALL.search(head) if found is None else None
+        if found is None and in_text is None:
             continue
-        key = (found.group(1) or found.group(2)).decode()
         read_as = detect(location(path))[0] if fmt == "auto" else fmt
-        lines.append(f"litmus-gate: warning: {terminal_safe(path)}: none of its {n} scored record(s) holds a tool "
-                     f"call, yet the file names calls ('{key}'); read as {read_as}, calls in a layout that format does "
-                     "not read are missing from every verdict: check --format (README: Input formats)\n")
+        start = f"litmus-gate: warning: {terminal_safe(path)}: none of its {n} scored record(s) holds a tool call, "
+        if found is not None:
+            key = (found.group(1) or found.group(2)).decode()
+            lines.append(f"{start}yet the file names calls ('{key}'); read as {read_as}, calls in a layout that "
+                         "format does not read are missing from every verdict: check --format (README: Input formats)\n")
+        else:
+            lines.append(f"{start}yet its texts hold calls written as text ('Action: ... Action Input:', ReAct style); "
+                         f"read as {read_as}, no reader takes calls out of a message's text, so they are missing from "
+                         "every verdict: convert them to tool calls (README: Input formats)\n")
     for line in lines:
         sys.stderr.write(line)
     return lines
