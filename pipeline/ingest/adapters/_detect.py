@@ -86,7 +86,7 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     record key: ``bare_lists.RECORD_KEYS``) with such a block -> anthropic.
 15. ``input`` or ``output`` (no ``messages``) holding a Responses API item type
     (``function_call``, ``function_call_output``, ``input_text``, ``output_text``, the
-    hosted tools' ``mcp_call`` / ``code_interpreter_call`` / ``mcp_list_tools``, ...), or a
+    hosted tools' ``mcp_call`` / ``code_interpreter_call`` / ``file_search_call`` / ``mcp_list_tools``, ...), or a
     bare array of items with such a type -> openai-responses. (A bare array of
     any other ``role`` messages falls to rule 16 and is one canonical conversation:
     ``pipeline/ingest/adapters/bare_lists.py``.)

@@ -17,11 +17,11 @@ from pipeline.ingest.adapters.autogen import EVENT_TYPES, TEXT_TYPES
 from pipeline.ingest.adapters.bare_lists import RECORD_KEYS
 
 # item types only the OpenAI Responses API writes (its messages' text blocks, its calls; its
-# hosted tools' items, which hold their results: remote MCP, code interpreter)
+# hosted tools' items, which hold their results: remote MCP, code interpreter, file search)
 RESPONSES_TYPES = {"function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
                    "local_shell_call", "local_shell_call_output", "input_text", "output_text", "web_search_call",
                    "mcp_call", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response",
-                   "code_interpreter_call"}
+                   "code_interpreter_call", "file_search_call"}
 # event types of `codex exec --json` (codex-rs/exec/src/exec_events.rs)
 CODEX_EXEC_TYPES = {"thread.started", "turn.started", "turn.completed", "turn.failed", "item.started",
                     "item.updated", "item.completed"}

@@ -16,8 +16,11 @@ with no ``call_id``: each is one call (id the item's ``id``) and its result.
 Claude Code) answered by its ``output``, a non-null ``error`` an error result (text
 rules); ``code_interpreter_call`` (``code``, ``outputs`` of ``logs`` / ``image``) -> a
 ``python`` call ``{"code"}`` answered by its logs (``outputs`` is null unless the request
-included them: the result then says so). An item still running (no output, status not
-``completed`` / ``failed``) has no result. ``mcp_list_tools``, ``mcp_approval_request`` /
+included them: the result then says so); ``file_search_call`` (``queries``, ``results`` of
+``filename`` / ``text`` chunks, null unless the request included them) -> a
+``file_search`` call ``{"queries"}`` answered by the chunks. An item still running (no
+output, status not ``completed`` / ``failed``, nor ``incomplete`` for a file search) has no
+result. ``mcp_list_tools``, ``mcp_approval_request`` /
 ``mcp_approval_response`` are no steps.
 """
 
@@ -159,6 +162,29 @@ def code_interpreter_call(p: dict[str, Any]) -> tuple[str, Any, InlineResult]:
     return "python", args, (text, "code_interpreter_call failed" if p.get("status") == "failed" else None)
 
 
+def file_search_call(p: dict[str, Any]) -> tuple[str, Any, InlineResult]:
+    """(name, arguments, result) of a ``file_search_call`` item (the hosted search over
+    vector stores): a ``file_search`` call of its ``queries``, answered by the retrieved
+    chunks (``filename`` and ``text`` of each of its ``results``), which the item holds only
+    when the request included ``file_search_call.results`` (the search still ran: the
+    result says so); ``status: failed`` is an error result."""
+    queries = p.get("queries")
+    args = {"queries": [q for q in queries if isinstance(q, str)] if isinstance(queries, list) else []}
+    results = p.get("results")
+    if not isinstance(results, list) and p.get("status") not in (*_RAN, "incomplete"):
+        return "file_search", args, None
+    chunks = [f"{r.get('filename') or r.get('file_id') or '(file)'}:\n{r['text']}" if isinstance(r.get("text"), str)
+              else str(r.get("filename") or r.get("file_id") or "(file)")
+              for r in results or [] if isinstance(r, dict)]
+    text = "\n\n".join(chunks) if isinstance(results, list) else "(file search results are not recorded)"
+    return "file_search", args, (text, "file_search_call failed" if p.get("status") == "failed" else None)
+
+
+# the hosted tools' items that hold their call and its result at once (no call_id)
+INLINE_CALLS = {"mcp_call": mcp_call, "code_interpreter_call": code_interpreter_call,
+                "file_search_call": file_search_call}
+
+
 class ResponseItems:
     """Builds the canonical messages of a sequence of Responses items, item by item, and
     gives each tool message its error from the exit statuses seen (:meth:`finish`)."""
@@ -175,7 +201,7 @@ class ResponseItems:
         self.running: dict[str, str] = {}  # exec session id -> call_id of the original call
         self.stdin_session: dict[str, str] = {}  # write_stdin call_id -> exec session id
         self.searches = 0
-        self.inline_calls = 0  # mcp_call / code_interpreter_call items (an id when one has none)
+        self.inline_calls = 0  # INLINE_CALLS items (an id when one has none)
 
     def _assistant(self) -> dict[str, Any]:
         if self.open is None:
@@ -202,7 +228,7 @@ class ResponseItems:
             self._assistant().setdefault("tool_calls", []).append(tool_call(call_id, "web_search_call", action))
             self.open = None
             self.messages.append(tool_result(call_id, "(web search results are not recorded in the rollout)"))
-        elif kind in ("mcp_call", "code_interpreter_call"):
+        elif kind in INLINE_CALLS:
             self._inline_call(p)
         elif isinstance(kind, str) and kind.endswith("_call_output"):
             self.open = None
@@ -224,11 +250,11 @@ class ResponseItems:
                     self.stdin_session[p["call_id"]] = str(session)
 
     def _inline_call(self, p: dict[str, Any]) -> None:
-        """An item that holds its call and its result (``mcp_call``, ``code_interpreter_call``):
+        """An item that holds its call and its result (``INLINE_CALLS``):
         one call, id the item's ``id``, and its result unless it has not run yet."""
         self.inline_calls += 1
         call_id = p["id"] if isinstance(p.get("id"), str) else f"{p['type']}_{self.inline_calls}"
-        name, args, result = mcp_call(p) if p["type"] == "mcp_call" else code_interpreter_call(p)
+        name, args, result = INLINE_CALLS[p["type"]](p)
         self.guard.add(args)
         self._assistant().setdefault("tool_calls", []).append(tool_call(call_id, name, args))
         if result is None:
@@ -278,7 +304,7 @@ class ResponseItems:
 def response_items(items: Iterable[Any], guard: SizeGuard) -> list[dict[str, Any]]:
     """Canonical messages of a list of OpenAI Responses API items (what a rollout's
     ``response_item`` lines hold: ``message``, ``*_call``, ``*_call_output``,
-    ``web_search_call``; also ``mcp_call`` / ``code_interpreter_call``), converted and
+    ``web_search_call``; also ``mcp_call`` / ``code_interpreter_call`` / ``file_search_call``), converted and
     given exit statuses as a rollout's are."""
     converted = ResponseItems(guard)
     for item in items:
