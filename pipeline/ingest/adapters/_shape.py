@@ -58,7 +58,7 @@ def _decode(token: str) -> str:
     return value if isinstance(value, str) else token
 
 
-def scan(text: str, max_depth: int = 5, max_keys: int = 512) -> Shape:
+def scan(text: str, max_depth: int = 6, max_keys: int = 512) -> Shape:
     """Tolerant scan of (possibly truncated) JSON text."""
     shape = Shape()
     stack: list[str] = []
