@@ -61,6 +61,12 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     ``turn.*``, ``item.*``) -> codex.
 11b. an ``init`` line with ``session_id``, ``model`` and ``timestamp`` (``gemini -o
     stream-json``) -> gemini-stream.
+11c. a JSON-RPC 2.0 message (``jsonrpc``) with a method of the MCP specification
+    (``initialize``, ``tools/call``, ``notifications/...``) or a response (``id`` +
+    ``result`` / ``error``), bare, a batch array of them, or under a log record's
+    ``message`` / ``payload`` / ``data`` / ``request`` + ``response`` / ``mcpRequest`` +
+    ``mcpResponse`` (a gateway's or proxy's traffic log) -> mcp. No other format has a
+    ``jsonrpc`` key at either depth.
 12. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
 12b. smolagents memory steps: ``step_number`` with ``tool_calls``/``observations``, ``task``
     + ``task_images``, or ``steps`` holding them -> smolagents.
@@ -99,8 +105,8 @@ from __future__ import annotations
 
 from pipeline.ingest.adapters._io import BOM, read_head
 from pipeline.ingest.adapters._shape import (
-    CODEX_EXEC_TYPES, RESPONSES_TYPES, Shape, ai_sdk_shape, autogen_shape, gemini_shape, langchain_shape, scan,
-    sharegpt_shape,
+    CODEX_EXEC_TYPES, RESPONSES_TYPES, Shape, ai_sdk_shape, autogen_shape, gemini_shape, langchain_shape, mcp_shape,
+    scan, sharegpt_shape,
 )
 from pipeline.ingest.adapters.anthropic import CALL_BLOCKS as ANTHROPIC_CALLS
 from pipeline.ingest.adapters.bare_lists import ITEM_RECORD_KEYS, RECORD_KEYS
@@ -168,6 +174,8 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "codex", "codex exec --json event line (thread.started, turn.*, item.*)"
     if {"type", "timestamp", "session_id", "model"} <= k and "init" in shape.types:
         return "gemini-stream", "Gemini CLI stream-json init line (type init, session_id, model, timestamp)"
+    if mcp_shape(shape, k, c):
+        return "mcp", "a JSON-RPC 2.0 message with an MCP method (or a response), bare or in a log record: MCP traffic"
     if "resourceSpans" in k:
         return "otel", "OTLP trace export (resourceSpans)"
     if {"step_number", "tool_calls"} <= k or {"step_number", "observations"} <= k or {"task", "task_images"} <= k \

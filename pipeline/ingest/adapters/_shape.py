@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pipeline.ingest.adapters._json_text import JSON_STRING
 from pipeline.ingest.adapters.autogen import EVENT_TYPES, TEXT_TYPES
 from pipeline.ingest.adapters.bare_lists import RECORD_KEYS
+from pipeline.ingest.adapters.mcp_messages import PAIRS, WRAPPERS, is_mcp_method
 
 # item types only the OpenAI Responses API writes (its messages' text blocks, its calls; its
 # hosted tools' items, which hold their results: remote MCP, code interpreter, file search)
@@ -44,6 +45,7 @@ class Shape:
     keys: dict[int, list[str]] = field(default_factory=dict)
     types: set[str] = field(default_factory=set)
     roles: dict[int, set[str]] = field(default_factory=dict)  # values of ``role`` keys, by depth
+    methods: set[str] = field(default_factory=set)  # values of ``method`` keys (JSON-RPC)
 
     def at(self, depth: int) -> set[str]:
         """Keys seen at one nesting depth (1 = keys of the top-level object)."""
@@ -75,6 +77,8 @@ def scan(text: str, max_depth: int = 6, max_keys: int = 512) -> Shape:
                 shape.types.add(_decode(string))
             elif prev == ":" and key == "role":
                 shape.roles.setdefault(len(stack), set()).add(_decode(string))
+            elif prev == ":" and key == "method" and len(shape.methods) < 64:
+                shape.methods.add(_decode(string))
             prev, prev_string = "s", string
             continue
         if punct in ("{", "["):
@@ -157,3 +161,16 @@ def sharegpt_shape(shape: Shape, k: set[str]) -> bool:
     # as the turns' own roles (not a role value deeper inside, in a call's arguments)
     return lists and ({"from", "value"} <= inner
                       or "role" in inner and bool(SHAREGPT_TOOL_ROLES & shape.roles.get(depth, set())))
+
+
+def mcp_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
+    """Rule 11c: an MCP JSON-RPC message (``jsonrpc`` with a method of the MCP specification,
+    or a response: ``id`` + ``result`` / ``error``), bare, in a batch array, or under a log
+    record's ``message`` / ``payload`` / ``data`` / ``request`` / ``response`` /
+    ``mcpRequest`` / ``mcpResponse`` (``mcp_messages.WRAPPERS``, ``PAIRS``)."""
+    def message(keys: set[str]) -> bool:
+        return "jsonrpc" in keys and ("method" in keys and any(is_mcp_method(m) for m in shape.methods)
+                                      or "id" in keys and bool({"result", "error"} & keys))
+
+    wrappers = set(WRAPPERS) | {key for pair in PAIRS for key in pair}
+    return message(k) or bool(wrappers & k) and message(c)

@@ -23,7 +23,8 @@ FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI ro
                 "autogen": "AutoGen AgentChat messages",
                 "pydantic-ai": "a Pydantic AI message history", "sharegpt": "ShareGPT-style conversations",
                 "bedrock": "Amazon Bedrock Converse messages",
-                "litellm": "LiteLLM StandardLoggingPayload records"}
+                "litellm": "LiteLLM StandardLoggingPayload records",
+                "mcp": "an MCP JSON-RPC traffic log"}
 
 
 def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:
