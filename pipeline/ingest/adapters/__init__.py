@@ -11,7 +11,7 @@ pass-through: their records' source text is used unchanged as ``RawRecord.text``
 (Inspect logs: samples of a ``.eval`` archive or of an EvalLog's ``samples``) or
 ``session`` (the whole FILE, NDJSON lines or one document, is handed to the converter as
 ``(line, value)`` pairs and it yields ``(source_line, record)`` pairs: Claude Code
-sessions, Codex rollouts, OTLP exports, MCP traffic logs; see ``pipeline/ingest/adapters/_session.py``).
+sessions, Codex rollouts, OTLP exports, MCP traffic logs, Goose sessions; see ``pipeline/ingest/adapters/_session.py``).
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.ingest.adapters import (
-    agentdojo, ai_sdk, anthropic, autogen, bedrock, claude_stream, codex_exec, gemini, gemini_stream, inspect_log, langchain,
-    litellm, mcp, openhands, otel, pydantic_ai, r_judge, responses, sharegpt, smolagents, swe_agent, tau2_bench, tau_bench,
+    agentdojo, ai_sdk, anthropic, autogen, bedrock, claude_stream, codex_exec, gemini, gemini_stream, goose,
+    inspect_log, langchain, litellm, mcp, openhands, otel, pydantic_ai, r_judge, responses, sharegpt, smolagents,
+    swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
 from pipeline.ingest.adapters.bare_lists import chat_message, gemini_content, responses_item
@@ -71,6 +72,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("bedrock", bedrock.convert, "array", bedrock.converse_message),
         AdapterSpec("litellm", litellm.convert, "array"),
         AdapterSpec("mcp", mcp.convert_session, "session"),
+        AdapterSpec("goose", goose.convert, "session"),
     )
 }
 

@@ -22,6 +22,12 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 3. object with ``eval`` and one of ``samples``/``version``/``status``/``plan`` -> inspect.
 4. ``trajectory`` with ``history``/``info``/``environment``, or ``trajectory_format`` +
    ``messages`` (mini-SWE-agent) -> swe-agent.
+4b. Goose (block/goose) messages: a line or bare array of objects keyed only by Goose's
+   message fields (``role``, ``created``, ``content`` of typed items; ``id``, ``metadata``),
+   a session file's metadata line (``description`` + ``message_count`` with ``working_dir``
+   / ``schedule_id`` / token counts, no transcript key), or a session export
+   (``conversation``, or ``messages`` holding ``toolRequest``/``toolResponse`` items or
+   ``userVisible`` metadata, of such messages) -> goose.
 1b. ``events/event-<5+ digits>-<id>.json`` (an OpenHands V1 conversation's events): index 0
    -> openhands (the conversation), others -> ``skip``; ``base_state.json`` with ``agent``
    -> ``skip`` (read with the events).
@@ -112,6 +118,7 @@ from pipeline.ingest.adapters.anthropic import CALL_BLOCKS as ANTHROPIC_CALLS
 from pipeline.ingest.adapters.bare_lists import ITEM_RECORD_KEYS, RECORD_KEYS
 from pipeline.ingest.adapters.bedrock import CALL_BLOCKS as CONVERSE_BLOCKS
 from pipeline.ingest.adapters.bedrock import session_bookkeeping, session_message_index
+from pipeline.ingest.adapters.goose import CALL_TYPES as GOOSE_TYPES
 from pipeline.ingest.adapters.openhands_v1 import event_index
 from pipeline.storage import Location
 
@@ -120,6 +127,9 @@ LONG_SNIFF_BYTES = 2 * 2**20
 NDJSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 # block types that mark Anthropic messages (rule 14): its call blocks and the user's results
 ANTHROPIC_TYPES = {*ANTHROPIC_CALLS, "tool_result"}
+# a Goose message's keys (rule 4b): those it must have, all it may have
+GOOSE_MESSAGE = {"role", "created", "content"}
+GOOSE_MESSAGE_KEYS = {*GOOSE_MESSAGE, "id", "metadata"}
 
 
 def classify(shape: Shape) -> tuple[str, str]:
@@ -134,6 +144,9 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "inspect", "object with 'eval' and 'samples'/'version': Inspect EvalLog JSON"
     if "trajectory" in k and {"history", "info", "environment"} & k or {"trajectory_format", "messages"} <= k:
         return "swe-agent", "'trajectory' with 'history', or 'trajectory_format': (mini-)SWE-agent trajectory"
+    goose = _goose(shape, k)
+    if goose is not None:
+        return "goose", goose
     if shape.top == "[" and {"action", "observation"} & k and {"source", "cause"} & k:
         return "openhands", "array of events with 'action'/'observation': OpenHands event list"
     if {"instance_id", "history"} <= k and "trajectory_id" not in k:
@@ -209,6 +222,21 @@ def classify(shape: Shape) -> tuple[str, str]:
     if "messages" in k or "trajectory_id" in k:
         return "canonical", "records with 'messages'/'trajectory_id': canonical"
     return "canonical", "no known format markers: treated as canonical"
+
+
+def _goose(shape: Shape, k: set[str]) -> str | None:
+    """Rule 4b's why when the head is Goose's (a message, a metadata line, an export), else None."""
+    base = 2 if shape.top == "[" else 1
+    if GOOSE_MESSAGE <= k <= GOOSE_MESSAGE_KEYS and "type" in shape.at(base + 2):
+        return "Goose messages (role, created, content of typed items): a Goose session"
+    if shape.top == "{" and {"description", "message_count"} <= k \
+            and {"working_dir", "schedule_id", "total_tokens", "accumulated_total_tokens"} & k \
+            and not {"messages", "trajectory_id", "role", "content", "conversation"} & k:
+        return "Goose session metadata line (description, message_count, working_dir): a Goose session file"
+    if shape.top == "{" and GOOSE_MESSAGE <= shape.at(3) and (
+            "conversation" in k or "messages" in k and (GOOSE_TYPES & shape.types or "userVisible" in shape.at(4))):
+        return "a session object whose 'conversation' holds Goose messages: a Goose session export"
+    return None
 
 
 def _converse(shape: Shape, k: set[str]) -> bool:

@@ -24,7 +24,8 @@ FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI ro
                 "pydantic-ai": "a Pydantic AI message history", "sharegpt": "ShareGPT-style conversations",
                 "bedrock": "Amazon Bedrock Converse messages",
                 "litellm": "LiteLLM StandardLoggingPayload records",
-                "mcp": "an MCP JSON-RPC traffic log"}
+                "mcp": "an MCP JSON-RPC traffic log",
+                "goose": "a Goose session"}
 
 
 def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:

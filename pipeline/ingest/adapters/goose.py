@@ -1,0 +1,237 @@
+"""Goose (block/goose) sessions -> one trajectory per session.
+
+Goose writes its messages (``crates/goose/src/conversation/message.rs``) as
+``{"id", "role": "user" | "assistant", "created": <unix>, "content": [...], "metadata":
+{"userVisible", "agentVisible"}}``; content items are tagged by ``type`` (camelCase):
+``text``, ``image``, ``toolRequest`` (``id``, ``toolCall``), ``toolResponse`` (``id``,
+``toolResult``), ``toolConfirmationRequest``, ``actionRequired``, ``frontendToolRequest``,
+``thinking``, ``redactedThinking``, ``systemNotification`` (older releases:
+``contextLengthExceeded``, ``summarizationRequested``, ``conversationCompacted``). A
+``toolCall`` / ``toolResult`` is ``{"status": "success", "value": ...}`` or ``{"status":
+"error", "error": "<code>: <message>"}``; a success ``toolResult`` value is the MCP
+``CallToolResult`` (``{content: [...], isError}``) or, before it, the bare content list.
+
+Layouts read (the reader's ``session`` layout):
+- a session file ``~/.local/share/goose/sessions/<id>.jsonl`` (releases before the SQLite
+  store): a metadata line (``working_dir``, ``description``, ``schedule_id``,
+  ``message_count``, token counts), then one message a line;
+- ``goose session export`` / the desktop export: ONE JSON document, the session object
+  (``id``, ``working_dir``, ``name``, ..., ``conversation``: the list of messages); also
+  the older server's ``{"session_id", "metadata", "messages"}`` and a bare list of messages.
+
+Rules:
+- ``toolRequest`` -> a call (tool name kept: ``<extension>__<tool>``), ``arguments`` its
+  arguments; a ``toolResponse`` answers the call of its ``id``. ``frontendToolRequest``
+  repeats a request (Goose drops it before sending): a call only when no request had its id.
+- A request whose ``toolCall`` has ``status: error`` (the model's call Goose could not
+  parse) never ran: a call named by its error text (``function name 'X'``) else
+  ``invalid_tool_call``, with ``{}`` arguments; its result (Goose's own error response,
+  else one added after the call) is ``{"type": "parsing"}`` (failed).
+- ``toolResult`` ``status: error`` -> its ``error`` text (the policy's text rules);
+  ``isError: true`` -> the result text as error text; a result that is exactly Goose's
+  denial (``DECLINED_RESPONSE``: the user refused the confirmation; the headless
+  auto-denial) -> ``{"type": "approval"}`` (blocked). Confirmation requests are not
+  persisted by Goose (counted in ``meta.confirmations`` when they are).
+- Result text: ``text`` items, a ``resource``'s text; images are dropped.
+- trajectory_id = the export's ``id`` / ``session_id``, else the file stem (the session
+  name); suite = ``--suite``, else the last folder of ``working_dir``, else ``goose``.
+- ``meta``: ``format``, ``session_id``, ``working_dir``, ``description``,
+  ``schedule_id``, and counts of dropped items (``thinking``, ``notices``, ...).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from pipeline.ingest.adapters._common import AdapterError, Ctx, TextParts, tool_call, tool_result
+from pipeline.ingest.adapters._session import DROPPED, SizeGuard
+from pipeline.ingest.adapters.claude_stream import _suite
+from pipeline.ingest.records import canonical_message
+
+FORMAT = "goose"
+# the content item types that mark a Goose message (detection, rule 4b)
+CALL_TYPES = {"toolRequest", "toolResponse", "toolConfirmationRequest", "frontendToolRequest"}
+# what Goose answers a call it did not run because nobody approved it (agents/tool_execution.rs)
+DENIALS = (
+    "The user has declined to run this tool. DO NOT attempt to call this tool again. "
+    "If there are no alternative methods to proceed, clearly explain the situation and STOP.",
+    "This tool call requires interactive approval, but this session runs headless "
+    "(a scheduled job with no approver) \u2014 the call was NOT run.",
+)
+_NAMED = re.compile(r"function name '([A-Za-z0-9_.-]{1,128})'")
+_META_KEYS = ("working_dir", "description", "name", "schedule_id", "session_type", "provider_name")
+_NOTICES = {"contextLengthExceeded", "summarizationRequested", "conversationCompacted", "systemNotification"}
+
+
+def is_message(obj: Any) -> bool:
+    """True for a Goose message object (``role`` user/assistant and a ``content`` list)."""
+    return isinstance(obj, dict) and obj.get("role") in ("user", "assistant") and isinstance(obj.get("content"), list)
+
+
+def _result_text(value: Any) -> tuple[str, bool]:
+    """(text, isError) of a success ``toolResult`` value: a ``CallToolResult`` or a bare
+    content list; text items and a resource's text, one per line."""
+    is_error = False
+    if isinstance(value, dict):
+        is_error = value.get("isError") is True
+        value = value.get("content")
+    parts: list[str] = []
+    for item in value if isinstance(value, list) else []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "text" and isinstance(item.get("text"), str):
+            parts.append(item["text"])
+        elif item.get("type") == "resource" and isinstance(item.get("resource"), dict):
+            text = item["resource"].get("text")
+            if isinstance(text, str):
+                parts.append(text)
+    return "\n".join(parts), is_error
+
+
+class _Session:
+    """The canonical messages of one Goose conversation, built message by message."""
+
+    def __init__(self, guard: SizeGuard) -> None:
+        self.guard = guard
+        self.messages: list[dict[str, Any]] = []
+        self.texts = TextParts()
+        self.calls: set[str] = set()
+        self.malformed: dict[str, int] = {}  # call id -> index of its assistant message
+        self.answered: set[str] = set()
+        self.counts: dict[str, int] = {}
+
+    def count(self, key: str) -> None:
+        """Count one item of ``key`` that is no step (kept in ``meta``)."""
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def message(self, msg: dict[str, Any]) -> None:
+        """Take one Goose message (``is_message``)."""
+        if isinstance(msg.get("metadata"), dict) and msg["metadata"].get("agentVisible") is False:
+            self.count("agent_invisible_messages")
+        role = msg["role"]
+        current: dict[str, Any] | None = None
+        for item in msg["content"]:
+            kind = item.get("type") if isinstance(item, dict) else None
+            if kind == "text" and isinstance(item.get("text"), str):
+                if current is None:
+                    current = canonical_message(role, None)
+                    self.messages.append(current)
+                self.guard.add(item["text"])
+                self.texts.add(current, item["text"])
+            elif kind in ("toolRequest", "frontendToolRequest") and role == "assistant":
+                if kind == "frontendToolRequest" and item.get("id") in self.calls:
+                    self.count("frontend_requests")
+                    continue
+                if current is None:
+                    current = canonical_message("assistant", None)
+                    self.messages.append(current)
+                self._call(item, current)
+            elif kind == "toolResponse":
+                current = None  # text after a result is a message of its own
+                self._result(item)
+            elif kind in ("toolConfirmationRequest", "actionRequired"):
+                self.count("confirmations")
+            elif kind in ("thinking", "redactedThinking"):
+                self.count("thinking")
+            elif kind in _NOTICES:
+                self.count("notices")
+            else:
+                self.count("dropped_items")
+
+    def _call(self, item: dict[str, Any], into: dict[str, Any]) -> None:
+        cid = item.get("id")
+        call = item.get("toolCall") if isinstance(item.get("toolCall"), dict) else {}
+        value = call.get("value") if isinstance(call.get("value"), dict) else {}
+        if call.get("status") == "success" and isinstance(value.get("name"), str):
+            args = value.get("arguments")
+            args = args if isinstance(args, dict) else {}
+            self.guard.add(args)
+            into.setdefault("tool_calls", []).append(tool_call(cid, value["name"], args))
+        else:  # a call Goose could not parse: it never ran
+            error = str(call.get("error") or "the tool call could not be read")[:2000]
+            named = _NAMED.search(error)
+            into.setdefault("tool_calls", []).append(
+                tool_call(cid, named.group(1) if named else "invalid_tool_call", {}))
+            if isinstance(cid, str):
+                self.malformed[cid] = len(self.messages) - 1
+        if isinstance(cid, str):
+            self.calls.add(cid)
+
+    def _result(self, item: dict[str, Any]) -> None:
+        cid = item.get("id")
+        result = item.get("toolResult") if isinstance(item.get("toolResult"), dict) else {}
+        if result.get("status") == "success":
+            text, is_error = _result_text(result.get("value"))
+            error: Any = (text[:2000] or "tool error") if is_error else None
+            if text.strip() in DENIALS or any(text.startswith(d) for d in DENIALS[1:]):
+                error = {"type": "approval", "message": text[:500]}
+        else:
+            text = ""
+            error = str(result.get("error") or "tool error")[:2000]
+        if cid in self.malformed:
+            error = {"type": "parsing", "message": str(error or text)[:2000]}
+        self.guard.add(text)
+        if isinstance(cid, str):
+            self.answered.add(cid)
+        self.messages.append(tool_result(cid, text[:100_000], error))
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The messages, texts joined; each unanswered malformed call answered right after
+        its assistant message (it never ran: ``parsing``)."""
+        self.texts.join()
+        for cid, at in sorted(self.malformed.items(), key=lambda kv: -kv[1]):
+            if cid not in self.answered:
+                self.messages.insert(at + 1, tool_result(
+                    cid, "", {"type": "parsing", "message": "Goose could not read this tool call"}))
+        return self.messages
+
+
+def _listed(obj: Any) -> tuple[dict[str, Any], list[Any]] | None:
+    """(session info, messages) of a whole-file export, or None for a line of a session file."""
+    if isinstance(obj, list):
+        return {}, obj
+    for key in ("conversation", "messages"):
+        if isinstance(obj.get(key), list):
+            info = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+            return {**info, **{k: v for k, v in obj.items() if k not in (key, "metadata")}}, obj[key]
+    return None
+
+
+def convert(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Convert one Goose session file or export (module docstring)."""
+    session = _Session(SizeGuard(int(ctx.state.get("max_record_bytes", 32 * 2**20))))
+    info: dict[str, Any] = {}
+    dropped: list[int] = []
+    seen = 0
+    for number, obj in items:
+        seen += 1
+        if obj is DROPPED:
+            dropped.append(number)
+            continue
+        if not isinstance(obj, (dict, list)):
+            raise AdapterError(f"line {number} is {type(obj).__name__}, expected an object")
+        whole = _listed(obj) if seen == 1 and not is_message(obj) else None
+        if whole is not None:
+            info = whole[0]
+            for msg in whole[1]:
+                if is_message(msg):
+                    session.message(msg)
+                else:
+                    session.count("skipped_messages")
+        elif is_message(obj):
+            session.message(obj)  # type: ignore[arg-type]
+        elif seen == 1 and isinstance(obj, dict):
+            info = obj  # the metadata line
+        else:
+            raise AdapterError(f"line {number} is no Goose message (role user/assistant with a content list)")
+    sid = info.get("id") or info.get("session_id")
+    sid = sid if isinstance(sid, str) and sid else ctx.stem
+    meta: dict[str, Any] = {"format": FORMAT, "session_id": sid}
+    meta.update({k: info[k] for k in _META_KEYS if isinstance(info.get(k), (str, int))})
+    meta.update(session.counts)
+    if dropped:
+        meta["dropped_lines"] = dropped
+    suite = ctx.state.get("suite") or _suite(info.get("working_dir")) or FORMAT
+    yield 1, {"trajectory_id": sid, "suite": suite, "meta": meta, "messages": session.finish()}
