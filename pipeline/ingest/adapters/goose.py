@@ -98,7 +98,8 @@ class _Session:
         self.messages: list[dict[str, Any]] = []
         self.texts = TextParts()
         self.calls: set[str] = set()
-        self.malformed: dict[str, int] = {}  # call id -> index of its assistant message
+        self.malformed: list[tuple[Any, int]] = []  # (call id, index of its assistant message)
+        self.malformed_ids: set[str] = set()
         self.answered: set[str] = set()
         self.counts: dict[str, int] = {}
 
@@ -154,8 +155,9 @@ class _Session:
             named = _NAMED.search(error)
             into.setdefault("tool_calls", []).append(
                 tool_call(cid, named.group(1) if named else "invalid_tool_call", {}))
+            self.malformed.append((cid, len(self.messages) - 1))
             if isinstance(cid, str):
-                self.malformed[cid] = len(self.messages) - 1
+                self.malformed_ids.add(cid)
         if isinstance(cid, str):
             self.calls.add(cid)
 
@@ -170,7 +172,7 @@ class _Session:
         else:
             text = ""
             error = str(result.get("error") or "tool error")[:2000]
-        if cid in self.malformed:
+        if isinstance(cid, str) and cid in self.malformed_ids:
             error = {"type": "parsing", "message": str(error or text)[:2000]}
         self.guard.add(text)
         if isinstance(cid, str):
@@ -181,10 +183,13 @@ class _Session:
         """The messages, texts joined; each unanswered malformed call answered right after
         its assistant message (it never ran: ``parsing``)."""
         self.texts.join()
-        for cid, at in sorted(self.malformed.items(), key=lambda kv: -kv[1]):
-            if cid not in self.answered:
-                self.messages.insert(at + 1, tool_result(
+        added: dict[int, list[dict[str, Any]]] = {}
+        for cid, at in self.malformed:
+            if not (isinstance(cid, str) and cid in self.answered):
+                added.setdefault(at, []).append(tool_result(
                     cid, "", {"type": "parsing", "message": "Goose could not read this tool call"}))
+        if added:
+            self.messages = [m for i, msg in enumerate(self.messages) for m in (msg, *added.get(i, ()))]
         return self.messages
 
 
