@@ -210,3 +210,26 @@ def test_hostile_lines_never_crash_the_reader(tmp_path: Path) -> None:
     assert record["meta"]["dropped_lines"] == [4] and record["meta"]["dropped_items"] == 3
     [bad] = list(iter_records([write_ndjson(tmp_path / "bad.jsonl", META, *odd, {"x": 1}, *odd)], "auto"))
     assert bad.reject_reason == "malformed_record" and "line 4" in (bad.reject_detail or "")
+
+
+def test_records_of_goose_messages_one_per_line_are_one_trajectory_each(tmp_path: Path) -> None:
+    """An app's records `{trajectory_id, messages: [Goose messages]}`, one per line, are
+    detected by their messages and read one trajectory each (never one file-wide session)."""
+    recs = [{"trajectory_id": "t1", "suite": "ops", "messages": exfiltration()},
+            {"messages": exfiltration()[:3]}]
+    path = write_ndjson(tmp_path / "records.jsonl", *recs)
+    assert detect_format(path)[0] == "goose"
+    got = [(r["trajectory_id"], r["suite"], len(r["messages"])) for r in converted(path)]
+    assert got == [("t1", "ops", 6), ("records:2", "goose", 3)]
+
+
+def test_a_canonical_record_holding_goose_items_is_refused_not_read_without_its_calls(tmp_path: Path) -> None:
+    """Read as canonical (a first record of plain chat decides the file), a record whose
+    messages hold Goose items is a malformed_record naming --format goose."""
+    path = write_ndjson(tmp_path / "mixed.jsonl",
+                        {"trajectory_id": "c1", "messages": [{"role": "user", "content": "hi"}]},
+                        {"trajectory_id": "g1", "messages": exfiltration()})
+    assert detect_format(path)[0] == "canonical"
+    first, second = iter_records([path], "auto")
+    assert first.text is not None
+    assert second.reject_reason == "malformed_record" and "--format goose" in (second.reject_detail or "")

@@ -88,6 +88,8 @@ def foreign_calls(text: str, line: int) -> Problem | None:
       ``mcp_tool_use``) in a message's ``content`` that is not also one of its
       ``tool_calls`` (an Anthropic file whose first record has no call nor ``system`` is
       detected as canonical): ``use --format anthropic``;
+    - a Goose ``toolRequest`` / ``toolResponse`` item in a ``content`` list (before the
+      Converse check: a Goose result item holds a ``toolResult`` key): ``use --format goose``;
     - an Amazon Bedrock Converse ``toolUse`` / ``toolResult`` block in a ``content`` list:
       ``use --format bedrock``;
     - a Gemini ``Content``: a message whose ``parts`` hold a function call or response
@@ -98,7 +100,8 @@ def foreign_calls(text: str, line: int) -> Problem | None:
     whatever number of markers it holds; a text that does not parse is left to the SQL
     stage. The checks run in the order above, each over every message.
     """
-    marks = ('tool_use"' in text, '"toolUse"' in text or '"toolResult"' in text, '"parts"' in text)
+    marks = ('tool_use"' in text, '"toolRequest"' in text or '"toolResponse"' in text,
+             '"toolUse"' in text or '"toolResult"' in text, '"parts"' in text)
     if not any(marks):
         return None
     parsed = marked_messages(text, "")
@@ -109,11 +112,16 @@ def foreign_calls(text: str, line: int) -> Problem | None:
         return Problem(line, "malformed_record",
                        f"messages[{found[0]}].content holds an Anthropic '{found[1]}' block that is not among its "
                        "tool_calls: read as canonical, the call would be lost (use --format anthropic)")
-    if marks[1] and (hit := _converse_block(messages)) is not None:
+    # Goose before Converse: a Goose toolResponse item holds a `toolResult` key, as Converse blocks do
+    if marks[1] and (hit := _goose_item(messages)) is not None:
+        return Problem(line, "malformed_record",
+                       f"messages[{hit[0]}].content holds a Goose '{hit[1]}' item: read as canonical, "
+                       "the call would be lost (use --format goose)")
+    if marks[2] and (hit := _converse_block(messages)) is not None:
         return Problem(line, "malformed_record",
                        f"messages[{hit[0]}].content holds a Bedrock Converse '{hit[1]}' block: read as "
                        "canonical, the call would be lost (use --format bedrock)")
-    if marks[2] and (hit := _gemini_part(messages)) is not None:
+    if marks[3] and (hit := _gemini_part(messages)) is not None:
         return Problem(line, "malformed_record",
                        f"messages[{hit[0]}].parts holds a Gemini '{hit[1]}' part: read as canonical, the call "
                        "would be lost (use --format gemini)")
@@ -129,6 +137,18 @@ def _converse_block(messages: list[Any]) -> tuple[int, str] | None:
             found = next((k for k in ("toolUse", "toolResult") if isinstance(block, dict) and k in block), None)
             if found is not None:
                 return i, found
+    return None
+
+
+def _goose_item(messages: list[Any]) -> tuple[int, str] | None:
+    """(message index, type) of the first Goose ``toolRequest`` / ``toolResponse`` item in a
+    message's ``content`` list, or None."""
+    for i, msg in enumerate(messages):
+        content = msg.get("content") if isinstance(msg, dict) else None
+        for item in content if isinstance(content, list) else []:
+            kind = item.get("type") if isinstance(item, dict) else None
+            if kind in ("toolRequest", "toolResponse"):
+                return i, kind
     return None
 
 

@@ -29,12 +29,14 @@ Rules:
   else one added after the call) is ``{"type": "parsing"}`` (failed).
 - ``toolResult`` ``status: error`` -> its ``error`` text (the policy's text rules);
   ``isError: true`` -> the result text as error text; a result that is exactly Goose's
-  denial (``DECLINED_RESPONSE``: the user refused the confirmation; the headless
-  auto-denial) -> ``{"type": "approval"}`` (blocked). Confirmation requests are not
+  denial (``DECLINED_RESPONSE``: the user refused the confirmation) -> ``{"type":
+  "approval"}`` (blocked). Confirmation requests are not
   persisted by Goose (counted in ``meta.confirmations`` when they are).
 - Result text: ``text`` items, a ``resource``'s text; images are dropped.
-- trajectory_id = the export's ``id`` / ``session_id``, else the file stem (the session
-  name); suite = ``--suite``, else the last folder of ``working_dir``, else ``goose``.
+- trajectory_id = the export's ``trajectory_id`` / ``id`` / ``session_id``, else the file
+  stem (the session name; a record on a later line: ``<stem>:<line>``); suite = ``--suite``,
+  else a record's ``suite``, else the last folder of ``working_dir``, else ``goose``. A line
+  holding a whole conversation (``conversation`` / ``messages``) is a trajectory of its own.
 - ``meta``: ``format``, ``session_id``, ``working_dir``, ``description``,
   ``schedule_id``, and counts of dropped items (``thinking``, ``notices``, ...).
 """
@@ -53,13 +55,9 @@ from pipeline.ingest.records import canonical_message
 FORMAT = "goose"
 # the content item types that mark a Goose message (detection, rule 4b)
 CALL_TYPES = {"toolRequest", "toolResponse", "toolConfirmationRequest", "frontendToolRequest"}
-# what Goose answers a call it did not run because nobody approved it (agents/tool_execution.rs)
-DENIALS = (
-    "The user has declined to run this tool. DO NOT attempt to call this tool again. "
-    "If there are no alternative methods to proceed, clearly explain the situation and STOP.",
-    "This tool call requires interactive approval, but this session runs headless "
-    "(a scheduled job with no approver) \u2014 the call was NOT run.",
-)
+# what Goose answers a call the user refused to confirm (DECLINED_RESPONSE, agents/tool_execution.rs)
+DECLINED = ("The user has declined to run this tool. DO NOT attempt to call this tool again. "
+            "If there are no alternative methods to proceed, clearly explain the situation and STOP.")
 _NAMED = re.compile(r"function name '([A-Za-z0-9_.-]{1,128})'")
 _META_KEYS = ("working_dir", "description", "name", "schedule_id", "session_type", "provider_name")
 _NOTICES = {"contextLengthExceeded", "summarizationRequested", "conversationCompacted", "systemNotification"}
@@ -167,7 +165,7 @@ class _Session:
         if result.get("status") == "success":
             text, is_error = _result_text(result.get("value"))
             error: Any = (text[:2000] or "tool error") if is_error else None
-            if text.strip() in DENIALS or any(text.startswith(d) for d in DENIALS[1:]):
+            if text.strip() == DECLINED:
                 error = {"type": "approval", "message": text[:500]}
         else:
             text = ""
@@ -204,11 +202,31 @@ def _listed(obj: Any) -> tuple[dict[str, Any], list[Any]] | None:
     return None
 
 
+def _record(info: dict[str, Any], session: _Session, ctx: Ctx, default_id: str,
+            dropped: list[int]) -> dict[str, Any]:
+    """The canonical record of one conversation (module docstring: id, suite, meta)."""
+    sid = next((info[k] for k in ("trajectory_id", "id", "session_id") if isinstance(info.get(k), str) and info[k]),
+               default_id)
+    meta: dict[str, Any] = {"format": FORMAT, "session_id": sid}
+    meta.update({k: info[k] for k in _META_KEYS if isinstance(info.get(k), (str, int))})
+    meta.update(session.counts)
+    if dropped:
+        meta["dropped_lines"] = dropped
+    own = info.get("suite") if isinstance(info.get("suite"), str) and info["suite"] else None
+    suite = ctx.state.get("suite") or own or _suite(info.get("working_dir")) or FORMAT
+    return {"trajectory_id": sid, "suite": suite, "meta": meta, "messages": session.finish()}
+
+
 def convert(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Convert one Goose session file or export (module docstring)."""
-    session = _Session(SizeGuard(int(ctx.state.get("max_record_bytes", 32 * 2**20))))
+    """Convert one Goose session file or export (module docstring). A line (or document)
+    holding a whole conversation (an export, a record of messages) is a trajectory of its
+    own: id its ``trajectory_id`` / ``id`` / ``session_id``, else the file stem (line 1) or
+    ``<stem>:<line>``; the metadata and message lines of a session file are one more."""
+    guard = SizeGuard(int(ctx.state.get("max_record_bytes", 32 * 2**20)))
+    session = _Session(guard)
     info: dict[str, Any] = {}
     dropped: list[int] = []
+    first: int | None = None
     seen = 0
     for number, obj in items:
         seen += 1
@@ -217,26 +235,21 @@ def convert(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, d
             continue
         if not isinstance(obj, (dict, list)):
             raise AdapterError(f"line {number} is {type(obj).__name__}, expected an object")
-        whole = _listed(obj) if seen == 1 and not is_message(obj) else None
+        whole = None if is_message(obj) else _listed(obj)
         if whole is not None:
-            info = whole[0]
+            one = _Session(guard)
             for msg in whole[1]:
                 if is_message(msg):
-                    session.message(msg)
+                    one.message(msg)
                 else:
-                    session.count("skipped_messages")
+                    one.count("skipped_messages")
+            yield number, _record(whole[0], one, ctx, ctx.stem if number == 1 else f"{ctx.stem}:{number}", [])
         elif is_message(obj):
+            first = number if first is None else first
             session.message(obj)  # type: ignore[arg-type]
         elif seen == 1 and isinstance(obj, dict):
-            info = obj  # the metadata line
+            info, first = obj, number  # the metadata line
         else:
             raise AdapterError(f"line {number} is no Goose message (role user/assistant with a content list)")
-    sid = info.get("id") or info.get("session_id")
-    sid = sid if isinstance(sid, str) and sid else ctx.stem
-    meta: dict[str, Any] = {"format": FORMAT, "session_id": sid}
-    meta.update({k: info[k] for k in _META_KEYS if isinstance(info.get(k), (str, int))})
-    meta.update(session.counts)
-    if dropped:
-        meta["dropped_lines"] = dropped
-    suite = ctx.state.get("suite") or _suite(info.get("working_dir")) or FORMAT
-    yield 1, {"trajectory_id": sid, "suite": suite, "meta": meta, "messages": session.finish()}
+    if first is not None or not seen:
+        yield first or 1, _record(info, session, ctx, ctx.stem, dropped)
