@@ -65,7 +65,9 @@ class _Run:
         self.builder = Messages(guard)
 
 
-def _suite(cwd: Any) -> str | None:
+def folder_suite(cwd: Any) -> str | None:
+    """The suite a working folder names: its last component, sanitised (at most 100
+    characters), or None when ``cwd`` is not a string or names nothing."""
     if not isinstance(cwd, str):
         return None
     name = _SUITE.sub("-", cwd.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1]).strip("-.")
@@ -142,6 +144,6 @@ def _record(sid: str, parent: str | None, run: _Run, info: dict[str, Any], ctx: 
     if parent is not None:
         record["parent_trajectory_id"] = sid
         record["parent_call_id"] = parent
-    suite = ctx.state.get("suite") or _suite(info.get("cwd")) or FORMAT
+    suite = ctx.state.get("suite") or folder_suite(info.get("cwd")) or FORMAT
     record.update({"suite": suite, "meta": meta, "messages": run.builder.messages})
     return record

@@ -49,7 +49,7 @@ from typing import Any
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx, TextParts, tool_call, tool_result
 from pipeline.ingest.adapters._session import DROPPED, SizeGuard
-from pipeline.ingest.adapters.claude_stream import _suite
+from pipeline.ingest.adapters.claude_stream import folder_suite
 from pipeline.ingest.records import canonical_message
 
 FORMAT = "goose"
@@ -213,7 +213,7 @@ def _record(info: dict[str, Any], session: _Session, ctx: Ctx, default_id: str,
     if dropped:
         meta["dropped_lines"] = dropped
     own = info.get("suite") if isinstance(info.get("suite"), str) and info["suite"] else None
-    suite = ctx.state.get("suite") or own or _suite(info.get("working_dir")) or FORMAT
+    suite = ctx.state.get("suite") or own or folder_suite(info.get("working_dir")) or FORMAT
     return {"trajectory_id": sid, "suite": suite, "meta": meta, "messages": session.finish()}
 
 
