@@ -22,8 +22,8 @@ from typing import Any
 
 from pipeline.ingest.adapters import (
     agentdojo, ai_sdk, anthropic, autogen, bedrock, claude_stream, codex_exec, gemini, gemini_stream, goose,
-    inspect_log, langchain, litellm, mcp, openhands, otel, pydantic_ai, r_judge, responses, sharegpt, smolagents,
-    swe_agent, tau2_bench, tau_bench,
+    inspect_log, langchain, litellm, mcp, opencode, openhands, otel, pydantic_ai, r_judge, responses, sharegpt,
+    smolagents, swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
 from pipeline.ingest.adapters.bare_lists import chat_message, gemini_content, responses_item
@@ -73,6 +73,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("litellm", litellm.convert, "array"),
         AdapterSpec("mcp", mcp.convert_session, "session"),
         AdapterSpec("goose", goose.convert, "session"),
+        AdapterSpec("opencode", opencode.convert, "session"),
     )
 }
 

@@ -35,6 +35,12 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
    ``instance_id`` + ``history`` (an ``output.jsonl`` line, or a JSON array of them), or an
    array of ``kind``-tagged V1 events (``llm_message``/``tool_call_id``/``system_prompt``)
    -> openhands.
+5c. an ``opencode export`` document (``info`` + ``messages`` of ``{info, parts}`` carrying
+   ``sessionID``) or an ``opencode run --format json`` event line (``type`` ``step_start`` /
+   ``text`` / ``tool_use`` / ... + ``sessionID`` + ``timestamp``) -> opencode; before rule 7b
+   (an AI SDK message also has ``parts`` with ``step-start``). Rule 1d: OpenCode's storage
+   folder by path: ``storage/session/<project>/<id>.json`` -> opencode, its ``message/``,
+   ``part/``, ``session_diff/``, ``todo/``, ``project/`` files -> ``skip``.
 5b. messages with ``kind`` + ``parts`` whose parts have ``part_kind`` (a Pydantic AI history,
    bare, an array of them or a record's ``messages``) -> pydantic-ai.
 6. K == {metadata} (run header), ``metadata`` with C holding ``suite_name``, or
@@ -119,6 +125,8 @@ from pipeline.ingest.adapters.bare_lists import ITEM_RECORD_KEYS, RECORD_KEYS
 from pipeline.ingest.adapters.bedrock import CALL_BLOCKS as CONVERSE_BLOCKS
 from pipeline.ingest.adapters.bedrock import session_bookkeeping, session_message_index
 from pipeline.ingest.adapters.goose import CALL_TYPES as GOOSE_TYPES
+from pipeline.ingest.adapters.opencode import RUN_TYPES as OPENCODE_RUN_TYPES
+from pipeline.ingest.adapters.opencode_storage import storage_file
 from pipeline.ingest.adapters.openhands_v1 import event_index
 from pipeline.storage import Location
 
@@ -153,6 +161,9 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "openhands", "records with 'instance_id' and 'history': OpenHands evaluation output"
     if shape.top == "[" and "kind" in k and {"llm_message", "tool_call_id", "system_prompt"} & k:
         return "openhands", "array of 'kind'-tagged events (llm_message/tool_call_id): OpenHands V1 events"
+    if opencode_shape(shape, k):
+        return "opencode", ("'info' + 'messages' of {info, parts} with sessionID (an `opencode export`), or an "
+                            "`opencode run --format json` event (type step_start/text/tool_use/... + sessionID)")
     if any({"kind", "parts"} <= shape.at(d) and "part_kind" in shape.at(d + 2) for d in (2, 3)):
         return "pydantic-ai", "messages with 'kind' and 'parts' of a 'part_kind': a Pydantic AI message history"
     if k == {"metadata"} or ("metadata" in k and "suite_name" in c):
@@ -239,6 +250,19 @@ def _goose(shape: Shape, k: set[str]) -> str | None:
     return None
 
 
+def opencode_shape(shape: Shape, k: set[str]) -> bool:
+    """Rule 5c: an ``opencode export`` document (``info`` + ``messages`` whose elements are
+    ``{info, parts}`` and whose message infos or parts carry ``sessionID``), or an
+    ``opencode run --format json`` event line (``type`` of its events + ``sessionID`` +
+    ``timestamp``, and a ``part`` or ``error``)."""
+    if shape.top != "{":
+        return False
+    if {"info", "messages"} <= k and {"info", "parts"} <= shape.at(3):
+        return "sessionID" in shape.at(4) | shape.at(5)
+    return {"type", "sessionID", "timestamp"} <= k and bool({"part", "error"} & k) \
+        and bool(OPENCODE_RUN_TYPES & shape.types)
+
+
 def _converse(shape: Shape, k: set[str]) -> bool:
     """Rule 13d's Converse messages: content blocks keyed ``toolUse`` / ``toolResult``, or a
     record's top-level ``system`` list of text blocks without a ``type`` (Anthropic types
@@ -273,6 +297,9 @@ def detect(path: Location) -> tuple[str, str]:
     strands = _strands(path)
     if strands is not None:
         return strands
+    opencode = storage_file(path)
+    if opencode is not None:
+        return opencode
     ndjson = (name.endswith(NDJSON_SUFFIXES) or not name.endswith((".json", ".json.gz"))) \
         and not pretty_printed(path)  # pretty-printed: its head is scanned as a document's
     head, cut = _head(path, SNIFF_BYTES, ndjson)

@@ -1,6 +1,6 @@
 """Checks and repairs of one record's JSON text before it passes through to the SQL stage
-unparsed: non-finite numbers and Anthropic or Bedrock Converse call blocks or Gemini call
-parts the canonical reader would lose are rejected (``Problem``), lone UTF-16 surrogates are
+unparsed: non-finite numbers and Anthropic or Bedrock Converse call blocks, Gemini call
+parts or OpenCode tool parts the canonical reader would lose are rejected (``Problem``), lone UTF-16 surrogates are
 replaced by U+FFFD.
 
 Each check is a cheap substring test first: only texts that may hold the problem are
@@ -94,7 +94,10 @@ def foreign_calls(text: str, line: int) -> Problem | None:
       ``use --format bedrock``;
     - a Gemini ``Content``: a message whose ``parts`` hold a function call or response
       (``functionCall`` / ``function_call``, ``functionResponse`` / ``function_response``; a
-      null one is the SDK's unset field): ``use --format gemini``.
+      null one is the SDK's unset field): ``use --format gemini``;
+    - an OpenCode message: its ``parts`` hold a ``tool`` part (``type: "tool"`` with a
+      ``callID``: an ``opencode export``'s message, or one an app copied under ``messages``):
+      ``use --format opencode``.
 
     Cheap substring tests first: only a text holding one of the markers is parsed, once,
     whatever number of markers it holds; a text that does not parse is left to the SQL
@@ -125,6 +128,10 @@ def foreign_calls(text: str, line: int) -> Problem | None:
         return Problem(line, "malformed_record",
                        f"messages[{hit[0]}].parts holds a Gemini '{hit[1]}' part: read as canonical, the call "
                        "would be lost (use --format gemini)")
+    if marks[2] and (index := _opencode_tool_part(messages)) is not None:
+        return Problem(line, "malformed_record",
+                       f"messages[{index}].parts holds an OpenCode 'tool' part: read as canonical, the call would "
+                       "be lost (use --format opencode)")
     return None
 
 
@@ -161,6 +168,17 @@ def _gemini_part(messages: list[Any]) -> tuple[int, str] | None:
             found = next((k for k in GEMINI_CALL_PARTS if isinstance(part, dict) and part.get(k) is not None), None)
             if found is not None:
                 return i, found
+    return None
+
+
+def _opencode_tool_part(messages: list[Any]) -> int | None:
+    """The index of the first message whose ``parts`` hold an OpenCode tool part
+    (``type: "tool"`` with a ``callID``), or None."""
+    for i, msg in enumerate(messages):
+        parts = msg.get("parts") if isinstance(msg, dict) else None
+        if any(isinstance(p, dict) and p.get("type") == "tool" and "callID" in p
+               for p in (parts if isinstance(parts, list) else [])):
+            return i
     return None
 
 

@@ -25,7 +25,8 @@ FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI ro
                 "bedrock": "Amazon Bedrock Converse messages",
                 "litellm": "LiteLLM StandardLoggingPayload records",
                 "mcp": "an MCP JSON-RPC traffic log",
-                "goose": "a Goose session"}
+                "goose": "a Goose session",
+                "opencode": "an OpenCode session (export, run --format json log)"}
 
 
 def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:
