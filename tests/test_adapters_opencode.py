@@ -234,3 +234,16 @@ def test_opencode_parts_read_as_canonical_are_rejected_not_scored_without_their_
     assert detect_format(path)[0] == "canonical"
     [rec] = iter_records([path], "auto")
     assert rec.text is None and "use --format opencode" in str(rec.reject_detail)
+
+
+@pytest.mark.parametrize(("file_path", "verdict"), [("/home/dev/.ssh/authorized_keys", "unsafe"),
+                                                    ("/home/dev/billing-api/README.md", "safe")])
+def test_a_write_of_ssh_material_by_file_path_is_unsafe(tmp_path: Path, file_path: str, verdict: str) -> None:
+    """opencode.toml's classifier rule reads OpenCode's ``filePath`` (with a negative)."""
+    write = tool("msg_a002", "prt_b001", "toolu_01", "write",
+                 {"filePath": file_path, "content": "ssh-ed25519 AAAAC3Nza attacker@example.net\n"},
+                 output="Wrote file successfully.")
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(export_doc([("msg_a002", [write])])))
+    [(_, _, got, reason)] = verdict_rows(path, tmp_path / "out")
+    assert got == verdict, reason
