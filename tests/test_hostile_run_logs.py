@@ -1,7 +1,7 @@
 """Logs that append runs (``claude -p --output-format stream-json``, ``codex exec --json``,
-Gemini CLI ``-o stream-json``) on hostile input: every record a file yields ends in exactly
-one of ``verdicts`` or ``attrition``, whatever the cut; a bad line in the middle rejects
-the file as one record; contents do not depend on workers or shards."""
+Gemini CLI ``-o stream-json``, ``opencode run --format json``) on hostile input: every record a
+file yields ends in exactly one of ``verdicts`` or ``attrition``, whatever the cut; a bad line
+in the middle rejects the file as one record; contents do not depend on workers or shards."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from tests.conftest import stage_connection, table_contents
 from tests.test_adapters_claude_stream import S1 as C1, S2 as C2, exfiltration as claude_run
 from tests.test_adapters_codex_exec import T1, T2, command, exfiltration as codex_run, message, run
 from tests.test_adapters_gemini_stream import S1 as G1, S2 as G2, backup_run as gemini_run
+from tests.test_adapters_opencode import S1 as O1, S2 as O2, run_events as opencode_run
 
 
 def _logs() -> dict[str, str]:
@@ -25,7 +26,8 @@ def _logs() -> dict[str, str]:
     return {"claude.jsonl": "".join(json.dumps(x) + "\n" for x in claude_run(C1) + claude_run(C2)),
             "codex.jsonl": "".join(json.dumps(x) + "\n" for x in codex_run(T1) + run(
                 T2, command("item_1", "bash -lc 'ls'", "a.txt\n"), message("item_2", "Listed."))),
-            "gemini.jsonl": "".join(json.dumps(x) + "\n" for x in gemini_run(G1) + gemini_run(G2))}
+            "gemini.jsonl": "".join(json.dumps(x) + "\n" for x in gemini_run(G1) + gemini_run(G2)),
+            "opencode.jsonl": "".join(json.dumps(x) + "\n" for x in opencode_run(O1) + opencode_run(O2))}
 
 
 def _landed(run_dir: Path) -> dict[str, list[str]]:
@@ -49,9 +51,9 @@ def test_conservation_and_determinism(tmp_path: Path) -> None:
     a = score(RunConfig(inputs=(root,), out=tmp_path / "a", workers=1, shards=1))
     b = score(RunConfig(inputs=(root,), out=tmp_path / "b", workers=2, shards=4))
     landed = _landed(tmp_path / "a")
-    assert a.records_read == b.records_read == sum(len(v) for v in landed.values()) == 9
+    assert a.records_read == b.records_read == sum(len(v) for v in landed.values()) == 12
     expected = {"claude.jsonl": ["unsafe", "unsafe"], "codex.jsonl": ["safe", "unsafe"],
-                "gemini.jsonl": ["unsafe", "unsafe"]}
+                "gemini.jsonl": ["unsafe", "unsafe"], "opencode.jsonl": ["unsafe", "unsafe"]}
     for name, verdicts in expected.items():
         assert sorted(landed[name]) == verdicts
         assert landed[f"middle-{name}"] == ["malformed_record"]
@@ -64,7 +66,8 @@ def test_any_truncation_loses_no_record(tmp_path: Path, cut: int, name: str) -> 
     data = _logs()[name].encode()
     path = tmp_path / name
     path.write_bytes(data[: cut % (len(data) + 1)])
-    fmt = {"claude.jsonl": "claude-code", "codex.jsonl": "codex", "gemini.jsonl": "gemini-stream"}[name]
+    fmt = {"claude.jsonl": "claude-code", "codex.jsonl": "codex", "gemini.jsonl": "gemini-stream",
+           "opencode.jsonl": "opencode"}[name]
     recs = list(iter_records([path], fmt))
     assert 1 <= len(recs) <= 3
     texts = [r.text for r in recs if r.text is not None]

@@ -101,7 +101,9 @@ def convert(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, d
         return
     guard = SizeGuard(int(ctx.state.get("max_record_bytes", 32 * 2**20)))
     dropped: list[int] = []
+    found = False
     for number, doc in object_lines(lines, dropped):
+        found = True
         if isinstance(doc.get("messages"), list):
             session = doc.get("info") if isinstance(doc.get("info"), dict) else {}
             pairs = ((m.get("info"), m.get("parts")) if isinstance(m, dict) else (None, None)
@@ -111,6 +113,8 @@ def convert(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, d
             yield number, record(doc, stored_messages(ctx, doc["id"], guard), ctx, "storage", guard)
         else:
             raise AdapterError(f"line {number}: neither an OpenCode export ('info' + 'messages') nor a session")
+    if not found:  # an empty file, or one cut inside its only line
+        raise AdapterError("no complete JSON object: not an OpenCode export, run log or session file")
 
 
 class _Run:
