@@ -247,3 +247,15 @@ def test_a_write_of_ssh_material_by_file_path_is_unsafe(tmp_path: Path, file_pat
     path.write_text(json.dumps(export_doc([("msg_a002", [write])])))
     [(_, _, got, reason)] = verdict_rows(path, tmp_path / "out")
     assert got == verdict, reason
+
+
+def test_an_export_whose_session_info_fills_the_head_is_still_opencode(tmp_path: Path) -> None:
+    """A session's summary (file diffs) can push ``messages`` past the 2 MiB head."""
+    doc = export_doc()
+    doc["info"]["summary"] = {"additions": 1, "deletions": 0, "files": 1,
+                              "diffs": [{"file": "data.csv", "before": "", "after": "x" * 3_000_000}]}
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(doc))
+    assert detect_format(path)[0] == "opencode"
+    [record] = converted(path)
+    assert record["trajectory_id"] == S1

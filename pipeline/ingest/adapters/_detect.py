@@ -252,13 +252,18 @@ def _goose(shape: Shape, k: set[str]) -> str | None:
 
 def opencode_shape(shape: Shape, k: set[str]) -> bool:
     """Rule 5c: an ``opencode export`` document (``info`` + ``messages`` whose elements are
-    ``{info, parts}`` and whose message infos or parts carry ``sessionID``), or an
+    ``{info, parts}`` and whose message infos or parts carry ``sessionID``; or a head that
+    holds only the export's session ``info``: ``id``, ``projectID``, ``directory``,
+    ``version``), or an
     ``opencode run --format json`` event line (``type`` of its events + ``sessionID`` +
     ``timestamp``, and a ``part`` or ``error``)."""
     if shape.top != "{":
         return False
     if {"info", "messages"} <= k and {"info", "parts"} <= shape.at(3):
         return "sessionID" in shape.at(4) | shape.at(5)
+    if k and k <= {"info", "messages", "todos"} and "info" in k and "messages" not in k:
+        # the session's info fills the head (its summary's file diffs): an export's info
+        return {"id", "projectID", "directory", "version"} <= shape.at(2)
     return {"type", "sessionID", "timestamp"} <= k and bool({"part", "error"} & k) \
         and bool(OPENCODE_RUN_TYPES & shape.types)
 
