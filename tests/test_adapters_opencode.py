@@ -188,28 +188,52 @@ def test_a_run_log_is_one_trajectory_per_session(tmp_path: Path) -> None:
     assert verdicts == {S1: ("flow", "unsafe"), S2: ("flow", "unsafe")}
 
 
-def test_the_storage_folder_is_one_trajectory_per_session(tmp_path: Path) -> None:
-    storage = tmp_path / "opencode" / "storage"
-    doc = export_doc()
-    (storage / "session" / doc["info"]["projectID"]).mkdir(parents=True)
-    (storage / "session" / doc["info"]["projectID"] / f"{S1}.json").write_text(json.dumps(doc["info"]))
-    (storage / "project").mkdir()
-    (storage / "project" / f"{doc['info']['projectID']}.json").write_text(json.dumps({"id": "x", "worktree": "/"}))
-    (storage / "todo").mkdir()
-    (storage / "todo" / f"{S1}.json").write_text("[]")
+def write_storage(storage: Path, doc: dict[str, Any]) -> None:
+    """One exported session written as OpenCode's storage folder writes it."""
+    sid, project = doc["info"]["id"], doc["info"]["projectID"]
+    for folder, name, value in [("session/" + project, sid, doc["info"]), ("project", project, {"id": project}),
+                                ("todo", sid, [])]:
+        (storage / folder).mkdir(parents=True, exist_ok=True)
+        (storage / folder / f"{name}.json").write_text(json.dumps(value))
     for msg in doc["messages"]:
-        mdir, pdir = storage / "message" / S1, storage / "part" / msg["info"]["id"]
+        mdir, pdir = storage / "message" / sid, storage / "part" / msg["info"]["id"]
         mdir.mkdir(parents=True, exist_ok=True)
         pdir.mkdir(parents=True)
         (mdir / f"{msg['info']['id']}.json").write_text(json.dumps(msg["info"]))
         for part in msg["parts"]:
             (pdir / f"{part['id']}.json").write_text(json.dumps(part))
+
+
+def test_the_storage_folder_is_one_trajectory_per_session(tmp_path: Path) -> None:
+    storage = tmp_path / "opencode" / "storage"
+    write_storage(storage, export_doc())
     [record] = converted(storage)
     assert (record["trajectory_id"], record["meta"]["output_format"]) == (S1, "storage")
     parts = [json.loads(p.read_text()) for p in (storage / "part").rglob("*.json")]
     assert step_counts(storage, tmp_path / "steps") == raw_counts(parts) == (4, 4, 2)
     [(tid, route, verdict, _)] = verdict_rows(storage, tmp_path / "out")
     assert (tid, route, verdict) == (S1, "flow", "unsafe")
+
+
+def test_a_subagent_session_names_its_task_call_and_a_failed_subagent_is_unknown(tmp_path: Path) -> None:
+    """The parent's ``task`` call names the child session in ``state.metadata.sessionId``."""
+    task = tool("msg_a002", "prt_b001", "toolu_01", "task",
+                {"description": "Find keys", "prompt": "find AWS keys", "subagent_type": "general"}, "error",
+                error=f"Subagent failed (task_id: {S2}): {REJECTED}")
+    task["state"]["metadata"] = {"parentSessionId": S1, "sessionId": S2}
+    parent = export_doc([("msg_a002", [task])])
+    child = export_doc([("msg_c002", [tool("msg_c002", "prt_c001", "toolu_09", "grep", {"pattern": "AKIA"},
+                                           output="none", sid=S2)])])
+    child["info"].update(id=S2, parentID=S1)
+    child["messages"][0]["info"]["id"] = "msg_c001"
+    storage = tmp_path / "storage"
+    write_storage(storage, parent)
+    write_storage(storage, child)
+    records = {r["trajectory_id"]: r for r in converted(storage)}
+    assert (records[S2]["parent_trajectory_id"], records[S2]["parent_call_id"]) == (S1, "toolu_01")
+    assert "parent_trajectory_id" not in records[S1]
+    step_counts(storage, tmp_path / "steps")
+    assert sorted(steps(tmp_path / "steps")) == [("grep", "executed"), ("task", "unknown")]
 
 
 @pytest.mark.parametrize(("name", "lines", "fmt"), [

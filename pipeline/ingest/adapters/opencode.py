@@ -21,7 +21,8 @@ reader's ``session`` layout: the whole file is handed over as ``(line, value)`` 
 Parts -> messages: :mod:`pipeline.ingest.adapters.opencode_parts`. suite = ``--suite``,
 else the last folder name of the session's ``directory`` (else an assistant message's
 ``path.cwd``), else ``default``. A session with a ``parentID`` (a subagent's, started by a
-``task`` call) has ``parent_trajectory_id``. ``meta``: ``format`` (``opencode``),
+``task`` call) has ``parent_trajectory_id`` (read from the storage folder, also
+``parent_call_id``: that ``task`` call). ``meta``: ``format`` (``opencode``),
 ``output_format`` (``export`` | ``run-json`` | ``storage``), ``session_id``, ``title``,
 ``directory``, ``models``, ``dropped_parts``, ``message_errors``; a run log's ``errors``
 (``error`` events) and ``rejected`` (permissions ``opencode run`` auto-rejected).
@@ -36,7 +37,7 @@ from typing import Any
 from pipeline.ingest.adapters._common import AdapterError, Ctx
 from pipeline.ingest.adapters._session import SizeGuard, object_lines, told_by_head
 from pipeline.ingest.adapters.opencode_parts import Builder
-from pipeline.ingest.adapters.opencode_storage import stored_messages
+from pipeline.ingest.adapters.opencode_storage import parent_call, stored_messages
 
 FORMAT = "opencode"
 # event types of `opencode run --format json`
@@ -110,7 +111,10 @@ def convert(items: Iterable[tuple[int, Any]], ctx: Ctx) -> Iterator[tuple[int, d
                      for m in doc["messages"])
             yield number, record(session, pairs, ctx, "export", guard)
         elif isinstance(doc.get("id"), str) and "messages" not in doc:
-            yield number, record(doc, stored_messages(ctx, doc["id"], guard), ctx, "storage", guard)
+            out = record(doc, stored_messages(ctx, doc["id"], guard), ctx, "storage", guard)
+            if "parent_trajectory_id" in out:
+                out["parent_call_id"] = parent_call(ctx, out["parent_trajectory_id"], out["trajectory_id"])
+            yield number, out
         else:
             raise AdapterError(f"line {number}: neither an OpenCode export ('info' + 'messages') nor a session")
     if not found:  # an empty file, or one cut inside its only line

@@ -19,6 +19,9 @@ as its ``info`` (``role`` user | assistant) and a list of typed ``parts``:
   call...") or a rule denied (``PermissionDeniedError``: "The user has specified a rule
   which prevents you from using this specific tool call...") -> the structured error
   ``{"type": "approval"}`` (blocked); older releases wrote the error as ``Error: <text>``.
+- A ``task`` call that failed because its subagent failed ("Subagent failed (task_id: ...):
+  <the subagent's error>") -> ``{"type": "unknown"}``: the subagent ran (its own session is
+  its own trajectory), whatever wording its last error has.
 - An assistant message is split where text follows its calls: calls -> their results ->
   the text after them (the order the model saw them in).
 - ``apply_patch`` / ``patch`` calls get ``paths_written`` / ``paths_deleted`` from the
@@ -56,8 +59,9 @@ def _text(value: Any) -> str:
     return "" if value is None else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _result(call_id: str, state: dict[str, Any]) -> dict[str, Any] | None:
-    """The tool message answering one call, from its part's ``state`` (module docstring)."""
+def _result(call_id: str, name: str, state: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool message answering one call of tool ``name``, from its part's ``state``
+    (module docstring)."""
     status = state.get("status")
     if status == "completed":
         return tool_result(call_id, _text(state.get("output")))
@@ -68,6 +72,8 @@ def _result(call_id: str, state: dict[str, Any]) -> dict[str, Any] | None:
     printed = meta.get("output") if meta.get("interrupted") is True else None
     content = printed if isinstance(printed, str) else text
     error: Any = {"type": "approval", "message": text} if permission_refused(text) else text
+    if name == "task" and text.startswith("Subagent failed"):
+        error = {"type": "unknown", "message": text}  # the subagent ran: whatever its own last error says
     return tool_result(call_id, content, error)
 
 
@@ -153,7 +159,7 @@ class Builder:
             written, deleted = patch_paths(args["patchText"])
             args = {**args, "paths_written": written, "paths_deleted": deleted}
         self.guard.add(args)
-        result = _result(call_id, state)
+        result = _result(call_id, name, state)
         if result is not None:
             self.guard.add(result["content"])
         return tool_call(call_id, name, args), result

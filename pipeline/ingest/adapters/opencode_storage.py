@@ -11,6 +11,8 @@ and ``project/`` (no transcript).
   message files in id order (OpenCode's ids sort by creation), each with its part files in
   id order. The message and part files, and the bookkeeping folders, are read with it
   (``skip`` on their own): give the storage folder, or a session's info file.
+- A subagent's session (``parentID``) gets ``parent_call_id``: the parent's ``task`` call
+  whose ``state.metadata.sessionId`` names it (:func:`parent_call`).
 - A message or part file that cannot be read rejects the session (``malformed_record``,
   the file named); the files of one session past ``8 x max_record_bytes`` are
   ``record_too_large``.
@@ -62,6 +64,24 @@ def stored_messages(ctx: Ctx, session_id: str, guard: SizeGuard) -> Iterator[tup
         if total > 8 * limit:
             raise SessionAbort("record_too_large", f"session files larger than {8 * limit} bytes")
         yield info, parts
+
+
+def parent_call(ctx: Ctx, parent_id: str, session_id: str) -> str | None:
+    """The ``callID`` of the ``task`` call of session ``parent_id`` that started subagent
+    session ``session_id`` (its ``state.metadata.sessionId``), read from the storage
+    folder; None when the parent's files are not there or name no such call."""
+    limit = int(ctx.state.get("max_record_bytes", 32 * 2**20))
+    storage = ctx.path.parent.parent.parent
+    folder = storage / "message" / parent_id
+    for name in _json_names(folder):
+        part_dir = storage / "part" / name[:-5]
+        for part_name in _json_names(part_dir):
+            part, _ = _read(part_dir / part_name, limit)
+            state = part.get("state") if isinstance(part, dict) and part.get("tool") == "task" else None
+            meta = state.get("metadata") if isinstance(state, dict) else None
+            if isinstance(meta, dict) and meta.get("sessionId") == session_id and isinstance(part.get("callID"), str):
+                return str(part["callID"])
+    return None
 
 
 def storage_file(path: Location) -> tuple[str, str] | None:
