@@ -103,32 +103,32 @@ def foreign_calls(text: str, line: int) -> Problem | None:
     whatever number of markers it holds; a text that does not parse is left to the SQL
     stage. The checks run in the order above, each over every message.
     """
-    marks = ('tool_use"' in text, '"toolRequest"' in text or '"toolResponse"' in text,
-             '"toolUse"' in text or '"toolResult"' in text, '"parts"' in text)
-    if not any(marks):
+    anthropic, goose = 'tool_use"' in text, '"toolRequest"' in text or '"toolResponse"' in text
+    converse, parts = '"toolUse"' in text or '"toolResult"' in text, '"parts"' in text
+    if not (anthropic or goose or converse or parts):
         return None
     parsed = marked_messages(text, "")
     if parsed is None:
         return None
     messages = parsed[1]
-    if marks[0] and (found := _unmirrored_call(messages)) is not None:
+    if anthropic and (found := _unmirrored_call(messages)) is not None:
         return Problem(line, "malformed_record",
                        f"messages[{found[0]}].content holds an Anthropic '{found[1]}' block that is not among its "
                        "tool_calls: read as canonical, the call would be lost (use --format anthropic)")
     # Goose before Converse: a Goose toolResponse item holds a `toolResult` key, as Converse blocks do
-    if marks[1] and (hit := _goose_item(messages)) is not None:
+    if goose and (hit := _goose_item(messages)) is not None:
         return Problem(line, "malformed_record",
                        f"messages[{hit[0]}].content holds a Goose '{hit[1]}' item: read as canonical, "
                        "the call would be lost (use --format goose)")
-    if marks[2] and (hit := _converse_block(messages)) is not None:
+    if converse and (hit := _converse_block(messages)) is not None:
         return Problem(line, "malformed_record",
                        f"messages[{hit[0]}].content holds a Bedrock Converse '{hit[1]}' block: read as "
                        "canonical, the call would be lost (use --format bedrock)")
-    if marks[3] and (hit := _gemini_part(messages)) is not None:
+    if parts and (hit := _gemini_part(messages)) is not None:
         return Problem(line, "malformed_record",
                        f"messages[{hit[0]}].parts holds a Gemini '{hit[1]}' part: read as canonical, the call "
                        "would be lost (use --format gemini)")
-    if marks[2] and (index := _opencode_tool_part(messages)) is not None:
+    if parts and (index := _opencode_tool_part(messages)) is not None:
         return Problem(line, "malformed_record",
                        f"messages[{index}].parts holds an OpenCode 'tool' part: read as canonical, the call would "
                        "be lost (use --format opencode)")
