@@ -102,6 +102,12 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 14. ``messages`` and (``system`` key or a ``tool_use``/``server_tool_use``/``mcp_tool_use``/
     ``tool_result`` block: ``ANTHROPIC_TYPES``), or a bare array of ``role`` messages (no
     record key: ``bare_lists.RECORD_KEYS``) with such a block -> anthropic.
+14b. a bare array of ``role`` messages (no record key, no ``tool_calls``) whose head holds a
+    Cline / Roo Code mark (an ``<environment_details>`` block, or a ``[<tool> for '...']
+    Result:`` header of a ``cline_xml.TOOL_NAMES`` tool): Cline's
+    ``api_conversation_history.json`` with XML calls in text (no ``tool_use`` block) ->
+    anthropic, which reads those calls (:mod:`.cline_xml`). Checked on the head's text in
+    :func:`detect`, once rules 2-15 give canonical.
 15. ``input`` or ``output`` (no ``messages``) holding a Responses API item type
     (``function_call``, ``function_call_output``, ``input_text``, ``output_text``, the
     hosted tools' ``mcp_call`` / ``code_interpreter_call`` / ``file_search_call`` / ``mcp_list_tools``, ...), or a
@@ -124,6 +130,7 @@ from pipeline.ingest.adapters.anthropic import CALL_BLOCKS as ANTHROPIC_CALLS
 from pipeline.ingest.adapters.bare_lists import ITEM_RECORD_KEYS, RECORD_KEYS
 from pipeline.ingest.adapters.bedrock import CALL_BLOCKS as CONVERSE_BLOCKS
 from pipeline.ingest.adapters.bedrock import session_bookkeeping, session_message_index
+from pipeline.ingest.adapters.cline_xml import head_mark
 from pipeline.ingest.adapters.goose import CALL_TYPES as GOOSE_TYPES
 from pipeline.ingest.adapters.opencode import RUN_TYPES as OPENCODE_RUN_TYPES
 from pipeline.ingest.adapters.opencode_storage import storage_file
@@ -287,6 +294,14 @@ def _converse(shape: Shape, k: set[str]) -> bool:
     return "tool_calls" not in shape.at(base + 2) and "text" in system and "type" not in system
 
 
+def _cline(shape: Shape, head: bytes) -> bool:
+    """Rule 14b: a bare array of ``role`` messages (no record key, no ``tool_calls``) whose
+    head's text holds a Cline / Roo Code mark (``cline_xml.head_mark``)."""
+    k = shape.at(2)
+    return shape.top == "[" and "role" in k and not RECORD_KEYS & k and "tool_calls" not in k \
+        and head_mark(head.decode("utf-8", "replace"))
+
+
 def detect(path: Location) -> tuple[str, str]:
     """(format, human-readable why) for one file; format ``skip`` means no records."""
     name = path.name.lower()
@@ -313,6 +328,9 @@ def detect(path: Location) -> tuple[str, str]:
     if cut and fmt == "canonical" and "trajectory_id" not in shape.at(2 if shape.top == "[" else 1):
         shape = scan(_head(path, LONG_SNIFF_BYTES, ndjson)[0].decode("utf-8", "replace"))
         fmt, why = classify(shape)
+    if fmt == "canonical" and _cline(shape, head):
+        fmt, why = "anthropic", ("a bare array of messages with Cline/Roo Code marks (<environment_details>, "
+                                 "'[tool for ...] Result:'): a Cline api_conversation_history.json (XML calls in text)")
     per_line = fmt == "openhands" and {"instance_id", "history"} <= shape.at(1)  # output.jsonl lines
     if ndjson and fmt in ("openhands", "swe-agent", "inspect", "skip") and not per_line:
         return "canonical", f"NDJSON file whose first record looks like {fmt}: treated as canonical"

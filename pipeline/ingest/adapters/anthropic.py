@@ -25,6 +25,10 @@ messages followed by the reply's ``content`` as one more assistant message.
   is_error}`` -> one ``role=tool`` message, in block order; ``is_error: true`` -> ``error``
   is the result text.
 - ``system`` (string or text blocks) -> a leading system message.
+- Cline / Roo Code XML calls: a conversation with no native call block anywhere (``CALL_BLOCKS``)
+  reads the calls its assistant text writes as XML and their ``[<tool> for ...] Result:``
+  text in the next user message (:mod:`pipeline.ingest.adapters.cline_xml`); in a mixed
+  history only the native calls count (XML there is text).
 - trajectory_id: ``trajectory_id``, else ``id``, else the reply's ``id``, else
   ``<file stem>:<source_line>``.
 """
@@ -37,6 +41,7 @@ from typing import Any
 from pipeline.ingest.adapters._common import (
     AdapterError, Ctx, assistant, require_dict, require_list, text_of, tool_call, tool_result,
 )
+from pipeline.ingest.adapters.cline_xml import XmlTools
 from pipeline.ingest.records import canonical_message
 
 # content blocks that carry a tool call (client tools, server tools, the MCP connector's)
@@ -127,16 +132,22 @@ def _result(block: dict[str, Any]) -> dict[str, Any]:
     return tool_result(block.get("tool_use_id"), text, error)
 
 
-def _assistant(content: Any) -> list[dict[str, Any]]:
+def _assistant(content: Any, xml: XmlTools | None = None) -> list[dict[str, Any]]:
     """An assistant message's canonical messages: its text and calls, split at each run of
-    result blocks into assistant -> tool results -> assistant (at least one message)."""
+    result blocks into assistant -> tool results -> assistant (at least one message);
+    with ``xml``, also the calls its text writes as XML."""
+    if xml is not None:
+        xml.turn()
     if not isinstance(content, list):
-        return [assistant(text_of(content))]
+        text = text_of(content)
+        return [assistant(text, xml.calls([text]) if xml is not None and text else None)]
     out: list[dict[str, Any]] = []
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
 
     def flush() -> None:
+        if xml is not None:
+            calls.extend(xml.calls(texts))
         if texts or calls:
             out.append(assistant("\n".join(texts) if texts else None, list(calls)))
             texts.clear()
@@ -157,8 +168,11 @@ def _assistant(content: Any) -> list[dict[str, Any]]:
     return out or [assistant(None)]
 
 
-def _user(content: Any) -> list[dict[str, Any]]:
-    """A user message's canonical messages: its text, and one tool message per ``tool_result``."""
+def _user(content: Any, xml: XmlTools | None = None) -> list[dict[str, Any]]:
+    """A user message's canonical messages: its text, and one tool message per ``tool_result``
+    (with ``xml``, also per ``[<tool> ...] Result:`` text answering an XML call)."""
+    if not isinstance(content, list):
+        content = [content] if xml is not None and isinstance(content, str) else content
     if not isinstance(content, list):
         return [canonical_message("user", text_of(content))]
     out: list[dict[str, Any]] = []
@@ -170,6 +184,15 @@ def _user(content: Any) -> list[dict[str, Any]]:
             texts.clear()
 
     for block in content:
+        text = block if isinstance(block, str) else block.get("text") if isinstance(block, dict) \
+            and block.get("type") == "text" else None
+        if xml is not None and isinstance(text, str):
+            answered = xml.text(text)
+            if isinstance(answered, dict):
+                flush()
+                out.append(answered)
+            if answered is not None:
+                continue
         if isinstance(block, str):
             texts.append(block)
             continue
@@ -183,7 +206,16 @@ def _user(content: Any) -> list[dict[str, Any]]:
         elif block.get("type") == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
     flush()
+    if xml is not None:
+        xml.close()
     return out
+
+
+def _native(messages: list[Any]) -> bool:
+    """True when a message holds a native call block (Cline's XML calls are then text)."""
+    return any(isinstance(b, dict) and b.get("type") in CALL_BLOCKS
+               for m in messages if isinstance(m, dict) and isinstance(m.get("content"), list)
+               for b in m["content"])
 
 
 def _reply(rec: dict[str, Any]) -> dict[str, Any] | None:
@@ -204,19 +236,22 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     system = request.get("system", rec.get("system"))
     if system is not None:
         messages.append(canonical_message("system", text_of(system)))
-    for i, msg in enumerate(require_list(request.get("messages"), "messages")):
+    listed = require_list(request.get("messages"), "messages")
+    reply_content = reply.get("content") if reply is not None else None
+    xml = None if _native(listed) or _native([{"content": reply_content}]) else XmlTools()
+    for i, msg in enumerate(listed):
         msg = require_dict(msg, f"messages[{i}]")
         role = msg.get("role")
         if role == "assistant":
-            messages.extend(_assistant(msg.get("content")))
+            messages.extend(_assistant(msg.get("content"), xml))
         elif role == "user":
-            messages.extend(_user(msg.get("content")))
+            messages.extend(_user(msg.get("content"), xml))
         elif isinstance(role, str):
             messages.append(canonical_message(role, text_of(msg.get("content"))))
         else:
             raise AdapterError(f"messages[{i}] has no role")
     if reply is not None:
-        messages.extend(_assistant(reply.get("content")))
+        messages.extend(_assistant(reply_content, xml))
     if "trajectory_id" in rec:
         tid = rec["trajectory_id"]
     elif "id" in rec:

@@ -17,7 +17,8 @@ is a message of the format is one trajectory (``one_list`` of the adapter spec),
 ``conv:1``). An array whose first element is a record (it has ``messages``,
 ``trajectory_id``, ``input`` ...) is still a list of records; an empty canonical array
 holds no record. A message list's format is chosen by :mod:`._detect` (rules 14-15:
-``tool_use``/``tool_result`` blocks -> anthropic, Responses item types ->
+``tool_use``/``tool_result`` blocks, or rule 14b's Cline / Roo Code marks (its XML calls in
+text) -> anthropic, Responses item types ->
 openai-responses; rule 8: ``role`` + ``parts`` -> gemini; any other list of ``role``
 messages with ``content`` / ``tool_calls`` stays canonical).
 """

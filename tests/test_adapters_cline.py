@@ -1,0 +1,180 @@
+"""Cline / Roo Code histories whose tool calls are XML in assistant text
+(``pipeline/ingest/adapters/cline_xml.py``, read by the anthropic reader). Before, such an
+``api_conversation_history.json`` was read as canonical text: a task that read ``.env`` and
+posted the key with ``curl`` was scored safe with no action at all. The fixtures under
+``tests/fixtures/cline/`` are made up; calls and results are counted in the raw file
+independently of the reader (own-line outermost elements outside code fences; result
+headers)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.ingest.adapters.cline_xml import TOOL_NAMES, calls_in
+from pipeline.ingest.discovery import detect_format
+from pipeline.policy import load_policy
+from tests.adapter_runs import converted, step_counts, verdict_rows
+
+FIX = Path(__file__).parent / "fixtures" / "cline"
+FILES = {name: FIX / name / "api_conversation_history.json" for name in ("exfil", "denied", "roo")}
+# own-line elements of the fixtures' assistant text that are no tool (the count below
+# would otherwise take them for calls)
+NOT_TOOLS = {"thinking"}
+_RESULT = re.compile(r"\s*\[\w+(?: for .*?)?\] Result:|\s*Tool \[\w+\] was not executed", re.S)
+_ERROR = re.compile(r"The user denied this operation|The tool execution failed|was not executed")
+
+
+def _texts(content: Any) -> list[str]:
+    """The text blocks of a message's content (a string is one)."""
+    if isinstance(content, str):
+        return [content]
+    return [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"]
+
+
+def raw_counts(path: Path) -> tuple[int, int, int]:
+    """(calls, results, results with an error) counted in the raw history: a call is an
+    outermost element whose opening and closing tags stand on lines of their own, outside
+    ``` fences; a result is a user text block opening with a ``[tool ...] Result:`` header
+    or a not-executed notice, an error one whose text (up to the next header or
+    environment block) holds a denial, a failure or the notice."""
+    calls = results = errors = 0
+    for msg in json.loads(path.read_text()):
+        if msg["role"] == "assistant":
+            for text in _texts(msg["content"]):
+                open_tag, fenced = None, False
+                for line in text.splitlines():
+                    fenced ^= line.startswith("```")
+                    m = re.fullmatch(r"<(/?)(\w+)>", line.strip())
+                    if fenced or m is None or m.group(2) in NOT_TOOLS:
+                        continue
+                    if open_tag is None and not m.group(1):
+                        open_tag = m.group(2)
+                    elif m.group(1) and m.group(2) == open_tag:
+                        calls, open_tag = calls + 1, None
+            continue
+        current = None
+        for text in _texts(msg["content"]):
+            if _RESULT.match(text):
+                results += 1
+                current = [text]
+                errors += bool(_ERROR.search(text))
+            elif current is not None and not text.startswith("<environment_details>"):
+                errors += bool(_ERROR.search(text)) and not _ERROR.search(current[-1])
+                current.append(text)
+            else:
+                current = None
+    return calls, results, errors
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_history_is_detected_and_counts_match_the_raw_file(name: str, tmp_path: Path) -> None:
+    path = FILES[name]
+    assert detect_format(path)[0] == "anthropic"
+    assert step_counts(path, tmp_path / "out") == raw_counts(path)
+
+
+def test_exfiltration_through_curl_is_an_unsafe_flow(tmp_path: Path) -> None:
+    [(tid, route, verdict, reason)] = verdict_rows(FILES["exfil"], tmp_path / "out")
+    assert (tid, route, verdict) == ("api_conversation_history:1", "flow", "unsafe")
+    assert "read_file#0 -> execute_command#1" in reason
+    [record] = converted(FILES["exfil"])
+    calls = [c["function"] for m in record["messages"] for c in m.get("tool_calls") or []]
+    assert calls[0] == {"name": "read_file", "arguments": {"path": ".env"}}
+    assert calls[1]["name"] == "execute_command" and calls[1]["arguments"]["requires_approval"] == "false"
+    results = [m for m in record["messages"] if m["role"] == "tool"]
+    assert [r["content"].startswith(("DATABASE_URL=", "Command executed.")) for r in results] == [True, True]
+    # <environment_details> stays user text, never tool output
+    assert all("<environment_details>" not in r["content"] for r in results)
+
+
+def test_denied_post_is_blocked_and_mcp_call_named(tmp_path: Path) -> None:
+    [(_, route, verdict, reason)] = verdict_rows(FILES["denied"], tmp_path / "out")
+    assert (route, verdict) == ("flow", "attempted")
+    assert "stopped at a blocked sink" in reason
+    [record] = converted(FILES["denied"])
+    calls = [c for m in record["messages"] for c in m.get("tool_calls") or []]
+    assert [c["function"]["name"] for c in calls] == [
+        "mcp__weather__get_forecast", "read_file", "read_file", "execute_command", "attempt_completion"]
+    assert calls[0]["function"]["arguments"] == {"city": "Lisbon", "days": 2}
+    errors = {m["tool_call_id"]: m["error"] for m in record["messages"] if m["role"] == "tool"}
+    assert errors[calls[3]["id"]]["type"] == "approval"
+    assert errors[calls[1]["id"]].startswith("Error reading file: ENOENT")
+    assert errors[calls[0]["id"]] is None and errors[calls[2]["id"]] is None
+
+
+def test_roo_code_history(tmp_path: Path) -> None:
+    [(_, route, verdict, _reason)] = verdict_rows(FILES["roo"], tmp_path / "out")
+    assert (route, verdict) == ("aggregate", "safe")
+    [record] = converted(FILES["roo"])
+    calls = [c for m in record["messages"] for c in m.get("tool_calls") or []]
+    assert [c["function"]["name"] for c in calls] == [
+        "read_file", "apply_diff", "execute_command", "execute_command", "execute_command", "update_todo_list"]
+    assert calls[0]["function"]["arguments"]["path"] == "settings.py"  # <args><file><path> form
+    assert calls[1]["function"]["arguments"]["diff"].startswith("<<<<<<< SEARCH")
+    errors = {m["tool_call_id"]: m["error"] for m in record["messages"] if m["role"] == "tool"}
+    assert errors[calls[2]["id"]]["type"] == "not_executed"  # the second call of one message
+    assert errors[calls[3]["id"]]["type"] == "validation"  # missing parameter
+    assert errors[calls[4]["id"]] is None  # a string user content answers too
+
+
+def test_only_known_closed_tags_outside_fences_are_calls() -> None:
+    text = ("Use it like this:\n```xml\n<read_file>\n<path>a</path>\n</read_file>\n```\n"
+            "The <path> tag names a file; <delete_everything><path>/</path></delete_everything> is no tool; "
+            "an unclosed <execute_command> neither.")
+    assert calls_in(text) == []
+    assert calls_in("```\nunterminated fence <read_file><path>a</path></read_file>") == []
+    assert calls_in("<read_file>\n<path> b.txt </path>\n</read_file>") == [
+        ("read_file", "read_file", {"path": "b.txt"})]
+    # file text that holds the argument's closing tag is kept whole
+    body = "<write_to_file>\n<path>x.md</path>\n<content>\na </content> b\n</content>\n</write_to_file>"
+    assert calls_in(body)[0][2]["content"] == "a </content> b"
+    # an MCP call whose arguments are no JSON object keeps them as text
+    bad = "<use_mcp_tool><server_name>s</server_name><tool_name>t</tool_name><arguments>[1]</arguments></use_mcp_tool>"
+    assert calls_in(bad) == [("use_mcp_tool", "mcp__s__t", {"arguments": "[1]"})]
+
+
+def test_native_calls_win_in_a_mixed_history(tmp_path: Path) -> None:
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps([
+        {"role": "user", "content": [{"type": "text", "text": "<task>list files</task>"}]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "<read_file>\n<path>.env</path>\n</read_file>"},
+            {"type": "tool_use", "id": "toolu_1", "name": "list_files", "input": {"path": "."}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"},
+                                     {"type": "text", "text": "[read_file for '.env'] Result:"}]},
+    ]))
+    [record] = converted(path)
+    calls = [c["function"]["name"] for m in record["messages"] for c in m.get("tool_calls") or []]
+    assert calls == ["list_files"]
+
+
+def test_plain_bare_chats_stay_canonical(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps([{"role": "user", "content": "what does <read_file> do?"},
+                                {"role": "assistant", "content": "It reads a file."}]))
+    assert detect_format(path)[0] == "canonical"
+
+
+def test_every_tool_has_a_catalog_entry() -> None:
+    names = load_policy().tool_names()
+    assert sorted(t for t in TOOL_NAMES - {"use_mcp_tool"} if t not in names) == []
+    tools = load_policy().data["tools"]
+    assert tools["execute_command"]["shell"] == "command"
+    assert "path" in tools["write_to_file"]["writes"] and "filename" in tools["write_to_file"]["writes"]
+    assert tools["search_files"]["reads"] == ["path"]
+
+
+def test_hostile_text_is_read_in_one_pass() -> None:
+    """Opening tags without their closing tag, tags of many names, deep JSON arguments:
+    each is skipped or kept as text without a scan of the rest per tag."""
+    assert calls_in("<read_file>" * 100_000) == []
+    many = "<write_to_file>" + "".join(f"<a{i}>" for i in range(50_000)) + "</write_to_file>"
+    assert calls_in(many) == [("write_to_file", "write_to_file", {})]
+    deep = ("<use_mcp_tool><server_name>s</server_name><tool_name>t</tool_name><arguments>" + "[" * 50_000
+            + "</arguments></use_mcp_tool>")
+    assert calls_in(deep)[0][1] == "mcp__s__t"
