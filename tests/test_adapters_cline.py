@@ -13,8 +13,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
+from pipeline.cli import main
 from pipeline.ingest.adapters.cline_xml import TOOL_NAMES, calls_in
 from pipeline.ingest.discovery import detect_format
 from pipeline.policy import load_policy
@@ -178,3 +180,28 @@ def test_hostile_text_is_read_in_one_pass() -> None:
     deep = ("<use_mcp_tool><server_name>s</server_name><tool_name>t</tool_name><arguments>" + "[" * 50_000
             + "</arguments></use_mcp_tool>")
     assert calls_in(deep)[0][1] == "mcp__s__t"
+
+
+def test_a_call_the_task_was_interrupted_on_is_unknown_not_a_reject(tmp_path: Path) -> None:
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps([
+        {"role": "user", "content": [{"type": "text", "text": "<task>clean the build folder</task>"},
+                                     {"type": "text", "text": "<environment_details>\n</environment_details>"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "<execute_command>\n<command>rm -rf build"
+                                           "</command>\n<requires_approval>false</requires_approval>\n"
+                                           "</execute_command>"}]},
+        {"role": "user", "content": [
+            {"type": "text", "text": "[TASK RESUMPTION] This task was interrupted 3 minutes ago. It may or may not be "
+                                     "complete, so please reassess the task context."},
+            {"type": "text", "text": "<environment_details>\n</environment_details>"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "<list_files>\n<path>.</path>\n</list_files>"}]},
+        {"role": "user", "content": [{"type": "text", "text": "[list_files for '.'] Result:"},
+                                     {"type": "text", "text": "src/"}]},
+    ]))
+    assert main(["score", str(path), "--out", str(tmp_path / "out"), "--workers", "1"]) == 0
+    con = duckdb.connect()
+    steps = con.execute("select tool_name, exec_status from read_parquet($p) where kind = 'tool_call' "
+                        "order by step_idx", {"p": f"{tmp_path}/out/steps/**/*.parquet"}).fetchall()
+    assert steps == [("execute_command", "unknown"), ("list_files", "executed")]
+    assert con.execute("select count(*) from read_parquet($p)",
+                       {"p": f"{tmp_path}/out/attrition/**/*.parquet"}).fetchone() == (0,)

@@ -187,11 +187,11 @@ def _user(content: Any, xml: XmlTools | None = None) -> list[dict[str, Any]]:
         text = block if isinstance(block, str) else block.get("text") if isinstance(block, dict) \
             and block.get("type") == "text" else None
         if xml is not None and isinstance(text, str):
-            answered = xml.text(text)
-            if isinstance(answered, dict):
+            answered, output = xml.text(text)
+            if answered:
                 flush()
-                out.append(answered)
-            if answered is not None:
+                out.extend(answered)
+            if output:
                 continue
         if isinstance(block, str):
             texts.append(block)

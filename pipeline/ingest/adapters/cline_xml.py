@@ -27,7 +27,9 @@ The rule (README "Input formats"):
   unanswered call of the previous assistant message (of that tool when one is waiting);
   the text after the header and the next blocks up to the next header or an
   ``<environment_details>`` block are its output. ``Tool [x] was not executed ...`` /
-  ``Skipping tool [x ...] ...`` answer one call as ``not_executed``.
+  ``Skipping tool [x ...] ...`` answer one call as ``not_executed``. A ``[TASK RESUMPTION]``
+  user text answers the calls the task was interrupted on as ``unknown`` (they may have
+  run; without a result the record would be rejected as ``missing_tool_result``).
 - errors: ``The user denied this operation.`` -> ``approval`` (blocked); ``The tool execution
   failed with the following error: <error>X</error>`` -> error text ``X`` (a missing
   parameter -> ``validation``, a ``.clineignore`` / ``.rooignore`` refusal -> ``policy``).
@@ -71,6 +73,9 @@ _SKIPPED = re.compile(r"\s*(?:Tool \[(" + _NAMES + r")\] was not executed|Skippi
 _DENIED = "The user denied this operation"
 _FAILED = re.compile(r"\s*The tool execution failed with the following error:\s*<error>(.*?)(?:</error>|\Z)", re.S)
 _ENV = "<environment_details>"
+_RESUMED = "[TASK RESUMPTION]"
+# the result of a call the task was interrupted on: it may have run (fail closed: unknown)
+INTERRUPTED = {"type": "unknown", "message": "interrupted: the task was resumed before this call's result"}
 _HEAD_TOOL = re.compile(r"\[(?:" + _NAMES + r")(?:\]| for ')")
 
 
@@ -200,9 +205,11 @@ class XmlTools:
                 return call_id
         return self.pending.popleft()[0] if self.pending else None
 
-    def text(self, text: str) -> dict[str, Any] | None | bool:
-        """One user text block: a new tool message when it starts a result (or a skipped
-        call's), True when it continues the open result, None when it is user text."""
+    def text(self, text: str) -> tuple[list[dict[str, Any]], bool]:
+        """One user text block: (the tool messages it starts, whether it is tool output).
+        A header or a not-executed notice starts a result (and is its output); a later
+        block continues the open result up to ``<environment_details>``; a ``[TASK
+        RESUMPTION]`` block (user text) answers the interrupted calls still waiting."""
         header = _HEADER.match(text)
         skipped = None if header else _SKIPPED.match(text)
         if header or skipped:
@@ -216,12 +223,16 @@ class XmlTools:
                 else:
                     self.parts = [text]
                     self.open["error"] = {"type": "not_executed", "message": text.strip()[:300]}
-                return self.open
+                return [self.open], True
         if self.open is not None and not text.lstrip().startswith(_ENV):
             self.parts.append(text)
-            return True
+            return [], True
         self.close()
-        return None
+        if text.lstrip().startswith(_RESUMED) and self.pending:
+            interrupted = [tool_result(call_id, "", dict(INTERRUPTED)) for call_id, _ in self.pending]
+            self.pending.clear()
+            return interrupted, False
+        return [], False
 
     def close(self) -> None:
         """End the open result: its text and error."""
