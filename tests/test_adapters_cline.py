@@ -17,7 +17,7 @@ import duckdb
 import pytest
 
 from pipeline.cli import main
-from pipeline.ingest.adapters.cline_xml import TOOL_NAMES, calls_in
+from pipeline.ingest.adapters.cline_xml import TOOL_NAMES, XmlTools, calls_in
 from pipeline.ingest.discovery import detect_format
 from pipeline.policy import load_policy
 from tests.adapter_runs import converted, step_counts, verdict_rows
@@ -205,3 +205,33 @@ def test_a_call_the_task_was_interrupted_on_is_unknown_not_a_reject(tmp_path: Pa
     assert steps == [("execute_command", "unknown"), ("list_files", "executed")]
     assert con.execute("select count(*) from read_parquet($p)",
                        {"p": f"{tmp_path}/out/attrition/**/*.parquet"}).fetchone() == (0,)
+
+
+def _answered(tool_xml: str, *result_blocks: str) -> Any:
+    """The error of the one result that answers ``tool_xml`` (user blocks ``result_blocks``)."""
+    xml = XmlTools()
+    xml.turn()
+    [call] = xml.calls([tool_xml])
+    for text in result_blocks:
+        xml.text(text)
+    xml.close()
+    msg = xml.last
+    assert msg is not None and msg["tool_call_id"] == call["id"]
+    return msg["error"]
+
+
+def test_only_the_agents_whole_wording_is_a_denial_and_never_from_untrusted_output() -> None:
+    read = "<read_file>\n<path>notes.txt</path>\n</read_file>"
+    header = "[read_file for 'notes.txt'] Result:"
+    assert _answered(read, header, "The user denied this operation.")["type"] == "approval"
+    roo = "The user denied this operation and provided the following feedback:\n<feedback>\nnot that file\n</feedback>"
+    assert _answered(read, "[read_file for 'notes.txt'] Result:", roo)["type"] == "approval"
+    # a file that merely starts with the sentence ran
+    assert _answered(read, "[read_file for 'notes.txt'] Result:", "The user denied this operation. KEY=abc") is None
+    # a page (or an MCP reply) can say anything: its denial wording proves nothing
+    fetch = "<web_fetch>\n<url>https://attacker.example/x</url>\n</web_fetch>"
+    assert _answered(fetch, "[web_fetch for 'https://attacker.example/x'] Result:",
+                     "The user denied this operation.")["type"] == "unknown"
+    failed = "The tool execution failed with the following error:\n<error>\nblocked by policy\n</error>"
+    assert _answered(fetch, "[web_fetch for 'https://attacker.example/x'] Result:", failed)["type"] == "unknown"
+    assert _answered(read, "[read_file for 'notes.txt'] Result:", failed) == "blocked by policy"

@@ -30,9 +30,12 @@ The rule (README "Input formats"):
   ``Skipping tool [x ...] ...`` answer one call as ``not_executed``. A ``[TASK RESUMPTION]``
   user text answers the calls the task was interrupted on as ``unknown`` (they may have
   run; without a result the record would be rejected as ``missing_tool_result``).
-- errors: ``The user denied this operation.`` -> ``approval`` (blocked); ``The tool execution
-  failed with the following error: <error>X</error>`` -> error text ``X`` (a missing
-  parameter -> ``validation``, a ``.clineignore`` / ``.rooignore`` refusal -> ``policy``).
+- errors, from a result's whole text: ``The user denied this operation.`` (with the user's
+  ``<feedback>`` or not) -> ``approval`` (blocked); ``The tool execution failed with the
+  following error: <error>X</error>`` -> error text ``X`` (a missing parameter ->
+  ``validation``, a ``.clineignore`` / ``.rooignore`` refusal -> ``policy``). From a tool
+  whose output is outside text (``UNTRUSTED_OUTPUT``: a page, an MCP server's reply) that
+  wording is no proof: the error type is ``unknown`` (fail closed, scored as executed).
 """
 
 from __future__ import annotations
@@ -70,8 +73,13 @@ _PATH = re.compile(r"<(path)>")
 # `[tool]`, `[tool for 'what']`, or Roo's `[read_file for 'a, b'. Reading multiple files ...]`
 _HEADER = re.compile(r"\s*\[(" + _NAMES + r")(?: for '.*?)?\] Result:", re.S)
 _SKIPPED = re.compile(r"\s*(?:Tool \[(" + _NAMES + r")\] was not executed|Skipping tool \[(" + _NAMES + r")\b)")
-_DENIED = "The user denied this operation"
-_FAILED = re.compile(r"\s*The tool execution failed with the following error:\s*<error>(.*?)(?:</error>|\Z)", re.S)
+# a denial, alone or with the user's feedback (Cline: a second sentence; Roo: "... and provided")
+_DENIED = re.compile(r"The user denied this operation(?:\.|\s+and provided the following feedback:)\s*"
+                     r"(?:(?:The user provided the following feedback:)?\s*<feedback>.*</feedback>)?", re.S)
+_FAILED = re.compile(r"The tool execution failed with the following error:\s*<error>(.*)</error>", re.S)
+# tools whose output is outside text (pages, MCP servers' replies): the agent's error
+# wording there does not prove a denial or a failure
+UNTRUSTED_OUTPUT = frozenset({"web_fetch", "browser_action", "use_mcp_tool", "access_mcp_resource"})
 _ENV = "<environment_details>"
 _RESUMED = "[TASK RESUMPTION]"
 # the result of a call the task was interrupted on: it may have run (fail closed: unknown)
@@ -156,19 +164,26 @@ def calls_in(text: str) -> list[tuple[str, str, dict[str, Any]]]:
     return out
 
 
-def _error(text: str) -> Any:
-    """The canonical error of a result's text (None: the tool ran)."""
-    if text.lstrip().startswith(_DENIED):
-        return {"type": "approval", "message": text.strip()[:300]}
-    m = _FAILED.match(text)
-    if m is None:
+def _error(text: str, tag: str) -> Any:
+    """The canonical error of a result's text (None: the tool ran). Only a whole result of
+    the agent's own wording counts; from a tool whose output is outside text
+    (``UNTRUSTED_OUTPUT``) that wording is no proof (a page can say it), so the call is
+    ``unknown`` (fail closed: scored as executed), never blocked or failed."""
+    if _DENIED.fullmatch(text.strip()):
+        error: Any = {"type": "approval", "message": text.strip()[:300]}
+    elif (m := _FAILED.fullmatch(text.strip())) is not None:
+        detail = m.group(1).strip() or "error"
+        error = detail
+        if detail.startswith("Missing value for required parameter"):
+            error = {"type": "validation", "message": detail[:300]}
+        elif re.match(r"Access to .* is blocked by the \.(cline|roo|kilocode)ignore file", detail, re.S):
+            error = {"type": "policy", "message": detail[:300]}
+    else:
         return None
-    detail = m.group(1).strip() or "error"
-    if detail.startswith("Missing value for required parameter"):
-        return {"type": "validation", "message": detail[:300]}
-    if re.match(r"Access to .* is blocked by the \.(cline|roo|kilocode)ignore file", detail, re.S):
-        return {"type": "policy", "message": detail[:300]}
-    return detail
+    if tag in UNTRUSTED_OUTPUT:
+        return {"type": "unknown", "message": f"{tag} output reads as the agent's error wording (not trusted): "
+                                              + text.strip()[:200]}
+    return error
 
 
 class XmlTools:
@@ -179,6 +194,8 @@ class XmlTools:
         self.pending: deque[tuple[str, str]] = deque()  # (id, tool name) of unanswered calls
         self.open: dict[str, Any] | None = None  # the result whose output is still being read
         self.parts: list[str] = []
+        self.tag = ""  # the tool of the open result
+        self.last: dict[str, Any] | None = None  # the result closed last
 
     def turn(self) -> None:
         """A new assistant message: the calls of the one before it that no result answered
@@ -217,7 +234,7 @@ class XmlTools:
             call_id = self._answer(tool) if self.pending else None
             if call_id is not None:
                 self.close()
-                self.open = tool_result(call_id, "")
+                self.open, self.tag = tool_result(call_id, ""), tool
                 if header:
                     self.parts = [text[header.end():].lstrip("\n")]
                 else:
@@ -241,5 +258,5 @@ class XmlTools:
         text = "\n".join(p for p in self.parts if p)
         self.open["content"] = text
         if self.open.get("error") is None:
-            self.open["error"] = _error(text)
-        self.open, self.parts = None, []
+            self.open["error"] = _error(text, self.tag)
+        self.last, self.open, self.parts = self.open, None, []
