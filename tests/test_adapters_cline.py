@@ -19,6 +19,7 @@ import pytest
 from pipeline.cli import main
 from pipeline.ingest.adapters.cline_xml import TOOL_NAMES, XmlTools, calls_in
 from pipeline.ingest.discovery import detect_format
+from pipeline.ingest.reader import iter_records
 from pipeline.policy import load_policy
 from tests.adapter_runs import converted, step_counts, verdict_rows
 
@@ -235,3 +236,16 @@ def test_only_the_agents_whole_wording_is_a_denial_and_never_from_untrusted_outp
     failed = "The tool execution failed with the following error:\n<error>\nblocked by policy\n</error>"
     assert _answered(fetch, "[web_fetch for 'https://attacker.example/x'] Result:", failed)["type"] == "unknown"
     assert _answered(read, "[read_file for 'notes.txt'] Result:", failed) == "blocked by policy"
+
+
+def test_a_messages_record_of_a_cline_history_read_as_canonical_is_rejected_not_scored_safe(tmp_path: Path) -> None:
+    history = json.loads(FILES["exfil"].read_text())
+    path = tmp_path / "cline.jsonl"
+    path.write_text(json.dumps({"trajectory_id": "wrapped", "messages": history}) + "\n"
+                    + json.dumps({"trajectory_id": "chat", "messages": [
+                        {"role": "user", "content": "what does '[read_file for x] Result:' mean?"},
+                        {"role": "assistant", "content": "Cline shows a <read_file> result that way."}]}) + "\n")
+    assert detect_format(path)[0] == "canonical"
+    recs = list(iter_records([path], "auto"))
+    assert recs[0].text is None and "Cline / Roo Code XML tool call" in str(recs[0].reject_detail)
+    assert recs[1].text is not None  # a chat about the format is no history of it

@@ -1,6 +1,7 @@
 """Checks and repairs of one record's JSON text before it passes through to the SQL stage
 unparsed: non-finite numbers and Anthropic or Bedrock Converse call blocks, Gemini call
-parts or OpenCode tool parts the canonical reader would lose are rejected (``Problem``), lone UTF-16 surrogates are
+parts, Goose items, OpenCode tool parts or Cline / Roo Code XML calls the canonical reader
+would lose are rejected (``Problem``), lone UTF-16 surrogates are
 replaced by U+FFFD.
 
 Each check is a cheap substring test first: only texts that may hold the problem are
@@ -15,6 +16,7 @@ from typing import Any
 
 from pipeline.ingest.adapters._io import Problem
 from pipeline.ingest.adapters.anthropic import CALL_BLOCKS
+from pipeline.ingest.adapters.cline_xml import answers_xml_call
 
 
 # keys of a Gemini part holding a call or its answer (REST camelCase, Python SDK snake_case)
@@ -97,7 +99,11 @@ def foreign_calls(text: str, line: int) -> Problem | None:
       null one is the SDK's unset field): ``use --format gemini``;
     - an OpenCode message: its ``parts`` hold a ``tool`` part (``type: "tool"`` with a
       ``callID``: an ``opencode export``'s message, or one an app copied under ``messages``):
-      ``use --format opencode``.
+      ``use --format opencode``;
+    - a Cline / Roo Code conversation: no message has ``tool_calls`` and a user text answers
+      an XML call of the assistant text before it with a ``[<tool> ...] Result:`` header
+      (:func:`.cline_xml.answers_xml_call`; a bare list is detected and read by the anthropic
+      reader, a ``messages`` record of such a history is not): ``use --format anthropic``.
 
     Cheap substring tests first: only a text holding one of the markers is parsed, once,
     whatever number of markers it holds; a text that does not parse is left to the SQL
@@ -105,7 +111,8 @@ def foreign_calls(text: str, line: int) -> Problem | None:
     """
     anthropic, goose = 'tool_use"' in text, '"toolRequest"' in text or '"toolResponse"' in text
     converse, parts = '"toolUse"' in text or '"toolResult"' in text, '"parts"' in text
-    if not (anthropic or goose or converse or parts):
+    cline = "] Result:" in text
+    if not (anthropic or goose or converse or parts or cline):
         return None
     parsed = marked_messages(text, "")
     if parsed is None:
@@ -132,6 +139,11 @@ def foreign_calls(text: str, line: int) -> Problem | None:
         return Problem(line, "malformed_record",
                        f"messages[{index}].parts holds an OpenCode 'tool' part: read as canonical, the call would "
                        "be lost (use --format opencode)")
+    if cline and not any(isinstance(m, dict) and m.get("tool_calls") for m in messages) \
+            and (index := answers_xml_call(messages)) is not None:
+        return Problem(line, "malformed_record",
+                       f"messages[{index}] answers a Cline / Roo Code XML tool call written in the assistant's text: "
+                       "read as canonical, the calls would be lost (use --format anthropic)")
     return None
 
 

@@ -164,6 +164,30 @@ def calls_in(text: str) -> list[tuple[str, str, dict[str, Any]]]:
     return out
 
 
+def _texts(content: Any) -> list[str]:
+    """The texts of a message's content: a string, or its text blocks' text."""
+    if isinstance(content, str):
+        return [content]
+    blocks = content if isinstance(content, list) else []
+    return [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]
+
+
+def answers_xml_call(messages: list[Any]) -> int | None:
+    """The index of the first user message whose text answers an XML call of the assistant
+    message before it (a ``[<tool> ...] Result:`` header of a tool it called), or None."""
+    called: set[str] = set()
+    for i, msg in enumerate(messages):
+        role = msg.get("role") if isinstance(msg, dict) else None
+        texts = _texts(msg.get("content")) if isinstance(msg, dict) else []
+        if role == "assistant":
+            called = {tag for text in texts for tag, _, _ in calls_in(text)}
+        elif role == "user" and called:
+            if any((m := _HEADER.match(t)) is not None and m.group(1) in called for t in texts):
+                return i
+            called = set()
+    return None
+
+
 def _error(text: str, tag: str) -> Any:
     """The canonical error of a result's text (None: the tool ran). Only a whole result of
     the agent's own wording counts; from a tool whose output is outside text
