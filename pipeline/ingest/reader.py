@@ -66,7 +66,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.ingest.adapters import ADAPTERS, AdapterSpec, Ctx
-from pipeline.ingest.adapters._detect import pretty_printed, utf16
+from pipeline.ingest.adapters._detect_files import pretty_printed, utf16
 from pipeline.ingest.adapters._warn import warn_without_ids
 from pipeline.ingest.adapters._io import Problem, decode_line, iter_lines, read_document
 from pipeline.ingest.adapters._json_text import iter_array, parse_json, skip_ws

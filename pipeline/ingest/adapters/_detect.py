@@ -121,7 +121,9 @@ The warning for a file whose records all lack an id is in :mod:`._warn`.
 
 from __future__ import annotations
 
-from pipeline.ingest.adapters._io import BOM, read_head
+from pipeline.ingest.adapters._detect_files import (
+    SNIFF_BYTES, first_bytes, openhands_v1_file, pretty_printed, strands_file,
+)
 from pipeline.ingest.adapters._shape import (
     CODEX_EXEC_TYPES, RESPONSES_TYPES, Shape, ai_sdk_shape, autogen_shape, gemini_shape, langchain_shape, mcp_shape,
     scan, sharegpt_shape,
@@ -129,15 +131,12 @@ from pipeline.ingest.adapters._shape import (
 from pipeline.ingest.adapters.anthropic import CALL_BLOCKS as ANTHROPIC_CALLS
 from pipeline.ingest.adapters.bare_lists import ITEM_RECORD_KEYS, RECORD_KEYS
 from pipeline.ingest.adapters.bedrock import CALL_BLOCKS as CONVERSE_BLOCKS
-from pipeline.ingest.adapters.bedrock import session_bookkeeping, session_message_index
 from pipeline.ingest.adapters.cline_xml import head_mark
 from pipeline.ingest.adapters.goose import CALL_TYPES as GOOSE_TYPES
 from pipeline.ingest.adapters.opencode import RUN_TYPES as OPENCODE_RUN_TYPES
 from pipeline.ingest.adapters.opencode_storage import storage_file
-from pipeline.ingest.adapters.openhands_v1 import event_index
 from pipeline.storage import Location
 
-SNIFF_BYTES = 256 * 1024
 LONG_SNIFF_BYTES = 2 * 2**20
 NDJSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 # block types that mark Anthropic messages (rule 14): its call blocks and the user's results
@@ -311,22 +310,16 @@ def detect(path: Location) -> tuple[str, str]:
         return "swe-agent", ".traj extension: SWE-agent (or mini-SWE-agent) trajectory"
     if name.endswith(("_safety_eval_results.json", "_safety_eval_results.json.gz")):
         return "skip", "OpenAgentSafety LLM-judge label file (no transcript): skipped"
-    v1 = _openhands_v1(path)
-    if v1 is not None:
-        return v1
-    strands = _strands(path)
-    if strands is not None:
-        return strands
-    opencode = storage_file(path)
-    if opencode is not None:
-        return opencode
+    by_path = openhands_v1_file(path) or strands_file(path) or storage_file(path)  # rules 1b, 1c, 1d
+    if by_path is not None:
+        return by_path
     ndjson = (name.endswith(NDJSON_SUFFIXES) or not name.endswith((".json", ".json.gz"))) \
         and not pretty_printed(path)  # pretty-printed: its head is scanned as a document's
-    head, cut = _head(path, SNIFF_BYTES, ndjson)
+    head, cut = first_bytes(path, SNIFF_BYTES, ndjson)
     shape = scan(head.decode("utf-8", "replace"))
     fmt, why = classify(shape)
     if cut and fmt == "canonical" and "trajectory_id" not in shape.at(2 if shape.top == "[" else 1):
-        shape = scan(_head(path, LONG_SNIFF_BYTES, ndjson)[0].decode("utf-8", "replace"))
+        shape = scan(first_bytes(path, LONG_SNIFF_BYTES, ndjson)[0].decode("utf-8", "replace"))
         fmt, why = classify(shape)
     if fmt == "canonical" and _cline(shape, head):
         fmt, why = "anthropic", ("a bare array of messages with Cline/Roo Code marks (<environment_details>, "
@@ -335,76 +328,3 @@ def detect(path: Location) -> tuple[str, str]:
     if ndjson and fmt in ("openhands", "swe-agent", "inspect", "skip") and not per_line:
         return "canonical", f"NDJSON file whose first record looks like {fmt}: treated as canonical"
     return fmt, ("first record: " if ndjson else "document head: ") + why
-
-
-def _openhands_v1(path: Location) -> tuple[str, str] | None:
-    """Rule 1b: the files of an OpenHands V1 conversation folder, by name: its first event
-    file ``events/event-00000-<id>.json`` is the conversation (``openhands``), its other
-    event files and a ``base_state.json`` holding ``agent`` are read with it (``skip``)."""
-    index = event_index(path.name)
-    if index is not None and path.parent.name == "events":
-        if index == 0:
-            return "openhands", "events/event-00000-<id>.json: an OpenHands V1 conversation (its events/ folder)"
-        return "skip", "OpenHands V1 event file: read with its conversation's events/event-00000-*.json"
-    if path.name == "base_state.json" and "agent" in scan(read_head(path, SNIFF_BYTES).decode("utf-8", "replace")).at(1):
-        return "skip", "OpenHands V1 conversation state: read with the conversation's events/"
-    return None
-
-
-def _strands(path: Location) -> tuple[str, str] | None:
-    """Rule 1c: a Strands Agents session's files, by name and head: a message file
-    (``message`` + ``message_id``) is the conversation at index 0 (``bedrock``; a later one
-    is read with it: ``skip``, unless its folder has no ``message_0.json``, which then
-    rejects as a record of its own); ``session.json`` (``session_id`` + ``session_type``) and
-    ``agent.json`` (``agent_id``) without ``messages`` are bookkeeping (``skip``)."""
-    index = session_message_index(path)
-    bookkeeping = index is None and session_bookkeeping(path)
-    if index is None and not bookkeeping:
-        return None
-    keys = scan(read_head(path, 4096).decode("utf-8", "replace")).at(1)
-    if bookkeeping:
-        marks = {"session_id", "session_type"} if path.name == "session.json" else {"agent_id"}
-        return ("skip", "Strands session.json / agent.json: no messages (read from the agent's messages/)") \
-            if marks <= keys and "messages" not in keys else None
-    if not {"message", "message_id"} <= keys:
-        return None
-    if index == 0:
-        return "bedrock", "agents/agent_<id>/messages/message_0.json: a Strands Agents session (its messages/ folder)"
-    if (path.parent / "message_0.json").exists():
-        return "skip", "Strands session message file: read with its agent's messages/message_0.json"
-    return None
-
-
-def _head(path: Location, size: int, ndjson: bool) -> tuple[bytes, bool]:
-    """(the first ``size`` bytes of a file without a BOM, or of an NDJSON file its first
-    non-blank line within them; whether the document or that line goes on past them)."""
-    head = read_head(path, size)
-    full = len(head) == size
-    if head.startswith(BOM):
-        head = head[len(BOM):]
-    if not ndjson:
-        return head, full
-    lines = head.split(b"\n")
-    first = next((i for i, ln in enumerate(lines) if ln.strip()), len(lines) - 1)
-    return lines[first], full and first == len(lines) - 1
-
-
-def utf16(path: Location) -> str | None:
-    """``UTF-16LE`` / ``UTF-16BE`` when the file opens with that byte order mark, else None."""
-    head = read_head(path, 2)
-    return {b"\xff\xfe": "UTF-16LE", b"\xfe\xff": "UTF-16BE"}.get(head)
-
-
-def pretty_printed(path: Location) -> bool:
-    """True when a file named as NDJSON holds pretty-printed JSON: its first non-blank line
-    is ``[`` or ``{`` alone (an indented array, or indented records one after another).
-    Read one line at a time, each of its lines was a ``malformed_record`` of its own."""
-    name = path.name.lower()
-    if name.endswith((".json", ".json.gz", ".traj", ".eval")):
-        return False
-    head = read_head(path, 4096)
-    if head.startswith(BOM):
-        head = head[len(BOM):]
-    first = next((ln.strip() for ln in head.split(b"\n") if ln.strip()), b"")
-    return first in (b"[", b"{")
-
