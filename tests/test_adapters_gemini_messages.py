@@ -85,3 +85,22 @@ def test_a_call_in_parts_read_as_canonical_is_a_malformed_record(tmp_path: Path)
     assert step_counts(path, tmp_path / "steps")[:2] == (0, 0)  # auto: the call-less record only
     [(tid, route, verdict, _)] = [r for r in verdict_rows(path, tmp_path / "run", "gemini") if r[0] == "late"]
     assert (route, verdict) == ("flow", "unsafe")
+
+
+def test_an_array_of_contents_records_with_typed_metadata_stays_gemini(tmp_path: Path) -> None:
+    """Detection buckets a head's keys by depth: in a `.json` array of records, a `type` key
+    in a record's metadata sits at the depth of the Contents' parts. Only a Vercel AI SDK
+    part type (`text`, `tool-*`, `step-start`, ...) among the head's `type` values marks
+    typed parts; `"type": "function"` of a tool list does not make Gemini parts AI SDK ones."""
+    record = {"trajectory_id": "t1", "messages": [
+        {"role": "user", "parts": [{"text": "hi"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "read_file", "args": {"path": "a"}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "read_file", "response": {"output": "x"}}}]}],
+        "metadata": {"run": {"tools": [{"type": "function"}]}}}
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps([record]))
+    assert detect_format(path)[0] == "gemini"
+    ui = [{"id": "m1", "messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]},
+                                    {"role": "assistant", "parts": [{"type": "text", "text": "hello"}]}]}]
+    path.write_text(json.dumps(ui))
+    assert detect_format(path)[0] != "gemini"  # AI SDK UIMessages, text only: typed parts

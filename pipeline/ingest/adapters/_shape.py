@@ -122,13 +122,25 @@ def ai_sdk_shape(shape: Shape, k: set[str]) -> bool:
     return "messages" in k and "role" in inner and tool_parts and bool({"parts", "content"} & inner)
 
 
+# the `type` values of Vercel AI SDK UIMessage parts (with `tool-<name>` and `data-<name>`)
+AI_SDK_PART_TYPES = {"text", "reasoning", "dynamic-tool", "source-url", "source-document", "file", "step-start"}
+
+
+def ai_sdk_part_types(types: set[str]) -> bool:
+    """True when ``types`` (a head's ``type`` values) hold a Vercel AI SDK part type."""
+    return bool(AI_SDK_PART_TYPES & types) or any(t.startswith(("tool-", "data-")) for t in types)
+
+
 def gemini_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
     """Rule 8: a Gemini API record (``k`` the record's keys, ``c`` the keys one level below)."""
     base = 2 if shape.top == "[" else 1
     inner = shape.at(base + 2)  # keys of the Contents (a list down)
     return bool({"contents", "history"} & k and "parts" in inner
-                # `messages` of Contents: `role` + untyped parts (Vercel AI SDK parts have a `type`)
-                or "messages" in k and {"role", "parts"} <= inner and "type" not in shape.at(base + 4)
+                # `messages` of Contents: `role` + untyped parts (Vercel AI SDK parts have a `type`
+                # of its own part types; keys are bucketed by depth, so a `type` elsewhere at that
+                # depth, as in a record's metadata, does not count)
+                or "messages" in k and {"role", "parts"} <= inner
+                and not ("type" in shape.at(base + 4) and ai_sdk_part_types(shape.types))
                 # a bare [Content, ...]: Gemini parts have no `type` (the Vercel AI SDK's do)
                 or shape.top == "[" and {"role", "parts"} <= k and not RECORD_KEYS & k and "type" not in shape.at(4)
                 or "contents" in k and GEMINI_REQUEST_KEYS & k
