@@ -18,7 +18,7 @@ rules); ``code_interpreter_call`` (``code``, ``outputs`` of ``logs`` / ``image``
 ``python`` call ``{"code"}`` answered by its logs (``outputs`` is null unless the request
 included them: the result then says so); ``file_search_call`` (``queries``, ``results`` of
 ``filename`` / ``text`` chunks, null unless the request included them) -> a
-``file_search`` call ``{"queries"}`` answered by the chunks. An item still running (no
+``file_search_call`` call ``{"queries"}`` answered by the chunks. An item still running (no
 output, status not ``completed`` / ``failed``, nor ``incomplete`` for a file search) has no
 result. ``mcp_list_tools``, ``mcp_approval_request`` /
 ``mcp_approval_response`` are no steps.
@@ -164,7 +164,8 @@ def code_interpreter_call(p: dict[str, Any]) -> tuple[str, Any, InlineResult]:
 
 def file_search_call(p: dict[str, Any]) -> tuple[str, Any, InlineResult]:
     """(name, arguments, result) of a ``file_search_call`` item (the hosted search over
-    vector stores): a ``file_search`` call of its ``queries``, answered by the retrieved
+    vector stores): a ``file_search_call`` call of its ``queries`` (the item type's name, as
+    ``web_search_call``'s: Cursor and others have local ``file_search`` tools of their own), answered by the retrieved
     chunks (``filename`` and ``text`` of each of its ``results``), which the item holds only
     when the request included ``file_search_call.results`` (the search still ran: the
     result says so); ``status: failed`` is an error result."""
@@ -172,12 +173,12 @@ def file_search_call(p: dict[str, Any]) -> tuple[str, Any, InlineResult]:
     args = {"queries": [q for q in queries if isinstance(q, str)] if isinstance(queries, list) else []}
     results = p.get("results")
     if not isinstance(results, list) and p.get("status") not in (*_RAN, "incomplete"):
-        return "file_search", args, None
+        return "file_search_call", args, None
     chunks = [f"{r.get('filename') or r.get('file_id') or '(file)'}:\n{r['text']}" if isinstance(r.get("text"), str)
               else str(r.get("filename") or r.get("file_id") or "(file)")
               for r in results or [] if isinstance(r, dict)]
     text = "\n\n".join(chunks) if isinstance(results, list) else "(file search results are not recorded)"
-    return "file_search", args, (text, "file_search_call failed" if p.get("status") == "failed" else None)
+    return "file_search_call", args, (text, "file_search_call failed" if p.get("status") == "failed" else None)
 
 
 # the hosted tools' items that hold their call and its result at once (no call_id)

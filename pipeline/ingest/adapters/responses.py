@@ -9,7 +9,7 @@ without a ``type``), ``function_call`` / ``custom_tool_call`` / ``local_shell_ca
 ... (``call_id``, ``name``, ``arguments``) and their ``*_call_output`` items (``call_id``,
 ``output``), ``web_search_call``, the hosted tools' items that hold their own result
 (``mcp_call`` -> ``mcp__<server_label>__<name>``, ``code_interpreter_call`` -> ``python``
-``{"code"}`` answered by its logs, ``file_search_call`` -> ``file_search`` ``{"queries"}``
+``{"code"}`` answered by its logs, ``file_search_call`` -> a call of that name ``{"queries"}``
 answered by the chunks it retrieved); ``reasoning``, ``mcp_list_tools``,
 ``mcp_approval_request`` and other items are dropped. A string
 ``input`` is one user message; ``instructions`` a leading system message. A bare array of
