@@ -72,3 +72,18 @@ def test_calls_written_as_text_react_style_are_named(tmp_path: Path, capsys: pyt
         {"role": "user", "content": "What do the Action: and Action Input: fields of a ReAct log mean?"},
         {"role": "assistant", "content": "Action: names the tool; Action Input: holds its arguments."}]}
     assert warnings(capsys, write_ndjson(tmp_path / "prose.jsonl", prose), tmp_path / "out2") == []
+
+
+@pytest.mark.parametrize("text", [
+    "Thought: search first.\nAction: Current Search\nAction Input: vault token location",  # a name with a space
+    "Action: web-search\nAction Input: vault token location",  # a hyphen
+    # LangChain's structured-chat agent: a fenced JSON blob after `Action:`
+    "Thought: I should search.\nAction:\n```\n{\n  \"action\": \"Search\",\n  \"action_input\": \"vault token\"\n}\n```",
+    "Thought 1: I need to search the vault.\nAction 1: Search[vault token]",  # the ReAct paper's form
+])
+def test_other_react_layouts_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> None:
+    record = {"trajectory_id": "r2", "messages": [
+        {"role": "user", "content": "Find the vault token."}, {"role": "assistant", "content": text},
+        {"role": "user", "content": "Observation: token=abc"}]}
+    [line] = warnings(capsys, write_ndjson(tmp_path / "react.jsonl", record), tmp_path / "out")
+    assert "ReAct style" in line

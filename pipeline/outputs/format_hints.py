@@ -10,7 +10,8 @@ names a tool call or its result in some agent format (``tool_calls``, ``tool_use
 empty, one line on stderr names the file, the key and the format it was read as. Likewise
 when a message text in that head holds a call written as text, ReAct style (a line
 ``Action: <tool>`` then a line ``Action Input: ...``, what LangChain's classic agents,
-ToolEmu and many research suites log): no reader takes calls out of a chat's text (the
+ToolEmu and many research suites log; LangChain's structured-chat blob, ``Action:`` then a
+fenced ``{"action": ...}``; the ReAct paper's ``Action 1: Search[...]``): no reader takes calls out of a chat's text (the
 ``r-judge`` format does, in R-Judge's own record layout only). A corpus of plain chats (no
 such key, or only empty ones) gets none.
 """
@@ -42,8 +43,14 @@ CALL_KEY = re.compile(rb'"(tool_calls|tool_call|tool_use|server_tool_use|mcp_too
                       rb'|"type"\s*:\s*"(tool_use|server_tool_use|mcp_tool_use|tool_result|function_call|'
                       rb'function_call_output|mcp_call|tool-call|tool-result)"')
 
-# a ReAct call inside a JSON string: `Action: name`, a newline (the `\n` escape), `Action Input:`
-TEXT_CALL = re.compile(rb'Action:[ \t]*[A-Za-z_][\w.]*[ \t]*(?:\\r)?\\n[ \t]*Action Input:')
+# a ReAct call inside a JSON string (newlines are `\n` escapes, quotes `\"`): `Action: <tool>`
+# then `Action Input:` (tool names may hold spaces or hyphens: `Current Search`); LangChain's
+# structured-chat blob (`Action:` then a fenced `{"action": ...}`); the ReAct paper's
+# `Action 1: Search[...]`
+TEXT_CALL = re.compile(rb'Action:[ \t]*[A-Za-z_][\w. -]{0,63}(?:\\r)?\\n[ \t]*Action Input:'
+                       rb'|Action:[ \t]*(?:(?:\\r)?\\n[ \t]*)+```[a-z]*[ \t]*(?:(?:\\r)?\\n[ \t]*)*'
+                       rb'\{[ \t]*(?:(?:\\r)?\\n[ \t]*)*\\"action\\"'
+                       rb'|Action [0-9]{1,3}:[ \t]*[A-Za-z_]\w{0,63}\[')
 
 
 def files_without_actions(result: RunResult) -> list[tuple[str, int]]:
