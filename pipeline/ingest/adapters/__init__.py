@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.ingest.adapters import (
-    agentdojo, ai_sdk, anthropic, autogen, bedrock, claude_stream, codex_exec, gemini, gemini_stream, goose,
+    agentdojo, ai_sdk, anthropic, atif, autogen, bedrock, claude_stream, codex_exec, gemini, gemini_stream, goose,
     inspect_log, langchain, litellm, mcp, opencode, openhands, otel, pydantic_ai, r_judge, responses, sharegpt,
     smolagents, swe_agent, tau2_bench, tau_bench,
 )
@@ -73,6 +73,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("litellm", litellm.convert, "array"),
         AdapterSpec("mcp", mcp.convert_session, "session"),
         AdapterSpec("goose", goose.convert, "session"),
+        AdapterSpec("atif", atif.convert, "array"),
         AdapterSpec("opencode", opencode.convert, "session"),
     )
 }

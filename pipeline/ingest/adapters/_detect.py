@@ -28,6 +28,8 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
    / ``schedule_id`` / token counts, no transcript key), or a session export
    (``conversation``, or ``messages`` holding ``toolRequest``/``toolResponse`` items or
    ``userVisible`` metadata, of such messages) -> goose.
+4c. ``steps`` of objects with ``step_id`` + ``source``, ``agent`` and ``schema_version`` or
+   ``session_id`` (an ATIF trajectory: Harbor's ``trajectory.json``) -> atif.
 1b. ``events/event-<5+ digits>-<id>.json`` (an OpenHands V1 conversation's events): index 0
    -> openhands (the conversation), others -> ``skip``; ``base_state.json`` with ``agent``
    -> ``skip`` (read with the events).
@@ -161,6 +163,8 @@ def classify(shape: Shape) -> tuple[str, str]:
     goose = _goose(shape, k)
     if goose is not None:
         return "goose", goose
+    if {"steps", "agent"} <= k and ({"schema_version", "session_id"} & k) and {"source", "step_id"} <= shape.at(base + 2):
+        return "atif", "'steps' of {step_id, source}, 'agent', 'schema_version'/'session_id': an ATIF trajectory"
     if shape.top == "[" and {"action", "observation"} & k and {"source", "cause"} & k:
         return "openhands", "array of events with 'action'/'observation': OpenHands event list"
     if {"instance_id", "history"} <= k and "trajectory_id" not in k:

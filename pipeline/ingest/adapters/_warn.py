@@ -25,7 +25,7 @@ FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI ro
                 "bedrock": "Amazon Bedrock Converse messages",
                 "litellm": "LiteLLM StandardLoggingPayload records",
                 "mcp": "an MCP JSON-RPC traffic log",
-                "goose": "a Goose session",
+                "goose": "a Goose session", "atif": "an ATIF trajectory (Harbor)",
                 "opencode": "an OpenCode session (export, run --format json log)"}
 
 

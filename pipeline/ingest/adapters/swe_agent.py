@@ -93,7 +93,14 @@ def _from_history(history: list[Any]) -> list[tuple[Any, Any, Any]]:
     return pairs
 
 
-def _observation(text: str) -> Any:
+def bash_block(text: str | None) -> str | None:
+    """The command of a text-protocol action: the one ```bash (or ```sh) block of ``text``;
+    None when it holds none or several (mini-SWE-agent answers those with a format error)."""
+    blocks = _BLOCK.findall(text or "")
+    return blocks[0] if len(blocks) == 1 else None
+
+
+def observation_error(text: str) -> Any:
     """The error of a mini-SWE-agent observation (None: the command exited 0)."""
     code = _RETURNCODE.match(text)
     if code is not None:
@@ -115,15 +122,15 @@ def _mini(messages: list[Any]) -> list[dict[str, Any]]:
         if role == "assistant":
             calls = [tool_call(c.get("id"), (c.get("function") or {}).get("name"), (c.get("function") or {}).get("arguments"))
                      for c in require_list(msg.get("tool_calls") or [], f"messages[{i}].tool_calls") if isinstance(c, dict)]
-            blocks = _BLOCK.findall(text or "") if not calls else []
-            pending = f"m{i}" if len(blocks) == 1 else None
-            if pending is not None:
-                calls = [tool_call(pending, "bash", {"command": blocks[0]})]
+            command = bash_block(text) if not calls else None
+            pending = f"m{i}" if command is not None else None
+            if command is not None:
+                calls = [tool_call(pending, "bash", {"command": command})]
             out.append(assistant(text, calls))
         elif role == "tool":
             out.append(tool_result(msg.get("tool_call_id"), text or ""))
         elif role == "user" and pending is not None:
-            out.append(tool_result(pending, text or "", _observation(text or "")))
+            out.append(tool_result(pending, text or "", observation_error(text or "")))
             pending = None
         elif role in ("system", "user"):
             out.append(canonical_message(role, text))
