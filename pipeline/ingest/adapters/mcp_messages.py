@@ -89,7 +89,7 @@ def unwrap(record: Any) -> tuple[list[dict[str, Any]], str | None, str | None]:
         found = [record[k] for k in (ask, answer) if is_message(record.get(k))]
         if found:
             return found, session, server
-    return [], session, server
+    return ([record], None, None) if is_message(record) else ([], session, server)
 
 
 def json_id(value: Any) -> tuple[str, Any] | None:
