@@ -23,6 +23,7 @@ Session and server names come from the record's keys, or from its ``metadata`` o
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 # the methods of the MCP specification (``notifications/*`` too): a message naming one is MCP's
@@ -42,6 +43,11 @@ SERVER_KEYS = ("server", "server_name", "serverName", "server_id", "serverId")
 # timeout, -32001: unknown, it may have run). Other codes: the message goes to the text rules.
 ERROR_TYPES = {-32700: "parsing", -32600: "validation", -32601: "validation", -32602: "validation",
                -32002: "not_found", -32001: "timeout"}
+# ... unless the message says the request was refused: gateways answer a policy block with
+# whatever code (-32602 "Request blocked by security policy"), and a structured type would
+# beat the policy's approval/guard text rules, so such a message stays error TEXT
+_REFUSAL = re.compile(r"block|\bden(y|ied|ial)|forbid|refus|reject|not (allowed|permitted|approved)|"
+                      r"polic(y|ies)|guard|approv|unauthori[sz]|permission|disallow", re.IGNORECASE)
 
 
 def is_mcp_method(method: Any) -> bool:
@@ -128,8 +134,9 @@ def content_text(result: dict[str, Any]) -> str:
 
 def outcome(message: dict[str, Any]) -> tuple[str, Any]:
     """(result text, canonical error or None) of a response to a call: a JSON-RPC ``error``
-    -> ``{type, message}`` by its code (``ERROR_TYPES``), else ``JSON-RPC error <code>:
-    <message>`` (text rules); ``isError: true`` -> the result text as error text (text rules)."""
+    -> ``{type, message}`` by its code (``ERROR_TYPES``) unless its message words a refusal
+    (``_REFUSAL``), else ``JSON-RPC error <code>: <message>`` (text rules); ``isError:
+    true`` -> the result text as error text (text rules)."""
     error = message.get("error")
     if error is not None:
         err = error if isinstance(error, dict) else {"message": error}
@@ -138,6 +145,7 @@ def outcome(message: dict[str, Any]) -> tuple[str, Any]:
         if err.get("data") is not None:
             text += f" ({_dumps(err['data'])[:500]})"
         kind = ERROR_TYPES.get(code) if isinstance(code, int) and not isinstance(code, bool) else None
+        kind = None if _REFUSAL.search(str(err.get("message"))[:2000]) else kind
         return text, ({"type": kind, "message": text} if kind else text)
     result = message.get("result")
     result = result if isinstance(result, dict) else {}
