@@ -22,6 +22,7 @@ Session and server names come from the record's keys, or from its ``metadata`` o
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
@@ -35,7 +36,8 @@ METHODS = {"initialize", "ping", "tools/call", "tools/list", "resources/read", "
 SERVER_METHODS = {"sampling/createMessage", "elicitation/create", "roots/list"}
 WRAPPERS = ("message", "payload", "data")  # a record's key holding one message
 PAIRS = (("request", "response"), ("mcpRequest", "mcpResponse"))  # one exchange per record
-SESSION_KEYS = ("session_id", "sessionId", "mcp_session_id", "mcpSessionId", "mcp-session-id", "Mcp-Session-Id")
+SESSION_KEYS = ("session_id", "sessionId", "mcp_session_id", "mcpSessionId", "mcp-session-id", "Mcp-Session-Id",
+                "session")
 SERVER_KEYS = ("server", "server_name", "serverName", "server_id", "serverId")
 # JSON-RPC error codes -> the canonical error type (``[exec_status.types]``): the request was
 # refused before the tool ran (parse error, invalid request, unknown method or tool, invalid
@@ -75,6 +77,20 @@ def _field(record: dict[str, Any], keys: tuple[str, ...]) -> str | None:
     return None
 
 
+def _header_session(record: dict[str, Any]) -> str | None:
+    """The ``Mcp-Session-Id`` of a ``headers`` object (any case; its first 100 names) of a
+    record or its ``metadata``: the Streamable HTTP transport's session header."""
+    meta = record.get("metadata")
+    for where in (record, meta if isinstance(meta, dict) else {}):
+        headers = where.get("headers")
+        if not isinstance(headers, dict):
+            continue
+        for name, value in itertools.islice(headers.items(), 100):
+            if isinstance(name, str) and name.lower() == "mcp-session-id" and isinstance(value, str) and value:
+                return value
+    return None
+
+
 def unwrap(record: Any) -> tuple[list[dict[str, Any]], str | None, str | None]:
     """(the messages of one log record in order, its session, its server); no messages for
     a record that holds none (a gateway's own log line)."""
@@ -84,7 +100,7 @@ def unwrap(record: Any) -> tuple[list[dict[str, Any]], str | None, str | None]:
         return [], None, None
     if "jsonrpc" in record:
         return [record], None, None
-    session, server = _field(record, SESSION_KEYS), _field(record, SERVER_KEYS)
+    session, server = _field(record, SESSION_KEYS) or _header_session(record), _field(record, SERVER_KEYS)
     for key in WRAPPERS:
         value = record.get(key)
         if is_message(value):
