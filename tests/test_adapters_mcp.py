@@ -264,7 +264,17 @@ def test_hostile_messages_never_crash_the_reader(tmp_path: Path) -> None:
     ({"request": {"method": "POST", "url": "/v1"}, "response": {"status": 200}}, "canonical"),
     ({"jsonrpc": "2.0", "id": 1, "method": "eth_call", "params": []}, "canonical"),
     ({"jsonrpc": "2.0", "method": "tools/call", "params": {}}, "mcp"),
-    ({"session_id": "s", "message": {"jsonrpc": "2.0", "id": 1, "result": {}}}, "mcp"),
+    ({"session_id": "s", "message": {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "x"}]}}}, "mcp"),
+    ({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": False}}, "mcp"),
+    (req(0, "initialize", protocolVersion="2025-06-18", capabilities={}, clientInfo={"name": "a"}), "mcp"),
+    ({"ts": 1, "message": req(0, "initialize", protocolVersion="2025-11-25", capabilities={},
+                              clientInfo={"name": "a"})}, "mcp"),
+    # JSON-RPC of other protocols (they were read as mcp): LSP and ACP initialize, an Ethereum
+    # response, a bare empty result
+    (req(1, "initialize", processId=1, rootUri="file:///p", capabilities={}), "canonical"),
+    (req(0, "initialize", protocolVersion=1, clientCapabilities={"fs": {}}, clientInfo={"name": "zed"}), "canonical"),
+    ({"jsonrpc": "2.0", "id": 1, "result": "0x1b4"}, "canonical"),
+    ({"session_id": "s", "message": {"jsonrpc": "2.0", "id": 1, "result": {}}}, "canonical"),
 ])
 def test_detection_is_specific(line: dict[str, Any], fmt: str) -> None:
     assert classify(scan(json.dumps(line)))[0] == fmt

@@ -75,12 +75,13 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     ``turn.*``, ``item.*``) -> codex.
 11b. an ``init`` line with ``session_id``, ``model`` and ``timestamp`` (``gemini -o
     stream-json``) -> gemini-stream.
-11c. a JSON-RPC 2.0 message (``jsonrpc``) with a method of the MCP specification
-    (``initialize``, ``tools/call``, ``notifications/...``) or a response (``id`` +
-    ``result`` / ``error``), bare, a batch array of them, or under a log record's
-    ``message`` / ``payload`` / ``data`` / ``request`` + ``response`` / ``mcpRequest`` +
-    ``mcpResponse`` (a gateway's or proxy's traffic log) -> mcp. No other format has a
-    ``jsonrpc`` key at either depth.
+11c. a JSON-RPC 2.0 message (``jsonrpc``), bare, a batch array of them, or under a log
+    record's ``message`` / ``payload`` / ``data`` / ``request`` + ``response`` /
+    ``mcpRequest`` + ``mcpResponse`` (a gateway's or proxy's traffic log), with a mark
+    only MCP has (``_shape.mcp_shape``): a method of MCP's own (``tools/...``,
+    ``notifications/...``), an ``initialize`` with a dated ``protocolVersion``,
+    ``clientInfo`` and ``capabilities``, or a result with MCP's keys -> mcp. LSP, ACP and
+    Ethereum JSON-RPC logs have none and stay canonical.
 12. ``resourceSpans`` (an OTLP ExportTraceServiceRequest) -> otel.
 12b. smolagents memory steps: ``step_number`` with ``tool_calls``/``observations``, ``task``
     + ``task_images``, or ``steps`` holding them -> smolagents.
@@ -209,7 +210,8 @@ def classify(shape: Shape) -> tuple[str, str]:
     if {"type", "timestamp", "session_id", "model"} <= k and "init" in shape.types:
         return "gemini-stream", "Gemini CLI stream-json init line (type init, session_id, model, timestamp)"
     if mcp_shape(shape, k, c):
-        return "mcp", "a JSON-RPC 2.0 message with an MCP method (or a response), bare or in a log record: MCP traffic"
+        return "mcp", ("a JSON-RPC 2.0 message with an MCP method, MCP initialize params or an MCP result, bare "
+                       "or in a log record: MCP traffic")
     if "resourceSpans" in k:
         return "otel", "OTLP trace export (resourceSpans)"
     if {"step_number", "tool_calls"} <= k or {"step_number", "observations"} <= k or {"task", "task_images"} <= k \

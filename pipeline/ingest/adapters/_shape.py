@@ -34,6 +34,7 @@ LANGCHAIN_TYPES = {"human", "ai", "tool", "function", "chat", "constructor", "AI
                    "HumanMessageChunk", "ToolMessageChunk"}
 # roles of chatml tool turns (ms-swift / NeMo agent SFT data) that no chat API writes
 SHAREGPT_TOOL_ROLES = {"tool_call", "tool_response", "function_call", "observation"}
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")  # an MCP protocolVersion (LSP and ACP have none or a number)
 _TOKEN = re.compile(r"[ \t\n\r]*(?:(" + JSON_STRING + r')|([{}\[\]:,])|([^"{}\[\]:,\s]+))', re.S)
 
 
@@ -46,6 +47,7 @@ class Shape:
     types: set[str] = field(default_factory=set)
     roles: dict[int, set[str]] = field(default_factory=dict)  # values of ``role`` keys, by depth
     methods: set[str] = field(default_factory=set)  # values of ``method`` keys (JSON-RPC)
+    versions: set[str] = field(default_factory=set)  # string values of ``protocolVersion`` keys (MCP)
 
     def at(self, depth: int) -> set[str]:
         """Keys seen at one nesting depth (1 = keys of the top-level object)."""
@@ -79,6 +81,8 @@ def scan(text: str, max_depth: int = 6, max_keys: int = 512) -> Shape:
                 shape.roles.setdefault(len(stack), set()).add(_decode(string))
             elif prev == ":" and key == "method" and len(shape.methods) < 64:
                 shape.methods.add(_decode(string))
+            elif prev == ":" and key == "protocolVersion" and len(shape.versions) < 8:
+                shape.versions.add(_decode(string)[:40])
             prev, prev_string = "s", string
             continue
         if punct in ("{", "["):
@@ -176,13 +180,27 @@ def sharegpt_shape(shape: Shape, k: set[str]) -> bool:
 
 
 def mcp_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
-    """Rule 11c: an MCP JSON-RPC message (``jsonrpc`` with a method of the MCP specification,
-    or a response: ``id`` + ``result`` / ``error``), bare, in a batch array, or under a log
-    record's ``message`` / ``payload`` / ``data`` / ``request`` / ``response`` /
-    ``mcpRequest`` / ``mcpResponse`` (``mcp_messages.WRAPPERS``, ``PAIRS``)."""
-    def message(keys: set[str]) -> bool:
-        return "jsonrpc" in keys and ("method" in keys and any(is_mcp_method(m) for m in shape.methods)
-                                      or "id" in keys and bool({"result", "error"} & keys))
-
+    """Rule 11c: an MCP JSON-RPC message, bare, in a batch array, or under a log record's
+    ``message`` / ``payload`` / ``data`` / ``request`` / ``response`` / ``mcpRequest`` /
+    ``mcpResponse`` (``mcp_messages.WRAPPERS``, ``PAIRS``), with a mark only MCP has
+    (JSON-RPC alone is LSP's, ACP's, Ethereum's too): a method of MCP's own (``tools/...``,
+    ``resources/...``, ``notifications/...``; not the generic ``initialize`` / ``ping``), an
+    ``initialize`` whose params hold a dated ``protocolVersion``, ``clientInfo`` and
+    ``capabilities``, or a result with MCP's keys (``content`` + ``isError``,
+    ``structuredContent``, ``tools``, ``serverInfo`` + a dated ``protocolVersion``)."""
+    base = 2 if shape.top == "[" else 1
     wrappers = set(WRAPPERS) | {key for pair in PAIRS for key in pair}
-    return message(k) or bool(wrappers & k) and message(c)
+    if "jsonrpc" in k:
+        depth = base
+    elif wrappers & k and "jsonrpc" in c:
+        depth = base + 1
+    else:
+        return False
+    keys, inner = shape.at(depth), shape.at(depth + 1)
+    dated = any(_DATE.fullmatch(v) for v in shape.versions)
+    if "method" in keys:
+        return any(is_mcp_method(m) and m not in ("initialize", "ping") for m in shape.methods) \
+            or "initialize" in shape.methods and dated and {"clientInfo", "capabilities"} <= inner
+    return "id" in keys and "result" in keys and (
+        {"content", "isError"} <= inner or bool({"structuredContent", "tools"} & inner)
+        or dated and {"serverInfo", "protocolVersion"} <= inner)
