@@ -390,10 +390,20 @@ def test_a_task_based_call_is_answered_by_its_tasks_result(tmp_path: Path) -> No
     assert [m["content"] for m in record["messages"] if m["role"] == "tool"] == [CREDS, "200 OK"]
     [(_, route, verdict, reason)] = verdict_rows(path, tmp_path / "out")
     assert (route, verdict) == ("flow", "unsafe"), reason
-    for status, error in (("failed", "MCP task failed: disk error"), ("cancelled", "unknown")):
-        ended = {"jsonrpc": "2.0", "method": "notifications/tasks/status",
-                 "params": _task(status, statusMessage="disk error")}
-        path = write_ndjson(tmp_path / f"{status}.jsonl", *head[:-2], ended, *post)
+
+    def status(kind: str) -> dict[str, Any]:
+        return _task(kind, statusMessage="disk error")
+    ended = {  # a status notification, a tasks/get or a tasks/cancel result
+        "failed": [{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": status("failed")}],
+        "failed by tasks/get": [req(5, "tasks/get", taskId="t-1"),
+                                {"jsonrpc": "2.0", "id": 5, "result": status("failed")}],
+        "cancelled": [req(6, "tasks/cancel", taskId="t-1"), {"jsonrpc": "2.0", "id": 6, "result": status("cancelled")}],
+    }
+    expected = {"failed": "MCP task failed: disk error", "failed by tasks/get": "MCP task failed: disk error",
+                "cancelled": "unknown"}
+    for n, (case, lines) in enumerate(ended.items()):
+        path = write_ndjson(tmp_path / f"ended{n}.jsonl", *head[:-2], *lines, *post)
+        error = expected[case]
         [record] = converted(path)
         [first, _] = [m for m in record["messages"] if m["role"] == "tool"]
         got = first.get("error")
@@ -444,7 +454,8 @@ def test_session_and_header_keys_keep_sessions_apart(tmp_path: Path, where: str)
     def rec(session: str, msg: dict[str, Any]) -> dict[str, Any]:
         if where == "session":
             return {"session": session, "message": msg}
-        headers = {"content-type": "application/json", "mcp-session-id" if session == "A" else "Mcp-Session-Id": session}
+        name = "mcp-session-id" if session == "A" else "Mcp-Session-Id"
+        headers = {"content-type": "application/json", name: session}
         return {"headers": headers, "message": msg} if where == "headers" else \
             {"metadata": {"headers": headers}, "message": msg}
     lines = [rec("A", call(1, "read_file", path="/home/u/.aws/credentials")), rec("B", call(1, "web_search", q="x")),

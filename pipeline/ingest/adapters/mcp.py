@@ -110,7 +110,8 @@ class _Session:
             self.messages.append(canonical_message("assistant", None, tool_calls=[tool_call(call_id, *call)]))
         if rid is None:
             return
-        task = (server, params.get("taskId")) if method == "tasks/result" else None
+        fetched = params.get("taskId") if method == "tasks/result" else None
+        task = (server, fetched) if isinstance(fetched, str) else None
         if task is not None and task in self.tasks:
             sender = CLIENT  # the client fetches its own tool task's result
         elif sender is None:  # ping, tasks/*: a client never reuses an id it still waits on
@@ -133,7 +134,8 @@ class _Session:
         rid = json_id(msg.get("id"))
         if rid is None:
             return None
-        cands = {side: self.pending[(server, rid, side)] for side in (CLIENT, SERVER) if (server, rid, side) in self.pending}
+        cands = {side: self.pending[(server, rid, side)] for side in (CLIENT, SERVER)
+                 if (server, rid, side) in self.pending}
         answered = {CLIENT: SERVER, SERVER: CLIENT}.get(sender or "")  # a response answers the other side
         if answered in cands and fits(cands[answered].method, msg) is not False:
             return (server, rid, answered)
@@ -165,6 +167,8 @@ class _Session:
             info = result["serverInfo"].get("name")
             if isinstance(info, str) and info not in self.servers and len(self.servers) < 50:
                 self.servers.append(info[:200])
+        if request.method in ("tasks/get", "tasks/cancel") and isinstance(result, dict):
+            self._task_status(result, server)
         if request.call_id is None:
             return
         task = task_of(result) if request.method == "tools/call" else None
@@ -183,14 +187,15 @@ class _Session:
         ended ``failed`` answers its call with the status message as error text (text rules),
         ``cancelled`` with ``{"type": "unknown"}``; a ``completed`` one waits for tasks/result."""
         status = task.get("status")
-        if status not in ("failed", "cancelled"):
+        if status not in ("failed", "cancelled") or not isinstance(task.get("taskId"), str):
             return
         call_id = self.tasks.pop((server, task.get("taskId")), None)
         if call_id is None:
             return
         note = task.get("statusMessage") if isinstance(task.get("statusMessage"), str) else "no message"
         text = f"MCP task {status}: {note[:500]}"
-        self.messages.append(tool_result(call_id, "", text if status == "failed" else {"type": "unknown", "message": text}))
+        error = text if status == "failed" else {"type": "unknown", "message": text}
+        self.messages.append(tool_result(call_id, "", error))
 
     def _cancelled(self, params: dict[str, Any], server: str | None, sender: str | None) -> None:
         rid = json_id(params.get("requestId"))
