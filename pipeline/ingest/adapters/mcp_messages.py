@@ -32,8 +32,6 @@ METHODS = {"initialize", "ping", "tools/call", "tools/list", "resources/read", "
            "resources/templates/list", "resources/subscribe", "resources/unsubscribe", "prompts/get",
            "prompts/list", "sampling/createMessage", "elicitation/create", "roots/list", "completion/complete",
            "logging/setLevel", "tasks/get", "tasks/list", "tasks/result", "tasks/cancel"}
-# requests a server sends to its client: their ids are the server's own (never a client call's)
-SERVER_METHODS = {"sampling/createMessage", "elicitation/create", "roots/list"}
 WRAPPERS = ("message", "payload", "data")  # a record's key holding one message
 PAIRS = (("request", "response"), ("mcpRequest", "mcpResponse"))  # one exchange per record
 SESSION_KEYS = ("session_id", "sessionId", "mcp_session_id", "mcpSessionId", "mcp-session-id", "Mcp-Session-Id",
