@@ -25,7 +25,9 @@ as its ``info`` (``role`` user | assistant) and a list of typed ``parts``:
 - An assistant message is split where text follows its calls: calls -> their results ->
   the text after them (the order the model saw them in).
 - ``apply_patch`` / ``patch`` calls get ``paths_written`` / ``paths_deleted`` from the
-  patch headers of ``patchText`` (the Codex patch format: codex.toml's ``apply_patch``).
+  patch headers of ``patchText`` (the Codex patch format: codex.toml's ``apply_patch``);
+  such a ``patch`` call (older releases) is named ``apply_patch``: the bundled catalogs
+  merge by name, and ``patch`` is a generic name other agents' tools carry.
 """
 
 from __future__ import annotations
@@ -158,6 +160,7 @@ class Builder:
         if name in _PATCH_TOOLS and isinstance(args.get("patchText"), str):
             written, deleted = patch_paths(args["patchText"])
             args = {**args, "paths_written": written, "paths_deleted": deleted}
+            name = "apply_patch"  # codex.toml's entry; `patch` is a generic name other agents use
         self.guard.add(args)
         result = _result(call_id, name, state)
         if result is not None:
