@@ -23,11 +23,13 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 4. ``trajectory`` with ``history``/``info``/``environment``, or ``trajectory_format`` +
    ``messages`` (mini-SWE-agent) -> swe-agent.
 4b. Goose (block/goose) messages: a line or bare array of objects keyed only by Goose's
-   message fields (``role``, ``created``, ``content`` of typed items; ``id``, ``metadata``),
-   a session file's metadata line (``description`` + ``message_count`` with ``working_dir``
+   message fields (``role``, ``created``, ``content`` of typed items; ``id``, ``metadata``)
+   with ``toolRequest``/``toolResponse``/... items or ``userVisible`` metadata in the head and
+   no Anthropic block type (``tool_use``, ``tool_result``, ...: Anthropic messages an app
+   stored with ``created``), a session file's metadata line (``description`` + ``message_count`` with ``working_dir``
    / ``schedule_id`` / token counts, no transcript key), or a session export
    (``conversation``, or ``messages`` holding ``toolRequest``/``toolResponse`` items or
-   ``userVisible`` metadata, of such messages) -> goose.
+   ``userVisible`` metadata, of such messages; no Anthropic block type) -> goose.
 4c. ``steps`` of objects with ``step_id`` + ``source``, ``agent`` and ``schema_version`` or
    ``session_id`` (an ATIF trajectory: Harbor's ``trajectory.json``) -> atif.
 1b. ``events/event-<5+ digits>-<id>.json`` (an OpenHands V1 conversation's events): index 0
@@ -250,13 +252,17 @@ def classify(shape: Shape) -> tuple[str, str]:
 def _goose(shape: Shape, k: set[str]) -> str | None:
     """Rule 4b's why when the head is Goose's (a message, a metadata line, an export), else None."""
     base = 2 if shape.top == "[" else 1
-    if GOOSE_MESSAGE <= k <= GOOSE_MESSAGE_KEYS and "type" in shape.at(base + 2):
-        return "Goose messages (role, created, content of typed items): a Goose session"
+    # Anthropic messages an app stored with `created` (its block types) are no Goose
+    # messages: Goose's items are toolRequest / toolResponse / ..., its metadata userVisible
+    anthropic = bool(ANTHROPIC_TYPES & shape.types)
+    if GOOSE_MESSAGE <= k <= GOOSE_MESSAGE_KEYS and "type" in shape.at(base + 2) and not anthropic \
+            and (GOOSE_TYPES & shape.types or "userVisible" in shape.at(base + 1)):
+        return "Goose messages (role, created, content of toolRequest/toolResponse items or userVisible): a Goose session"
     if shape.top == "{" and {"description", "message_count"} <= k \
             and {"working_dir", "schedule_id", "total_tokens", "accumulated_total_tokens"} & k \
             and not {"messages", "trajectory_id", "role", "content", "conversation"} & k:
         return "Goose session metadata line (description, message_count, working_dir): a Goose session file"
-    if shape.top == "{" and GOOSE_MESSAGE <= shape.at(3) and (
+    if shape.top == "{" and GOOSE_MESSAGE <= shape.at(3) and not anthropic and (
             "conversation" in k or "messages" in k and (GOOSE_TYPES & shape.types or "userVisible" in shape.at(4))):
         return "a session object whose 'conversation' holds Goose messages: a Goose session export"
     return None

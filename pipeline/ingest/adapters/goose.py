@@ -32,6 +32,8 @@ Rules:
   denial (``DECLINED_RESPONSE``: the user refused the confirmation) -> ``{"type":
   "approval"}`` (blocked). Confirmation requests are not
   persisted by Goose (counted in ``meta.confirmations`` when they are).
+- A message holding an Anthropic block (``tool_use``, ``tool_result``, ...) is refused
+  (``AdapterError``: ``--format anthropic``), not dropped with its calls.
 - Result text: ``text`` items, a ``resource``'s text; images are dropped.
 - trajectory_id = the export's ``trajectory_id`` / ``id`` / ``session_id``, else the file
   stem (the session name; a record on a later line: ``<stem>:<line>``); suite = ``--suite``,
@@ -60,6 +62,9 @@ DECLINED = ("The user has declined to run this tool. DO NOT attempt to call this
             "If there are no alternative methods to proceed, clearly explain the situation and STOP.")
 _NAMED = re.compile(r"function name '([A-Za-z0-9_.-]{1,128})'")
 _META_KEYS = ("working_dir", "description", "name", "schedule_id", "session_type", "provider_name")
+# Anthropic block types (its calls and results): a message holding one is no Goose message
+ANTHROPIC_ITEMS = {"tool_use", "tool_result", "server_tool_use", "mcp_tool_use", "mcp_tool_result",
+                   "web_search_tool_result"}
 _NOTICES = {"contextLengthExceeded", "summarizationRequested", "conversationCompacted", "systemNotification"}
 
 
@@ -136,6 +141,9 @@ class _Session:
                 self.count("thinking")
             elif kind in _NOTICES:
                 self.count("notices")
+            elif kind in ANTHROPIC_ITEMS:  # its calls would be lost: refuse, naming the reader
+                raise AdapterError(f"a message holds an Anthropic '{kind}' block, no Goose item: "
+                                   "Anthropic messages, use --format anthropic")
             else:
                 self.count("dropped_items")
 
