@@ -30,7 +30,11 @@ Rules:
 - ``toolResult`` ``status: error`` -> its ``error`` text (the policy's text rules);
   ``isError: true`` -> the result text as error text; a result that is exactly Goose's
   denial (``DECLINED_RESPONSE``: the user refused the confirmation) -> ``{"type":
-  "approval"}`` (blocked). Confirmation requests are not
+  "approval"}`` (blocked) only in Goose's shape (one text item without annotations) from a
+  built-in tool whose output is local (``LOCAL_OUTPUT``); from any other tool (the shell,
+  web_scrape, scripts, MCP extensions: their output can be the sentence) or in another
+  shape -> ``{"type": "unknown"}`` (fail closed: scored as executed, as Cline's
+  ``UNTRUSTED_OUTPUT``). Confirmation requests are not
   persisted by Goose (counted in ``meta.confirmations`` when they are).
 - A message holding an Anthropic block (``tool_use``, ``tool_result``, ...) is refused
   (``AdapterError``: ``--format anthropic``), not dropped with its calls.
@@ -60,6 +64,16 @@ CALL_TYPES = {"toolRequest", "toolResponse", "toolConfirmationRequest", "fronten
 # what Goose answers a call the user refused to confirm (DECLINED_RESPONSE, agents/tool_execution.rs)
 DECLINED = ("The user has declined to run this tool. DO NOT attempt to call this tool again. "
             "If there are no alternative methods to proceed, clearly explain the situation and STOP.")
+# Goose's built-in tools whose output is the local machine's own (no page, no program's or
+# server's output): a denial there, in Goose's shape, is Goose's. Any other tool (the shell,
+# web_scrape / web_search, scripts, every MCP extension's tool) can print the sentence.
+LOCAL_OUTPUT = frozenset({
+    "developer__text_editor", "developer__screen_capture", "developer__list_windows", "developer__image_processor",
+    "developer__analyze", "computercontroller__pdf_tool", "computercontroller__docx_tool",
+    "computercontroller__xlsx_tool", "computercontroller__cache", "platform__read_resource",
+    "platform__list_resources", "platform__search_available_extensions", "platform__manage_extensions",
+    "memory__remember_memory", "memory__retrieve_memories", "memory__remove_memory_category",
+    "memory__remove_specific_memory"})
 _NAMED = re.compile(r"function name '([A-Za-z0-9_.-]{1,128})'")
 _META_KEYS = ("working_dir", "description", "name", "schedule_id", "session_type", "provider_name")
 # Anthropic block types (its calls and results): a message holding one is no Goose message
@@ -71,6 +85,21 @@ _NOTICES = {"contextLengthExceeded", "summarizationRequested", "conversationComp
 def is_message(obj: Any) -> bool:
     """True for a Goose message object (``role`` user/assistant and a ``content`` list)."""
     return isinstance(obj, dict) and obj.get("role") in ("user", "assistant") and isinstance(obj.get("content"), list)
+
+
+def declined_shape(value: Any) -> bool:
+    """True when a success ``toolResult`` value has the shape of Goose's denial: ONE text
+    item, no annotations (``Content::text(DECLINED_RESPONSE)``), not ``isError``. Goose's
+    developer tools annotate their output (``audience``), an MCP server's reply may not."""
+    if isinstance(value, dict):
+        if value.get("isError") is True or value.get("structuredContent") is not None:
+            return False
+        value = value.get("content")
+    if not (isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict)):
+        return False
+    item = value[0]
+    return item.get("type") == "text" and item.get("annotations") is None \
+        and not set(item) - {"type", "text", "annotations"}
 
 
 def _result_text(value: Any) -> tuple[str, bool]:
@@ -104,6 +133,7 @@ class _Session:
         self.malformed: list[tuple[Any, int]] = []  # (call id, index of its assistant message)
         self.malformed_ids: set[str] = set()
         self.answered: set[str] = set()
+        self.names: dict[str, str] = {}  # call id -> tool name
         self.counts: dict[str, int] = {}
 
     def count(self, key: str) -> None:
@@ -156,6 +186,8 @@ class _Session:
             args = args if isinstance(args, dict) else {}
             self.guard.add(args)
             into.setdefault("tool_calls", []).append(tool_call(cid, value["name"], args))
+            if isinstance(cid, str):
+                self.names[cid] = value["name"]
         else:  # a call Goose could not parse: it never ran
             error = str(call.get("error") or "the tool call could not be read")[:2000]
             named = _NAMED.search(error)
@@ -174,7 +206,7 @@ class _Session:
             text, is_error = _result_text(result.get("value"))
             error: Any = (text[:2000] or "tool error") if is_error else None
             if text.strip() == DECLINED:
-                error = {"type": "approval", "message": text[:500]}
+                error = self._declined(cid, result.get("value"), text)
         else:
             text = ""
             error = str(result.get("error") or "tool error")[:2000]
@@ -184,6 +216,17 @@ class _Session:
         if isinstance(cid, str):
             self.answered.add(cid)
         self.messages.append(tool_result(cid, text[:100_000], error))
+
+    def _declined(self, cid: Any, value: Any, text: str) -> dict[str, Any]:
+        """The error of a result whose whole text is Goose's denial: ``approval`` (blocked)
+        only in Goose's shape (``declined_shape``) from a tool of ``LOCAL_OUTPUT``; else the
+        tool's own output may say it (a page, a server the agent posted to, a program):
+        ``unknown`` (fail closed: scored as executed)."""
+        name = self.names.get(cid) if isinstance(cid, str) else None
+        if declined_shape(value) and name in LOCAL_OUTPUT:
+            return {"type": "approval", "message": text[:500]}
+        return {"type": "unknown", "message": f"{name or 'the tool'}'s output reads as Goose's denial "
+                                              "(not trusted: the tool can print it): " + text.strip()[:200]}
 
     def finish(self) -> list[dict[str, Any]]:
         """The messages, texts joined; each unanswered malformed call answered right after
