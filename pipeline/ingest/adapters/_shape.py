@@ -145,6 +145,9 @@ def gemini_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
                 # depth, as in a record's metadata, does not count)
                 or "messages" in k and {"role", "parts"} <= inner
                 and not ("type" in shape.at(base + 4) and ai_sdk_part_types(shape.types))
+                # OpenCode parts (`callID`, `sessionID`) an app copied under `messages`: no
+                # Contents (canonical; the record check names --format opencode)
+                and not {"callID", "sessionID"} & shape.at(base + 4)
                 # a bare [Content, ...]: Gemini parts have no `type` (the Vercel AI SDK's do)
                 or shape.top == "[" and {"role", "parts"} <= k and not RECORD_KEYS & k and "type" not in shape.at(4)
                 or "contents" in k and GEMINI_REQUEST_KEYS & k
