@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.ingest.adapters import (
-    agentdojo, ai_sdk, anthropic, atif, autogen, bedrock, claude_stream, codex_exec, gemini, gemini_stream, goose,
-    inspect_log, langchain, litellm, mcp, opencode, openhands, otel, pydantic_ai, r_judge, responses, sharegpt,
+    agentdojo, ai_sdk, anthropic, atif, autogen, bedrock, claude_stream, codex_exec, copilot, gemini, gemini_stream,
+    goose, inspect_log, langchain, litellm, mcp, opencode, openhands, otel, pydantic_ai, r_judge, responses, sharegpt,
     smolagents, swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
@@ -75,6 +75,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("goose", goose.convert, "session"),
         AdapterSpec("atif", atif.convert, "array"),
         AdapterSpec("opencode", opencode.convert, "session"),
+        AdapterSpec("copilot", copilot.convert, "array"),
     )
 }
 

@@ -32,6 +32,12 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
    ``userVisible`` metadata, of such messages; no Anthropic block type) -> goose.
 4c. ``steps`` of objects with ``step_id`` + ``source``, ``agent`` and ``schema_version`` or
    ``session_id`` (an ATIF trajectory: Harbor's ``trajectory.json``) -> atif.
+4d. ``requests`` beside ``requesterUsername`` / ``responderUsername``, or ``requests`` of
+   objects with ``requestId`` + ``message`` (a GitHub Copilot Chat document: VS Code's
+   ``Chat: Export Chat...`` or a ``chatSessions/<uuid>.json``), or a
+   ``kind`` + ``v`` line whose ``v`` holds ``requests`` (the snapshot line of a
+   ``chatSessions/<uuid>.jsonl``, which the reader refuses with a reject naming what to do)
+   -> copilot.
 1b. ``events/event-<5+ digits>-<id>.json`` (an OpenHands V1 conversation's events): index 0
    -> openhands (the conversation), others -> ``skip``; ``base_state.json`` with ``agent``
    -> ``skip`` (read with the events).
@@ -168,6 +174,11 @@ def classify(shape: Shape) -> tuple[str, str]:
         return "goose", goose
     if {"steps", "agent"} <= k and ({"schema_version", "session_id"} & k) and {"source", "step_id"} <= shape.at(base + 2):
         return "atif", "'steps' of {step_id, source}, 'agent', 'schema_version'/'session_id': an ATIF trajectory"
+    if "requests" in k and ({"requesterUsername", "responderUsername"} & k
+                            or {"requestId", "message"} <= shape.at(base + 2)) \
+            or shape.top == "{" and k <= {"kind", "v"} and "v" in k and "requests" in c:
+        return "copilot", ("'requests' with 'requesterUsername'/'responderUsername' (or a kind-0 snapshot line "
+                           "holding them): a GitHub Copilot Chat session (VS Code)")
     if shape.top == "[" and {"action", "observation"} & k and {"source", "cause"} & k:
         return "openhands", "array of events with 'action'/'observation': OpenHands event list"
     if {"instance_id", "history"} <= k and "trajectory_id" not in k:

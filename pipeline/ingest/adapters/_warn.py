@@ -26,7 +26,8 @@ FORMAT_NAMES = {"claude-code": "a Claude Code session", "codex": "a Codex CLI ro
                 "litellm": "LiteLLM StandardLoggingPayload records",
                 "mcp": "an MCP JSON-RPC traffic log",
                 "goose": "a Goose session", "atif": "an ATIF trajectory (Harbor)",
-                "opencode": "an OpenCode session (export, run --format json log)"}
+                "opencode": "an OpenCode session (export, run --format json log)",
+                "copilot": "a GitHub Copilot Chat session (VS Code export)"}
 
 
 def looks_like(path: Location, max_lines: int = 20) -> tuple[str, str] | None:
