@@ -141,15 +141,43 @@ def test_prompt_tsx_results_and_ask_mode_text() -> None:
         ("user", "What is this repo?"), ("assistant", "It is a pipeline.")]
 
 
-def test_the_jsonl_patch_layout_is_refused_loudly(tmp_path: Path) -> None:
-    lines = [{"kind": 0, "v": {"version": 3, "sessionId": "s", "requests": []}},
-             {"kind": 2, "k": ["requests"], "v": exfiltration()["requests"]},
-             {"kind": 1, "k": ["requests", 0, "result"], "v": {}}]
-    path = write_ndjson(tmp_path / "5b7c3a1e.jsonl", *lines)
+def operation_log(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """``doc`` as VS Code's chatSessions .jsonl writes it while the chat runs: the initial
+    state, the request pushed with an empty response, a partial response replaced (push
+    with ``i``), the result set, and an input-state change."""
+    req = doc["requests"][0]
+    return [{"kind": 0, "v": {"version": 3, "sessionId": doc["sessionId"], "responderUsername": "GitHub Copilot",
+                              "creationDate": 1, "requests": [], "inputState": {"inputText": ""}}},
+            {"kind": 1, "k": ["inputState", "inputText"], "v": "Set up"},
+            {"kind": 2, "k": ["requests"], "v": [dict(req, response=[], result=None)]},
+            {"kind": 2, "k": ["requests", 0, "response"], "v": [{"value": "partial"}]},
+            {"kind": 2, "k": ["requests", 0, "response"], "i": 0, "v": req["response"]},
+            {"kind": 1, "k": ["requests", 0, "result"], "v": req["result"]}]
+
+
+def test_the_jsonl_operation_log_is_replayed_into_its_session(tmp_path: Path) -> None:
+    doc = exfiltration("log-1")
+    path = write_ndjson(tmp_path / "5b7c3a1e.jsonl", *operation_log(doc))
     assert detect_format(path)[0] == "copilot"
-    records = list(iter_records([path], "auto"))
-    assert len(records) == 1 and records[0].text is None
-    assert "Export Chat" in (records[0].reject_detail or "")
+    [rec] = converted(path)
+    whole = tmp_path / "whole.json"
+    whole.write_text(json.dumps(doc))
+    [expected] = converted(whole)
+    assert rec["trajectory_id"] == "log-1" and rec["messages"] == expected["messages"]
+    assert rec["meta"]["layout"] == "operation log"
+    [(_, route, verdict, reason)] = verdict_rows(path, tmp_path / "run")
+    assert (route, verdict) == ("flow", "unsafe"), reason
+
+
+def test_a_log_without_its_initial_line_or_with_a_broken_path_is_rejected(tmp_path: Path) -> None:
+    lines = operation_log(exfiltration())
+    for name, body in (("tail.jsonl", lines[2:]),
+                       ("broken.jsonl", [lines[0], {"kind": 1, "k": ["requests", 3, "result"], "v": {}}]),
+                       ("cut.jsonl", [lines[0], {"kind": 2, "k": ["requests"], "i": 10**12, "v": []}])):
+        path = write_ndjson(tmp_path / name, *body)
+        records = list(iter_records([path], "copilot"))
+        assert [r.text for r in records] == [None], name
+        assert records[0].reject_reason == "malformed_record"
 
 
 def test_invocations_without_rounds_reject_the_record(tmp_path: Path) -> None:

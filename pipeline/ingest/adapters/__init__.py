@@ -11,7 +11,8 @@ pass-through: their records' source text is used unchanged as ``RawRecord.text``
 (Inspect logs: samples of a ``.eval`` archive or of an EvalLog's ``samples``) or
 ``session`` (the whole FILE, NDJSON lines or one document, is handed to the converter as
 ``(line, value)`` pairs and it yields ``(source_line, record)`` pairs: Claude Code
-sessions, Codex rollouts, OTLP exports, MCP traffic logs, Goose sessions; see ``pipeline/ingest/adapters/_session.py``).
+sessions, Codex rollouts, OTLP exports, MCP traffic logs, Goose sessions, Copilot Chat sessions;
+see ``pipeline/ingest/adapters/_session.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.ingest.adapters import (
-    agentdojo, ai_sdk, anthropic, atif, autogen, bedrock, claude_stream, codex_exec, copilot, gemini, gemini_stream,
+    agentdojo, ai_sdk, anthropic, atif, autogen, bedrock, claude_stream, codex_exec, copilot_log, gemini, gemini_stream,
     goose, inspect_log, langchain, litellm, mcp, opencode, openhands, otel, pydantic_ai, r_judge, responses, sharegpt,
     smolagents, swe_agent, tau2_bench, tau_bench,
 )
@@ -75,7 +76,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("goose", goose.convert, "session"),
         AdapterSpec("atif", atif.convert, "array"),
         AdapterSpec("opencode", opencode.convert, "session"),
-        AdapterSpec("copilot", copilot.convert, "array"),
+        AdapterSpec("copilot", copilot_log.convert_session, "session"),
     )
 }
 

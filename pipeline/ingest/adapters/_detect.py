@@ -35,9 +35,8 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 4d. ``requests`` beside ``requesterUsername`` / ``responderUsername``, or ``requests`` of
    objects with ``requestId`` + ``message`` (a GitHub Copilot Chat document: VS Code's
    ``Chat: Export Chat...`` or a ``chatSessions/<uuid>.json``), or a
-   ``kind`` + ``v`` line whose ``v`` holds ``requests`` (the snapshot line of a
-   ``chatSessions/<uuid>.jsonl``, which the reader refuses with a reject naming what to do)
-   -> copilot.
+   ``kind`` + ``v`` line whose ``v`` holds ``requests`` (the initial line of a
+   ``chatSessions/<uuid>.jsonl`` operation log, replayed by the reader) -> copilot.
 1b. ``events/event-<5+ digits>-<id>.json`` (an OpenHands V1 conversation's events): index 0
    -> openhands (the conversation), others -> ``skip``; ``base_state.json`` with ``agent``
    -> ``skip`` (read with the events).
@@ -177,8 +176,8 @@ def classify(shape: Shape) -> tuple[str, str]:
     if "requests" in k and ({"requesterUsername", "responderUsername"} & k
                             or {"requestId", "message"} <= shape.at(base + 2)) \
             or shape.top == "{" and k <= {"kind", "v"} and "v" in k and "requests" in c:
-        return "copilot", ("'requests' with 'requesterUsername'/'responderUsername' (or a kind-0 snapshot line "
-                           "holding them): a GitHub Copilot Chat session (VS Code)")
+        return "copilot", ("'requests' with 'requesterUsername'/'responderUsername' (or a kind-0 line holding "
+                           "them: a chatSessions .jsonl log): a GitHub Copilot Chat session (VS Code)")
     if shape.top == "[" and {"action", "observation"} & k and {"source", "cause"} & k:
         return "openhands", "array of events with 'action'/'observation': OpenHands event list"
     if {"instance_id", "history"} <= k and "trajectory_id" not in k:

@@ -32,13 +32,12 @@ one trajectory; a file may hold one, a JSON array of them, or NDJSON lines of th
   ``markdownContent``) as the assistant message; if such a request holds
   ``toolInvocationSerialized`` parts, their arguments are not recorded: the record is
   rejected (never read without its calls).
-- VS Code 1.10x's ``chatSessions/<uuid>.jsonl`` (a ``{"kind": 0, "v": {...}}`` snapshot
-  line, then ``kind`` 1/2 patch lines) is refused: its snapshot line is rejected with a
-  detail naming what to do (export the chat, or use the ``.json`` session); patch lines
-  are no records.
+- VS Code 1.10x's ``chatSessions/<uuid>.jsonl`` (a ``{"kind": 0, "v": {...}}`` initial
+  line, then ``kind`` 1/2 patch lines) is replayed into its document first
+  (:mod:`.copilot_log`); a patch line met here, outside a replay, is rejected.
 
 trajectory_id: ``trajectory_id``, else ``sessionId``, else the file stem (``<stem>:<n>``
-past a file's first record); suite: ``suite`` when present, else ``default``. ``meta``:
+past a file's first record); suite: ``--suite``, else ``suite`` when present, else ``default``. ``meta``:
 ``format``, ``requester`` / ``responder``, ``models`` (the requests' ``modelId``s),
 ``errors`` (requests whose ``result.errorDetails`` is set).
 """
@@ -54,9 +53,6 @@ FORMAT = "copilot"
 INVOCATION = "toolInvocationSerialized"
 DENIED = {0, 5}  # ToolConfirmKind.Denied, ToolConfirmKind.Skipped: the call did not run
 ERROR_PREFIXES = ("ERROR while calling tool:", "The user cancelled the tool call.")
-JSONL_REFUSAL = ("a VS Code chatSessions .jsonl (a kind-0 snapshot line and kind 1/2 patch lines) is not read: "
-                 "its patches are not applied here; export the chat with 'Chat: Export Chat...' (one JSON "
-                 "document) or give the session's .json file, then score that")
 
 
 def document(value: Any) -> bool:
@@ -197,13 +193,11 @@ def _request(req: Any, n: int) -> list[dict[str, Any]]:
     return messages
 
 
-def convert(record: Any, ctx: Ctx) -> dict[str, Any] | None:
-    """Convert one Copilot Chat document (module docstring); None for a patch line of a
-    chatSessions ``.jsonl``."""
-    if isinstance(record, dict) and record.get("kind") in (1, 2) and "k" in record and "requests" not in record:
-        return None
-    if isinstance(record, dict) and record.get("kind") == 0 and isinstance(record.get("v"), dict):
-        raise AdapterError(JSONL_REFUSAL)
+def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
+    """Convert one Copilot Chat document (module docstring)."""
+    if isinstance(record, dict) and record.get("kind") in (0, 1, 2) and "requests" not in record:
+        raise AdapterError("a line of a chat session log (kind 0/1/2) outside its replay: the log's lines must "
+                           "be read together, from its initial (kind 0) line")
     if not document(record):
         raise AdapterError("not a Copilot Chat document: expected 'requests' and 'requesterUsername'/"
                            "'responderUsername'/'sessionId'")
