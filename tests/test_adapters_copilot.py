@@ -212,3 +212,31 @@ def test_detection_is_specific(tmp_path: Path) -> None:
     # the requests first and no user names in the head: the requests' own keys tell
     bare = {"requests": exfiltration()["requests"], "sessionId": "s"}
     assert detect_format(write_ndjson(tmp_path / "bare.jsonl", bare))[0] == "copilot"
+
+
+def test_every_json_type_in_every_field_converts_or_rejects() -> None:
+    """Any JSON type at any field of a request: a record, or an AdapterError (never a crash)."""
+    import copy
+
+    from pipeline.ingest.adapters._common import AdapterError, Ctx
+    from pipeline.ingest.adapters.copilot import convert
+    from pipeline.ingest.adapters.copilot_log import apply_entry
+    base = exfiltration()
+    paths = [["requests"], ["requests", 0], ["requests", 0, "message"], ["requests", 0, "response"],
+             ["requests", 0, "response", 1, "isConfirmed"], ["requests", 0, "result"],
+             ["requests", 0, "result", "metadata"], ["requests", 0, "result", "metadata", "toolCallRounds"],
+             ["requests", 0, "result", "metadata", "toolCallRounds", 0],
+             ["requests", 0, "result", "metadata", "toolCallRounds", 0, "toolCalls"],
+             ["requests", 0, "result", "metadata", "toolCallRounds", 0, "toolCalls", 0, "id"],
+             ["requests", 0, "result", "metadata", "toolCallRounds", 0, "toolCalls", 0, "arguments"],
+             ["requests", 0, "result", "metadata", "toolCallResults"],
+             ["requests", 0, "result", "metadata", "toolCallResults", "toolu_2", "content"]]
+    for path in paths:
+        for value in (None, 1, 1.5, True, "x", [], {}, [None], {"value": {"node": None}}):
+            doc = copy.deepcopy(base)
+            apply_entry(doc, {"kind": 1, "k": path, "v": value}, 1)
+            try:
+                rec = convert(doc, Ctx(Path("chat.json"), 1))
+            except AdapterError:
+                continue
+            json.dumps(rec)
