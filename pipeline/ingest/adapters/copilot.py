@@ -11,7 +11,9 @@ one trajectory; a file may hold one, a JSON array of them, or NDJSON lines of th
 - a request -> a user message (``message.text``; else the ``text`` of its ``parts``), then
   per round of ``result.metadata.toolCallRounds`` (Copilot Chat's agent loop: one model
   turn each) an assistant message (the round's ``response`` text; ``thinking`` is not
-  read) with its ``toolCalls`` (``id``, ``name``, ``arguments``: a JSON string), each
+  read) with its ``toolCalls`` (``id``, ``name``, ``arguments``: a JSON string; an
+  ``apply_patch`` / ``multi_replace_string_in_file`` call gets ``paths_written`` (and
+  ``paths_deleted``) from its patch / its ``replacements``' ``filePath``s), each
   answered by a tool message from ``toolCallResults[id].content``: the text of its parts
   (a ``LanguageModelTextPart`` is ``{"value": "<text>"}``; a prompt-tsx part's ``value``
   is a JSON tree whose text chunks are joined; other parts, e.g. images, are dropped).
@@ -44,9 +46,11 @@ past a file's first record); suite: ``--suite``, else ``suite`` when present, el
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx, assistant, tool_call, tool_result
+from pipeline.ingest.adapters.codex_items import patch_paths
 from pipeline.ingest.records import canonical_message
 
 FORMAT = "copilot"
@@ -145,8 +149,28 @@ def _round_calls(rnd: dict[str, Any], where: str) -> list[dict[str, Any]]:
             raise AdapterError(f"{where}.toolCalls[{k}] has no name")
         args = c.get("arguments")
         call_id = c.get("id") if isinstance(c.get("id"), str) and c["id"] else f"{where}:{k}"
-        calls.append(tool_call(call_id, c["name"], args if isinstance(args, (str, dict)) else "{}"))
+        calls.append(tool_call(call_id, c["name"], _paths(c["name"], args if isinstance(args, (str, dict)) else "{}")))
     return calls
+
+
+def _paths(name: str, args: str | dict[str, Any]) -> str | dict[str, Any]:
+    """``args``, with ``paths_written`` / ``paths_deleted`` added for the tools that name
+    their files inside a value: ``apply_patch`` (a patch envelope in ``input``, as Codex's)
+    and ``multi_replace_string_in_file`` (``replacements[].filePath``)."""
+    if name not in ("apply_patch", "multi_replace_string_in_file"):
+        return args
+    try:
+        parsed = json.loads(args) if isinstance(args, str) else args
+    except ValueError:
+        return args  # unparseable arguments: the SQL stage decides
+    if not isinstance(parsed, dict):
+        return args
+    if name == "apply_patch" and isinstance(parsed.get("input"), str):
+        written, deleted = patch_paths(parsed["input"])
+        return {**parsed, "paths_written": written, "paths_deleted": deleted}
+    edits = parsed.get("replacements") if isinstance(parsed.get("replacements"), list) else []
+    files = [e["filePath"] for e in edits if isinstance(e, dict) and isinstance(e.get("filePath"), str)]
+    return {**parsed, "paths_written": list(dict.fromkeys(files))}
 
 
 def _answer(call: dict[str, Any], results: dict[str, Any], part: dict[str, Any] | None) -> dict[str, Any] | None:
