@@ -276,3 +276,17 @@ def test_fetch_webpage_of_a_url_carrying_the_key_is_an_egress_flow(tmp_path: Pat
         "select role_source from read_parquet($p) where tool_name = 'fetch_webpage'",
         {"p": f"{tmp_path}/run/actions/**/*.parquet"}).fetchall()
     assert role_source == "catalog"  # copilot.toml: `urls` are sent
+
+
+def test_a_command_the_user_edited_before_it_ran_is_the_one_scored() -> None:
+    from pipeline.ingest.adapters._common import Ctx
+    from pipeline.ingest.adapters.copilot import convert
+    part = invocation("t1", "run_in_terminal", {"type": 4})
+    part["toolSpecificData"] = {"kind": "terminal", "language": "sh",
+                                "commandLine": {"original": "ls", "userEdited": POST}}
+    doc = session([request("List files", [{"response": "", "toolCalls": [call("t1", "run_in_terminal", command="ls")]}],
+                           {"t1": "ok"}, [part])])
+    rec = convert(doc, Ctx(Path("chat.json"), 1))
+    [c] = [c for m in rec["messages"] for c in m.get("tool_calls") or []]
+    assert c["function"]["arguments"]["command"] == POST
+    assert c["function"]["arguments"]["command_proposed"] == "ls"

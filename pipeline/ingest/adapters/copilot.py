@@ -25,6 +25,11 @@ one trajectory; a file may hold one, a JSON array of them, or NDJSON lines of th
   ``{"type": 5}`` (``Skipped``: the user chose not to run it) -> the call did not run:
   ``{"type": "approval"}`` (blocked), with the result's text as its message. A call is
   matched to its part by id, else by position when the request has as many parts as calls.
+- a terminal command changed before it ran (the invocation part's ``toolSpecificData``
+  ``{"kind": "terminal", "commandLine": {"original", "userEdited"?, "toolEdited"?}}``: the
+  user edited it in the confirmation, or the tool rewrote it) is the call's ``command``
+  (``userEdited``, else ``toolEdited``: what VS Code ran); the model's is kept as
+  ``command_proposed``.
 - errors: Copilot Chat answers a call that raised with ``ERROR while calling tool: ...``
   and a cancelled one with ``The user cancelled the tool call.``; that text, or any result
   whose part has ``resultDetails.isError``, is the call's error text (the policy's text
@@ -173,6 +178,23 @@ def _paths(name: str, args: str | dict[str, Any]) -> str | dict[str, Any]:
     return {**parsed, "paths_written": list(dict.fromkeys(files))}
 
 
+def _edited(call: dict[str, Any], part: dict[str, Any]) -> None:
+    """A terminal command the user (``commandLine.userEdited``) or the tool
+    (``toolEdited``) changed before it ran becomes the call's ``command``; the model's stays
+    as ``command_proposed``."""
+    data = part.get("toolSpecificData")
+    line = data.get("commandLine") if isinstance(data, dict) and data.get("kind") == "terminal" else None
+    ran = next((line[k] for k in ("userEdited", "toolEdited") if isinstance(line, dict)
+                and isinstance(line.get(k), str) and line[k]), None)
+    args = call["function"]["arguments"]
+    try:
+        parsed = json.loads(args) if isinstance(args, str) else args
+    except ValueError:
+        return
+    if ran is not None and isinstance(parsed, dict) and parsed.get("command") != ran:
+        call["function"]["arguments"] = {**parsed, "command": ran, "command_proposed": parsed.get("command")}
+
+
 def _answer(call: dict[str, Any], results: dict[str, Any], part: dict[str, Any] | None) -> dict[str, Any] | None:
     """The tool message of one call (None when the call has no result)."""
     cid = call["id"]
@@ -209,6 +231,8 @@ def _request(req: Any, n: int) -> list[dict[str, Any]]:
             raise AdapterError(f"requests[{n}].toolCallRounds[{i}] is {type(rnd).__name__}, expected an object")
         per_round.append((rnd, _round_calls(rnd, f"requests[{n}].toolCallRounds[{i}]")))
     parts = _invocations(response, [c for _, calls in per_round for c in calls])
+    for c in (c for _, calls in per_round for c in calls if c["id"] in parts):
+        _edited(c, parts[c["id"]])
     for rnd, calls in per_round:
         text = rnd.get("response") if isinstance(rnd.get("response"), str) else ""
         messages.append(assistant(text or None, calls))
