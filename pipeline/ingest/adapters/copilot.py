@@ -198,10 +198,11 @@ def _edited(call: dict[str, Any], part: dict[str, Any]) -> None:
 def _answer(call: dict[str, Any], results: dict[str, Any], part: dict[str, Any] | None) -> dict[str, Any] | None:
     """The tool message of one call (None when the call has no result)."""
     cid = call["id"]
-    found = cid in results or part is not None and _denied(part)
+    key = cid if cid in results else cid.split("__vscode")[0]  # the stream's id, without VS Code's suffix
+    found = key in results or part is not None and _denied(part)
     if not found:
         return None
-    text = result_text(results.get(cid))
+    text = result_text(results.get(key))
     if part is not None and _denied(part):
         return tool_result(cid, text, {"type": "approval", "message": (text or "denied by the user")[:500]})
     details = part.get("resultDetails") if part is not None else None
