@@ -238,7 +238,7 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
         messages.append(canonical_message("system", text_of(system)))
     listed = require_list(request.get("messages"), "messages")
     reply_content = reply.get("content") if reply is not None else None
-    xml = None if _native(listed) or _native([{"content": reply_content}]) else XmlTools()
+    xml = None if _native(listed) or _native([{"content": reply_content}]) else XmlTools(listed)
     for i, msg in enumerate(listed):
         msg = require_dict(msg, f"messages[{i}]")
         role = msg.get("role")

@@ -16,8 +16,12 @@ block at all, hands assistant text and user text to :class:`XmlTools`.
 The rule (README "Input formats"):
 
 - a call is an element whose tag is in ``TOOL_NAMES`` (the tools these agents define),
-  with its closing tag, outside fenced code (```` ``` ````); any other tag, or a tag without
-  its closing tag, is text. Its child elements are its arguments, as strings (trimmed, as
+  with its closing tag, outside fenced code (```` ``` ```` up to the next ```` ``` ````; an
+  unterminated one hides nothing); any other tag, or a tag without its closing tag, is
+  text, except that a call the next user message answers is recovered (:class:`XmlTools`:
+  a fenced element of a tool when the fenced ones are as many as its headers left
+  unanswered, an unclosed last element read to the end, as Cline's streaming parser
+  does); a header that still answers no call is an orphan result (``orphan_tool_result``). Its child elements are its arguments, as strings (trimmed, as
   the agents' own parsers do); ``content`` / ``diff`` / ``result`` run to their last
   closing tag (file text may hold the tag itself). ``use_mcp_tool`` is the call
   ``mcp__<server_name>__<tool_name>`` with its ``arguments`` JSON object (text that is no
@@ -66,7 +70,8 @@ TOOL_NAMES: frozenset[str] = frozenset({
 _LONG_ARGS = frozenset({"content", "diff", "result"})
 _NAMES = "|".join(sorted(TOOL_NAMES, key=len, reverse=True))
 _OPEN = re.compile(r"<(" + _NAMES + r")>")
-_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+# a fenced block: ``` up to the next ``` (an unterminated ``` is text: it hides nothing)
+_FENCE = re.compile(r"```.*?```", re.S)
 _CHILD = re.compile(r"<([A-Za-z_][\w-]*)>")
 _CLOSE = re.compile(r"</([A-Za-z_][\w-]*)>")
 _PATH = re.compile(r"<(path)>")
@@ -126,18 +131,25 @@ def _elements(text: str, opener: re.Pattern[str], start: int, end: int,
         pos = stop + len(tag) + 3
 
 
-def _children(body: str) -> dict[str, str]:
-    """The child elements of a call's body as ``{tag: text}`` (the first of each tag)."""
+def _children(body: str, open_tail: bool = False) -> dict[str, str]:
+    """The child elements of a call's body as ``{tag: text}`` (the first of each tag); with
+    ``open_tail``, an opening tag after the last element without its closing tag runs to
+    the end of the body."""
     args: dict[str, str] = {}
+    after = 0
     for tag, start, stop in _elements(body, _CHILD, 0, len(body), _LONG_ARGS):
         value = body[start:stop]
         args.setdefault(tag, value.strip("\n") if tag in _LONG_ARGS else value.strip())
+        after = stop + len(tag) + 3
+    if open_tail and (m := _CHILD.search(body, after)) is not None and f"</{m.group(1)}>" not in body[m.end():]:
+        args.setdefault(m.group(1), body[m.end():].strip())
     return args
 
 
-def _call(name: str, body: str) -> tuple[str, str, dict[str, Any]]:
-    """(tag, canonical tool name, arguments) of one XML call."""
-    args: dict[str, Any] = dict(_children(body))
+def _call(name: str, body: str, open_tail: bool = False) -> tuple[str, str, dict[str, Any]]:
+    """(tag, canonical tool name, arguments) of one XML call; with ``open_tail`` (a call
+    the text ends in), a last argument without its closing tag runs to the end."""
+    args: dict[str, Any] = dict(_children(body, open_tail))
     if name == "use_mcp_tool" and args.get("server_name") and args.get("tool_name"):
         try:
             parsed = json.loads(args.get("arguments") or "{}")
@@ -153,15 +165,40 @@ def _call(name: str, body: str) -> tuple[str, str, dict[str, Any]]:
     return name, name, args
 
 
+def _scan(text: str) -> tuple[list[tuple[int, tuple[str, str, dict[str, Any]]]],
+                              list[tuple[int, str, tuple[str, str, dict[str, Any]]]]]:
+    """(calls, hidden) of one assistant text: the calls outside fences, and the elements no
+    call was read from: each closed one inside a fence (``"fenced"``) and an unclosed last
+    one (``"unclosed"``: its body runs to the end of the text, as Cline's streaming parser
+    reads a reply that stopped before the closing tag), each with its offset."""
+    calls: list[tuple[int, tuple[str, str, dict[str, Any]]]] = []
+    hidden: list[tuple[int, str, tuple[str, str, dict[str, Any]]]] = []
+    fences = list(_FENCE.finditer(text))
+    pos = after = 0
+    for fence in [*fences, None]:
+        end = fence.start() if fence is not None else len(text)
+        for tag, start, stop in _elements(text, _OPEN, pos, end):
+            calls.append((start, _call(tag, text[start:stop])))
+            after = stop + len(tag) + 3
+        if fence is not None:
+            hidden.extend((start, "fenced", _call(tag, text[start:stop]))
+                          for tag, start, stop in _elements(text, _OPEN, fence.start(), fence.end()))
+            pos = fence.end()
+    pos = after
+    while (m := _OPEN.search(text, pos)) is not None:
+        inside = next((f for f in fences if f.start() <= m.start() < f.end()), None)
+        if inside is not None:
+            pos = inside.end()
+            continue
+        if f"</{m.group(1)}>" not in text[m.end():]:
+            hidden.append((m.start(), "unclosed", _call(m.group(1), text[m.end():], open_tail=True)))
+        break
+    return calls, hidden
+
+
 def calls_in(text: str) -> list[tuple[str, str, dict[str, Any]]]:
     """The XML calls of one assistant text, in order: (tag, canonical tool name, arguments)."""
-    out: list[tuple[str, str, dict[str, Any]]] = []
-    pos = 0
-    for fence in [*_FENCE.finditer(text), None]:
-        end = fence.start() if fence is not None else len(text)
-        out.extend(_call(tag, text[start:stop]) for tag, start, stop in _elements(text, _OPEN, pos, end))
-        pos = fence.end() if fence is not None else end
-    return out
+    return [call for _, call in _scan(text)[0]]
 
 
 def _texts(content: Any) -> list[str]:
@@ -210,28 +247,65 @@ def _error(text: str, tag: str) -> Any:
     return error
 
 
-class XmlTools:
-    """The XML calls of one conversation and the results that answer them."""
+def _answering(messages: list[Any]) -> list[list[str]]:
+    """Per assistant message (in order), the tools the result headers and not-executed
+    notices of the user message right after it name."""
+    out: list[list[str]] = []
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict) or msg.get("role") != "assistant":
+            continue
+        nxt = messages[i + 1] if i + 1 < len(messages) else None
+        texts = _texts(nxt.get("content")) if isinstance(nxt, dict) and nxt.get("role") == "user" else []
+        tools = []
+        for text in texts:
+            if (m := _HEADER.match(text) or _SKIPPED.match(text)) is not None:
+                tools.append(next(g for g in m.groups() if g))
+        out.append(tools)
+    return out
 
-    def __init__(self) -> None:
+
+class XmlTools:
+    """The XML calls of one conversation and the results that answer them. With the
+    conversation's ``messages``, a call no call was read from is recovered when the next
+    user message answers it: an element of a tool inside a fence when the fenced elements
+    of that tool are as many as its headers left unanswered, an unclosed last element of a
+    tool a header answers. A header or notice that answers no call is an orphan result
+    (the record is rejected ``orphan_tool_result``: never read as user text)."""
+
+    def __init__(self, messages: list[Any] | None = None) -> None:
         self.ordinal = 0
         self.pending: deque[tuple[str, str]] = deque()  # (id, tool name) of unanswered calls
         self.open: dict[str, Any] | None = None  # the result whose output is still being read
         self.parts: list[str] = []
         self.tag = ""  # the tool of the open result
         self.last: dict[str, Any] | None = None  # the result closed last
+        self.answers = deque(_answering(messages or []))  # per assistant message: its answering tools
+        self.expect: list[str] = []  # the tools answering the current assistant message
+        self.read: list[str] = []  # the tools of the current assistant message's calls
+        self.orphans = 0
 
     def turn(self) -> None:
         """A new assistant message: the calls of the one before it that no result answered
         stay unanswered (the agent answers each message in the next user message)."""
         self.close()
         self.pending.clear()
+        self.expect = self.answers.popleft() if self.answers else []
+        self.read = []
 
     def calls(self, texts: list[str]) -> list[dict[str, Any]]:
         """The canonical calls of assistant texts, each waiting for its result."""
         out: list[dict[str, Any]] = []
         for text in texts:
-            for tag, name, args in calls_in(text):
+            found, hidden = _scan(text)
+            read = self.read + [tag for _, (tag, _, _) in found]
+            for kind in ("fenced", "unclosed"):
+                for tag in {t for _, k, (t, _, _) in hidden if k == kind}:
+                    mine = [(at, call) for at, k, call in hidden if k == kind and call[0] == tag]
+                    if self.expect.count(tag) - read.count(tag) == len(mine):
+                        found.extend(mine)
+                        read.extend(tag for _ in mine)
+            self.read = read
+            for _, (tag, name, args) in sorted(found, key=lambda f: f[0]):
                 self.ordinal += 1
                 call_id = f"xml_{self.ordinal}"
                 self.pending.append((call_id, tag))
@@ -256,15 +330,17 @@ class XmlTools:
         if header or skipped:
             tool = header.group(1) if header else (skipped.group(1) or skipped.group(2))  # type: ignore[union-attr]
             call_id = self._answer(tool) if self.pending else None
-            if call_id is not None:
-                self.close()
-                self.open, self.tag = tool_result(call_id, ""), tool
-                if header:
-                    self.parts = [text[header.end():].lstrip("\n")]
-                else:
-                    self.parts = [text]
-                    self.open["error"] = {"type": "not_executed", "message": text.strip()[:300]}
-                return [self.open], True
+            if call_id is None:  # answers no call read: an orphan result, never user text
+                self.orphans += 1
+                call_id = f"xml_orphan_{self.orphans}"
+            self.close()
+            self.open, self.tag = tool_result(call_id, ""), tool
+            if header:
+                self.parts = [text[header.end():].lstrip("\n")]
+            else:
+                self.parts = [text]
+                self.open["error"] = {"type": "not_executed", "message": text.strip()[:300]}
+            return [self.open], True
         if self.open is not None and not text.lstrip().startswith(_ENV):
             self.parts.append(text)
             return [], True
