@@ -26,7 +26,8 @@ messages followed by the reply's ``content`` as one more assistant message.
   is the result text.
 - ``system`` (string or text blocks) -> a leading system message.
 - Cline / Roo Code XML calls: a conversation with no native call block anywhere (``CALL_BLOCKS``)
-  reads the calls its assistant text writes as XML and their ``[<tool> for ...] Result:``
+  and a Cline mark in a user message (``cline_xml.cline_marked``: an
+  ``<environment_details>`` block, a result header) reads the calls its assistant text writes as XML and their ``[<tool> for ...] Result:``
   text in the next user message (:mod:`pipeline.ingest.adapters.cline_xml`); in a mixed
   history only the native calls count (XML there is text).
 - trajectory_id: ``trajectory_id``, else ``id``, else the reply's ``id``, else
@@ -41,7 +42,7 @@ from typing import Any
 from pipeline.ingest.adapters._common import (
     AdapterError, Ctx, assistant, require_dict, require_list, text_of, tool_call, tool_result,
 )
-from pipeline.ingest.adapters.cline_xml import XmlTools
+from pipeline.ingest.adapters.cline_xml import XmlTools, cline_marked
 from pipeline.ingest.records import canonical_message
 
 # content blocks that carry a tool call (client tools, server tools, the MCP connector's)
@@ -238,7 +239,8 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
         messages.append(canonical_message("system", text_of(system)))
     listed = require_list(request.get("messages"), "messages")
     reply_content = reply.get("content") if reply is not None else None
-    xml = None if _native(listed) or _native([{"content": reply_content}]) else XmlTools(listed)
+    native = _native(listed) or _native([{"content": reply_content}])
+    xml = XmlTools(listed) if not native and cline_marked(listed) else None
     for i, msg in enumerate(listed):
         msg = require_dict(msg, f"messages[{i}]")
         role = msg.get("role")

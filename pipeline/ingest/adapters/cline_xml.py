@@ -209,6 +209,23 @@ def _texts(content: Any) -> list[str]:
     return [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]
 
 
+def cline_marked(messages: list[Any]) -> bool:
+    """True when a conversation shows a Cline / Roo Code mark in a user message: a text
+    block that opens with ``<environment_details>`` (or a text that ends with that block),
+    or one that opens with a ``[<tool> ...] Result:`` header or a not-executed notice. XML
+    tags in the text of any other conversation (a chat explaining Cline's syntax) are prose,
+    never calls that ran."""
+    for msg in messages:
+        if not isinstance(msg, dict) or msg.get("role") != "user":
+            continue
+        for text in _texts(msg.get("content")):
+            body = text.strip()
+            if body.startswith(_ENV) or body.endswith("</environment_details>") or _HEADER.match(text) \
+                    or _SKIPPED.match(text):
+                return True
+    return False
+
+
 def answers_xml_call(messages: list[Any]) -> int | None:
     """The index of the first user message whose text answers an XML call of the assistant
     message before it (a ``[<tool> ...] Result:`` header of a tool it called), or None."""
