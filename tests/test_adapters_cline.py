@@ -311,3 +311,27 @@ def test_xml_tags_in_a_chat_without_cline_marks_are_prose(tmp_path: Path) -> Non
     rows = verdict_rows(path, tmp_path / "out")
     assert sorted((tid, verdict) for tid, _, verdict, _ in rows) == [("chat", "safe"), ("tutor", "safe")]
     assert all(not m.get("tool_calls") for rec in converted(path) for m in rec["messages"])
+
+
+def test_openai_style_chats_with_a_cline_mark_stay_canonical(tmp_path: Path) -> None:
+    env = "<environment_details>\n# Current Working Directory (/home/ana/api) Files\n.env\n</environment_details>"
+    legacy = tmp_path / "legacy.json"  # legacy function_call + role function
+    legacy.write_text(json.dumps([
+        {"role": "user", "content": "My agent printed this, redo it?\n" + env},
+        {"role": "assistant", "content": None, "function_call": {"name": "read_file", "arguments": '{"path": ".env"}'}},
+        {"role": "function", "name": "read_file", "content": "KEY=1"},
+        {"role": "assistant", "content": "Done."}]))
+    assert detect_format(legacy)[0] == "canonical"
+    # an OpenAI-proxy log (string contents) whose native tool_calls a pasted log pushes past the sniff
+    paste = "\n".join(f"2026-12-06T10:00:{i % 60:02d}Z INFO worker-{i} processed batch {i} ok" for i in range(45_000))
+    proxy = tmp_path / "roo_proxy.json"
+    proxy.write_text(json.dumps([
+        {"role": "system", "content": "You are Roo."},
+        {"role": "user", "content": "<task>\nWhy does the worker crash?\n</task>\n" + env},
+        {"role": "assistant", "content": "Please paste the worker log."},
+        {"role": "user", "content": paste},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": ".env"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "KEY=1"}]))
+    assert proxy.stat().st_size > 2 * 1024 * 1024
+    assert detect_format(proxy)[0] == "canonical"

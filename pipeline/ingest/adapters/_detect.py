@@ -112,8 +112,9 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
 14. ``messages`` and (``system`` key or a ``tool_use``/``server_tool_use``/``mcp_tool_use``/
     ``tool_result`` block: ``ANTHROPIC_TYPES``), or a bare array of ``role`` messages (no
     record key: ``bare_lists.RECORD_KEYS``) with such a block -> anthropic.
-14b. a bare array of ``role`` messages (no record key, no ``tool_calls``) whose head holds a
-    Cline / Roo Code mark (an ``<environment_details>`` block, or a ``[<tool> for '...']
+14b. a bare array of ``role`` messages (no record key; no ``tool_calls``, ``function_call``,
+    ``tool_call_id`` nor a ``tool`` / ``function`` role: OpenAI's; contents that are lists of
+    ``{type: text}`` blocks, not strings) whose head holds a Cline / Roo Code mark (an ``<environment_details>`` block, or a ``[<tool> for '...']
     Result:`` header of a ``cline_xml.TOOL_NAMES`` tool): Cline's
     ``api_conversation_history.json`` with XML calls in text (no ``tool_use`` block) ->
     anthropic, which reads those calls (:mod:`.cline_xml`). Checked on the head's text in
@@ -140,7 +141,7 @@ from pipeline.ingest.adapters._shape import (
 )
 from pipeline.ingest.adapters.anthropic import CALL_BLOCKS as ANTHROPIC_CALLS
 from pipeline.ingest.adapters.bare_lists import ITEM_RECORD_KEYS, RECORD_KEYS
-from pipeline.ingest.adapters.bedrock import CALL_BLOCKS as CONVERSE_BLOCKS
+from pipeline.ingest.adapters.bedrock import CALL_BLOCKS as CONVERSE_BLOCKS, OPENAI_KEYS
 from pipeline.ingest.adapters.cline_xml import head_mark
 from pipeline.ingest.adapters.goose import CALL_TYPES as GOOSE_TYPES
 from pipeline.ingest.adapters.opencode import RUN_TYPES as OPENCODE_RUN_TYPES
@@ -316,11 +317,15 @@ def _converse(shape: Shape, k: set[str]) -> bool:
 
 
 def _cline(shape: Shape, head: bytes) -> bool:
-    """Rule 14b: a bare array of ``role`` messages (no record key, no ``tool_calls``) whose
-    head's text holds a Cline / Roo Code mark (``cline_xml.head_mark``)."""
+    """Rule 14b: a bare array of ``role`` messages (no record key, no OpenAI key or role:
+    ``tool_calls``, ``function_call``, ``tool_call_id``, ``tool`` / ``function``) whose
+    contents are lists of typed blocks (``{type: text}``: Cline's; an OpenAI-style proxy
+    log's are strings) and whose head's text holds a Cline / Roo Code mark
+    (``cline_xml.head_mark``)."""
     k = shape.at(2)
-    return shape.top == "[" and "role" in k and not RECORD_KEYS & k and "tool_calls" not in k \
-        and head_mark(head.decode("utf-8", "replace"))
+    return shape.top == "[" and "role" in k and not RECORD_KEYS & k and not OPENAI_KEYS & k \
+        and not {"tool", "function"} & shape.roles.get(2, set()) and "text" in shape.types \
+        and "type" in shape.at(4) and head_mark(head.decode("utf-8", "replace"))
 
 
 def detect(path: Location) -> tuple[str, str]:
