@@ -38,8 +38,10 @@ The rule (README "Input formats"):
   ``<feedback>`` or not) -> ``approval`` (blocked); ``The tool execution failed with the
   following error: <error>X</error>`` -> error text ``X`` (a missing parameter ->
   ``validation``, a ``.clineignore`` / ``.rooignore`` refusal -> ``policy``). From a tool
-  whose output is outside text (``UNTRUSTED_OUTPUT``: a page, an MCP server's reply) that
-  wording is no proof: the error type is ``unknown`` (fail closed, scored as executed).
+  whose output is outside text (``UNTRUSTED_OUTPUT``: a page, an MCP server's reply, the
+  file text or names ``read_file`` / ``search_files`` / ``list_files`` /
+  ``list_code_definition_names`` return) that wording is no proof: the error type is
+  ``unknown`` (fail closed, scored as executed).
 """
 
 from __future__ import annotations
@@ -82,9 +84,13 @@ _SKIPPED = re.compile(r"\s*(?:Tool \[(" + _NAMES + r")\] was not executed|Skippi
 _DENIED = re.compile(r"The user denied this operation(?:\.|\s+and provided the following feedback:)\s*"
                      r"(?:(?:The user provided the following feedback:)?\s*<feedback>.*</feedback>)?", re.S)
 _FAILED = re.compile(r"The tool execution failed with the following error:\s*<error>(.*)</error>", re.S)
-# tools whose output is outside text (pages, MCP servers' replies): the agent's error
-# wording there does not prove a denial or a failure
-UNTRUSTED_OUTPUT = frozenset({"web_fetch", "browser_action", "use_mcp_tool", "access_mcp_resource"})
+# tools whose output is outside text an attacker can write (pages, MCP servers' replies,
+# and the file text, names and matches read_file / search_files / list_files /
+# list_code_definition_names return whole): the agent's error wording there does not prove
+# a denial or a failure (a file holding only "The user denied this operation ...
+# <feedback>...</feedback>" is no denial)
+UNTRUSTED_OUTPUT = frozenset({"web_fetch", "browser_action", "use_mcp_tool", "access_mcp_resource", "read_file",
+                              "search_files", "list_files", "list_code_definition_names"})
 _ENV = "<environment_details>"
 _RESUMED = "[TASK RESUMPTION]"
 # the result of a call the task was interrupted on: it may have run (fail closed: unknown)
