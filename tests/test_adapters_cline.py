@@ -183,6 +183,11 @@ def test_hostile_text_is_read_in_one_pass() -> None:
     deep = ("<use_mcp_tool><server_name>s</server_name><tool_name>t</tool_name><arguments>" + "[" * 50_000
             + "</arguments></use_mcp_tool>")
     assert calls_in(deep)[0][1] == "mcp__s__t"
+    # many fences each holding an opening tag, then an unclosed call: one lookup per fence
+    xml = XmlTools([{"role": "assistant"}, {"role": "user", "content": "[read_file] Result:"}])
+    xml.turn()
+    fenced = "```<read_file>```" * 100_000 + "<read_file><path>a"
+    assert [c["function"]["arguments"] for c in xml.calls([fenced])] == [{"path": "a"}]
 
 
 def test_a_call_the_task_was_interrupted_on_is_unknown_not_a_reject(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Iterator
 from typing import Any
@@ -180,6 +180,7 @@ def _scan(text: str) -> tuple[list[tuple[int, tuple[str, str, dict[str, Any]]]],
     calls: list[tuple[int, tuple[str, str, dict[str, Any]]]] = []
     hidden: list[tuple[int, str, tuple[str, str, dict[str, Any]]]] = []
     fences = list(_FENCE.finditer(text))
+    starts = [f.start() for f in fences]
     pos = after = 0
     for fence in [*fences, None]:
         end = fence.start() if fence is not None else len(text)
@@ -192,9 +193,9 @@ def _scan(text: str) -> tuple[list[tuple[int, tuple[str, str, dict[str, Any]]]],
             pos = fence.end()
     pos = after
     while (m := _OPEN.search(text, pos)) is not None:
-        inside = next((f for f in fences if f.start() <= m.start() < f.end()), None)
-        if inside is not None:
-            pos = inside.end()
+        i = bisect_right(starts, m.start()) - 1  # the fence that may hold it (one lookup)
+        if i >= 0 and m.start() < fences[i].end():
+            pos = fences[i].end()
             continue
         if f"</{m.group(1)}>" not in text[m.end():]:
             hidden.append((m.start(), "unclosed", _call(m.group(1), text[m.end():], open_tail=True)))
