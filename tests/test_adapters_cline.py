@@ -349,3 +349,11 @@ def test_openai_style_chats_with_a_cline_mark_stay_canonical(tmp_path: Path) -> 
         {"role": "tool", "tool_call_id": "c1", "content": "KEY=1"}]))
     assert proxy.stat().st_size > 2 * 1024 * 1024
     assert detect_format(proxy)[0] == "canonical"
+
+
+def test_a_messages_record_whose_header_answers_an_unclosed_call_is_rejected(tmp_path: Path) -> None:
+    history = json.loads(_history(tmp_path / "h.json", _CURL).read_text())
+    path = tmp_path / "wrapped.jsonl"
+    path.write_text(json.dumps({"trajectory_id": "w", "messages": history[3:]}) + "\n")
+    [rec] = list(iter_records([path], "auto"))
+    assert rec.text is None and "Cline / Roo Code XML tool call" in str(rec.reject_detail)

@@ -235,13 +235,15 @@ def cline_marked(messages: list[Any]) -> bool:
 
 def answers_xml_call(messages: list[Any]) -> int | None:
     """The index of the first user message whose text answers an XML call of the assistant
-    message before it (a ``[<tool> ...] Result:`` header of a tool it called), or None."""
+    message before it (a ``[<tool> ...] Result:`` header of a tool it called, in a fence or
+    unclosed too: :class:`XmlTools` would read it), or None."""
     called: set[str] = set()
     for i, msg in enumerate(messages):
         role = msg.get("role") if isinstance(msg, dict) else None
         texts = _texts(msg.get("content")) if isinstance(msg, dict) else []
         if role == "assistant":
-            called = {tag for text in texts for tag, _, _ in calls_in(text)}
+            scans = [_scan(text) for text in texts]  # a fenced or unclosed element a header answers counts
+            called = {call[0] for found, hidden in scans for *_, call in [*found, *hidden]}
         elif role == "user" and called:
             if any((m := _HEADER.match(t)) is not None and m.group(1) in called for t in texts):
                 return i
