@@ -17,7 +17,13 @@ one, an array of them or NDJSON lines of them. A step is ``{"step_id", "source":
   some writers give it), then one tool message per call answered in its ``observation``
   (results in call order; several results of one call are joined). A result whose
   ``source_call_id`` names a call of an earlier step still unanswered answers that one.
-- results without a ``source_call_id`` come from an action outside tool calling (the RFC:
+- results without a ``source_call_id`` in a step with calls that no keyed result answers
+  (Harbor's Terminus-2 and mini-SWE-agent writers: ONE observation, the terminal after all
+  of the step's calls) answer the last such call; its other such calls answer
+  ``(its output is in the result of <id>)`` (they ran before it). A call's ``keystrokes``
+  (Terminus-2's ``bash_command``: the keys typed into the terminal) is also its ``command``.
+  A result given as a bare string is its content.
+- otherwise, results without a ``source_call_id`` come from an action outside tool calling (the RFC:
   an agent acting through its text, as mini-SWE-agent does): they are the result of one
   call standing for the step's action, so what it brought in flows on like any tool
   output (as user text it would count as given by the user): ``bash {"command"}`` when
@@ -93,6 +99,8 @@ def _calls(step: dict[str, Any], n: int) -> list[dict[str, Any]]:
         if not isinstance(c, dict) or not isinstance(c.get("function_name"), str) or not c["function_name"]:
             raise AdapterError(f"steps[{n}].tool_calls[{k}] has no function_name")
         args = c.get("arguments")
+        if isinstance(args, dict) and isinstance(args.get("keystrokes"), str) and "command" not in args:
+            args = {**args, "command": args["keystrokes"]}  # Terminus-2: the keys typed into the terminal
         call_id = c.get("tool_call_id") if isinstance(c.get("tool_call_id"), (str, int)) else f"call_{n}_{k}"
         calls.append(tool_call(str(call_id), c["function_name"], args if isinstance(args, (dict, str)) else {}))
     return calls
@@ -105,7 +113,7 @@ def _results(step: dict[str, Any], n: int) -> list[dict[str, Any]]:
     results = observation.get("results") if isinstance(observation, dict) else None
     if not isinstance(results, list):
         raise AdapterError(f"steps[{n}].observation has no results array")
-    return [r for r in results if isinstance(r, dict)]
+    return [r if isinstance(r, dict) else {"content": r} for r in results if r is not None]
 
 
 class _Answers:
@@ -158,20 +166,29 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
         if source != "agent":
             raise AdapterError(f"steps[{n}].source is {source!r}, expected system, user or agent")
         calls = _calls(step, n)
+        keyed = {str(r["source_call_id"]) for r in results if r.get("source_call_id") is not None}
         unkeyed = [r for r in results if r.get("source_call_id") is None]
-        command = bash_block(text) if unkeyed and not calls else None
-        if unkeyed:  # an action taken through the text: one call stands for it
+        # unkeyed results of a step with calls (Harbor's Terminus-2 and mini-SWE-agent
+        # writers: one observation, the terminal after all of the step's calls) answer its
+        # last call no keyed result answers; its other such calls ran before it
+        open_ids = [c["id"] for c in calls if c["id"] not in keyed]
+        command = bash_block(text) if unkeyed and not open_ids else None
+        if unkeyed and not open_ids:  # an action taken through the text: one call stands for it
             calls.append(tool_call(f"action_{n}", "bash", {"command": command}) if command is not None
                          else tool_call(f"action_{n}", ACTION, {"action": text}))
         messages.append(assistant(text or None, calls))
         answers.add_calls(calls)
+        target = open_ids[-1] if open_ids else f"action_{n}"
         for r in results:
-            call_id = f"action_{n}" if r.get("source_call_id") is None else str(r["source_call_id"])
+            call_id = target if r.get("source_call_id") is None else str(r["source_call_id"])
             exited = observation_error(_result_text(r)) if command is not None and call_id == f"action_{n}" else None
             if not answers.answer(call_id, _result_text(r), _is_error(r), exited):
                 # a result of no call: kept as an orphan result (the record is rejected, never guessed)
                 messages.append(tool_result(call_id, _result_text(r)))
                 orphans += 1
+        if unkeyed and len(open_ids) > 1:
+            for call_id in open_ids[:-1]:
+                answers.answer(call_id, f"(its output is in the result of {target})", False)
         messages.extend(answers.flush())
     agent = record["agent"]
     meta = {"format": FORMAT, "schema_version": record.get("schema_version"),

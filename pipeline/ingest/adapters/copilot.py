@@ -17,8 +17,11 @@ one trajectory; a file may hold one, a JSON array of them, or NDJSON lines of th
   answered by a tool message from ``toolCallResults[id].content``: the text of its parts
   (a ``LanguageModelTextPart`` is ``{"value": "<text>"}``; a prompt-tsx part's ``value``
   is a JSON tree whose text chunks are joined; other parts, e.g. images, are dropped).
-- a call with no entry in ``toolCallResults`` (the request stopped before it ran) has
-  no tool message (SPEC: its action's outcome is unknown).
+- a call with no entry in ``toolCallResults`` (the request stopped before it answered)
+  has no tool message in the last request (SPEC: its action's outcome is unknown); in an
+  earlier one, which the user went on from, it gets a result of error type ``unknown``
+  (it may have run: scored as executed) rather than leaving the session to a
+  ``missing_tool_result`` reject.
 - confirmations: the request's ``response`` holds one ``toolInvocationSerialized`` part
   per call (``toolCallId``: the round's call id, cut at ``__vscode``). ``isConfirmed``
   ``false`` (older VS Code) or ``{"type": 0}`` (``ToolConfirmKind.Denied``) or
@@ -33,7 +36,10 @@ one trajectory; a file may hold one, a JSON array of them, or NDJSON lines of th
 - errors: Copilot Chat answers a call that raised with ``ERROR while calling tool: ...``
   and a cancelled one with ``The user cancelled the tool call.``; that text, or any result
   whose part has ``resultDetails.isError``, is the call's error text (the policy's text
-  rules; a cancellation matches none, so its outcome stays unknown).
+  rules; a cancellation matches none, so its outcome stays unknown); from a tool whose
+  output others write (``UNTRUSTED_OUTPUT``: the terminal, fetched pages, repositories,
+  ``mcp_*`` servers) that wording is no proof: error type ``unknown`` (fail closed, as the
+  Cline and Goose readers do).
 - a request without ``toolCallRounds`` (ask mode, older versions) -> the text of its
   ``response`` markdown parts (``{"value": ...}`` without a ``kind``, or ``kind``
   ``markdownContent``) as the assistant message; if such a request holds
@@ -62,6 +68,9 @@ FORMAT = "copilot"
 INVOCATION = "toolInvocationSerialized"
 DENIED = {0, 5}  # ToolConfirmKind.Denied, ToolConfirmKind.Skipped: the call did not run
 ERROR_PREFIXES = ("ERROR while calling tool:", "The user cancelled the tool call.")
+# tools whose output others write (a terminal's programs, a web page, a repository, an MCP
+# server: names `mcp_<server>_<tool>`): their text starting with those words is no proof
+UNTRUSTED_OUTPUT = {"run_in_terminal", "get_terminal_output", "fetch_webpage", "github_repo", "open_simple_browser"}
 
 
 def document(value: Any) -> bool:
@@ -206,12 +215,19 @@ def _answer(call: dict[str, Any], results: dict[str, Any], part: dict[str, Any] 
     if part is not None and _denied(part):
         return tool_result(cid, text, {"type": "approval", "message": (text or "denied by the user")[:500]})
     details = part.get("resultDetails") if part is not None else None
-    error = isinstance(details, dict) and details.get("isError") is True or text.startswith(ERROR_PREFIXES)
-    return tool_result(cid, text, text if error else None)
+    if isinstance(details, dict) and details.get("isError") is True:
+        return tool_result(cid, text, text)
+    if not text.startswith(ERROR_PREFIXES):
+        return tool_result(cid, text)
+    name = call["function"]["name"]
+    if name in UNTRUSTED_OUTPUT or name.startswith("mcp_"):
+        # a terminal, a page or an MCP server can print the wording itself: fail closed
+        return tool_result(cid, text, {"type": "unknown", "message": text[:500]})
+    return tool_result(cid, text, text)
 
 
-def _request(req: Any, n: int) -> list[dict[str, Any]]:
-    """The canonical messages of ``requests[n]``."""
+def _request(req: Any, n: int, last: bool = True) -> list[dict[str, Any]]:
+    """The canonical messages of ``requests[n]`` (``last``: no request follows it)."""
     if not isinstance(req, dict):
         raise AdapterError(f"requests[{n}] is {type(req).__name__}, expected an object")
     messages = [canonical_message("user", _user_text(req.get("message")))]
@@ -239,6 +255,10 @@ def _request(req: Any, n: int) -> list[dict[str, Any]]:
         messages.append(assistant(text or None, calls))
         answers = [_answer(c, results, parts.get(c["id"])) for c in calls]
         messages.extend(a for a in answers if a is not None)
+        if not last:  # the user went on: the request ended with the call unanswered; it may have run
+            messages.extend(tool_result(c["id"], "(no result recorded: the request ended before the call answered)",
+                                        {"type": "unknown", "message": "no result recorded"})
+                            for c, a in zip(calls, answers) if a is None)
     return messages
 
 
@@ -252,7 +272,7 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
                            "'responderUsername'/'sessionId'")
     messages: list[dict[str, Any]] = []
     for n, req in enumerate(record["requests"]):
-        messages.extend(_request(req, n))
+        messages.extend(_request(req, n, n == len(record["requests"]) - 1))
     if not messages:
         raise AdapterError("no 'requests' in the Copilot Chat document")
     reqs = [r for r in record["requests"] if isinstance(r, dict)]

@@ -31,8 +31,9 @@ Rules:
   ``isError: true`` -> the result text as error text; a result that is exactly Goose's
   denial (``DECLINED_RESPONSE``: the user refused the confirmation) -> ``{"type":
   "approval"}`` (blocked) only in Goose's shape (one text item without annotations) from a
-  built-in tool whose output is local (``LOCAL_OUTPUT``); from any other tool (the shell,
-  web_scrape, scripts, MCP extensions: their output can be the sentence) or in another
+  built-in tool whose output is local, or which Goose wraps in annotated items itself (the
+  developer shell) (``LOCAL_OUTPUT``); from any other tool (web_scrape, scripts, MCP
+  extensions: their output can be the sentence) or in another
   shape -> ``{"type": "unknown"}`` (fail closed: scored as executed, as Cline's
   ``UNTRUSTED_OUTPUT``). Confirmation requests are not
   persisted by Goose (counted in ``meta.confirmations`` when they are).
@@ -73,7 +74,11 @@ LOCAL_OUTPUT = frozenset({
     "computercontroller__xlsx_tool", "computercontroller__cache", "platform__read_resource",
     "platform__list_resources", "platform__search_available_extensions", "platform__manage_extensions",
     "memory__remember_memory", "memory__retrieve_memories", "memory__remove_memory_category",
-    "memory__remove_specific_memory"})
+    "memory__remove_specific_memory",
+    # the developer shell: Goose itself wraps its output in audience-annotated text items
+    # (one for the user, one for the assistant), so a single bare text item, what the
+    # denial is, cannot be a program's output
+    "developer__shell"})
 _NAMED = re.compile(r"function name '([A-Za-z0-9_.-]{1,128})'")
 _META_KEYS = ("working_dir", "description", "name", "schedule_id", "session_type", "provider_name")
 # Anthropic block types (its calls and results): a message holding one is no Goose message
