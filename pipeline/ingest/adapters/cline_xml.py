@@ -16,8 +16,9 @@ block at all, hands assistant text and user text to :class:`XmlTools`.
 The rule (README "Input formats"):
 
 - a call is an element whose tag is in ``TOOL_NAMES`` (the tools these agents define),
-  with its closing tag, outside fenced code (```` ``` ```` up to the next ```` ``` ````; an
-  unterminated one hides nothing); any other tag, or a tag without its closing tag, is
+  with its closing tag, outside fenced code (```` ``` ```` up to the next ```` ``` ````
+  outside the elements of known tools, whose file text may hold fences:
+  :mod:`._cline_fences`; an unterminated one hides nothing); any other tag, or a tag without its closing tag, is
   text, except that a call the next user message answers is recovered (:class:`XmlTools`:
   a fenced element of a tool when the fenced ones are as many as its headers left
   unanswered, an unclosed last element read to the end, as Cline's streaming parser
@@ -50,9 +51,10 @@ import json
 import re
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from pipeline.ingest.adapters._cline_fences import Fences
 from pipeline.ingest.adapters._common import tool_call, tool_result
 
 # The tools of Cline (src/core/assistant-message: toolUseNames), Roo Code and Kilo Code
@@ -72,8 +74,6 @@ TOOL_NAMES: frozenset[str] = frozenset({
 _LONG_ARGS = frozenset({"content", "diff", "result"})
 _NAMES = "|".join(sorted(TOOL_NAMES, key=len, reverse=True))
 _OPEN = re.compile(r"<(" + _NAMES + r")>")
-# a fenced block: ``` up to the next ``` (an unterminated ``` is text: it hides nothing)
-_FENCE = re.compile(r"```.*?```", re.S)
 _CHILD = re.compile(r"<([A-Za-z_][\w-]*)>")
 _CLOSE = re.compile(r"</([A-Za-z_][\w-]*)>")
 _PATH = re.compile(r"<(path)>")
@@ -115,12 +115,13 @@ def head_mark(text: str, window: int = 4096, tries: int = 32) -> bool:
     return False
 
 
-def _elements(text: str, opener: re.Pattern[str], start: int, end: int,
-              long: frozenset[str] = frozenset()) -> Iterator[tuple[str, int, int]]:
+def _elements(text: str, opener: re.Pattern[str], start: int, end: int, long: frozenset[str] = frozenset(),
+              ok: Callable[[int, int], bool] | None = None) -> Iterator[tuple[str, int, int]]:
     """(tag, body start, body end) of each element of ``text[start:end]`` that ``opener``
     opens and its closing tag closes (the first one after it; the last for a ``long``
-    tag), in order, elements inside another skipped. Every closing tag is found in one
-    pass first: an opening tag no closing tag follows costs no scan of the rest."""
+    tag), in order, elements inside another skipped; one ``ok`` refuses is text. Every
+    closing tag is found in one pass first: an opening tag no closing tag follows costs
+    no scan of the rest."""
     closes: dict[str, list[int]] = {}
     for m in _CLOSE.finditer(text, start, end):
         closes.setdefault(m.group(1), []).append(m.start())
@@ -133,6 +134,9 @@ def _elements(text: str, opener: re.Pattern[str], start: int, end: int,
             pos = body
             continue
         stop = found[-1] if tag in long else found[i]
+        if ok is not None and not ok(body, stop):
+            pos = body
+            continue
         yield tag, body, stop
         pos = stop + len(tag) + 3
 
@@ -176,26 +180,26 @@ def _scan(text: str) -> tuple[list[tuple[int, tuple[str, str, dict[str, Any]]]],
     """(calls, hidden) of one assistant text: the calls outside fences, and the elements no
     call was read from: each closed one inside a fence (``"fenced"``) and an unclosed last
     one (``"unclosed"``: its body runs to the end of the text, as Cline's streaming parser
-    reads a reply that stopped before the closing tag), each with its offset."""
+    reads a reply that stopped before the closing tag), each with its offset. Elements are
+    found first: a fence hides one only when it opens before it and closes after it."""
     calls: list[tuple[int, tuple[str, str, dict[str, Any]]]] = []
     hidden: list[tuple[int, str, tuple[str, str, dict[str, Any]]]] = []
-    fences = list(_FENCE.finditer(text))
-    starts = [f.start() for f in fences]
-    pos = after = 0
-    for fence in [*fences, None]:
-        end = fence.start() if fence is not None else len(text)
-        for tag, start, stop in _elements(text, _OPEN, pos, end):
+    marks = Fences(text)  # a fence inside an element's file text is its text
+    elements = list(_elements(text, _OPEN, 0, len(text), ok=marks.element_ok))
+    fences = marks.blocks([(start - len(tag) - 2, stop + len(tag) + 3) for tag, start, stop in elements])
+    starts, after = [a for a, _ in fences], 0
+    for tag, start, stop in elements:
+        i = bisect_right(starts, start) - 1  # the fence that may hold it (one lookup)
+        if i >= 0 and start < fences[i][1]:
+            hidden.append((start, "fenced", _call(tag, text[start:stop])))
+        else:
             calls.append((start, _call(tag, text[start:stop])))
             after = stop + len(tag) + 3
-        if fence is not None:
-            hidden.extend((start, "fenced", _call(tag, text[start:stop]))
-                          for tag, start, stop in _elements(text, _OPEN, fence.start(), fence.end()))
-            pos = fence.end()
     pos = after
     while (m := _OPEN.search(text, pos)) is not None:
-        i = bisect_right(starts, m.start()) - 1  # the fence that may hold it (one lookup)
-        if i >= 0 and m.start() < fences[i].end():
-            pos = fences[i].end()
+        i = bisect_right(starts, m.start()) - 1
+        if i >= 0 and m.start() < fences[i][1]:
+            pos = fences[i][1]
             continue
         if f"</{m.group(1)}>" not in text[m.end():]:
             hidden.append((m.start(), "unclosed", _call(m.group(1), text[m.end():], open_tail=True)))
