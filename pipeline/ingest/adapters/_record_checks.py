@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from pipeline.ingest.adapters._io import Problem
@@ -118,33 +119,36 @@ def foreign_calls(text: str, line: int) -> Problem | None:
     if parsed is None:
         return None
     messages = parsed[1]
-    if anthropic and (found := _unmirrored_call(messages)) is not None:
-        return Problem(line, "malformed_record",
-                       f"messages[{found[0]}].content holds an Anthropic '{found[1]}' block that is not among its "
-                       "tool_calls: read as canonical, the call would be lost (use --format anthropic)")
-    # Goose before Converse: a Goose toolResponse item holds a `toolResult` key, as Converse blocks do
-    if goose and (hit := _goose_item(messages)) is not None:
-        return Problem(line, "malformed_record",
-                       f"messages[{hit[0]}].content holds a Goose '{hit[1]}' item: read as canonical, "
-                       "the call would be lost (use --format goose)")
-    if converse and (hit := _converse_block(messages)) is not None:
-        return Problem(line, "malformed_record",
-                       f"messages[{hit[0]}].content holds a Bedrock Converse '{hit[1]}' block: read as "
-                       "canonical, the call would be lost (use --format bedrock)")
-    if parts and (hit := _gemini_part(messages)) is not None:
-        return Problem(line, "malformed_record",
-                       f"messages[{hit[0]}].parts holds a Gemini '{hit[1]}' part: read as canonical, the call "
-                       "would be lost (use --format gemini)")
-    if parts and (index := _opencode_tool_part(messages)) is not None:
-        return Problem(line, "malformed_record",
-                       f"messages[{index}].parts holds an OpenCode 'tool' part: read as canonical, the call would "
-                       "be lost (use --format opencode)")
-    if cline and not any(isinstance(m, dict) and m.get("tool_calls") for m in messages) \
-            and (index := answers_xml_call(messages)) is not None:
-        return Problem(line, "malformed_record",
-                       f"messages[{index}] answers a Cline / Roo Code XML tool call written in the assistant's text: "
-                       "read as canonical, the calls would be lost (use --format anthropic)")
+    # (marker seen, check -> (message index, what) | None, detail naming where and the format)
+    checks: list[tuple[bool, Callable[[list[Any]], tuple[int, str] | None], str]] = [
+        (anthropic, _unmirrored_call, "messages[{0}].content holds an Anthropic '{1}' block that is not among its "
+                                      "tool_calls: read as canonical, the call would be lost (use --format anthropic)"),
+        # Goose before Converse: a Goose toolResponse item holds a `toolResult` key, as Converse blocks do
+        (goose, _goose_item, "messages[{0}].content holds a Goose '{1}' item: read as canonical, the call would be "
+                             "lost (use --format goose)"),
+        (converse, _converse_block, "messages[{0}].content holds a Bedrock Converse '{1}' block: read as canonical, "
+                                    "the call would be lost (use --format bedrock)"),
+        (parts, _gemini_part, "messages[{0}].parts holds a Gemini '{1}' part: read as canonical, the call would be "
+                              "lost (use --format gemini)"),
+        (parts, _opencode_tool_part, "messages[{0}].parts holds an OpenCode '{1}' part: read as canonical, the call "
+                                     "would be lost (use --format opencode)"),
+        (cline, _cline_answer, "messages[{0}] answers a Cline / Roo Code XML tool call written in the {1}'s text: "
+                               "read as canonical, the calls would be lost (use --format anthropic)"),
+    ]
+    for marked, check, detail in checks:
+        found = check(messages) if marked else None
+        if found is not None:
+            return Problem(line, "malformed_record", detail.format(*found))
     return None
+
+
+def _cline_answer(messages: list[Any]) -> tuple[int, str] | None:
+    """(index, "assistant") of the user message answering a Cline XML call, in a record
+    without any ``tool_calls`` (:func:`.cline_xml.answers_xml_call`), or None."""
+    if any(isinstance(m, dict) and m.get("tool_calls") for m in messages):
+        return None
+    index = answers_xml_call(messages)
+    return None if index is None else (index, "assistant")
 
 
 def _converse_block(messages: list[Any]) -> tuple[int, str] | None:
@@ -183,14 +187,14 @@ def _gemini_part(messages: list[Any]) -> tuple[int, str] | None:
     return None
 
 
-def _opencode_tool_part(messages: list[Any]) -> int | None:
-    """The index of the first message whose ``parts`` hold an OpenCode tool part
+def _opencode_tool_part(messages: list[Any]) -> tuple[int, str] | None:
+    """(index, "tool") of the first message whose ``parts`` hold an OpenCode tool part
     (``type: "tool"`` with a ``callID``), or None."""
     for i, msg in enumerate(messages):
         parts = msg.get("parts") if isinstance(msg, dict) else None
         if any(isinstance(p, dict) and p.get("type") == "tool" and "callID" in p
                for p in (parts if isinstance(parts, list) else [])):
-            return i
+            return i, "tool"
     return None
 
 
