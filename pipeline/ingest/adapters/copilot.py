@@ -19,7 +19,8 @@ one trajectory; a file may hold one, a JSON array of them, or NDJSON lines of th
   is a JSON tree whose text chunks are joined; other parts, e.g. images, are dropped).
 - a call with no entry in ``toolCallResults`` (the request stopped before it answered)
   has no tool message in the last request (SPEC: its action's outcome is unknown); in an
-  earlier one, which the user went on from, it gets a result of error type ``unknown``
+  earlier one, which the user went on from, or in a round the agent went on from, it gets a
+  result of error type ``unknown``
   (it may have run: scored as executed) rather than leaving the session to a
   ``missing_tool_result`` reject.
 - confirmations: the request's ``response`` holds one ``toolInvocationSerialized`` part
@@ -36,10 +37,10 @@ one trajectory; a file may hold one, a JSON array of them, or NDJSON lines of th
 - errors: Copilot Chat answers a call that raised with ``ERROR while calling tool: ...``
   and a cancelled one with ``The user cancelled the tool call.``; that text, or any result
   whose part has ``resultDetails.isError``, is the call's error text (the policy's text
-  rules; a cancellation matches none, so its outcome stays unknown); from a tool whose
-  output others write (``UNTRUSTED_OUTPUT``: the terminal, fetched pages, repositories,
-  ``mcp_*`` servers) that wording is no proof: error type ``unknown`` (fail closed, as the
-  Cline and Goose readers do).
+  rules; a cancellation matches none, so its outcome stays unknown), but only from a
+  built-in tool whose output is the workspace's own (``LOCAL_OUTPUT``); from any other
+  (the terminal, tasks, notebooks, tests, fetched pages, extension and MCP tools) that
+  wording is no proof: error type ``unknown`` (fail closed, as the Cline and Goose readers do).
 - a request without ``toolCallRounds`` (ask mode, older versions) -> the text of its
   ``response`` markdown parts (``{"value": ...}`` without a ``kind``, or ``kind``
   ``markdownContent``) as the assistant message; if such a request holds
@@ -68,9 +69,14 @@ FORMAT = "copilot"
 INVOCATION = "toolInvocationSerialized"
 DENIED = {0, 5}  # ToolConfirmKind.Denied, ToolConfirmKind.Skipped: the call did not run
 ERROR_PREFIXES = ("ERROR while calling tool:", "The user cancelled the tool call.")
-# tools whose output others write (a terminal's programs, a web page, a repository, an MCP
-# server: names `mcp_<server>_<tool>`): their text starting with those words is no proof
-UNTRUSTED_OUTPUT = {"run_in_terminal", "get_terminal_output", "fetch_webpage", "github_repo", "open_simple_browser"}
+# Copilot's built-in tools whose output is the workspace's own files and editor state, not
+# a program's, a page's or a server's: only from them is that wording Copilot's. Any other
+# tool (the terminal, tasks, notebooks, tests, fetched pages, extension and MCP tools) can
+# print it itself
+LOCAL_OUTPUT = {"read_file", "create_file", "insert_edit_into_file", "replace_string_in_file",
+                "multi_replace_string_in_file", "edit_notebook_file", "create_directory", "list_dir", "file_search",
+                "grep_search", "semantic_search", "get_errors", "get_changed_files", "list_code_usages", "apply_patch",
+                "manage_todo_list", "think"}
 
 
 def document(value: Any) -> bool:
@@ -219,9 +225,8 @@ def _answer(call: dict[str, Any], results: dict[str, Any], part: dict[str, Any] 
         return tool_result(cid, text, text)
     if not text.startswith(ERROR_PREFIXES):
         return tool_result(cid, text)
-    name = call["function"]["name"]
-    if name in UNTRUSTED_OUTPUT or name.startswith("mcp_"):
-        # a terminal, a page or an MCP server can print the wording itself: fail closed
+    if call["function"]["name"] not in LOCAL_OUTPUT:
+        # a terminal, a page or an extension's server can print the wording itself: fail closed
         return tool_result(cid, text, {"type": "unknown", "message": text[:500]})
     return tool_result(cid, text, text)
 
@@ -250,12 +255,12 @@ def _request(req: Any, n: int, last: bool = True) -> list[dict[str, Any]]:
     parts = _invocations(response, [c for _, calls in per_round for c in calls])
     for c in (c for _, calls in per_round for c in calls if c["id"] in parts):
         _edited(c, parts[c["id"]])
-    for rnd, calls in per_round:
+    for r, (rnd, calls) in enumerate(per_round):
         text = rnd.get("response") if isinstance(rnd.get("response"), str) else ""
         messages.append(assistant(text or None, calls))
         answers = [_answer(c, results, parts.get(c["id"])) for c in calls]
         messages.extend(a for a in answers if a is not None)
-        if not last:  # the user went on: the request ended with the call unanswered; it may have run
+        if not last or r < len(per_round) - 1:  # the agent or the user went on: it may have run
             messages.extend(tool_result(c["id"], "(no result recorded: the request ended before the call answered)",
                                         {"type": "unknown", "message": "no result recorded"})
                             for c, a in zip(calls, answers) if a is None)
