@@ -39,7 +39,8 @@ Rules:
   persisted by Goose (counted in ``meta.confirmations`` when they are).
 - A message holding an Anthropic block (``tool_use``, ``tool_result``, ...) is refused
   (``AdapterError``: ``--format anthropic``), not dropped with its calls.
-- Result text: ``text`` items, a ``resource``'s text; images are dropped.
+- Result text: as the MCP reader reads a ``CallToolResult`` (``text`` items, a ``resource``'s
+  text, a ``resource_link``'s uri, else ``structuredContent`` as JSON); images are dropped.
 - trajectory_id = the export's ``trajectory_id`` / ``id`` / ``session_id``, else the file
   stem (the session name; a record on a later line: ``<stem>:<line>``); suite = ``--suite``,
   else a record's ``suite``, else the last folder of ``working_dir``, else ``goose``. A line
@@ -57,6 +58,7 @@ from typing import Any
 from pipeline.ingest.adapters._common import AdapterError, Ctx, TextParts, tool_call, tool_result
 from pipeline.ingest.adapters._session import DROPPED, SizeGuard
 from pipeline.ingest.adapters.claude_stream import folder_suite
+from pipeline.ingest.adapters.mcp_messages import content_text
 from pipeline.ingest.records import canonical_message
 
 FORMAT = "goose"
@@ -108,23 +110,14 @@ def declined_shape(value: Any) -> bool:
 
 
 def _result_text(value: Any) -> tuple[str, bool]:
-    """(text, isError) of a success ``toolResult`` value: a ``CallToolResult`` or a bare
-    content list; text items and a resource's text, one per line."""
-    is_error = False
-    if isinstance(value, dict):
-        is_error = value.get("isError") is True
-        value = value.get("content")
-    parts: list[str] = []
-    for item in value if isinstance(value, list) else []:
-        if not isinstance(item, dict):
-            continue
-        if item.get("type") == "text" and isinstance(item.get("text"), str):
-            parts.append(item["text"])
-        elif item.get("type") == "resource" and isinstance(item.get("resource"), dict):
-            text = item["resource"].get("text")
-            if isinstance(text, str):
-                parts.append(text)
-    return "\n".join(parts), is_error
+    """(text, isError) of a success ``toolResult`` value: an MCP ``CallToolResult`` or, in
+    older releases, its bare content list (text as the MCP reader takes it:
+    :func:`.mcp_messages.content_text`)."""
+    if isinstance(value, list):
+        value = {"content": value}
+    if not isinstance(value, dict):
+        return "", False
+    return content_text(value), value.get("isError") is True
 
 
 class _Session:
