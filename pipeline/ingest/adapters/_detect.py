@@ -94,7 +94,9 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     + ``task_images``, or ``steps`` holding them -> smolagents.
 13. a bare list, ``messages``, ``outputs.messages`` or ``values.messages`` of LangChain
     messages (``type`` + ``data``, ``lc`` + ``kwargs`` or ``type`` + ``additional_kwargs``, and
-    a ``LANGCHAIN_TYPES`` type) -> langchain; before rule 14 (Anthropic-backed: ``tool_use``).
+    a ``LANGCHAIN_TYPES`` type) -> langchain; before rule 14 (Anthropic-backed: ``tool_use``);
+    also ``intermediate_steps`` beside ``input`` / ``output`` or in ``outputs`` (a LangChain
+    AgentExecutor result) -> langchain.
 13b. ``conversations`` / ``conversation`` / ``messages`` of turns with ``from`` + ``value``
     (ShareGPT, LLaMA-Factory's tool-call layout), or of ``role`` turns with a role no chat
     API writes (``tool_call``, ``tool_response``, ``function_call``, ``observation``:
@@ -231,7 +233,8 @@ def classify(shape: Shape) -> tuple[str, str]:
             or "steps" in k and {"step_number", "task_images"} & shape.at(base + 2):
         return "smolagents", "smolagents memory steps (step_number + tool_calls/observations, or task + task_images)"
     if langchain_shape(shape, k, c):
-        return "langchain", "LangChain messages (type + data, lc + kwargs or a model_dump): LangChain / LangGraph"
+        return "langchain", ("LangChain messages (type + data, lc + kwargs or a model_dump), or an AgentExecutor "
+                             "result (intermediate_steps): LangChain / LangGraph")
     if sharegpt_shape(shape, k):
         return "sharegpt", "'conversations' of turns with 'from' and 'value': ShareGPT-style conversations"
     if {"messages", "call_type"} <= k and {"response", "trace_id"} & k:

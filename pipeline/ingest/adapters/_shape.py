@@ -156,7 +156,11 @@ def gemini_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
 
 
 def langchain_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
-    """Rule 13: LangChain serialized messages, bare or in a record's ``messages``."""
+    """Rule 13: LangChain serialized messages, bare or in a record's ``messages``; or a
+    LangChain AgentExecutor result: ``intermediate_steps`` beside ``input`` / ``output``
+    (or in a LangSmith run's ``outputs``)."""
+    if "intermediate_steps" in k and {"input", "output"} & k or "outputs" in k and "intermediate_steps" in c:
+        return True
     if not LANGCHAIN_TYPES & shape.types:
         return False
     base = 2 if shape.top == "[" else 1

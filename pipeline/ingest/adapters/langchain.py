@@ -23,6 +23,9 @@ parse; LangGraph's ToolNode does not run them) are dropped and counted in
 ``artifact`` is dropped. Calls without an id pair with results by tool ``name``, oldest
 first (:func:`repair_call_ids`).
 
+A LangChain AgentExecutor result (``intermediate_steps``, no ``messages``) is read by
+:mod:`.langchain_agent`.
+
 trajectory_id: ``trajectory_id``, else ``id`` (a LangSmith run's), else
 ``<file stem>:<source_line>``. suite: ``suite``, else ``default``.
 """
@@ -35,6 +38,7 @@ from pipeline.ingest.adapters._common import (
     AdapterError, Ctx, RecordTooLarge, assistant, repair_call_ids, require_dict, text_of, tool_call, tool_result,
 )
 from pipeline.ingest.adapters._session import SessionAbort, SizeGuard
+from pipeline.ingest.adapters.langchain_agent import agent_messages, steps_holder
 from pipeline.ingest.records import canonical_message
 
 FORMAT = "langchain"
@@ -106,10 +110,26 @@ def _messages(rec: Any) -> list[Any]:
     raise AdapterError("no 'messages' array (nor outputs.messages / values.messages), and not a message list")
 
 
+def _has_messages(record: Any) -> bool:
+    try:
+        _messages(record)
+        return True
+    except AdapterError:
+        return False
+
+
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
-    """Convert one LangChain / LangGraph record (or a bare message list)."""
-    source = _messages(record)
+    """Convert one LangChain / LangGraph record (or a bare message list, or an
+    AgentExecutor result)."""
     guard = SizeGuard(4 * int(ctx.state.get("max_record_bytes", 32 * 2**20)))
+    holder = steps_holder(record)
+    if holder is not None and not _has_messages(record):
+        try:
+            steps, extra = agent_messages(record, holder, guard)
+        except SessionAbort as exc:
+            raise RecordTooLarge(exc.detail) from exc
+        return _record(record, ctx, steps, {"format": FORMAT, **extra})
+    source = _messages(record)
     messages: list[dict[str, Any]] = []
     hints: list[str | None] = []
     invalid = 0
@@ -144,11 +164,16 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     if not messages:
         raise AdapterError("no LangChain message (human/ai/tool/system ...) in the message list")
     repaired = repair_call_ids(messages, hints)
-    rec = record if isinstance(record, dict) else {}
     meta_out: dict[str, Any] = {"format": FORMAT}
     for key, value in (("model", model), ("call_ids_repaired", repaired), ("invalid_tool_calls", invalid)):
         if value:
             meta_out[key] = value
+    return _record(record, ctx, messages, meta_out)
+
+
+def _record(record: Any, ctx: Ctx, messages: list[dict[str, Any]], meta_out: dict[str, Any]) -> dict[str, Any]:
+    """The canonical record: id and suite as the module docstring says."""
+    rec = record if isinstance(record, dict) else {}
     tid = rec.get("trajectory_id", rec.get("id"))
     out: dict[str, Any] = {"trajectory_id": tid if tid is not None else f"{ctx.stem}:{ctx.line}",
                            "messages": messages, "meta": meta_out}

@@ -1,0 +1,158 @@
+"""LangChain AgentExecutor results (``return_intermediate_steps=True``) -> canonical messages.
+
+What a classic LangChain agent (ReAct, structured chat, OpenAI functions / tools agents)
+returns and what research suites built on it save per case: ``{"input", "output",
+"intermediate_steps": [[action, observation], ...]}``, also under a LangSmith run's
+``outputs`` (``inputs.input`` then the question). An action is a LangChain ``AgentAction``
+(``tool``, ``tool_input``, ``log``; ``AgentActionMessageLog`` / ``ToolAgentAction`` add
+``message_log`` / ``tool_call_id``) in any of three serializations: its ``model_dump()``
+(``{"tool", "tool_input", "log", "type"?}``), LangChain's ``dumpd``
+(``{"lc": 1, "type": "constructor", "id": [..., "AgentAction"], "kwargs": {...}}``), or a
+list ``[tool, tool_input, log]``. The observation is what the executor fed back: a string,
+an object whose ``observation`` string is what the agent saw (a simulated observation with
+the simulator's own ``thought_summary`` / ``log`` beside it: those are not the agent's), or
+any other JSON value (its JSON text).
+
+- ``input`` -> user message; each step -> an assistant message (the model's text from
+  ``log``, without the call part LangChain parsed: ``Action: ...`` / ``Action Input: ...``,
+  a structured chat agent's ``Action:`` + fenced JSON blob, or the ``Invoking: `tool` with
+  `...``` line a tools agent's log opens with) carrying one
+  call ``call_<k>`` (k: the step's index), then its result; ``output`` -> the final
+  assistant message.
+- ``tool_input``: an object is the arguments; a string that reads as a JSON object (or a
+  Python dict literal) too; any other string is the tool's one argument ``{"input": ...}``
+  (LangChain hands a string to a single-input tool; ``input`` is a shell / code argument
+  name of the policy's inference lexicon, so a terminal tool's command is read as one).
+- ``_Exception`` (LangChain's ``ExceptionTool``: the model's output did not parse, under
+  ``handle_parsing_errors``) is no call: its ``log`` (the model's text) is assistant text,
+  the observation (the executor's feedback) a user message; counted in
+  ``meta.parse_errors``.
+- A tool the agent named that the executor does not have is answered by LangChain's
+  ``InvalidTool`` (``"<tool> is not a valid tool, try one of [...]."``): that result text is
+  read as an error by the policy's ``exec_status`` rules like any other (the call never ran).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pipeline.ingest.adapters._common import AdapterError, assistant, tool_call, tool_result
+from pipeline.ingest.adapters._session import SizeGuard
+from pipeline.ingest.adapters.r_judge import normalise_arguments
+from pipeline.ingest.records import canonical_message
+
+STEPS_KEY = "intermediate_steps"
+# LangChain's ExceptionTool: a parse failure fed back to the model, never a call
+EXCEPTION_TOOL = "_Exception"
+# the call part of a ReAct log (the last `Action:` ... `Action Input:` on, or a structured
+# chat agent's `Action:` then a fenced JSON blob), and a tools
+# agent's `Invoking: `name` with `args`` line, optionally followed by `responded: <text>`
+_REACT_CALL = re.compile(r"(?:^|\n)[ \t]*Action[ \t]*\d*[ \t]*:(?:[^\n]*\n[ \t]*Action[ \t]*\d*[ \t]*Input[ \t]*\d*[ \t]*:"
+                         r"|[ \t]*\n[ \t]*```)")
+_INVOKING = re.compile(r"^\s*Invoking: `[^`\n]*` with `")
+_RESPONDED = re.compile(r"\nresponded: ")
+
+
+def steps_holder(record: Any) -> dict[str, Any] | None:
+    """The object holding ``intermediate_steps`` (the record, or a LangSmith run's
+    ``outputs``), else None."""
+    if not isinstance(record, dict):
+        return None
+    for holder in (record, record.get("outputs")):
+        if isinstance(holder, dict) and isinstance(holder.get(STEPS_KEY), list):
+            return holder
+    return None
+
+
+def _action(value: Any, k: int) -> tuple[str, Any, str]:
+    """(tool, tool_input, log) of step ``k``'s action in any of the three serializations."""
+    if isinstance(value, dict) and value.get("lc") == 1 and isinstance(value.get("kwargs"), dict):
+        value = value["kwargs"]
+    if isinstance(value, dict) and isinstance(value.get("tool"), str) and "tool_input" in value:
+        log = value.get("log")
+        return value["tool"], value["tool_input"], log if isinstance(log, str) else ""
+    if isinstance(value, list) and len(value) == 3 and isinstance(value[0], str) and isinstance(value[2], str):
+        return value[0], value[1], value[2]
+    raise AdapterError(f"intermediate_steps[{k}]: the action is no LangChain AgentAction "
+                       "({tool, tool_input, log}, its dumpd form, or [tool, tool_input, log])")
+
+
+def _observation(value: Any) -> str:
+    """The text the agent saw (module docstring)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("observation"), str):
+        return value["observation"]
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _arguments(tool_input: Any) -> Any:
+    """The call's arguments (module docstring): an object, else ``{"input": text}``."""
+    if isinstance(tool_input, dict):
+        return tool_input
+    if isinstance(tool_input, str):
+        text = normalise_arguments(tool_input)
+        if text.startswith("{"):
+            try:
+                if isinstance(json.loads(text), dict):
+                    return text
+            except ValueError:
+                pass
+        return {"input": tool_input}
+    return {"input": json.dumps(tool_input, ensure_ascii=False)}
+
+
+def _thought(log: str) -> str | None:
+    """The model's own text in an action's ``log`` (module docstring), None when none."""
+    if _INVOKING.match(log):
+        said = _RESPONDED.search(log)
+        text = log[said.end():] if said else ""
+    else:
+        calls = list(_REACT_CALL.finditer(log))
+        text = log[:calls[-1].start()] if calls else log
+    return text.strip() or None
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def agent_messages(record: dict[str, Any], holder: dict[str, Any],
+                   guard: SizeGuard) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The canonical messages of one AgentExecutor result, and what goes to ``meta``."""
+    inputs = record.get("inputs")
+    question = holder.get("input", inputs.get("input") if isinstance(inputs, dict) else None)
+    messages: list[dict[str, Any]] = []
+    if question is not None:
+        guard.add(_text(question))
+        messages.append(canonical_message("user", _text(question)))
+    parse_errors = 0
+    for k, step in enumerate(holder[STEPS_KEY]):
+        if not isinstance(step, (list, tuple)) or len(step) != 2:
+            raise AdapterError(f"intermediate_steps[{k}] is no [action, observation] pair")
+        tool, tool_input, log = _action(step[0], k)
+        seen = _observation(step[1])
+        guard.add(log)
+        guard.add(seen)
+        if tool == EXCEPTION_TOOL:
+            parse_errors += 1
+            messages.append(assistant(log.strip() or None))
+            messages.append(canonical_message("user", seen))
+            continue
+        arguments = _arguments(tool_input)
+        guard.add(arguments)
+        call_id = f"call_{k}"
+        messages.append(assistant(_thought(log), [tool_call(call_id, tool, arguments)]))
+        messages.append(tool_result(call_id, seen))
+    answer = holder.get("output")
+    if answer is not None:
+        guard.add(_text(answer))
+        messages.append(assistant(_text(answer)))
+    meta: dict[str, Any] = {"agent_steps": len(holder[STEPS_KEY])}
+    if parse_errors:
+        meta["parse_errors"] = parse_errors
+    return messages, meta
