@@ -24,8 +24,12 @@ with nodes as (
 arguments as (
     select n.trajectory_id, n.action_idx, n.call_step_idx, a.arguments, t.control, t.shell_arg, t.code_arg,
         -- an inferred shell/code step takes its program from whichever lexicon argument the
-        -- call passes (pipeline/analysis/resources.py), so each of them chooses the effect
-        coalesce(t.role_source <> 'catalog' and (t.shell_arg is not null or t.code_arg is not null), false)
+        -- call passes (pipeline/analysis/resources.py), so each of them chooses the effect; so
+        -- does a catalogued one's call that passes neither of its own program arguments
+        coalesce((t.shell_arg is not null or t.code_arg is not null)
+                 and (t.role_source <> 'catalog'
+                      or not list_has_any(json_keys(a.arguments),
+                                          list_filter([t.shell_arg, t.code_arg], lambda x: x is not null))), false)
             as inferred_program
     from nodes n
     join actions a using (trajectory_id, action_idx)

@@ -77,7 +77,7 @@ def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], shel
     rows: list[tuple[str, str, str]] = []
     if data_programs or print_programs or dry_runs:
         for tool_key, arguments, shell_arg, inferred in con.execute(_CANDIDATES).fetchall():
-            shell_arg = program_arg(arguments, shell_arg, shell_args if inferred else ())
+            shell_arg = program_arg(arguments, shell_arg, shell_args, catalog=not inferred)
             masked = _masked_arguments(arguments, shell_arg, data_programs, print_programs, takes_effect, is_note,
                                        dry_runs)
             if masked is not None:

@@ -84,26 +84,30 @@ def program_text(arguments: str, arg: str | None) -> str | None:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def program_arg(arguments: str, arg: str | None, candidates: tuple[str, ...]) -> str | None:
-    """An inferred tool's program argument in this call: the first of the lexicon's
-    ``candidates`` the call passes (chosen per call, so it does not depend on which
-    other calls share the shard: ``pipeline.analysis.inference``)."""
+def program_arg(arguments: str, arg: str | None, candidates: tuple[str, ...], catalog: bool = False) -> str | None:
+    """A shell/code tool's program argument in this call. An inferred tool's: the first of
+    the lexicon's ``candidates`` the call passes (chosen per call, so it does not depend on
+    which other calls share the shard: ``pipeline.analysis.inference``). A catalogued
+    tool's (``catalog``): its own ``arg``, else (a call that does not pass it: a LangChain
+    terminal handed its command as ``input``) the first of the ``candidates`` the call
+    passes, so its program is read, never silently skipped."""
     if arg is None or not candidates:
         return arg
     try:
         present = json.loads(arguments)
     except ValueError:
         return arg
-    if not isinstance(present, dict):
+    if not isinstance(present, dict) or catalog and arg in present:
         return arg
     return next((c for c in candidates if c in present), arg)
 
 
 def _program(arguments: str, shell_arg: str | None, code_arg: str | None,
-             candidates: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> tuple[bool, str] | None:
+             candidates: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
+             catalog: bool = False) -> tuple[bool, str] | None:
     """The program a call runs: (True, shell command) or (False, code), None if neither."""
-    shell_arg = program_arg(arguments, shell_arg, candidates[0])
-    code_arg = program_arg(arguments, code_arg, candidates[1])
+    shell_arg = program_arg(arguments, shell_arg, candidates[0], catalog)
+    code_arg = program_arg(arguments, code_arg, candidates[1], catalog)
     command = program_text(arguments, shell_arg)
     if command is not None:
         return True, command
@@ -169,7 +173,7 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     folder_rows: list[tuple[int, str | None]] = []
     while batch := cursor.fetchmany(batch_rows):
         for program_id, arguments, shell_arg, code_arg, inferred in batch:
-            program = _program(arguments, shell_arg, code_arg, lexicon if inferred else ((), ()))
+            program = _program(arguments, shell_arg, code_arg, lexicon, catalog=not inferred)
             found = None if program is None else seen.get(program)
             if program is not None and found is None:
                 found = seen[program] = _found(

@@ -17,7 +17,7 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
    ``session_<id>`` folder and ``agent.json`` in an ``agent_<id>`` folder -> ``skip``.
 2. label files, not transcripts -> ``skip`` (no records): ``*_safety_eval_results.json``,
    and objects without transcript keys (messages, trajectory_id, eval, trajectory, traj,
-   contents) that have ``final_score``/``checkpoints`` (OpenAgentSafety ``eval_*.json``),
+   contents, intermediate_steps) that have ``final_score``/``checkpoints`` (OpenAgentSafety ``eval_*.json``),
    ``agent_profiles`` + ``scenarios`` (task NPC configs), or values with ``llm_label``.
 3. object with ``eval`` and one of ``samples``/``version``/``status``/``plan`` -> inspect.
 4. ``trajectory`` with ``history``/``info``/``environment``, or ``trajectory_format`` +
@@ -96,7 +96,7 @@ head was one canonical record). Rules, first match wins (K = keys of a record, C
     messages (``type`` + ``data``, ``lc`` + ``kwargs`` or ``type`` + ``additional_kwargs``, and
     a ``LANGCHAIN_TYPES`` type) -> langchain; before rule 14 (Anthropic-backed: ``tool_use``);
     also ``intermediate_steps`` beside ``input`` / ``output`` or in ``outputs`` (a LangChain
-    AgentExecutor result) -> langchain.
+    AgentExecutor result; beside ``messages`` only when those are LangChain's) -> langchain.
 13b. ``conversations`` / ``conversation`` / ``messages`` of turns with ``from`` + ``value``
     (ShareGPT, LLaMA-Factory's tool-call layout), or of ``role`` turns with a role no chat
     API writes (``tool_call``, ``tool_response``, ``function_call``, ``observation``:
@@ -163,7 +163,7 @@ def classify(shape: Shape) -> tuple[str, str]:
     """(format, why) from a scanned head (rules 2-16 of the module docstring)."""
     base = 2 if shape.top == "[" else 1
     k, c = shape.at(base), shape.at(base + 1)
-    transcript_keys = {"messages", "trajectory_id", "eval", "trajectory", "traj", "contents"}
+    transcript_keys = {"messages", "trajectory_id", "eval", "trajectory", "traj", "contents", "intermediate_steps"}
     if shape.top == "{" and not transcript_keys & k and (
             {"final_score", "checkpoints"} & k or {"agent_profiles", "scenarios"} <= k or "llm_label" in c):
         return "skip", "evaluation/label or task-config file (no transcript): skipped"

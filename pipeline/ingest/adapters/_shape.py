@@ -159,11 +159,14 @@ def langchain_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
     """Rule 13: LangChain serialized messages, bare or in a record's ``messages``; or a
     LangChain AgentExecutor result: ``intermediate_steps`` beside ``input`` / ``output``
     (or in a LangSmith run's ``outputs``)."""
-    if "intermediate_steps" in k and {"input", "output"} & k or "outputs" in k and "intermediate_steps" in c:
+    base = 2 if shape.top == "[" else 1
+    agent = "intermediate_steps" in k and bool({"input", "output"} & k) or "outputs" in k and "intermediate_steps" in c
+    # an AgentExecutor result; beside `messages` only when they are LangChain's: a chat of
+    # another format may carry such steps too (its own reader reads its messages)
+    if agent and ("messages" not in k or LANGCHAIN_TYPES & shape.types):
         return True
     if not LANGCHAIN_TYPES & shape.types:
         return False
-    base = 2 if shape.top == "[" else 1
 
     def messages(keys: set[str]) -> bool:
         return bool({"type", "data"} <= keys or {"lc", "kwargs"} <= keys

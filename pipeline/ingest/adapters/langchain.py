@@ -38,7 +38,7 @@ from pipeline.ingest.adapters._common import (
     AdapterError, Ctx, RecordTooLarge, assistant, repair_call_ids, require_dict, text_of, tool_call, tool_result,
 )
 from pipeline.ingest.adapters._session import SessionAbort, SizeGuard
-from pipeline.ingest.adapters.langchain_agent import agent_messages, steps_holder
+from pipeline.ingest.adapters.langchain_agent import STEPS_KEY, agent_messages, steps_holder
 from pipeline.ingest.records import canonical_message
 
 FORMAT = "langchain"
@@ -120,47 +120,51 @@ def _has_messages(record: Any) -> bool:
 
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     """Convert one LangChain / LangGraph record (or a bare message list, or an
-    AgentExecutor result)."""
+    AgentExecutor result: its ``messages``, an executor's memory, come before its steps)."""
     guard = SizeGuard(4 * int(ctx.state.get("max_record_bytes", 32 * 2**20)))
     holder = steps_holder(record)
-    if holder is not None and not _has_messages(record):
-        try:
+    try:
+        if holder is not None and (holder[STEPS_KEY] or not _has_messages(record)):
+            history, meta_out = _chat(record, guard) if _has_messages(record) else ([], {"format": FORMAT})
             steps, extra = agent_messages(record, holder, guard)
-        except SessionAbort as exc:
-            raise RecordTooLarge(exc.detail) from exc
-        return _record(record, ctx, steps, {"format": FORMAT, **extra})
+            return _record(record, ctx, history + steps, {**meta_out, **extra})
+        messages, meta_out = _chat(record, guard)
+    except SessionAbort as exc:
+        raise RecordTooLarge(exc.detail) from exc
+    return _record(record, ctx, messages, meta_out)
+
+
+def _chat(record: Any, guard: SizeGuard) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The canonical messages of a record's (or a bare list's) LangChain messages, and its meta."""
     source = _messages(record)
     messages: list[dict[str, Any]] = []
     hints: list[str | None] = []
     invalid = 0
     model: str | None = None
-    try:
-        for msg in source:
-            kind, data = message_parts(msg)
-            role = data.get("role") if kind == "chat" else ROLES.get(kind or "")
-            role = ROLES.get(role, role) if isinstance(role, str) else None
-            if not isinstance(role, str):
-                continue
-            text = text_of(data.get("content"))
-            guard.add(text)
-            name = data.get("name") if isinstance(data.get("name"), str) else None
-            if role == "assistant":
-                calls = _calls(data)
-                guard.add(calls)
-                messages.append(assistant(text or None, calls))
-                bad = data.get("invalid_tool_calls")
-                invalid += len(bad) if isinstance(bad, list) else 0
-                meta = data.get("response_metadata")
-                found = (meta.get("model_name") or meta.get("model")) if isinstance(meta, dict) else None
-                model = found if isinstance(found, str) else model
-            elif role == "tool":
-                error = (text or "error") if data.get("status") == "error" else None
-                messages.append(tool_result(data.get("tool_call_id"), text, error))
-            else:
-                messages.append(canonical_message(role, text))
-            hints.append(name if role == "tool" else None)
-    except SessionAbort as exc:
-        raise RecordTooLarge(exc.detail) from exc
+    for msg in source:
+        kind, data = message_parts(msg)
+        role = data.get("role") if kind == "chat" else ROLES.get(kind or "")
+        role = ROLES.get(role, role) if isinstance(role, str) else None
+        if not isinstance(role, str):
+            continue
+        text = text_of(data.get("content"))
+        guard.add(text)
+        name = data.get("name") if isinstance(data.get("name"), str) else None
+        if role == "assistant":
+            calls = _calls(data)
+            guard.add(calls)
+            messages.append(assistant(text or None, calls))
+            bad = data.get("invalid_tool_calls")
+            invalid += len(bad) if isinstance(bad, list) else 0
+            meta = data.get("response_metadata")
+            found = (meta.get("model_name") or meta.get("model")) if isinstance(meta, dict) else None
+            model = found if isinstance(found, str) else model
+        elif role == "tool":
+            error = (text or "error") if data.get("status") == "error" else None
+            messages.append(tool_result(data.get("tool_call_id"), text, error))
+        else:
+            messages.append(canonical_message(role, text))
+        hints.append(name if role == "tool" else None)
     if not messages:
         raise AdapterError("no LangChain message (human/ai/tool/system ...) in the message list")
     repaired = repair_call_ids(messages, hints)
@@ -168,7 +172,7 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     for key, value in (("model", model), ("call_ids_repaired", repaired), ("invalid_tool_calls", invalid)):
         if value:
             meta_out[key] = value
-    return _record(record, ctx, messages, meta_out)
+    return messages, meta_out
 
 
 def _record(record: Any, ctx: Ctx, messages: list[dict[str, Any]], meta_out: dict[str, Any]) -> dict[str, Any]:

@@ -9,9 +9,10 @@ returns and what research suites built on it save per case: ``{"input", "output"
 (``{"tool", "tool_input", "log", "type"?}``), LangChain's ``dumpd``
 (``{"lc": 1, "type": "constructor", "id": [..., "AgentAction"], "kwargs": {...}}``), or a
 list ``[tool, tool_input, log]``. The observation is what the executor fed back: a string,
-an object whose ``observation`` string is what the agent saw (a simulated observation with
-the simulator's own ``thought_summary`` / ``log`` beside it: those are not the agent's), or
-any other JSON value (its JSON text).
+an object of a simulated observation's fields only (``observation``, ``thought_summary``,
+``log``: the agent saw ``observation``; the others are the simulator's), or any other JSON
+value (its JSON text, whole). An ``AgentFinish`` (``return_values`` + ``log``, in the same
+serializations, or ``[return_values, log]``) as a step's action is the final answer.
 
 - ``input`` -> user message; each step -> an assistant message (the model's text from
   ``log``, without the call part LangChain parsed: ``Action: ...`` / ``Action Input: ...``,
@@ -19,17 +20,20 @@ any other JSON value (its JSON text).
   `...``` line a tools agent's log opens with) carrying one
   call ``call_<k>`` (k: the step's index), then its result; ``output`` -> the final
   assistant message.
-- ``tool_input``: an object is the arguments; a string that reads as a JSON object (or a
-  Python dict literal) too; any other string is the tool's one argument ``{"input": ...}``
-  (LangChain hands a string to a single-input tool; ``input`` is a shell / code argument
-  name of the policy's inference lexicon, so a terminal tool's command is read as one).
+- ``tool_input``: an object is the arguments; a string that is a JSON object (strict JSON:
+  what a requests tool parses itself) too; any other string, as written, is the tool's one
+  argument ``{"input": ...}`` (LangChain hands a string to a single-input tool whole; ``input``
+  is a shell / code argument of the policy's inference lexicon, also for a catalogued shell
+  tool called without its own argument name: a terminal tool's command is read as one).
 - ``_Exception`` (LangChain's ``ExceptionTool``: the model's output did not parse, under
   ``handle_parsing_errors``) is no call: its ``log`` (the model's text) is assistant text,
   the observation (the executor's feedback) a user message; counted in
   ``meta.parse_errors``.
 - A tool the agent named that the executor does not have is answered by LangChain's
-  ``InvalidTool`` (``"<tool> is not a valid tool, try one of [...]."``): that result text is
-  read as an error by the policy's ``exec_status`` rules like any other (the call never ran).
+  ``InvalidTool``: the observation is exactly ``"<tool> is not a valid tool, try one of
+  [<names>]."``. Such a call never ran: error ``not_executed`` (failed), but only when
+  the list does not name the tool and no other step of the record calls the tool and gets
+  another answer (then the tool exists, and its output only says so: scored as it ran).
 """
 
 from __future__ import annotations
@@ -40,7 +44,6 @@ from typing import Any
 
 from pipeline.ingest.adapters._common import AdapterError, assistant, tool_call, tool_result
 from pipeline.ingest.adapters._session import SizeGuard
-from pipeline.ingest.adapters.r_judge import normalise_arguments
 from pipeline.ingest.records import canonical_message
 
 STEPS_KEY = "intermediate_steps"
@@ -49,10 +52,15 @@ EXCEPTION_TOOL = "_Exception"
 # the call part of a ReAct log (the last `Action:` ... `Action Input:` on, or a structured
 # chat agent's `Action:` then a fenced JSON blob), and a tools
 # agent's `Invoking: `name` with `args`` line, optionally followed by `responded: <text>`
-_REACT_CALL = re.compile(r"(?:^|\n)[ \t]*Action[ \t]*\d*[ \t]*:(?:[^\n]*\n[ \t]*Action[ \t]*\d*[ \t]*Input[ \t]*\d*[ \t]*:"
-                         r"|[ \t]*\n[ \t]*```)")
+# (no two adjacent quantifiers over the same characters: linear on hostile logs)
+_REACT_CALL = re.compile(r"(?:^|\n)[ \t]*Action[ \t]*(?:\d+[ \t]*)?:(?:[^\n]*\n\s*Action[ \t]*(?:\d+[ \t]*)?"
+                         r"Input[ \t]*(?:\d+[ \t]*)?:|[ \t]*\n[ \t]*```)")
 _INVOKING = re.compile(r"^\s*Invoking: `[^`\n]*` with `")
 _RESPONDED = re.compile(r"\nresponded: ")
+# what LangChain's InvalidTool answers (langchain/agents/tools.py), the tool's name first
+_INVALID_TAIL = re.compile(r" is not a valid tool, try one of \[([^\n]*)\]\.")
+# a simulated observation's fields (the agent saw `observation`)
+_SIMULATED = frozenset({"observation", "thought_summary", "log"})
 
 
 def steps_holder(record: Any) -> dict[str, Any] | None:
@@ -66,14 +74,29 @@ def steps_holder(record: Any) -> dict[str, Any] | None:
     return None
 
 
+def _finish(value: Any) -> str | None:
+    """The final answer of an ``AgentFinish`` action (module docstring), else None."""
+    if isinstance(value, dict) and value.get("lc") == 1 and isinstance(value.get("kwargs"), dict):
+        value = value["kwargs"]
+    if isinstance(value, dict) and isinstance(value.get("return_values"), dict) and "tool" not in value:
+        returned = value["return_values"]
+    elif isinstance(value, list) and len(value) == 2 and isinstance(value[0], dict) and isinstance(value[1], str):
+        returned = value[0]
+    else:
+        return None
+    answer = returned.get("output", returned)
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+
+
 def _action(value: Any, k: int) -> tuple[str, Any, str]:
     """(tool, tool_input, log) of step ``k``'s action in any of the three serializations."""
     if isinstance(value, dict) and value.get("lc") == 1 and isinstance(value.get("kwargs"), dict):
         value = value["kwargs"]
-    if isinstance(value, dict) and isinstance(value.get("tool"), str) and "tool_input" in value:
+    if isinstance(value, dict) and isinstance(value.get("tool"), str) and value["tool"] and "tool_input" in value:
         log = value.get("log")
         return value["tool"], value["tool_input"], log if isinstance(log, str) else ""
-    if isinstance(value, list) and len(value) == 3 and isinstance(value[0], str) and isinstance(value[2], str):
+    if isinstance(value, list) and len(value) == 3 and isinstance(value[0], str) and value[0] \
+            and isinstance(value[2], str):
         return value[0], value[1], value[2]
     raise AdapterError(f"intermediate_steps[{k}]: the action is no LangChain AgentAction "
                        "({tool, tool_input, log}, its dumpd form, or [tool, tool_input, log])")
@@ -83,7 +106,7 @@ def _observation(value: Any) -> str:
     """The text the agent saw (module docstring)."""
     if isinstance(value, str):
         return value
-    if isinstance(value, dict) and isinstance(value.get("observation"), str):
+    if isinstance(value, dict) and isinstance(value.get("observation"), str) and value.keys() <= _SIMULATED:
         return value["observation"]
     return json.dumps(value, ensure_ascii=False)
 
@@ -93,12 +116,11 @@ def _arguments(tool_input: Any) -> Any:
     if isinstance(tool_input, dict):
         return tool_input
     if isinstance(tool_input, str):
-        text = normalise_arguments(tool_input)
-        if text.startswith("{"):
+        if tool_input.lstrip().startswith("{"):
             try:
-                if isinstance(json.loads(text), dict):
-                    return text
-            except ValueError:
+                if isinstance(json.loads(tool_input), dict):
+                    return tool_input
+            except (ValueError, RecursionError):
                 pass
         return {"input": tool_input}
     return {"input": json.dumps(tool_input, ensure_ascii=False)}
@@ -113,6 +135,14 @@ def _thought(log: str) -> str | None:
         calls = list(_REACT_CALL.finditer(log))
         text = log[:calls[-1].start()] if calls else log
     return text.strip() or None
+
+
+def _invalid_tool(tool: str, seen: str) -> bool:
+    """Whether ``seen`` is InvalidTool's answer to a call of ``tool`` (module docstring)."""
+    if not seen.startswith(tool):
+        return False
+    m = _INVALID_TAIL.fullmatch(seen, len(tool))
+    return m is not None and tool not in m.group(1).split(", ")
 
 
 def _text(value: Any) -> str | None:
@@ -131,13 +161,23 @@ def agent_messages(record: dict[str, Any], holder: dict[str, Any],
         guard.add(_text(question))
         messages.append(canonical_message("user", _text(question)))
     parse_errors = 0
+    steps: list[tuple[str, Any, str, str]] = []
+    answer = holder.get("output")
     for k, step in enumerate(holder[STEPS_KEY]):
         if not isinstance(step, (list, tuple)) or len(step) != 2:
             raise AdapterError(f"intermediate_steps[{k}] is no [action, observation] pair")
+        final = _finish(step[0])
+        if final is not None:  # an AgentFinish logged as the last step: the answer
+            answer = final if answer is None else answer
+            continue
         tool, tool_input, log = _action(step[0], k)
         seen = _observation(step[1])
         guard.add(log)
         guard.add(seen)
+        steps.append((tool, tool_input, log, seen))
+    # a tool that answered a call otherwise exists: its output may say anything
+    answered = {tool for tool, _, _, seen in steps if not _invalid_tool(tool, seen)}
+    for k, (tool, tool_input, log, seen) in enumerate(steps):
         if tool == EXCEPTION_TOOL:
             parse_errors += 1
             messages.append(assistant(log.strip() or None))
@@ -147,8 +187,8 @@ def agent_messages(record: dict[str, Any], holder: dict[str, Any],
         guard.add(arguments)
         call_id = f"call_{k}"
         messages.append(assistant(_thought(log), [tool_call(call_id, tool, arguments)]))
-        messages.append(tool_result(call_id, seen))
-    answer = holder.get("output")
+        never_ran = tool not in answered and _invalid_tool(tool, seen)
+        messages.append(tool_result(call_id, seen, {"type": "not_executed", "message": seen} if never_ran else None))
     if answer is not None:
         guard.add(_text(answer))
         messages.append(assistant(_text(answer)))
