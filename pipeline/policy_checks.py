@@ -146,7 +146,7 @@ def _check_arg_name(name: Any, what: str) -> None:
 
 
 def _validate_inference(inf: Any, sinks: dict[str, Any]) -> None:
-    for key in ("shell_args", "code_args"):
+    for key in ("shell_args", "code_args", "command_list_args"):
         for arg in inf.get(key, []):
             _check_arg_name(arg, f"inference.{key}")
     for i, rule in enumerate(inf.get("sinks", [])):

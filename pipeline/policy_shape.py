@@ -24,7 +24,7 @@ MAX_POLICY_BYTES = 16 * 2**20  # the bundled files weigh 60 KB together
 # or a dict: a table with exactly these keys
 _INFERENCE_LISTS = ("read_verbs", "noun_verbs", "write_verbs", "exec_verbs", "shell_tokens", "code_tokens",
                     "process_tokens",
-                    "shell_args", "code_args", "resource_args", "destination_args", "publish_destination_args",
+                    "shell_args", "code_args", "command_list_args", "resource_args", "destination_args", "publish_destination_args",
                     "control_args",
                     "content_args", "read_write_tokens")
 SECTIONS: dict[str, Any] = {

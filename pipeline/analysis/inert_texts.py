@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from pipeline.analysis.resources import program_arg, program_text
+from pipeline.analysis.resources import passes, program_arg, program_text
 from pipeline.analysis.shell import analyse_command
 from pipeline.analysis.shell.inert import Effects, inert_text
 from pipeline.policy_tables import NEVER
@@ -33,7 +33,7 @@ INERT_TEXTS_SCHEMA = pa.schema([("tool_key", pa.string()), ("arguments", pa.stri
                                 ("masked_arguments", pa.string())])
 # the shell calls some `*` rule matches at all (classifier_calls' one RE2 pass: `candidate`)
 _CANDIDATES = """
-select distinct c.tool_key, c.arguments, t.shell_arg, t.role_source <> 'catalog' as inferred
+select distinct c.tool_key, c.arguments, t.shell_arg, t.code_arg, t.role_source <> 'catalog' as inferred
 from classifier_calls c join policy_tools t on t.tool_key = c.tool_key
 where c.candidate and c.args_ok and t.shell_arg is not null
 order by all
@@ -50,14 +50,16 @@ where c.tool_key = i.tool_key and c.arguments = i.arguments
 # is copied into each place the macro names it)
 
 
-def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], shell_args: tuple[str, ...] = ()) -> None:
+def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], shell_args: tuple[str, ...] = (),
+                command_lists: tuple[str, ...] = ()) -> None:
     """Materialise ``inert_texts`` (tool_key, arguments, masked_arguments): for each distinct
     shell call that some ``*`` rule matches (``classifier_calls.candidate``) and whose command
     holds data parts, its arguments with those parts blanked; those calls of
     ``classifier_calls`` then read the blanked text (``masked``). Reads ``classifier_calls``
     and ``policy_tools``; ``classifier`` is the policy's ``[classifier]`` table,
     ``shell_args`` the inference lexicon's command argument names (an inferred tool's
-    command is in the first of them a call passes, as in ``resources``)."""
+    command is in the first of them a call passes, as in ``resources``), ``command_lists``
+    the names whose list of strings is several command lines (``resources.program_text``)."""
     data_programs = [str(p) for p in classifier.get("data_programs", [])]
     print_programs = [str(p) for p in classifier.get("print_programs", [])]
     dry_runs = [str(p) for p in classifier.get("dry_run_flags", [])]
@@ -76,10 +78,12 @@ def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], shel
 
     rows: list[tuple[str, str, str]] = []
     if data_programs or print_programs or dry_runs:
-        for tool_key, arguments, shell_arg, inferred in con.execute(_CANDIDATES).fetchall():
-            shell_arg = program_arg(arguments, shell_arg, shell_args, catalog=not inferred)
+        for tool_key, arguments, shell_arg, code_arg, inferred in con.execute(_CANDIDATES).fetchall():
+            # a catalogued tool's call passing its own code argument runs that code, not a command
+            own = not inferred and passes(arguments, (shell_arg, code_arg))
+            shell_arg = program_arg(arguments, shell_arg, () if own else shell_args, catalog=not inferred)
             masked = _masked_arguments(arguments, shell_arg, data_programs, print_programs, takes_effect, is_note,
-                                       dry_runs)
+                                       dry_runs, command_lists)
             if masked is not None:
                 rows.append((tool_key, arguments, masked))
     cols = list(zip(*rows)) if rows else [[], [], []]
@@ -93,10 +97,10 @@ def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], shel
 
 def _masked_arguments(arguments: str, shell_arg: str, data_programs: list[str], print_programs: list[str],
                       takes_effect: Callable[[str], bool], is_note: Callable[[str], bool],
-                      dry_runs: Sequence[str] = ()) -> str | None:
+                      dry_runs: Sequence[str] = (), command_lists: Sequence[str] = ()) -> str | None:
     """The arguments JSON with the command's data parts blanked, or None (nothing blanked,
     or the command cannot be analysed: then it is read whole, as before)."""
-    command = program_text(arguments, shell_arg)
+    command = program_text(arguments, shell_arg, command_lists)
     if command is None:
         return None
 

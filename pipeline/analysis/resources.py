@@ -13,6 +13,7 @@ reads, runs, deletes and sends (:func:`written_programs`).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 import json
 import re
 from typing import NamedTuple
@@ -72,15 +73,18 @@ select exists (select 1 from policy_tools t where t.workdir_arg is not null
 """
 
 
-def program_text(arguments: str, arg: str | None) -> str | None:
-    """The program a call's argument ``arg`` holds (a command or code text), or None."""
+def program_text(arguments: str, arg: str | None, command_lists: Collection[str] = ()) -> str | None:
+    """The program a call's argument ``arg`` holds (a command or code text), or None. A list
+    of strings is an argv (exec-style tools: the command line it runs), or, under a name of
+    ``command_lists`` (the policy's ``inference.command_list_args``), command lines run in
+    turn (one per line)."""
     if arg is None:
         return None
     value = json.loads(arguments).get(arg)
     if value is None:
         return None
     if isinstance(value, list) and value and all(isinstance(w, str) for w in value):
-        return argv_command(value)  # an argv (exec-style tools): the command line it runs
+        return "\n".join(value) if arg in command_lists else argv_command(value)
     return value if isinstance(value, str) else json.dumps(value)
 
 
@@ -102,13 +106,26 @@ def program_arg(arguments: str, arg: str | None, candidates: tuple[str, ...], ca
     return next((c for c in candidates if c in present), arg)
 
 
+def passes(arguments: str, names: tuple[str | None, ...]) -> bool:
+    """Whether the call's arguments (a JSON object) hold one of ``names``."""
+    try:
+        present = json.loads(arguments)
+    except ValueError:
+        return False
+    return isinstance(present, dict) and any(n is not None and n in present for n in names)
+
+
 def _program(arguments: str, shell_arg: str | None, code_arg: str | None,
              candidates: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
-             catalog: bool = False) -> tuple[bool, str] | None:
-    """The program a call runs: (True, shell command) or (False, code), None if neither."""
+             catalog: bool = False, command_lists: Collection[str] = ()) -> tuple[bool, str] | None:
+    """The program a call runs: (True, shell command) or (False, code), None if neither.
+    A catalogued tool falls back to ``candidates`` only when the call passes neither of its
+    own program arguments (as ``sql/edges.sql`` marks the control arguments)."""
+    if catalog and passes(arguments, (shell_arg, code_arg)):
+        candidates = ((), ())
     shell_arg = program_arg(arguments, shell_arg, candidates[0], catalog)
     code_arg = program_arg(arguments, code_arg, candidates[1], catalog)
-    command = program_text(arguments, shell_arg)
+    command = program_text(arguments, shell_arg, command_lists)
     if command is not None:
         return True, command
     code = program_text(arguments, code_arg)
@@ -163,6 +180,7 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     inference = json.loads(con.execute("select json from policy_document").fetchall()[0][0]).get("inference", {})
     lexicon = (tuple(str(a) for a in inference.get("shell_args", [])),
                tuple(str(a) for a in inference.get("code_args", [])))
+    command_lists = frozenset(str(a) for a in inference.get("command_list_args", []))
     cursor = con.execute(
         "select program_id, arguments, shell_arg, code_arg, inferred from shell_programs order by program_id")
     # Each distinct program text is analysed once per shard: calls whose arguments differ
@@ -173,7 +191,8 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     folder_rows: list[tuple[int, str | None]] = []
     while batch := cursor.fetchmany(batch_rows):
         for program_id, arguments, shell_arg, code_arg, inferred in batch:
-            program = _program(arguments, shell_arg, code_arg, lexicon, catalog=not inferred)
+            program = _program(arguments, shell_arg, code_arg, lexicon, catalog=not inferred,
+                               command_lists=command_lists)
             found = None if program is None else seen.get(program)
             if program is not None and found is None:
                 found = seen[program] = _found(

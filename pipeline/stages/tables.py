@@ -129,8 +129,9 @@ def steps(con: duckdb.DuckDBPyConnection) -> None:
     classifier = _rules(con, "policy_classifier")
     runs_later = document.get("classifier", {}).get("runs_later") or NEVER
     materialize(con, "classifier_calls", pattern=_any_pattern(con, "policy_classifier_any"), runs_later=runs_later)
-    inert_texts(con, document.get("classifier", {}),
-                tuple(str(a) for a in document.get("inference", {}).get("shell_args", [])))
+    lexicon = document.get("inference", {})
+    inert_texts(con, document.get("classifier", {}), tuple(str(a) for a in lexicon.get("shell_args", [])),
+                tuple(str(a) for a in lexicon.get("command_list_args", [])))
     materialize_per_rule(con, "classifier_hits", classifier)
     materialize(con, "steps")
     con.execute("create or replace temp table written_hits as select * from classifier_hits where written")

@@ -104,7 +104,10 @@ def foreign_calls(text: str, line: int) -> Problem | None:
     - a Cline / Roo Code conversation: no message has ``tool_calls`` and a user text answers
       an XML call of the assistant text before it with a ``[<tool> ...] Result:`` header
       (:func:`.cline_xml.answers_xml_call`; a bare list is detected and read by the anthropic
-      reader, a ``messages`` record of such a history is not): ``use --format anthropic``.
+      reader, a ``messages`` record of such a history is not): ``use --format anthropic``;
+    - first, a LangChain AgentExecutor result's non-empty ``intermediate_steps`` beside a chat
+      of another format (detected as canonical: only LangChain messages make it
+      ``langchain``): ``use --format langchain``.
 
     Cheap substring tests first: only a text holding one of the markers is parsed, once,
     whatever number of markers it holds; a text that does not parse is left to the SQL
@@ -112,13 +115,18 @@ def foreign_calls(text: str, line: int) -> Problem | None:
     """
     anthropic, goose = 'tool_use"' in text, '"toolRequest"' in text or '"toolResponse"' in text
     converse, parts = '"toolUse"' in text or '"toolResult"' in text, '"parts"' in text
-    cline = "] Result:" in text
-    if not (anthropic or goose or converse or parts or cline):
+    cline, steps = "] Result:" in text, '"intermediate_steps"' in text
+    if not (anthropic or goose or converse or parts or cline or steps):
         return None
     parsed = marked_messages(text, "")
     if parsed is None:
         return None
-    messages = parsed[1]
+    doc, messages = parsed
+    agent_steps = doc.get("intermediate_steps") if steps else None
+    if isinstance(agent_steps, list) and agent_steps:
+        return Problem(line, "malformed_record", f"the record holds {len(agent_steps)} LangChain intermediate_steps "
+                                                 "beside its messages: read as canonical, their calls would be lost "
+                                                 "(use --format langchain)")
     # (marker seen, check -> (message index, what) | None, detail naming where and the format)
     checks: list[tuple[bool, Callable[[list[Any]], tuple[int, str] | None], str]] = [
         (anthropic, _unmirrored_call, "messages[{0}].content holds an Anthropic '{1}' block that is not among its "

@@ -160,17 +160,18 @@ def langchain_shape(shape: Shape, k: set[str], c: set[str]) -> bool:
     LangChain AgentExecutor result: ``intermediate_steps`` beside ``input`` / ``output``
     (or in a LangSmith run's ``outputs``)."""
     base = 2 if shape.top == "[" else 1
-    agent = "intermediate_steps" in k and bool({"input", "output"} & k) or "outputs" in k and "intermediate_steps" in c
-    # an AgentExecutor result; beside `messages` only when they are LangChain's: a chat of
-    # another format may carry such steps too (its own reader reads its messages)
-    if agent and ("messages" not in k or LANGCHAIN_TYPES & shape.types):
-        return True
-    if not LANGCHAIN_TYPES & shape.types:
-        return False
 
     def messages(keys: set[str]) -> bool:
         return bool({"type", "data"} <= keys or {"lc", "kwargs"} <= keys
                     or "type" in keys and {"additional_kwargs", "response_metadata"} & keys)
+
+    # an AgentExecutor result; beside `messages` only when their elements are LangChain's
+    # (a chat of another format may carry such steps too: its own reader reads it)
+    if "messages" not in k or messages(shape.at(base + 2)):
+        if "intermediate_steps" in k and {"input", "output"} & k or "outputs" in k and "intermediate_steps" in c:
+            return True
+    if not LANGCHAIN_TYPES & shape.types:
+        return False
 
     return (shape.top == "[" and messages(k) or "messages" in k and messages(shape.at(base + 2))
             or bool({"outputs", "values"} & k) and "messages" in c and messages(shape.at(base + 3)))

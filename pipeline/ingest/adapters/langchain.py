@@ -125,13 +125,24 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     holder = steps_holder(record)
     try:
         if holder is not None and (holder[STEPS_KEY] or not _has_messages(record)):
-            history, meta_out = _chat(record, guard) if _has_messages(record) else ([], {"format": FORMAT})
+            history, meta_out = _history(record, guard)
             steps, extra = agent_messages(record, holder, guard)
             return _record(record, ctx, history + steps, {**meta_out, **extra})
         messages, meta_out = _chat(record, guard)
     except SessionAbort as exc:
         raise RecordTooLarge(exc.detail) from exc
     return _record(record, ctx, messages, meta_out)
+
+
+def _history(record: Any, guard: SizeGuard) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """An AgentExecutor result's ``messages`` (its memory: earlier turns), read when they are
+    LangChain's; a chat of another layout is not read (counted in ``meta.history_not_read``)."""
+    if not _has_messages(record):
+        return [], {"format": FORMAT}
+    try:
+        return _chat(record, guard)
+    except AdapterError:
+        return [], {"format": FORMAT, "history_not_read": len(_messages(record))}
 
 
 def _chat(record: Any, guard: SizeGuard) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -32,8 +32,11 @@ serializations, or ``[return_values, log]``) as a step's action is the final ans
 - A tool the agent named that the executor does not have is answered by LangChain's
   ``InvalidTool``: the observation is exactly ``"<tool> is not a valid tool, try one of
   [<names>]."``. Such a call never ran: error ``not_executed`` (failed), but only when
-  the list does not name the tool and no other step of the record calls the tool and gets
-  another answer (then the tool exists, and its output only says so: scored as it ran).
+  the list does not name the tool, no other step of the record calls the tool and gets
+  another answer, and the list names every tool that did answer (the executor lists all
+  it has); otherwise the tool's output only says so: scored as it ran. Left open: a
+  tool's only call whose whole output is that sentence (a command printing it, in a
+  record where every other tool answered is listed) is scored never-ran.
 """
 
 from __future__ import annotations
@@ -137,12 +140,14 @@ def _thought(log: str) -> str | None:
     return text.strip() or None
 
 
-def _invalid_tool(tool: str, seen: str) -> bool:
-    """Whether ``seen`` is InvalidTool's answer to a call of ``tool`` (module docstring)."""
+def _invalid_tool(tool: str, seen: str) -> list[str] | None:
+    """The tools InvalidTool's answer to a call of ``tool`` lists (``seen`` being that
+    answer: module docstring), else None."""
     if not seen.startswith(tool):
-        return False
+        return None
     m = _INVALID_TAIL.fullmatch(seen, len(tool))
-    return m is not None and tool not in m.group(1).split(", ")
+    names = m.group(1).split(", ") if m is not None else []
+    return names if m is not None and tool not in names else None
 
 
 def _text(value: Any) -> str | None:
@@ -175,8 +180,9 @@ def agent_messages(record: dict[str, Any], holder: dict[str, Any],
         guard.add(log)
         guard.add(seen)
         steps.append((tool, tool_input, log, seen))
-    # a tool that answered a call otherwise exists: its output may say anything
-    answered = {tool for tool, _, _, seen in steps if not _invalid_tool(tool, seen)}
+    # a tool that answered a call otherwise exists: its output may say anything; and the
+    # executor's answer lists every tool it has, so it names each of those
+    answered = {tool for tool, _, _, seen in steps if _invalid_tool(tool, seen) is None} - {EXCEPTION_TOOL}
     for k, (tool, tool_input, log, seen) in enumerate(steps):
         if tool == EXCEPTION_TOOL:
             parse_errors += 1
@@ -187,7 +193,8 @@ def agent_messages(record: dict[str, Any], holder: dict[str, Any],
         guard.add(arguments)
         call_id = f"call_{k}"
         messages.append(assistant(_thought(log), [tool_call(call_id, tool, arguments)]))
-        never_ran = tool not in answered and _invalid_tool(tool, seen)
+        listed = _invalid_tool(tool, seen)
+        never_ran = tool not in answered and listed is not None and answered <= set(listed)
         messages.append(tool_result(call_id, seen, {"type": "not_executed", "message": seen} if never_ran else None))
     if answer is not None:
         guard.add(_text(answer))
