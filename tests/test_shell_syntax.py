@@ -100,6 +100,10 @@ def test_for_words_and_branch_assignments() -> None:
     ('echo "open', "no closing quotation"),
     ("echo $(ls", "unbalanced substitution"),
     ("echo `ls", "unbalanced backtick"),
+    # bash runs the rm (the document's body would start on the next line); the parser
+    # leaves it inside an error node, where it was never read: the step was safe
+    ("cat > f <<EOF; rm -rf /", "here-document the parser could not read"),
+    ("cat > /tmp/notes.txt <<EOF;rm -rf / --no-preserve-root;EOF", "here-document the parser could not read"),
 ])
 def test_unclosed_quoting_is_opaque(cmd: str, reason: str) -> None:
     result = analyse_command(cmd)

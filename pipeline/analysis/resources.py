@@ -75,16 +75,18 @@ select exists (select 1 from policy_tools t where t.workdir_arg is not null
 
 def program_text(arguments: str, arg: str | None, command_lists: Collection[str] = ()) -> str | None:
     """The program a call's argument ``arg`` holds (a command or code text), or None. A list
-    of strings is an argv (exec-style tools: the command line it runs), or, under a name of
-    ``command_lists`` (the policy's ``inference.command_list_args``), command lines run in
-    turn (one per line)."""
+    of strings is an argv (exec-style tools: the command line it runs), or command lines
+    run one after the other (joined by ``;``, as LangChain's ShellTool runs its ``commands``)
+    under a name of ``command_lists`` (the policy's ``inference.command_list_args``) or when
+    its first string holds whitespace (no program's name does)."""
     if arg is None:
         return None
     value = json.loads(arguments).get(arg)
     if value is None:
         return None
     if isinstance(value, list) and value and all(isinstance(w, str) for w in value):
-        return "\n".join(value) if arg in command_lists else argv_command(value)
+        lines = arg in command_lists or any(c.isspace() for c in value[0])
+        return ";".join(value) if lines else argv_command(value)
     return value if isinstance(value, str) else json.dumps(value)
 
 

@@ -35,7 +35,8 @@ def error_reason(root: tree_sitter.Node, src: str) -> str | None:
     substitution (worded as before the port). Other syntax errors (a stray ``&&`` at the
     start of a line, ``for x do``, code pasted into a shell step) are recovered by the
     parser: the commands it recognised around the error are analysed, as the hand-written
-    tokenizer did before."""
+    tokenizer did before. A here-document start inside an error is opaque: the commands
+    after it on its line are lost in the error."""
     if not root.has_error:
         return None
     stack = [root]
@@ -50,6 +51,10 @@ def error_reason(root: tree_sitter.Node, src: str) -> str | None:
                     "command_substitution", "process_substitution", "arithmetic_expansion"):
                 return "unbalanced substitution"
         elif node.type == "ERROR":
+            if any(c.type == "heredoc_start" for c in node.children):
+                # `cat > f <<EOF; rm -rf /`: bash runs what follows on the line; the parser
+                # keeps it inside the error, where nothing would read it
+                return "here-document the parser could not read"
             reason = _error_text_reason(src[node.start_byte:node.end_byte].strip())
             if reason is not None:
                 return reason

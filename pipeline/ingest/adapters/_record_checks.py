@@ -18,6 +18,7 @@ from typing import Any
 from pipeline.ingest.adapters._io import Problem
 from pipeline.ingest.adapters.anthropic import CALL_BLOCKS
 from pipeline.ingest.adapters.cline_xml import answers_xml_call
+from pipeline.ingest.adapters.langchain_agent import STEPS_KEY, is_agent_step, steps_holder
 
 
 # keys of a Gemini part holding a call or its answer (REST camelCase, Python SDK snake_case)
@@ -105,9 +106,10 @@ def foreign_calls(text: str, line: int) -> Problem | None:
       an XML call of the assistant text before it with a ``[<tool> ...] Result:`` header
       (:func:`.cline_xml.answers_xml_call`; a bare list is detected and read by the anthropic
       reader, a ``messages`` record of such a history is not): ``use --format anthropic``;
-    - first, a LangChain AgentExecutor result's non-empty ``intermediate_steps`` beside a chat
-      of another format (detected as canonical: only LangChain messages make it
-      ``langchain``): ``use --format langchain``.
+    - first, a LangChain AgentExecutor result's ``intermediate_steps`` (or ``outputs.
+      intermediate_steps``) whose first element is an ``[action, observation]`` pair, beside
+      a chat of another format (detected as canonical: only LangChain messages make it
+      ``langchain``): ``use --format langchain`` (which reads both).
 
     Cheap substring tests first: only a text holding one of the markers is parsed, once,
     whatever number of markers it holds; a text that does not parse is left to the SQL
@@ -122,8 +124,9 @@ def foreign_calls(text: str, line: int) -> Problem | None:
     if parsed is None:
         return None
     doc, messages = parsed
-    agent_steps = doc.get("intermediate_steps") if steps else None
-    if isinstance(agent_steps, list) and agent_steps:
+    holder = steps_holder(doc) if steps else None
+    agent_steps = holder[STEPS_KEY] if holder is not None else []
+    if agent_steps and is_agent_step(agent_steps[0]):
         return Problem(line, "malformed_record", f"the record holds {len(agent_steps)} LangChain intermediate_steps "
                                                  "beside its messages: read as canonical, their calls would be lost "
                                                  "(use --format langchain)")

@@ -135,14 +135,19 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
 
 
 def _history(record: Any, guard: SizeGuard) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """An AgentExecutor result's ``messages`` (its memory: earlier turns), read when they are
-    LangChain's; a chat of another layout is not read (counted in ``meta.history_not_read``)."""
+    """An AgentExecutor result's ``messages`` (its memory, or the chat it ran in) before its
+    steps: LangChain's read as such; OpenAI-style ``role`` messages (the canonical layout)
+    taken as they are, for the SQL stage to read as it reads a canonical record's."""
     if not _has_messages(record):
         return [], {"format": FORMAT}
     try:
         return _chat(record, guard)
     except AdapterError:
-        return [], {"format": FORMAT, "history_not_read": len(_messages(record))}
+        source = _messages(record)
+        if not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in source):
+            raise
+        guard.add(source)
+        return list(source), {"format": FORMAT, "history_format": "canonical"}
 
 
 def _chat(record: Any, guard: SizeGuard) -> tuple[list[dict[str, Any]], dict[str, Any]]:

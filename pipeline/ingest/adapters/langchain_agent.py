@@ -18,7 +18,7 @@ serializations, or ``[return_values, log]``) as a step's action is the final ans
   ``log``, without the call part LangChain parsed: ``Action: ...`` / ``Action Input: ...``,
   a structured chat agent's ``Action:`` + fenced JSON blob, or the ``Invoking: `tool` with
   `...``` line a tools agent's log opens with) carrying one
-  call ``call_<k>`` (k: the step's index), then its result; ``output`` -> the final
+  call ``step_<k>`` (k: the step's index), then its result; ``output`` -> the final
   assistant message.
 - ``tool_input``: an object is the arguments; a string that is a JSON object (strict JSON:
   what a requests tool parses itself) too; any other string, as written, is the tool's one
@@ -68,13 +68,25 @@ _SIMULATED = frozenset({"observation", "thought_summary", "log"})
 
 def steps_holder(record: Any) -> dict[str, Any] | None:
     """The object holding ``intermediate_steps`` (the record, or a LangSmith run's
-    ``outputs``), else None."""
+    ``outputs``; the first holding any step), else None."""
     if not isinstance(record, dict):
         return None
-    for holder in (record, record.get("outputs")):
-        if isinstance(holder, dict) and isinstance(holder.get(STEPS_KEY), list):
-            return holder
-    return None
+    holders = [h for h in (record, record.get("outputs")) if isinstance(h, dict) and isinstance(h.get(STEPS_KEY), list)]
+    return next((h for h in holders if h[STEPS_KEY]), holders[0] if holders else None)
+
+
+def is_agent_step(step: Any) -> bool:
+    """Whether ``step`` is an ``[action, observation]`` pair of an AgentExecutor result
+    (its action an AgentAction or AgentFinish in one of the serializations read here)."""
+    if not isinstance(step, (list, tuple)) or len(step) != 2:
+        return False
+    if _finish(step[0]) is not None:
+        return True
+    try:
+        _action(step[0], 0)
+        return True
+    except AdapterError:
+        return False
 
 
 def _finish(value: Any) -> str | None:
@@ -191,7 +203,7 @@ def agent_messages(record: dict[str, Any], holder: dict[str, Any],
             continue
         arguments = _arguments(tool_input)
         guard.add(arguments)
-        call_id = f"call_{k}"
+        call_id = f"step_{k}"  # not an API's call id: a chat read before the steps has those
         messages.append(assistant(_thought(log), [tool_call(call_id, tool, arguments)]))
         listed = _invalid_tool(tool, seen)
         never_ran = tool not in answered and listed is not None and answered <= set(listed)
