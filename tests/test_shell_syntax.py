@@ -110,6 +110,13 @@ def test_unclosed_quoting_is_opaque(cmd: str, reason: str) -> None:
     assert result.opaque and reason in (result.opaque_reason or "")
 
 
+@pytest.mark.parametrize("cmd", ["cat<<EOF>notes.txt\nhello\nEOF", "cat > notes.txt <<EOF\nhello",
+                                 "cat <<EOF | grep x\nbody\nEOF", "cat <<E\"OF\" > f\nx\nEOF"])
+def test_here_documents_the_parser_stumbles_on_alone_stay_readable(cmd: str) -> None:
+    # no other command on the delimiter's line: nothing is lost, nothing made opaque
+    assert not analyse_command(cmd).opaque
+
+
 def test_syntax_errors_elsewhere_are_recovered() -> None:
     # a stray `&&` at the start of a line after a here-doc (bash rejects it): the
     # commands around it are still analysed, as the hand-written tokenizer did

@@ -73,19 +73,30 @@ select exists (select 1 from policy_tools t where t.workdir_arg is not null
 """
 
 
+_PATH_START = re.compile(r"[/~.]|[A-Za-z]:[\\/]")
+
+
+def _command_line(first: str) -> bool:
+    """Whether a list's first string is a command line, not a program's name: it holds
+    whitespace, and the word before it is no path (``/Users/Jane Doe/bin/python`` is an
+    argv's program; ``cd /srv`` a command)."""
+    word = first.split(None, 1)[0] if first.strip() else ""
+    return any(c.isspace() for c in first) and not _PATH_START.match(first) and "/" not in word and "\\" not in word
+
+
 def program_text(arguments: str, arg: str | None, command_lists: Collection[str] = ()) -> str | None:
     """The program a call's argument ``arg`` holds (a command or code text), or None. A list
     of strings is an argv (exec-style tools: the command line it runs), or command lines
     run one after the other (joined by ``;``, as LangChain's ShellTool runs its ``commands``)
     under a name of ``command_lists`` (the policy's ``inference.command_list_args``) or when
-    its first string holds whitespace (no program's name does)."""
+    its first string is a command line (:func:`_command_line`)."""
     if arg is None:
         return None
     value = json.loads(arguments).get(arg)
     if value is None:
         return None
     if isinstance(value, list) and value and all(isinstance(w, str) for w in value):
-        lines = arg in command_lists or any(c.isspace() for c in value[0])
+        lines = arg in command_lists or _command_line(value[0])
         return ";".join(value) if lines else argv_command(value)
     return value if isinstance(value, str) else json.dumps(value)
 

@@ -35,10 +35,12 @@ def error_reason(root: tree_sitter.Node, src: str) -> str | None:
     substitution (worded as before the port). Other syntax errors (a stray ``&&`` at the
     start of a line, ``for x do``, code pasted into a shell step) are recovered by the
     parser: the commands it recognised around the error are analysed, as the hand-written
-    tokenizer did before. A here-document start inside an error is opaque: the commands
-    after it on its line are lost in the error."""
+    tokenizer did before. A here-document whose line goes on with another command, in a
+    tree with errors, is opaque (:func:`_lost_after_heredoc`)."""
     if not root.has_error:
         return None
+    if _lost_after_heredoc(root, src):
+        return "here-document the parser could not read"
     stack = [root]
     while stack:
         node = stack.pop()
@@ -51,16 +53,34 @@ def error_reason(root: tree_sitter.Node, src: str) -> str | None:
                     "command_substitution", "process_substitution", "arithmetic_expansion"):
                 return "unbalanced substitution"
         elif node.type == "ERROR":
-            if any(c.type == "heredoc_start" for c in node.children):
-                # `cat > f <<EOF; rm -rf /`: bash runs what follows on the line; the parser
-                # keeps it inside the error, where nothing would read it
-                return "here-document the parser could not read"
             reason = _error_text_reason(src[node.start_byte:node.end_byte].strip())
             if reason is not None:
                 return reason
         if node.has_error:
             stack.extend(reversed(node.children))
     return None
+
+
+_SEPARATOR = re.compile(r"[;&|]")
+
+
+def _lost_after_heredoc(root: tree_sitter.Node, src: str) -> bool:
+    """Whether the parser lost a here-document start in an error node whose line goes on
+    with another command after the delimiter (``cat > f <<EOF; rm -rf /``: it reads ``EOF;``
+    as the delimiter and keeps the rest inside the error, where nothing reads it; bash runs
+    it, the body starting on the next line). A here-document it merely failed to read
+    otherwise (``cat<<EOF>f``, one left unterminated) is recovered as before, and so are the
+    lines the analyser's own recovery reads (a pipe after a here-document's redirection)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "heredoc_start" and node.parent is not None and node.parent.type == "ERROR":
+            # from the delimiter on: the parser may read `EOF;` as the delimiter itself
+            line_end = src.find("\n", node.start_byte)
+            if _SEPARATOR.search(src, node.start_byte, len(src) if line_end < 0 else line_end):
+                return True
+        stack.extend(node.children)
+    return False
 
 
 def _error_text_reason(text: str) -> str | None:
