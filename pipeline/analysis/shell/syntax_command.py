@@ -15,6 +15,10 @@ import tree_sitter
 from pipeline.analysis.shell.stages import Groups, Stage
 from pipeline.analysis.shell.words import HD_L, HD_R, WordReader
 
+# the word nodes a here-document's line may leave loose (inert_syntax.WORD_TYPES)
+_LOOSE_WORDS = frozenset({"word", "string", "raw_string", "concatenation", "ansi_c_string", "number",
+                          "simple_expansion", "expansion", "translated_string"})
+
 __all__ = ["CommandReader"]
 
 
@@ -93,13 +97,20 @@ class CommandReader(WordReader):
             self.docs.append(text[:-1] if text.endswith("\n") else text)
             redirs.append(("<<", f"{HD_L}{len(self.docs) - 1}{HD_R}"))
             op = ""
+            # words and an operator the grammar failed to see on the delimiter's line
+            # (`cat > f <<EOF ; rm -rf /`: an ERROR `;`, then the words of the next command)
+            loose: list[tree_sitter.Node] = []
             for child in node.children:  # `cat <<EOF > f | sh && x`: the rest of the line
                 if not child.is_named:
                     op = child.type
                 elif child.type in ("file_redirect", "herestring_redirect"):
                     self.redirect(child, redirs, extra)
+                elif child.type == "ERROR" or child.type in _LOOSE_WORDS:
+                    loose.append(child)
                 elif child.type not in ("heredoc_start", "heredoc_body", "heredoc_end", "comment"):
                     self.deferred.append((op, child))
+            if loose:
+                self.after_target(loose, extra)
             return
         if kind == "herestring_redirect":
             target = [c for c in node.named_children if c.type not in ("file_descriptor",)]
