@@ -78,10 +78,17 @@ _PATH_START = re.compile(r"[/~.]|[A-Za-z]:[\\/]")
 
 def _command_line(first: str) -> bool:
     """Whether a list's first string is a command line, not a program's name: it holds
-    whitespace, and the word before it is no path (``/Users/Jane Doe/bin/python`` is an
-    argv's program; ``cd /srv`` a command)."""
-    word = first.split(None, 1)[0] if first.strip() else ""
-    return any(c.isspace() for c in first) and not _PATH_START.match(first) and "/" not in word and "\\" not in word
+    whitespace, unless it is a path whose whitespace is inside it (the text after the first
+    space goes on with the path, ``/Users/Jane Doe/.venv/bin/python``, ``C:\\Program
+    Files\\x``: an argv's program), not a path followed by arguments (``./run.sh --flag``,
+    ``/usr/bin/python3 x.py``, ``~/bin/deploy prod``: a command line)."""
+    parts = first.strip().split(None, 1)
+    if len(parts) < 2:
+        return False
+    rest = parts[1]
+    inside_path = bool(_PATH_START.match(first.strip())) and not _PATH_START.match(rest) \
+        and not rest.startswith("-") and ("/" in rest or "\\" in rest)
+    return not inside_path
 
 
 def program_text(arguments: str, arg: str | None, command_lists: Collection[str] = ()) -> str | None:

@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 
 import tree_sitter
 
-from pipeline.analysis.shell.tree import tree
+from pipeline.analysis.shell.tree import tree, unglued
 from pipeline.analysis.shell.inert_syntax import (
     SUBSTITUTIONS, WORD_TYPES, bodies, command_names, feeds_command, git_words, output_target, redefines,
     redirects_of, runs_code, word_text, unwrapped)
@@ -70,9 +70,10 @@ def inert_text(command: str, data_programs: Sequence[str], print_programs: Seque
         return command  # no program of the lists, no comment: nothing to parse
     if "/dev/fd/" in command:
         return command
+    original, command = command, unglued(command)  # as the analyser parses it (tree.unglued)
     parsed = tree(command)
     if parsed is None or parsed.root_node.has_error or redefines(parsed.root_node, command):
-        return command
+        return original
     walk = _Walk(command, [tuple(p.split()) for p in data_programs if p.split()], {p for p in print_programs if p},
                  takes_effect, effects, is_note, [tuple(p.split()) for p in dry_run_flags if len(p.split()) > 1])
     spans: list[tuple[int, int]] = []
@@ -88,7 +89,7 @@ def inert_text(command: str, data_programs: Sequence[str], print_programs: Seque
             continue
         stack.extend(node.children)
     if not spans:
-        return command
+        return original
     chars = list(command)
     for start, end in spans:
         chars[start:end] = [c if c == "\n" else " " for c in command[start:end]]

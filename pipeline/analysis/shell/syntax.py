@@ -22,7 +22,7 @@ import tree_sitter
 
 from pipeline.analysis.shell.stages import ROOT, Parsed, Stage
 from pipeline.analysis.shell.syntax_command import CommandReader
-from pipeline.analysis.shell.tree import TOO_COMPLEX, error_reason, heredoc_reason, tree
+from pipeline.analysis.shell.tree import TOO_COMPLEX, error_reason, heredoc_reason, tree, unglued
 
 __all__ = ["Stage", "Parsed", "parse"]
 
@@ -40,7 +40,9 @@ def _is_statement(node: tree_sitter.Node) -> bool:
 
 def parse(text: str, deadline: float | None = None) -> Parsed | str:
     """Flatten ``text`` for the analyser, or return why it cannot be parsed (a parse still
-    running at ``deadline``, see :func:`pipeline.analysis.shell.tree.tree`, is ``TOO_COMPLEX``)."""
+    running at ``deadline``, see :func:`pipeline.analysis.shell.tree.tree`, is ``TOO_COMPLEX``).
+    Here-document delimiters glued to an operator are spaced first (:func:`unglued`)."""
+    text = unglued(text)
     parsed = tree(text, deadline)
     if parsed is None:
         return TOO_COMPLEX

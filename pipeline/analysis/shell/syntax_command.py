@@ -17,7 +17,10 @@ from pipeline.analysis.shell.words import HD_L, HD_R, WordReader
 
 # the word nodes a here-document's line may leave loose (inert_syntax.WORD_TYPES)
 _LOOSE_WORDS = frozenset({"word", "string", "raw_string", "concatenation", "ansi_c_string", "number",
-                          "simple_expansion", "expansion", "translated_string"})
+                          "simple_expansion", "expansion", "translated_string", "command_substitution",
+                          "process_substitution", "arithmetic_expansion"})
+# what an error node may hold in place of an operator the grammar failed to see
+_OPERATORS = frozenset({";", "&", "|", "&&", "||", "|&", ";;"})
 
 __all__ = ["CommandReader"]
 
@@ -139,9 +142,13 @@ class CommandReader(WordReader):
             if child.type == "number" and self.src[child.end_byte:child.end_byte + 1] in ("<", ">"):
                 continue  # `>& f 0>&1`: the grammar gives the next redirection's fd to this one
             if child.type == "ERROR":
+                token = self.raw(child).split()
+                if token and token[0] not in _OPERATORS:  # a word the grammar wrapped in an error
+                    words.append(self.raw(child).strip())
+                    continue
                 if op:
                     self.deferred.append((op, Stage(words, group=self.groups.current)))
-                words, op = [], self.raw(child).split()[0] if self.raw(child).split() else ";"
+                words, op = [], token[0] if token else ";"
             else:
                 words.append(self.word(child))
         if op:

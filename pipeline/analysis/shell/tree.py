@@ -13,7 +13,7 @@ import time
 import tree_sitter
 import tree_sitter_bash
 
-__all__ = ["tree", "error_reason", "heredoc_reason", "parse_failed", "PARSE_CPU_SECONDS", "TOO_COMPLEX"]
+__all__ = ["tree", "error_reason", "heredoc_reason", "parse_failed", "unglued", "PARSE_CPU_SECONDS", "TOO_COMPLEX"]
 
 PARSE_CPU_SECONDS = 0.5
 """CPU time (this thread's) a parse may take unless the caller gives a deadline (the
@@ -62,19 +62,32 @@ def error_reason(root: tree_sitter.Node, src: str) -> str | None:
 
 
 _SEPARATOR = re.compile(r"[;&|]")
+# a here-document delimiter glued to the next operator (`<<EOF|sh`, `<<EOF;rm x`, `<<EOF>f`):
+# bash ends the word at the operator; the grammar takes `EOF|sh` for the delimiter, so the
+# body ran to a line `EOF|sh` and the command after it was lost (without a syntax error)
+_GLUED_HEREDOC = re.compile(r"""(<<-?[ \t]*)([A-Za-z0-9_][\w.-]*|'[^'\n]*'|"[^"\n]*")(?=[;&|<>()])""")
+
+
+def unglued(text: str) -> str:
+    """``text`` with a space after each here-document delimiter glued to an operator: the
+    same command for bash (its delimiter word ends at the operator), the one the grammar
+    reads right. Every parse of a command for the analyser and the classifier's masking
+    goes through it, so offsets are into the same text."""
+    return _GLUED_HEREDOC.sub(r"\1\2 ", text) if "<<" in text else text
 
 
 def _lost_after_heredoc(root: tree_sitter.Node, src: str) -> bool:
-    """Whether the parser lost a here-document start in an error node whose line goes on
-    with another command after the delimiter (``cat > f <<EOF; rm -rf /``: it reads ``EOF;``
-    as the delimiter and keeps the rest inside the error, where nothing reads it; bash runs
-    it, the body starting on the next line). A here-document it merely failed to read
+    """Whether the parser lost a here-document start in an error node, with words of the
+    line kept inside that error and an operator after the delimiter (bash runs them, the body
+    starting on the next line; nothing reads what an error holds). When the error holds the
+    start alone, the grammar read the rest of the line as commands: nothing is lost. A here-document it merely failed to read
     otherwise (``cat<<EOF>f``, one left unterminated) is recovered as before, and so are the
     lines the analyser's own recovery reads (a pipe after a here-document's redirection)."""
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.type == "heredoc_start" and node.parent is not None and node.parent.type == "ERROR":
+        if node.type == "heredoc_start" and node.parent is not None and node.parent.type == "ERROR" \
+                and any(c.is_named and c.type != "heredoc_start" for c in node.parent.children):
             # from the delimiter on: the parser may read `EOF;` as the delimiter itself
             line_end = src.find("\n", node.start_byte)
             if _SEPARATOR.search(src, node.start_byte, len(src) if line_end < 0 else line_end):
