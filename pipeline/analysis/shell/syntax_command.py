@@ -10,6 +10,8 @@ command is in.
 
 from __future__ import annotations
 
+import re
+
 import tree_sitter
 
 from pipeline.analysis.shell.stages import Groups, Stage
@@ -21,6 +23,7 @@ _LOOSE_WORDS = frozenset({"word", "string", "raw_string", "concatenation", "ansi
                           "process_substitution", "arithmetic_expansion"})
 # what an error node may hold in place of an operator the grammar failed to see
 _OPERATORS = frozenset({";", "&", "|", "&&", "||", "|&", ";;"})
+_ERROR_TOKENS = re.compile(r"&&|\|\||\|&|;;|[;&|]|[^\s;&|]+")
 
 __all__ = ["CommandReader"]
 
@@ -108,6 +111,8 @@ class CommandReader(WordReader):
                     op = child.type
                 elif child.type in ("file_redirect", "herestring_redirect"):
                     self.redirect(child, redirs, extra)
+                elif child.type == "concatenation" and any(c.type == "ERROR" for c in child.children):
+                    loose.extend(child.children)  # `a ;rm`: an operator the grammar glued into a word
                 elif child.type == "ERROR" or child.type in _LOOSE_WORDS:
                     loose.append(child)
                 elif child.type not in ("heredoc_start", "heredoc_body", "heredoc_end", "comment"):
@@ -142,13 +147,15 @@ class CommandReader(WordReader):
             if child.type == "number" and self.src[child.end_byte:child.end_byte + 1] in ("<", ">"):
                 continue  # `>& f 0>&1`: the grammar gives the next redirection's fd to this one
             if child.type == "ERROR":
-                token = self.raw(child).split()
-                if token and token[0] not in _OPERATORS:  # a word the grammar wrapped in an error
-                    words.append(self.raw(child).strip())
-                    continue
-                if op:
-                    self.deferred.append((op, Stage(words, group=self.groups.current)))
-                words, op = [], token[0] if token else ";"
+                # words and operators the grammar wrapped in an error (`a ;rm`): each operator
+                # ends the command before it; a word is an argument
+                for token in _ERROR_TOKENS.findall(self.raw(child)) or [";"]:
+                    if token in _OPERATORS:
+                        if op:
+                            self.deferred.append((op, Stage(words, group=self.groups.current)))
+                        words, op = [], token
+                    else:
+                        words.append(token)
             else:
                 words.append(self.word(child))
         if op:
