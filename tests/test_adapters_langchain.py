@@ -403,7 +403,7 @@ def test_a_command_list_runs_joined_by_semicolons(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("value, text", [
-    (["bash", "-lc", "ls x"], "bash -lc 'ls x'"),  # an argv
+    (["bash", "-lc", "ls x"], "ls x"),  # an argv (a shell's -c script is the command line it runs)
     (["/Users/Jane Doe/.venv/bin/python", "-c", "print(1)"], "'/Users/Jane Doe/.venv/bin/python' -c 'print(1)'"),
     (["cd /srv", "make"], "cd /srv;make"),  # command lines
     (["./run.sh --flag", "rm -rf build"], "./run.sh --flag;rm -rf build"),
