@@ -14,13 +14,12 @@ import re
 
 import tree_sitter
 
+from pipeline.analysis.shell.inert_syntax import SUBSTITUTIONS, WORD_TYPES
 from pipeline.analysis.shell.stages import Groups, Stage
 from pipeline.analysis.shell.words import HD_L, HD_R, WordReader
 
-# the word nodes a here-document's line may leave loose (inert_syntax.WORD_TYPES)
-_LOOSE_WORDS = frozenset({"word", "string", "raw_string", "concatenation", "ansi_c_string", "number",
-                          "simple_expansion", "expansion", "translated_string", "command_substitution",
-                          "process_substitution", "arithmetic_expansion"})
+# the word nodes a here-document's line may leave loose
+_LOOSE_WORDS = frozenset(WORD_TYPES | SUBSTITUTIONS | {"arithmetic_expansion"})
 # what an error node may hold in place of an operator the grammar failed to see
 _OPERATORS = frozenset({";", "&", "|", "&&", "||", "|&", ";;"})
 _ERROR_TOKENS = re.compile(r"&&|\|\||\|&|;;|[;&|]|[^\s;&|]+")
