@@ -24,7 +24,7 @@ with nodes as (
 arguments as (
     select n.trajectory_id, n.action_idx, n.call_step_idx, a.arguments, t.control, t.shell_arg, t.code_arg,
         -- an inferred shell/code step takes its program from whichever lexicon argument the
-        -- call passes (pipeline/analysis/resources.py), so each of them chooses the effect; so
+        -- call passes (pipeline/analysis/programs.py), so each of them chooses the effect; so
         -- does a catalogued one's call that passes neither of its own program arguments
         coalesce((t.shell_arg is not null or t.code_arg is not null)
                  and (t.role_source <> 'catalog'

@@ -410,5 +410,5 @@ def test_a_command_list_runs_joined_by_semicolons(tmp_path: Path) -> None:
     (["/bin/rm build/out"], "/bin/rm build/out"),  # one string alone is a command line
 ])
 def test_a_list_in_a_program_argument_is_an_argv_or_command_lines(value: list[str], text: str) -> None:
-    from pipeline.analysis.resources import program_text
+    from pipeline.analysis.programs import program_text
     assert program_text(json.dumps({"command": value}), "command") == text

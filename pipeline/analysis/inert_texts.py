@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from pipeline.analysis.resources import passes, program_arg, program_text
+from pipeline.analysis.programs import passes, program_arg, program_text
 from pipeline.analysis.shell import analyse_command
 from pipeline.analysis.shell.inert import Effects, inert_text
 from pipeline.policy_tables import NEVER
@@ -59,7 +59,7 @@ def inert_texts(con: duckdb.DuckDBPyConnection, classifier: dict[str, Any], shel
     and ``policy_tools``; ``classifier`` is the policy's ``[classifier]`` table,
     ``shell_args`` the inference lexicon's command argument names (an inferred tool's
     command is in the first of them a call passes, as in ``resources``), ``command_lists``
-    the names whose list of strings is several command lines (``resources.program_text``)."""
+    the names whose list of strings is several command lines (``programs.program_text``)."""
     data_programs = [str(p) for p in classifier.get("data_programs", [])]
     print_programs = [str(p) for p in classifier.get("print_programs", [])]
     dry_runs = [str(p) for p in classifier.get("dry_run_flags", [])]
