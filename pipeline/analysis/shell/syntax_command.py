@@ -5,7 +5,9 @@ words (``[ ... ]`` expressions as operand and operator words, a process substitu
 to the word before it), its redirections (the here-document bodies kept apart, placeholders
 in the words) and the words the grammar puts after a redirection's target; what followed a
 here-doc start on its line is kept for the flattener (``deferred``) to place once the
-command is in.
+command is in. A text whose here-documents were lifted out before its parse
+(:func:`pipeline.analysis.shell.tree.lifted`) shows each as an input redirection at the
+offset of its ``<<``: read as the here-document it stands for (``heredocs``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import tree_sitter
 
 from pipeline.analysis.shell.inert_syntax import SUBSTITUTIONS, WORD_TYPES
 from pipeline.analysis.shell.stages import Groups, Stage
+from pipeline.analysis.shell.tree import HereDocs
 from pipeline.analysis.shell.words import HD_L, HD_R, WordReader
 
 # the word nodes a here-document's line may leave loose
@@ -30,8 +33,14 @@ __all__ = ["CommandReader"]
 class CommandReader(WordReader):
     """Reads simple commands and redirections of one syntax tree over ``src``."""
 
-    def __init__(self, src: str) -> None:
+    def __init__(self, src: str, flat: str | None = None, heredocs: HereDocs | None = None) -> None:
+        """``src``: the command's text; ``flat``: the text the tree was parsed from, when its
+        here-documents were lifted out (same offsets), and ``heredocs`` what ``lifted`` gave
+        for them (each one's body and delimiter by the offset of its ``<<``)."""
         super().__init__(src)
+        self.flat = src if flat is None else flat
+        self.heredocs = dict(heredocs or {})  # popped as read: what is left was not found
+        self.unreadable = False  # a lifted here-document body whose expansions cannot be read
         self.docs: list[str] = []
         self.deferred: list[tuple[str, tree_sitter.Node | Stage]] = []
         self.scope = 0  # depth of subshells, function bodies, conditional and loop bodies
@@ -126,15 +135,30 @@ class CommandReader(WordReader):
         if kind != "file_redirect":
             self.word(node)
             return
-        op = next((c.type for c in node.children if not c.is_named), ">")
+        token = next((c for c in node.children if not c.is_named), None)
+        op = token.type if token is not None else ">"
+        targets = [c for c in node.named_children if c.type != "file_descriptor"]
+        if op == "<" and token is not None and token.start_byte in self.heredocs:
+            self.lifted_doc(*self.heredocs.pop(token.start_byte), redirs)  # `< EOF`: the here-document
+            self.after_target(targets[1:], extra)  # `python3 - <<'PY' /etc/passwd`: an argument
+            return
         fd = next((self.raw(c) for c in node.named_children if c.type == "file_descriptor"), None)
         if fd not in (None, "1") and op in (">", ">>", ">|"):
             op = fd + op  # another descriptor's output (`2>/dev/null`): the command's stdout still flows
-        targets = [c for c in node.named_children if c.type != "file_descriptor"]
         if op == "<" and targets and targets[0].type == "ERROR" and self.raw(targets[0]).strip() == ">":
             op, targets = "<>", targets[1:]  # the grammar has no `<>` (open read-write): `<`, ERROR `>`, target
         redirs.append((op, self.word(targets[0]) if targets else ""))
         self.after_target(targets[1:], extra)
+
+    def lifted_doc(self, body: str, runs: list[str] | None, redirs: list[tuple[str, str]]) -> None:
+        """A lifted here-document as the command's input; the substitutions bash runs in its
+        body are the command's, as in a word (None: the body cannot be read)."""
+        self.docs.append(body)
+        redirs.append(("<<", f"{HD_L}{len(self.docs) - 1}{HD_R}"))
+        if runs is None:
+            self.unreadable = True
+        for text in runs or ():
+            self.substitution_text(text)
 
     def after_target(self, nodes: list[tree_sitter.Node], extra: list[str]) -> None:
         """Words the grammar puts after a redirection's target: arguments of the command
@@ -148,7 +172,8 @@ class CommandReader(WordReader):
             if child.type == "ERROR":
                 # words and operators the grammar wrapped in an error (`a ;rm`): each operator
                 # ends the command before it; a word is an argument
-                for token in _ERROR_TOKENS.findall(self.raw(child)) or [";"]:
+                flat = self.flat[child.start_byte:child.end_byte]  # a lifted body is blank here
+                for token in _ERROR_TOKENS.findall(flat) or [";"]:
                     if token in _OPERATORS:
                         if op:
                             self.deferred.append((op, Stage(words, group=self.groups.current)))

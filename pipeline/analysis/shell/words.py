@@ -103,7 +103,10 @@ class WordReader:
         return "".join(out)
 
     def substitution(self, node: tree_sitter.Node) -> str:
-        text = self.raw(node)
+        return self.substitution_text(self.raw(node))
+
+    def substitution_text(self, text: str) -> str:
+        """A command substitution's text (``$(...)`` or backticks) as a placeholder."""
         if text.startswith("`"):
             return self.placeholder("$", re.sub(r"\\([`\\$])", r"\1", text[1:-1]))
         return self.placeholder("$", text[2:-1])
