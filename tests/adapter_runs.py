@@ -15,10 +15,10 @@ from pipeline.ingest.reader import iter_records
 from tests.conftest import rows, stage_connection
 
 
-def step_counts(inputs: Path, out: Path) -> tuple[int, int, int]:
+def step_counts(inputs: Path, out: Path, fmt: str = "auto") -> tuple[int, int, int]:
     """(tool calls, tool results, results with an error) in the steps table of an
-    ``explode`` run of ``inputs`` into ``out``."""
-    assert main(["explode", str(inputs), "--out", str(out), "--workers", "1"]) == 0
+    ``explode`` run of ``inputs`` (read as ``fmt``) into ``out``."""
+    assert main(["explode", str(inputs), "--out", str(out), "--workers", "1", "--format", fmt]) == 0
     [(calls, results, errors)] = duckdb.connect().execute(
         "select count(*) filter (where kind = 'tool_call'), count(*) filter (where kind = 'tool_result'), "
         "count(*) filter (where kind = 'tool_result' and error_type is not null) from read_parquet($p)",

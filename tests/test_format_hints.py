@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
-from tests.adapter_runs import write_ndjson
+from tests.adapter_runs import step_counts, verdict_rows, write_ndjson
 
 KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
@@ -68,10 +68,13 @@ def test_calls_written_as_text_react_style_are_named(tmp_path: Path, capsys: pyt
     [line] = warnings(capsys, path, tmp_path / "out")
     assert "react.jsonl: none of its 1 scored record(s)" in line
     assert "Action Input:" in line and "read as canonical" in line
+    [(_, route, verdict, _)] = verdict_rows(path, tmp_path / "as-react", "react")  # what the advice gives
+    assert (route, verdict) == ("flow", "unsafe")
     prose = {"trajectory_id": "p1", "messages": [
         {"role": "user", "content": "What do the Action: and Action Input: fields of a ReAct log mean?"},
         {"role": "assistant", "content": "Action: names the tool; Action Input: holds its arguments."}]}
     assert warnings(capsys, write_ndjson(tmp_path / "prose.jsonl", prose), tmp_path / "out2") == []
+    assert step_counts(tmp_path / "prose.jsonl", tmp_path / "prose-react", "react")[0] == 0  # no call in prose
 
 
 @pytest.mark.parametrize("text", [
@@ -85,5 +88,7 @@ def test_other_react_layouts_are_named(tmp_path: Path, capsys: pytest.CaptureFix
     record = {"trajectory_id": "r2", "messages": [
         {"role": "user", "content": "Find the vault token."}, {"role": "assistant", "content": text},
         {"role": "user", "content": "Observation: token=abc"}]}
-    [line] = warnings(capsys, write_ndjson(tmp_path / "react.jsonl", record), tmp_path / "out")
-    assert "ReAct style" in line
+    path = write_ndjson(tmp_path / "react.jsonl", record)
+    [line] = warnings(capsys, path, tmp_path / "out")
+    assert "ReAct style" in line and "--format react" in line
+    assert step_counts(path, tmp_path / "react", "react")[:2] == (1, 1)  # the advice reads the call and its result

@@ -23,7 +23,7 @@ from pipeline.storage_copy import walk_files
 FORMATS = ("auto", "canonical", "openai", "anthropic", "inspect", "agentdojo", "openhands",
            "tau-bench", "tau2-bench", "r-judge", "swe-agent", "claude-code", "codex", "otel", "openai-responses",
            "gemini", "gemini-stream", "langchain", "smolagents", "ai-sdk", "autogen", "pydantic-ai", "sharegpt",
-           "bedrock", "litellm", "mcp", "goose", "opencode", "atif", "copilot")
+           "bedrock", "litellm", "mcp", "goose", "opencode", "atif", "copilot", "react")
 SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".eval", ".traj")
 
 

@@ -11,8 +11,8 @@ empty, one line on stderr names the file, the key and the format it was read as.
 when a message text in that head holds a call written as text, ReAct style (a line
 ``Action: <tool>`` then a line ``Action Input: ...``, what LangChain's classic agents,
 ToolEmu and many research suites log; LangChain's structured-chat blob, ``Action:`` then a
-fenced ``{"action": ...}``; the ReAct paper's ``Action 1: Search[...]``): no reader takes calls out of a chat's text (the
-``r-judge`` format does, in R-Judge's own record layout only). A corpus of plain chats (no
+fenced ``{"action": ...}``; the ReAct paper's ``Action 1: Search[...]``): the ``auto`` reading takes no calls out of a chat's text (``--format
+react`` does, chosen by the user; ``r-judge`` in R-Judge's own record layout). A corpus of plain chats (no
 such key, or only empty ones) gets none.
 """
 
@@ -90,8 +90,8 @@ def warn_without_calls(result: RunResult, fmt: str) -> list[str]:
                          "format does not read are missing from every verdict: check --format (README: Input formats)\n")
         else:
             lines.append(f"{start}yet its texts hold calls written as text ('Action: ... Action Input:', ReAct style); "
-                         f"read as {read_as}, no reader takes calls out of a message's text, so they are missing from "
-                         "every verdict: convert them to tool calls (README: Input formats)\n")
+                         f"read as {read_as}, they are missing from every verdict: a chat of such calls is read with "
+                         "--format react (README: Input formats)\n")
     for line in lines:
         sys.stderr.write(line)
     return lines

@@ -23,7 +23,7 @@ from typing import Any
 
 from pipeline.ingest.adapters import (
     agentdojo, ai_sdk, anthropic, atif, autogen, bedrock, claude_stream, codex_exec, copilot_log, gemini, gemini_stream,
-    goose, inspect_log, langchain, litellm, mcp, opencode, openhands, otel, pydantic_ai, r_judge, responses, sharegpt,
+    goose, inspect_log, langchain, litellm, mcp, opencode, openhands, otel, pydantic_ai, r_judge, react_text, responses, sharegpt,
     smolagents, swe_agent, tau2_bench, tau_bench,
 )
 from pipeline.ingest.adapters._common import AdapterError, Ctx
@@ -77,6 +77,7 @@ ADAPTERS: dict[str, AdapterSpec] = {
         AdapterSpec("atif", atif.convert, "array"),
         AdapterSpec("opencode", opencode.convert, "session"),
         AdapterSpec("copilot", copilot_log.convert_session, "session"),
+        AdapterSpec("react", react_text.convert, "array", react_text.one_message),
     )
 }
 

@@ -126,7 +126,7 @@ def _observation(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _arguments(tool_input: Any) -> Any:
+def string_arguments(tool_input: Any) -> Any:
     """The call's arguments (module docstring): an object, else ``{"input": text}``."""
     if isinstance(tool_input, dict):
         return tool_input
@@ -201,7 +201,7 @@ def agent_messages(record: dict[str, Any], holder: dict[str, Any],
             messages.append(assistant(log.strip() or None))
             messages.append(canonical_message("user", seen))
             continue
-        arguments = _arguments(tool_input)
+        arguments = string_arguments(tool_input)
         guard.add(arguments)
         call_id = f"step_{k}"  # not an API's call id: a chat read before the steps has those
         messages.append(assistant(_thought(log), [tool_call(call_id, tool, arguments)]))
