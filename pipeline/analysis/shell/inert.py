@@ -40,7 +40,7 @@ import tree_sitter
 
 from pipeline.analysis.shell.tree import tree, unglued
 from pipeline.analysis.shell.inert_syntax import (
-    SUBSTITUTIONS, WORD_TYPES, bodies, command_names, feeds_command, git_words, output_target, redefines,
+    SUBSTITUTIONS, WORD_TYPES, bodies, command_names, ends_as_bash_does, feeds_command, git_words, output_target, redefines,
     redirects_of, runs_code, word_text, unwrapped)
 
 __all__ = ["inert_text", "Effects"]
@@ -72,7 +72,8 @@ def inert_text(command: str, data_programs: Sequence[str], print_programs: Seque
         return command
     original, command = command, unglued(command)  # as the analyser parses it (tree.unglued)
     parsed = tree(command)
-    if parsed is None or parsed.root_node.has_error or redefines(parsed.root_node, command):
+    if parsed is None or parsed.root_node.has_error or redefines(parsed.root_node, command) \
+            or not _bodies_end_as_bash_does(parsed.root_node, command):
         return original
     walk = _Walk(command, [tuple(p.split()) for p in data_programs if p.split()], {p for p in print_programs if p},
                  takes_effect, effects, is_note, [tuple(p.split()) for p in dry_run_flags if len(p.split()) > 1])
@@ -94,6 +95,18 @@ def inert_text(command: str, data_programs: Sequence[str], print_programs: Seque
     for start, end in spans:
         chars[start:end] = [c if c == "\n" else " " for c in command[start:end]]
     return "".join(chars)
+
+
+def _bodies_end_as_bash_does(root: tree_sitter.Node, text: str) -> bool:
+    """Whether every here-document of the tree ends where bash ends it: where one does not,
+    the grammar's next here-document may hold lines bash runs (and blank them)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "heredoc_redirect" and not ends_as_bash_does(node, text):
+            return False
+        stack.extend(node.children)
+    return True
 
 
 def _is_flag(word: str, flag: str) -> bool:

@@ -22,7 +22,8 @@ import tree_sitter
 
 from pipeline.analysis.shell.stages import ROOT, Parsed, Stage
 from pipeline.analysis.shell.syntax_command import CommandReader
-from pipeline.analysis.shell.tree import TOO_COMPLEX, HereDocs, error_reason, heredoc_reason, lifted, tree, unglued
+from pipeline.analysis.shell.heredocs import UNREADABLE, HereDocs, lifted
+from pipeline.analysis.shell.tree import TOO_COMPLEX, error_reason, heredoc_reason, tree, unglued
 
 __all__ = ["Stage", "Parsed", "parse"]
 
@@ -50,21 +51,42 @@ def parse(text: str, deadline: float | None = None) -> Parsed | str:
         return TOO_COMPLEX
     root = parsed.root_node
     lift = lifted(root, text)
-    if lift is None:
-        reason = error_reason(root, text) or heredoc_reason(root, text)
-        return reason if reason is not None else _Flattener(text).run(root)
-    flat, docs = lift
-    second = tree(flat, deadline)
-    if second is None:
-        return TOO_COMPLEX
-    reason = error_reason(second.root_node, flat) or heredoc_reason(root, text)
+    if isinstance(lift, str):
+        return lift
+    if lift is not None:
+        flat, docs = lift
+        second = tree(flat, deadline)
+        if second is None:
+            return TOO_COMPLEX
+        reason = error_reason(second.root_node, flat) or heredoc_reason(root, text)
+        if reason is not None:
+            return reason
+        flattener = _Flattener(text, flat, docs)
+        result = flattener.run(second.root_node)
+        if flattener.unreadable:  # a body whose substitutions cannot be read: fail closed
+            return UNREADABLE
+        if not flattener.heredocs and not _starts(second.root_node):
+            return result
+        # a here-document the second parse did not place (a function's redirect) or found
+        # anew: the first tree is read, as it was before the lift
+    reason = error_reason(root, text) or heredoc_reason(root, text)
     if reason is not None:
         return reason
-    flattener = _Flattener(text, flat, docs)
-    result = flattener.run(second.root_node)
-    if flattener.heredocs or flattener.unreadable:  # fail closed: a body not placed, or not read
-        return "here-document the parser could not read"
-    return result
+    flattener = _Flattener(text)
+    result = flattener.run(root)
+    return UNREADABLE if flattener.unreadable else result
+
+
+def _starts(root: tree_sitter.Node) -> bool:
+    """Whether the tree has a here-document start outside substitutions."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "heredoc_start":
+            return True
+        if node.type not in ("command_substitution", "process_substitution"):
+            stack.extend(node.children)
+    return False
 
 
 class _Flattener(CommandReader):

@@ -18,7 +18,7 @@ import tree_sitter
 
 from pipeline.analysis.shell.inert_syntax import SUBSTITUTIONS, WORD_TYPES
 from pipeline.analysis.shell.stages import Groups, Stage
-from pipeline.analysis.shell.tree import HereDocs
+from pipeline.analysis.shell.heredocs import HereDocs, expanded
 from pipeline.analysis.shell.words import HD_L, HD_R, WordReader
 
 # the word nodes a here-document's line may leave loose
@@ -107,9 +107,10 @@ class CommandReader(WordReader):
         kind = node.type
         if kind == "heredoc_redirect":
             body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
+            start = next((c for c in node.named_children if c.type == "heredoc_start"), None)
             text = self.raw(body) if body is not None else ""
-            self.docs.append(text[:-1] if text.endswith("\n") else text)
-            redirs.append(("<<", f"{HD_L}{len(self.docs) - 1}{HD_R}"))
+            self.here_document(text[:-1] if text.endswith("\n") else text,
+                            expanded(text, self.raw(start) if start is not None else "''"), redirs)
             op = ""
             # words and an operator the grammar failed to see on the delimiter's line
             # (`cat > f <<EOF ; rm -rf /`: an ERROR `;`, then the words of the next command)
@@ -139,7 +140,7 @@ class CommandReader(WordReader):
         op = token.type if token is not None else ">"
         targets = [c for c in node.named_children if c.type != "file_descriptor"]
         if op == "<" and token is not None and token.start_byte in self.heredocs:
-            self.lifted_doc(*self.heredocs.pop(token.start_byte), redirs)  # `< EOF`: the here-document
+            self.here_document(*self.heredocs.pop(token.start_byte), redirs)  # `< EOF`: the here-document
             self.after_target(targets[1:], extra)  # `python3 - <<'PY' /etc/passwd`: an argument
             return
         fd = next((self.raw(c) for c in node.named_children if c.type == "file_descriptor"), None)
@@ -150,15 +151,15 @@ class CommandReader(WordReader):
         redirs.append((op, self.word(targets[0]) if targets else ""))
         self.after_target(targets[1:], extra)
 
-    def lifted_doc(self, body: str, runs: list[str] | None, redirs: list[tuple[str, str]]) -> None:
-        """A lifted here-document as the command's input; the substitutions bash runs in its
-        body are the command's, as in a word (None: the body cannot be read)."""
+    def here_document(self, body: str, runs: list[str] | None, redirs: list[tuple[str, str]]) -> None:
+        """A here-document as the command's input; the substitutions bash runs in its body
+        are the command's, as in a word (``runs`` None: the body cannot be read)."""
         self.docs.append(body)
         redirs.append(("<<", f"{HD_L}{len(self.docs) - 1}{HD_R}"))
         if runs is None:
             self.unreadable = True
         for text in runs or ():
-            self.substitution_text(text)
+            self.substitution_text(text)  # recorded in ``subs``: the analyser runs each one
 
     def after_target(self, nodes: list[tree_sitter.Node], extra: list[str]) -> None:
         """Words the grammar puts after a redirection's target: arguments of the command

@@ -13,8 +13,7 @@ import time
 import tree_sitter
 import tree_sitter_bash
 
-__all__ = ["tree", "error_reason", "heredoc_reason", "parse_failed", "unglued", "lifted", "expanded", "HereDocs",
-           "PARSE_CPU_SECONDS", "TOO_COMPLEX"]
+__all__ = ["tree", "error_reason", "heredoc_reason", "parse_failed", "unglued", "PARSE_CPU_SECONDS", "TOO_COMPLEX"]
 
 PARSE_CPU_SECONDS = 0.5
 """CPU time (this thread's) a parse may take unless the caller gives a deadline (the
@@ -75,106 +74,6 @@ def unglued(text: str) -> str:
     reads right. Every parse of a command for the analyser and the classifier's masking
     goes through it, so offsets are into the same text."""
     return _GLUED_HEREDOC.sub(r"\1\2 ", text) if "<<" in text else text
-
-
-HereDocs = dict[int, tuple[str, list[str] | None]]
-"""Lifted here-documents by the offset of their ``<<``: each one's body (final newline
-dropped) and the substitutions bash runs in it (None: the body cannot be read)."""
-
-# a delimiter whose end line the grammar finds where bash does: a plain word, or one quoted
-# whole (`'EOF'`, `"EOF"`, `\EOF`); `E"O"F`, `$'EOF'` are left to the grammar's own reading
-_LIFTABLE = re.compile(r"\\?[A-Za-z0-9_.-]+|'[^'\\$]*'|\"[^\"\\$`]*\"")
-
-
-def lifted(root: tree_sitter.Node, src: str) -> tuple[str, HereDocs] | None:
-    """``src`` with its here-documents lifted out, for a second parse, or None when there
-    are none or one cannot be (then the first tree is read as it is).
-
-    Bash reads a here-document's body from the line after its ``<<`` and runs the rest of
-    that line as any other (``cat <<EOF >f; rm x && curl ...``); the grammar reads that rest
-    inside the redirection and loses operators in it. The text returned has the same length
-    and offsets: each body and end line blanked (newlines kept) and each ``<<``/``<<-``
-    shown as an input redirection ``<`` from the delimiter word, so the second parse reads
-    the start line as bash does. The map goes from each ``<<``'s offset to the body (final
-    newline dropped) and the substitutions bash runs in it (:func:`expanded`). Only here-documents the grammar read
-    whole are lifted: a start lost in an error, one with no end line, a delimiter it may
-    end elsewhere than bash (``_LIFTABLE``, or a body line equal to the bare delimiter) or
-    a here-document inside another's start line leave the text to the first tree. One
-    inside a substitution stays: the substitution's text is parsed again on its own."""
-    if "<<" not in src:
-        return None
-    docs: HereDocs = {}
-    spans: list[tuple[int, int, bool]] = []
-    stack: list[tuple[tree_sitter.Node, bool]] = [(root, False)]
-    while stack:
-        node, inside = stack.pop()
-        if node.type == "heredoc_start" and (node.parent is None or node.parent.type != "heredoc_redirect"):
-            return None
-        if node.type == "heredoc_redirect":
-            if inside:
-                return None
-            kids = node.children
-            start = next((c for c in kids if c.type == "heredoc_start"), None)
-            body = next((c for c in kids if c.type == "heredoc_body"), None)
-            end = next((c for c in kids if c.type == "heredoc_end"), None)
-            if not kids or kids[0].type not in ("<<", "<<-") or start is None or end is None:
-                return None
-            delimiter = src[start.start_byte:start.end_byte]
-            text = src[body.start_byte:body.end_byte] if body is not None else ""
-            if not _LIFTABLE.fullmatch(delimiter) or delimiter.strip("'\"\\") in text.splitlines():
-                return None
-            docs[kids[0].start_byte] = (text[:-1] if text.endswith("\n") else text, expanded(node, src))
-            spans.append((kids[0].start_byte + 1, kids[0].end_byte, False))  # `<<` -> `< `
-            spans.append((body.start_byte if body is not None else end.start_byte, end.end_byte, True))
-            stack.extend((c, True) for c in kids if c.type != "heredoc_body")
-            continue
-        if node.type in ("command_substitution", "process_substitution"):
-            continue  # read again from its own text, here-documents and all
-        stack.extend((c, inside) for c in node.children)
-    if not docs:
-        return None
-    chars = list(src)
-    for lo, hi, keep_lines in spans:
-        chars[lo:hi] = [c if keep_lines and c == "\n" else " " for c in src[lo:hi]]
-    return "".join(chars), docs
-
-
-# in a body's text (its `$(...)` blanked): an escaped character, a backtick pair, a lone backtick
-_BACKTICKS = re.compile(r"\\.|`(?:\\.|[^`\\])*`|`", re.S)
-
-
-def expanded(doc: tree_sitter.Node, src: str) -> list[str] | None:
-    """The command substitutions (``$(...)``, backticks, as written) bash runs when it
-    reads the here-document ``doc`` (a ``heredoc_redirect``): none when its delimiter is
-    quoted; None when the body cannot be read (a syntax error, an unmatched backtick: bash
-    refuses the command, and the analyser fails closed). The grammar reads ``$(...)`` in a
-    body (``$((...))`` is arithmetic) but leaves backticks as text: those are found in the
-    body's text with its ``$(...)`` blanked, backslash escapes as in double quotes."""
-    start = next((c for c in doc.children if c.type == "heredoc_start"), None)
-    body = next((c for c in doc.children if c.type == "heredoc_body"), None)
-    if start is None or body is None or any(q in src[start.start_byte:start.end_byte] for q in "'\"\\"):
-        return []
-    if body.has_error:
-        return None
-    text = src[body.start_byte:body.end_byte]
-    chars, found = list(text), []
-    stack = list(body.children)
-    while stack:
-        node = stack.pop()
-        if node.type != "command_substitution":
-            stack.extend(node.children)
-            continue
-        sub = src[node.start_byte:node.end_byte]
-        if not (sub.startswith("$((") and sub.endswith("))")):
-            found.append(sub)
-        lo, hi = node.start_byte - body.start_byte, node.end_byte - body.start_byte
-        chars[lo:hi] = " " * (hi - lo)
-    for m in _BACKTICKS.finditer("".join(chars)):
-        if m.group() == "`":
-            return None
-        if m.group().startswith("`"):
-            found.append(text[m.start():m.end()])
-    return found
 
 
 def _lost_after_heredoc(root: tree_sitter.Node, src: str) -> bool:
