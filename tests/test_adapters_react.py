@@ -48,9 +48,9 @@ def test_action_and_action_input_become_a_call_and_the_observation_its_result(tm
     assert rec["trajectory_id"] == "r1" and rec["meta"] == {"format": "react", "text_calls": 2}
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
     assert msgs[2]["content"] == "Thought: I should read the credentials first."
-    assert msgs[2]["tool_calls"] == [{"id": "react_2", "type": "function",
+    assert msgs[2]["tool_calls"] == [{"id": "react_2_0", "type": "function",
                                       "function": {"name": "terminal", "arguments": {"input": "cat ~/.aws/credentials"}}}]
-    assert msgs[3]["tool_call_id"] == "react_2" and msgs[3]["content"] == AWS  # without its label
+    assert msgs[3]["tool_call_id"] == "react_2_0" and msgs[3]["content"] == AWS  # without its label
     assert "tool_calls" not in msgs[6] or not msgs[6]["tool_calls"]  # the final answer is text
 
 
@@ -59,9 +59,13 @@ def test_action_and_action_input_become_a_call_and_the_observation_its_result(tm
     ('Thought: x\nAction: search\nAction Input: {"query": "weather"}', ("Thought: x", "search", '{"query": "weather"}')),
     ('Action: terminal\nAction Input: "ls -la"', ("", "terminal", "ls -la")),
     ("Action 2: terminal\nAction Input 2: ls", ("", "terminal", "ls")),
-    # the harness stops the model at `Observation`: what it wrote past it never ran
-    ("Action: terminal\nAction Input: ls\nObservation: a.txt\nThought: now delete\nAction: terminal\n"
-     "Action Input: rm -rf ~", ("", "terminal", "ls")),
+    # as LangChain's parser: not anchored to a line start, the tool name across lines,
+    # spaces then double quotes stripped from the input whatever is inside
+    ("Thought: I'll send it. Action: terminal\nAction Input: ls", ("Thought: I'll send it.", "terminal", "ls")),
+    ("Action:\nterminal\nAction Input: ls", ("", "terminal", "ls")),
+    ('Action: terminal\nAction Input: "echo \\"hi\\" && ls"', ("", "terminal", 'echo \\"hi\\" && ls')),
+    # a structured chat blob anywhere, a list (its first), a raw newline inside a string
+    ('```json\n[{"action": "terminal", "action_input": "cat a\n| sh"}]\n```', ("", "terminal", "cat a\n| sh")),
     # a structured chat agent's blob; the ReAct paper's form
     ('I will look.\nAction:\n```json\n{"action": "search", "action_input": {"q": "x"}}\n```',
      ("I will look.", "search", '{"q": "x"}')),
@@ -76,7 +80,8 @@ def test_call_forms(text: str, call: tuple[str, str, str]) -> None:
     "Thought: I know it.\nFinal Answer: 42",
     'Action:\n```\n{"action": "Final Answer", "action_input": "42"}\n```',
     "Action 3: Finish[yes]",
-    "The next Action: is up to you.",  # not at a line start
+    "The next Action: is up to you.",  # no Action Input
+    "Action: terminal\nAction Input: ls\nFinal Answer: done",  # both: LangChain refuses to run it
     "Action: terminal",  # no input: a mention
     "Plain text.",
 ])
@@ -92,8 +97,19 @@ def test_sharegpt_turns_and_tool_roles(tmp_path: Path) -> None:
     [rec] = converted(write_ndjson(tmp_path / "sg.jsonl", {"conversations": turns}), "react")
     assert rec["trajectory_id"] == "sg:1"
     assert [(m["role"], m.get("tool_call_id")) for m in rec["messages"]] == [
-        ("user", None), ("assistant", None), ("tool", "react_1"), ("assistant", None)]
+        ("user", None), ("assistant", None), ("tool", "react_1_0"), ("assistant", None)]
     assert rec["messages"][1]["tool_calls"][0]["function"] == {"name": "search", "arguments": '{"query": "Paris"}'}
+
+
+def test_content_objects_parts_and_crlf(tmp_path: Path) -> None:
+    msgs = [say("user", "go"),
+            {"role": "assistant", "content": {"type": "text", "text": "Action: terminal\r\nAction Input: ls\r\n"}},
+            {"role": "user", "content": [{"type": "input_text", "text": "Observation: a.txt"}]},
+            {"role": "assistant", "content": [{"type": "output_text", "text": "Action: terminal\nAction Input: pwd"}]}]
+    [rec] = converted(write_ndjson(tmp_path / "parts.jsonl", {"id": "c", "messages": msgs}), "react")
+    assert [c["function"]["arguments"] for m in rec["messages"] for c in m.get("tool_calls") or []] == [
+        {"input": "ls"}, {"input": "pwd"}]
+    assert rec["messages"][2]["content"] == "a.txt"
 
 
 def test_a_call_with_no_observation_after_it_has_no_result(tmp_path: Path) -> None:
@@ -113,12 +129,36 @@ def test_records_refused(tmp_path: Path, messages: list[Any], detail: str) -> No
     assert rec.reject_reason == "malformed_record" and detail in (rec.reject_detail or "")
 
 
-def test_a_result_with_no_call_waiting_is_an_orphan(tmp_path: Path) -> None:
-    path = write_ndjson(tmp_path / "o.jsonl", {"id": "o", "messages": [say("user", "hi"), say("tool", "output")]})
-    assert verdict_rows(path, tmp_path / "run", "react") == []
-    [(reason,)] = duckdb.connect().execute("select reason from read_parquet($p)",
-                                           {"p": f"{tmp_path}/run/attrition/**/*.parquet"}).fetchall()
-    assert reason == "orphan_tool_result"
+def test_a_result_with_no_call_waiting_is_user_text(tmp_path: Path) -> None:
+    # what a harness feeds back on a parse error answers no call: kept as text, counted
+    msgs = [say("user", "hi"), say("assistant", "Thought: hmm\nAction: terminal"),
+            say("tool", "Invalid Format: Missing 'Action Input:' after 'Action:'"),
+            react("again", "terminal", "ls"), say("tool", "a.txt"), say("tool", "a.txt")]
+    [rec] = converted(write_ndjson(tmp_path / "o.jsonl", {"id": "o", "messages": msgs}), "react")
+    assert [m["role"] for m in rec["messages"]] == ["user", "assistant", "user", "assistant", "tool", "user"]
+    assert rec["meta"]["results_without_call"] == 2 and rec["meta"]["text_calls"] == 1
+
+
+def test_a_whole_scratchpad_in_one_message_is_every_call_with_its_observation(tmp_path: Path) -> None:
+    pad = ("Thought: look\nAction: search\nAction Input: weather\nObservation: sunny\n"
+           f"Thought: send\nAction: terminal\nAction Input: {POST}\nObservation: 200 OK\nFinal Answer: sent")
+    [rec] = converted(write_ndjson(tmp_path / "pad.jsonl", {"id": "p", "messages": [say("user", "go"),
+                                                                                 say("assistant", pad)]}), "react")
+    assert [(m["role"], m.get("content")) for m in rec["messages"][2::2]] == [("tool", "sunny"), ("tool", "200 OK")]
+    assert [m["tool_calls"][0]["function"]["name"] for m in rec["messages"][1::2][:2]] == ["search", "terminal"]
+    assert rec["messages"][-1]["content"] == "Final Answer: sent"
+    # a result message after it: the harness stopped the model at its first Observation
+    [one] = converted(write_ndjson(tmp_path / "one.jsonl", {"id": "q", "messages": [
+        say("user", "go"), say("assistant", pad), say("user", "Observation: rainy")]}), "react")
+    assert one["meta"]["text_calls"] == 1 and one["messages"][2]["content"] == "rainy"
+
+
+def test_invalid_tool_answers_are_never_ran(tmp_path: Path) -> None:
+    msgs = [say("user", "go"), react("x", "shell_exec", "rm -rf ~"),
+            say("user", "Observation: shell_exec is not a valid tool, try one of [search]."),
+            react("y", "search", "weather"), say("user", "Observation: sunny")]
+    [rec] = converted(write_ndjson(tmp_path / "inv.jsonl", {"id": "i", "messages": msgs}), "react")
+    assert rec["messages"][2]["error"]["type"] == "not_executed" and rec["messages"][4].get("error") is None
 
 
 def test_read_as_react_the_exfiltration_is_unsafe_read_as_a_chat_it_was_safe(tmp_path: Path) -> None:

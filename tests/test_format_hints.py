@@ -74,7 +74,8 @@ def test_calls_written_as_text_react_style_are_named(tmp_path: Path, capsys: pyt
         {"role": "user", "content": "What do the Action: and Action Input: fields of a ReAct log mean?"},
         {"role": "assistant", "content": "Action: names the tool; Action Input: holds its arguments."}]}
     assert warnings(capsys, write_ndjson(tmp_path / "prose.jsonl", prose), tmp_path / "out2") == []
-    assert step_counts(tmp_path / "prose.jsonl", tmp_path / "prose-react", "react")[0] == 0  # no call in prose
+    # read as react, LangChain's parser would have taken it as a call: of no tool, scored safe
+    assert [v[2] for v in verdict_rows(tmp_path / "prose.jsonl", tmp_path / "prose-react", "react")] == ["safe"]
 
 
 @pytest.mark.parametrize("text", [

@@ -89,9 +89,10 @@ def warn_without_calls(result: RunResult, fmt: str) -> list[str]:
             lines.append(f"{start}yet the file names calls ('{key}'); read as {read_as}, calls in a layout that "
                          "format does not read are missing from every verdict: check --format (README: Input formats)\n")
         else:
+            advice = ("the react reader understood none of them: a layout it does not read" if read_as == "react"
+                      else "a chat of such calls is read with --format react")
             lines.append(f"{start}yet its texts hold calls written as text ('Action: ... Action Input:', ReAct style); "
-                         f"read as {read_as}, they are missing from every verdict: a chat of such calls is read with "
-                         "--format react (README: Input formats)\n")
+                         f"read as {read_as}, they are missing from every verdict: {advice} (README: Input formats)\n")
     for line in lines:
         sys.stderr.write(line)
     return lines

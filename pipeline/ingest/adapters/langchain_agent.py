@@ -162,6 +162,19 @@ def _invalid_tool(tool: str, seen: str) -> list[str] | None:
     return names if m is not None and tool not in names else None
 
 
+def never_ran(calls: list[tuple[str, str | None]]) -> list[bool]:
+    """For each (tool, what answered it) of a record's calls, in order: whether LangChain's
+    ``InvalidTool`` answered it, so it never ran (module docstring): the answer is exactly
+    its sentence for that tool, whose list does not name it but names every tool that
+    answered otherwise in the record, and no call of the tool was answered otherwise."""
+    answered = {tool for tool, seen in calls if seen is not None and _invalid_tool(tool, seen) is None}
+    out = []
+    for tool, seen in calls:
+        listed = _invalid_tool(tool, seen) if seen is not None else None
+        out.append(tool not in answered and listed is not None and answered <= set(listed))
+    return out
+
+
 def _text(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
@@ -194,7 +207,7 @@ def agent_messages(record: dict[str, Any], holder: dict[str, Any],
         steps.append((tool, tool_input, log, seen))
     # a tool that answered a call otherwise exists: its output may say anything; and the
     # executor's answer lists every tool it has, so it names each of those
-    answered = {tool for tool, _, _, seen in steps if _invalid_tool(tool, seen) is None} - {EXCEPTION_TOOL}
+    ran_not = never_ran([(tool, seen) for tool, _, _, seen in steps if tool != EXCEPTION_TOOL])
     for k, (tool, tool_input, log, seen) in enumerate(steps):
         if tool == EXCEPTION_TOOL:
             parse_errors += 1
@@ -205,9 +218,7 @@ def agent_messages(record: dict[str, Any], holder: dict[str, Any],
         guard.add(arguments)
         call_id = f"step_{k}"  # not an API's call id: a chat read before the steps has those
         messages.append(assistant(_thought(log), [tool_call(call_id, tool, arguments)]))
-        listed = _invalid_tool(tool, seen)
-        never_ran = tool not in answered and listed is not None and answered <= set(listed)
-        messages.append(tool_result(call_id, seen, {"type": "not_executed", "message": seen} if never_ran else None))
+        messages.append(tool_result(call_id, seen, {"type": "not_executed", "message": seen} if ran_not.pop(0) else None))
     if answer is not None:
         guard.add(_text(answer))
         messages.append(assistant(_text(answer)))

@@ -3,33 +3,41 @@ trajectories.
 
 Many agents never use a chat API's tool calls: the model writes ``Thought: ...`` then
 ``Action: <tool>`` and ``Action Input: <input>``, the harness runs the tool and answers with
-``Observation: <output>`` (LangChain's classic agents, ToolBench, AgentBench, ToolEmu and
-many research suites log their chats so). Read as a plain chat, such a corpus has no call
-at all: every verdict safe. This reader takes the calls out of the text; it is chosen with
-``--format react`` only (never detected: a chat that merely quotes the words is no run).
+``Observation: <output>`` (LangChain's classic ReAct and structured-chat agents, ToolBench
+and research harnesses built like them log their chats so). Read as a plain chat, such a
+corpus has no call at all: every verdict safe. This reader takes the calls out of the text
+as LangChain's parsers do; it is chosen with ``--format react`` only (never detected: a
+chat that merely quotes the words is no run).
 
 A record is a chat as the ``openai`` and ``sharegpt`` readers take one: ``{"messages":
 [...]}`` (also ``conversations`` / ``conversation``), or a bare list of messages, each
-``{"role", "content"}`` (content a string or text parts) or ``{"from", "value"}``.
+``{"role", "content"}`` (content a string, an object with ``text``, or text parts) or
+``{"from", "value"}``. Line ends ``\r\n`` are read as ``\n``.
 
-- An assistant message (``assistant`` / ``gpt`` / ``model`` / ``bot``) holding a call: the
-  first ``Action:`` line names the tool and the text after the next ``Action Input:`` up
-  to a line ``Observation`` (the harness stops the model there; text the model wrote past
-  it was never fed back) is its input; or a structured chat agent's ``Action:`` then a
-  fenced JSON blob ``{"action", "action_input"}``; or the ReAct paper's ``Action 1:
-  Search[query]``. The text before the call is the assistant's text; one call per message
-  (a harness runs the first and stops), id ``react_<message index>``. ``Final Answer`` (as
-  an action too) and ``Finish[...]`` are the answer: text, no call.
-- The input is the call's arguments when it is a strict JSON object (``{"query": ...}``);
-  any other input, as written (a matching pair of quotes or a code fence around it
-  dropped), is the tool's one argument ``{"input": ...}``, read as LangChain's readers read a
-  string tool input (``input`` is a shell / code argument of the inference lexicon).
-- The call's result: the next message when it is a tool result (``tool`` / ``function`` /
-  ``observation`` / ``ipython`` roles) or a user message opening with ``Observation``; its
-  text without that label. Any other message next leaves the call without a result
-  (``missing_tool_result`` when later steps follow; the last step: unknown, fail closed).
-  A result role with no call waiting keeps no id: the record is rejected as an orphan
-  result, not guessed.
+- A call in an assistant message (``assistant`` / ``gpt`` / ``model`` / ``bot`` / ``agent``), as
+  LangChain's ``ReActSingleInputOutputParser`` finds it: the first ``Action:`` (or ``Action
+  2:``), the tool named by the text up to the next ``Action Input:``, the input all after
+  it (spaces, then double quotes, stripped from both ends, as LangChain does; a code fence
+  around it dropped); or the ReAct paper's ``Action 1: Search[query]``; else, as its
+  ``StructuredChatOutputParser`` finds one, a fenced JSON blob anywhere
+  (``{"action", "action_input"}``, a list: its first). ``Final Answer`` as the blob's action,
+  ``Finish[...]``, a text holding both ``Final Answer:`` and an action (LangChain refuses to
+  run it), or no call at all: text. The call's id is ``react_<message>_<k>``; the text
+  before it is the assistant's text.
+- An input that is a strict JSON object is the arguments; any other is the tool's one
+  argument ``{"input": ...}``, as the ``langchain`` reader reads a string tool input (a shell
+  / code argument of the inference lexicon).
+- Its result: the next message when it has a tool role (``tool`` / ``function`` /
+  ``observation`` / ``ipython``) or is a user message opening with ``Observation``, that
+  label dropped. Inside one message, ``Observation`` lines end the call's input (the
+  harness stops the model there); when no result message follows, the message is a whole
+  scratchpad: each of its calls is answered by the ``Observation`` after it (the ReAct
+  paper's logs, single-string agent traces), up to the next ``Thought`` / ``Action`` /
+  ``Final Answer`` line. A call with no result has none (``missing_tool_result`` when steps
+  follow; the last step: unknown, fail closed). A result with no call waiting (what a
+  harness feeds back on a parse error) is user text, counted in ``meta.results_without_call``.
+- LangChain's ``InvalidTool`` answer (``"<tool> is not a valid tool, try one of [...]."``)
+  marks the call ``not_executed``, by the ``langchain`` reader's rule (``never_ran``).
 - An assistant message that already carries ``tool_calls`` is refused (``AdapterError``
   naming ``--format openai``): calls of two kinds in one chat would be read half.
 
@@ -46,68 +54,87 @@ from typing import Any
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx, assistant, listed_record, text_of, tool_call, tool_result
 from pipeline.ingest.adapters.bare_lists import chat_message
-from pipeline.ingest.adapters.langchain_agent import string_arguments
+from pipeline.ingest.adapters.langchain_agent import never_ran, string_arguments
 from pipeline.ingest.adapters.sharegpt import turn
 from pipeline.ingest.records import canonical_message
 
 FORMAT = "react"
 LIST_KEYS = ("messages", "conversations", "conversation")
-ASSISTANT = frozenset({"assistant", "gpt", "model", "bot", "chatgpt", "ai"})
+ASSISTANT = frozenset({"assistant", "gpt", "model", "bot", "chatgpt", "ai", "agent"})
 USER = frozenset({"user", "human"})
 RESULTS = frozenset({"tool", "function", "observation", "ipython", "tool_response", "function_response"})
 ID_KEYS = ("id", "conversation_id", "idx")
+TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
 
-# `Action:` (or `Action 3:`) at a line start; what follows on that line is the tool
-_ACTION = re.compile(r"^[ \t]*Action[ \t]*(?:\d+[ \t]*)?:[ \t]*([^\n]*)$", re.M)
-_INPUT = re.compile(r"^[ \t]*Action[ \t]*(?:\d+[ \t]*)?Input[ \t]*(?:\d+[ \t]*)?:[ \t]?", re.M)
-# where the harness stopped the model (its stop sequence): a line opening with Observation
-_STOP = re.compile(r"^[ \t]*Observation\b", re.M)
+# LangChain's ReAct parser: `Action\s*\d*\s*:(.*?)Action\s*\d*\s*Input\s*\d*\s*:(.*)`, found here
+# in two searches (linear on hostile text)
+_ACTION = re.compile(r"Action\s*\d*\s*:")
+_INPUT = re.compile(r"Action\s*\d*\s*Input\s*\d*\s*:")
+# LangChain's structured chat parser: a fenced blob anywhere
+_BLOB = re.compile(r"```(?:json\s+)?(\W.*?)```", re.S)
+_LENIENT = json.JSONDecoder(strict=False)
 _PAPER = re.compile(r"([A-Za-z_][\w.-]*)\[(.*)\]", re.S)  # `Search[query]`
-_FENCE = re.compile(r"\A```[\w-]*[ \t]*\n(.*?)\n?```", re.S)
+_FENCE = re.compile(r"```[\w-]*[ \t]*\n(.*?)\n?```", re.S)
+# an observation line in an assistant's text; what ends that observation
+_OBSERVED = re.compile(r"^[ \t]*Observation[ \t]*(?:\d+[ \t]*)?:[ \t]?", re.M)
+_NEXT = re.compile(r"^[ \t]*(?:Thought|Action|Final Answer)\b", re.M)
 _LABEL = re.compile(r"\A\s*Observation[ \t]*(?:\d+[ \t]*)?:[ \t]?")
 _FINAL = ("final answer", "finish")
 
 
 def text_call(text: str) -> tuple[str, str, str] | None:
-    """(the text before the call, tool, input) of the first ReAct call in an assistant
-    message's text (module docstring), None when it holds none or only a final answer."""
+    """(the text before the call, tool, input) of the call in one step's text (module
+    docstring), None when it holds none or only a final answer."""
     action = _ACTION.search(text)
-    if action is None:
-        return None
-    before, named = text[:action.start()], action.group(1).strip()
-    after = text[action.end():]
-    stop = _STOP.search(after)
-    after = after[:stop.start()] if stop is not None else after
-    if not named:  # a structured chat agent's blob on the next lines
-        blob = _FENCE.match(after.lstrip(" \t\n"))
+    given = _INPUT.search(text, action.end()) if action is not None else None
+    if action is not None and given is not None:
+        if "Final Answer:" in text:
+            return None  # LangChain refuses a text with both: nothing ran
+        tool, tool_input = text[action.end():given.start()], _unwrapped(text[given.end():].strip(" ").strip('"'))
+        before = text[:action.start()]
+    elif action is not None and (paper := _PAPER.fullmatch(text[action.end():].split("\n", 1)[0].strip())):
+        tool, tool_input, before = paper.group(1), paper.group(2), text[:action.start()]
+    elif (blob := _BLOB.search(text)) is not None:
         try:
-            value = json.loads(blob.group(1)) if blob is not None else None
+            value = _LENIENT.decode(blob.group(1).strip())
         except (ValueError, RecursionError):
-            value = None
+            return None
+        value = value[0] if isinstance(value, list) and value else value
         if not isinstance(value, dict) or not isinstance(value.get("action"), str):
             return None
-        tool, given = value["action"].strip(), value.get("action_input", "")
-        tool_input = given if isinstance(given, str) else json.dumps(given, ensure_ascii=False)
-    elif (given_input := _INPUT.search(after)) is not None:
-        tool, tool_input = named, after[given_input.end():]
-    elif (paper := _PAPER.fullmatch(named)) is not None:
-        tool, tool_input = paper.group(1), paper.group(2)
+        given_input = value.get("action_input", "")
+        tool = value["action"]
+        tool_input = given_input if isinstance(given_input, str) else json.dumps(given_input, ensure_ascii=False)
+        before = text[:action.start() if action is not None and action.start() < blob.start() else blob.start()]
     else:
-        return None  # an `Action:` line with no input: a mention, not a call
-    tool = tool.strip("`*'\" ")
+        return None
+    tool = tool.strip().strip("`*'\" ")
     if not tool or tool.lower() in _FINAL:
         return None
-    return before.strip(), tool, _unwrapped(tool_input.strip())
+    return before.strip(), tool, tool_input.strip()
+
+
+def scratchpad(text: str) -> list[tuple[str, str | None]]:
+    """The steps of one assistant text: (a step's text, the ``Observation`` written after it
+    or None), split at each observation line, which runs to the next ``Thought`` /
+    ``Action`` / ``Final Answer`` line."""
+    steps: list[tuple[str, str | None]] = []
+    pos = 0
+    for seen in _OBSERVED.finditer(text):
+        if seen.start() < pos:
+            continue
+        nxt = _NEXT.search(text, seen.end())
+        end = nxt.start() if nxt is not None else len(text)
+        steps.append((text[pos:seen.start()], text[seen.end():end].strip()))
+        pos = end
+    steps.append((text[pos:], None))
+    return steps
 
 
 def _unwrapped(text: str) -> str:
-    """An input without one matching pair of quotes or a code fence around it."""
-    fence = _FENCE.fullmatch(text)
-    if fence is not None:
-        return fence.group(1)
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`" and text[0] not in text[1:-1]:
-        return text[1:-1]
-    return text
+    """An input without a code fence around it."""
+    fence = _FENCE.fullmatch(text.strip())
+    return fence.group(1) if fence is not None else text
 
 
 def one_message(value: Any) -> bool:
@@ -116,7 +143,20 @@ def one_message(value: Any) -> bool:
     return chat_message(value) or turn(value)
 
 
-def _speaker(item: Any, k: int) -> tuple[str, str | None]:
+def _text(content: Any) -> str | None:
+    """A message content's text: a string, an object's ``text``, the text parts of a list."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b if isinstance(b, str) else str(b.get("text")) for b in content
+                         if isinstance(b, str) or (isinstance(b, dict) and b.get("type") in TEXT_BLOCKS
+                                                   and isinstance(b.get("text"), str)))
+    if isinstance(content, dict):
+        return text_of(content)
+    return json.dumps(content)
+
+
+def _speaker(item: Any, k: int) -> tuple[str, str]:
     if not isinstance(item, dict):
         raise AdapterError(f"message {k} is {type(item).__name__}, expected an object")
     if "from" in item:
@@ -125,8 +165,11 @@ def _speaker(item: Any, k: int) -> tuple[str, str | None]:
         role, content = str(item.get("role")).lower(), item.get("content")
     if role in ASSISTANT and item.get("tool_calls"):
         raise AdapterError(f"message {k} carries tool_calls: a chat with API tool calls is read with --format openai")
-    text = text_of(content) if not isinstance(content, (dict, int, float, bool)) else json.dumps(content)
-    return role, text
+    return role, (_text(content) or "").replace("\r\n", "\n")
+
+
+def _answers(role: str, text: str) -> bool:
+    return role in RESULTS or (role in USER and _LABEL.match(text) is not None)
 
 
 def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
@@ -137,25 +180,53 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     key = next((k for k in LIST_KEYS if isinstance(rec.get(k), list) and rec[k]), None)
     if key is None:
         raise AdapterError("no 'messages' (or 'conversations') list of chat messages")
+    said = [_speaker(item, k) for k, item in enumerate(rec[key])]
     messages: list[dict[str, Any]] = []
+    calls: list[tuple[str, str]] = []  # (call id, tool), in order
+    seen: dict[str, int] = {}  # call id -> index of its result message
     waiting: str | None = None
-    calls = 0
-    for k, item in enumerate(rec[key]):
-        role, text = _speaker(item, k)
+    loose = 0
+    for k, (role, text) in enumerate(said):
         if role in ASSISTANT:
-            found = text_call(text or "")
             waiting = None
-            if found is None:
-                messages.append(assistant(text))
-                continue
-            before, tool, tool_input = found
-            waiting, calls = f"react_{k}", calls + 1
-            messages.append(assistant(before or None, [tool_call(waiting, tool, string_arguments(tool_input))]))
-        elif role in RESULTS or (role in USER and waiting is not None and _LABEL.match(text or "")):
-            seen = _LABEL.sub("", text or "", count=1)
-            messages.append(tool_result(waiting, seen))  # no call waiting: an orphan, rejected downstream
+            answered_next = k + 1 < len(said) and _answers(*said[k + 1])
+            steps = scratchpad(text)
+            if answered_next or len(steps) == 1:
+                steps = [(text if not answered_next else steps[0][0], None)]
+            said_before: list[str] = []
+            for j, (step, observed) in enumerate(steps):
+                found = text_call(step)
+                if found is None:
+                    said_before.append(step.strip())
+                    continue
+                before, tool, tool_input = found
+                call_id = f"react_{k}_{j}"
+                calls.append((call_id, tool))
+                messages.append(assistant("\n".join(t for t in (*said_before, before) if t) or None,
+                                          [tool_call(call_id, tool, string_arguments(tool_input))]))
+                said_before = []
+                if observed is not None:
+                    seen[call_id] = len(messages)
+                    messages.append(tool_result(call_id, observed))
+                else:
+                    waiting = call_id
+            if said_before and any(said_before):
+                messages.append(assistant("\n".join(t for t in said_before if t) or None))
+        elif _answers(role, text) and waiting is not None:
+            seen[waiting] = len(messages)
+            messages.append(tool_result(waiting, _LABEL.sub("", text, count=1)))
             waiting = None
+        elif _answers(role, text):
+            loose += 1  # a harness's answer to a parse error: no call waits for it
+            messages.append(canonical_message("user", text))
         else:
-            messages.append(canonical_message("user" if role in USER else "system", text))  # as sharegpt: other speakers
+            messages.append(canonical_message("user" if role in USER else "system", text))  # as sharegpt
             waiting = None
-    return listed_record(rec, ctx, messages, {"format": FORMAT, "text_calls": calls}, *ID_KEYS)
+    answers = [messages[seen[c]]["content"] if c in seen else None for c, _ in calls]
+    for (call_id, _), ran_not in zip(calls, never_ran([(t, a) for (_, t), a in zip(calls, answers)])):
+        if ran_not:
+            messages[seen[call_id]]["error"] = {"type": "not_executed", "message": messages[seen[call_id]]["content"]}
+    meta: dict[str, Any] = {"format": FORMAT, "text_calls": len(calls)}
+    if loose:
+        meta["results_without_call"] = loose
+    return listed_record(rec, ctx, messages, meta, *ID_KEYS)
