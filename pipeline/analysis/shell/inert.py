@@ -34,13 +34,15 @@ which counts when a later action runs a file the step wrote (``sql/executed_writ
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 
 import tree_sitter
 
-from pipeline.analysis.shell.tree import tree, unglued
+from pipeline.analysis.shell.heredocs import ends_as_bash_does
+from pipeline.analysis.shell.tree import PARSE_CPU_SECONDS, tree, unglued
 from pipeline.analysis.shell.inert_syntax import (
-    SUBSTITUTIONS, WORD_TYPES, bodies, command_names, ends_as_bash_does, feeds_command, git_words, output_target, redefines,
+    SUBSTITUTIONS, WORD_TYPES, bodies, command_names, feeds_command, git_words, output_target, redefines,
     redirects_of, runs_code, word_text, unwrapped)
 
 __all__ = ["inert_text", "Effects"]
@@ -128,6 +130,7 @@ class _Walk:
         self._effects = effects
         self._known: Effects = None
         self._asked = False
+        self.deadline = time.thread_time() + PARSE_CPU_SECONDS  # for all of its bodies' own parses
 
     def effects(self) -> Effects:
         """What the command runs and writes (the analyser, once)."""
@@ -162,13 +165,13 @@ class _Walk:
             # what it prints (a --format, a replacement, a here-document it greps) must not run
             if self._piped_into_runner(node) or not self._prints_to_notes(node, ["grep"], args):
                 return []
-            return [(a.start_byte, a.end_byte) for a in args if not runs_code(a, self.text)] + bodies(docs, self.text)
+            return [(a.start_byte, a.end_byte) for a in args if not runs_code(a, self.text)] + bodies(docs, self.text, self.deadline)
         if words[0] not in self.printers or (feeds_command(node) and not self._feeds_note_tees(node)) \
                 or not self._prints_to_notes(node, words, args):
             return []
         spans = [(a.start_byte, a.end_byte) for a in args if not runs_code(a, self.text)] \
             if words[0] in ("echo", "printf") else []
-        return spans + bodies(docs, self.text)
+        return spans + bodies(docs, self.text, self.deadline)
 
     def _feeds_note_tees(self, node: tree_sitter.Node) -> bool:
         """True when the command's output goes only through ``tee`` into notes (``echo x |

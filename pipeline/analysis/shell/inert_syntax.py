@@ -4,14 +4,13 @@ Split from ``inert.py`` (same layer)."""
 
 from __future__ import annotations
 
-import re
-
 import tree_sitter
 
 from pipeline.analysis.shell.tables import WRAPPERS
-from pipeline.analysis.shell.heredocs import DELIMITER, bare, expanded, quoted
+from pipeline.analysis.shell.heredoc_bodies import expanded
+from pipeline.analysis.shell.heredocs import ends_as_bash_does, word_of
 
-__all__ = ["DELIMITER", "OUTPUT_REDIRECTS", "PLAIN_WRAPPERS", "REDEFINERS", "SUBSTITUTIONS", "WORD_TYPES", "bodies", "ends_as_bash_does",
+__all__ = ["OUTPUT_REDIRECTS", "PLAIN_WRAPPERS", "REDEFINERS", "SUBSTITUTIONS", "WORD_TYPES", "bodies",
            "command_names", "feeds_command", "git_words", "output_target", "prints_a_document", "redefines",
            "redirects_of", "runs_code", "unwrapped", "word_text"]
 
@@ -95,43 +94,21 @@ def redirects_of(node: tree_sitter.Node) -> list[tree_sitter.Node]:
     return found + [c for r in found if r.type == "heredoc_redirect" for c in r.children if c.type == "file_redirect"]
 
 
-def bodies(docs: list[tree_sitter.Node], text: str) -> list[tuple[int, int]]:
+def bodies(docs: list[tree_sitter.Node], text: str, deadline: float | None = None) -> list[tuple[int, int]]:
     """The spans of here-document / here-string bodies that run nothing. Nothing when the
-    grammar may have ended a body elsewhere than bash (:func:`ends_as_bash_does`)."""
+    grammar may have ended a body elsewhere than bash (:func:`ends_as_bash_does`); a body
+    whose own parse runs past ``deadline`` is not blanked."""
     spans = []
     for doc in docs:
         body = next((c for c in doc.children if c.type in ("heredoc_body", *WORD_TYPES)), None)
         start = next((c for c in doc.children if c.type == "heredoc_start"), None)
-        delimiter = text[start.start_byte:start.end_byte] if start is not None else "''"
+        delimiter = word_of(start, text) if start is not None else "''"
         if start is not None and not ends_as_bash_does(doc, text):
             return []
-        runs = expanded(text[body.start_byte:body.end_byte] if body is not None else "", delimiter)
+        runs = expanded(text[body.start_byte:body.end_byte] if body is not None else "", delimiter, deadline)
         if body is not None and runs == [] and not runs_code(body, text):  # the grammar leaves backticks as text
             spans.append((body.start_byte, body.end_byte))
     return spans
-
-
-def ends_as_bash_does(doc: tree_sitter.Node, text: str) -> bool:
-    """Whether a here-document's end line, as the grammar found it, is where bash ends the
-    body: a ``DELIMITER`` whose bare word is that whole line (leading tabs stripped for
-    ``<<-``), after a line not continued with ``\\`` (unquoted delimiter), and no line
-    before it equal to the word. The grammar also ends a body at ``EOF `` or `` EOF``, and
-    the lines it then reads as commands may be a body's (or the reverse)."""
-    start = next((c for c in doc.children if c.type == "heredoc_start"), None)
-    body = next((c for c in doc.children if c.type == "heredoc_body"), None)
-    end = next((c for c in doc.children if c.type == "heredoc_end"), None)
-    if start is None or end is None or not DELIMITER.fullmatch(text[start.start_byte:start.end_byte]):
-        return False
-    delimiter = text[start.start_byte:start.end_byte]
-    word, tabs = bare(delimiter), bool(doc.children) and doc.children[0].type == "<<-"
-    line_start = text.rfind("\n", 0, end.start_byte) + 1
-    line_end = text.find("\n", end.end_byte)
-    line = text[line_start:len(text) if line_end < 0 else line_end]
-    before = text[:max(0, line_start - 1)].rsplit("\n", 1)[-1] if line_start else ""
-    continued = not quoted(delimiter) and (len(before) - len(before.rstrip("\\"))) % 2 == 1
-    inside = text[body.start_byte:body.end_byte].splitlines() if body is not None else []
-    return (line.lstrip("\t") if tabs else line) == word and not continued \
-        and not any((ln.lstrip("\t") if tabs else ln) == word for ln in inside)
 
 
 def unwrapped(nodes: list[tree_sitter.Node], text: str) -> int | None:

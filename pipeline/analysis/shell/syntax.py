@@ -22,7 +22,7 @@ import tree_sitter
 
 from pipeline.analysis.shell.stages import ROOT, Parsed, Stage
 from pipeline.analysis.shell.syntax_command import CommandReader
-from pipeline.analysis.shell.heredocs import UNREADABLE, HereDocs, lifted
+from pipeline.analysis.shell.heredocs import UNREADABLE, HereDocs, lifted_all, read_as_bash_does, starts
 from pipeline.analysis.shell.tree import TOO_COMPLEX, error_reason, heredoc_reason, tree, unglued
 
 __all__ = ["Stage", "Parsed", "parse"]
@@ -50,43 +50,30 @@ def parse(text: str, deadline: float | None = None) -> Parsed | str:
     if parsed is None:
         return TOO_COMPLEX
     root = parsed.root_node
-    lift = lifted(root, text)
+    lift = lifted_all(root, text, deadline)
     if isinstance(lift, str):
         return lift
-    if lift is not None:
-        flat, docs = lift
-        second = tree(flat, deadline)
-        if second is None:
-            return TOO_COMPLEX
-        reason = error_reason(second.root_node, flat) or heredoc_reason(root, text)
+    flat, docs, second = lift
+    if docs:
+        reason = error_reason(second, flat) or heredoc_reason(root, text)
         if reason is not None:
             return reason
         flattener = _Flattener(text, flat, docs)
-        result = flattener.run(second.root_node)
-        if flattener.unreadable:  # a body whose substitutions cannot be read: fail closed
+        result = flattener.run(second)
+        if flattener.unreadable:
             return UNREADABLE
-        if not flattener.heredocs and not _starts(second.root_node):
+        if not flattener.heredocs and not starts(second):
             return result
         # a here-document the second parse did not place (a function's redirect) or found
-        # anew: the first tree is read, as it was before the lift
+        # anew: the first tree is read, when bash reads its here-documents alike
     reason = error_reason(root, text) or heredoc_reason(root, text)
+    if reason is None and "<<" in text and not read_as_bash_does(root, text):
+        reason = UNREADABLE
     if reason is not None:
         return reason
     flattener = _Flattener(text)
     result = flattener.run(root)
     return UNREADABLE if flattener.unreadable else result
-
-
-def _starts(root: tree_sitter.Node) -> bool:
-    """Whether the tree has a here-document start outside substitutions."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.type == "heredoc_start":
-            return True
-        if node.type not in ("command_substitution", "process_substitution"):
-            stack.extend(node.children)
-    return False
 
 
 class _Flattener(CommandReader):

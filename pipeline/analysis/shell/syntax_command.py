@@ -18,7 +18,8 @@ import tree_sitter
 
 from pipeline.analysis.shell.inert_syntax import SUBSTITUTIONS, WORD_TYPES
 from pipeline.analysis.shell.stages import Groups, Stage
-from pipeline.analysis.shell.heredocs import HereDocs, expanded
+from pipeline.analysis.shell.heredoc_bodies import expanded
+from pipeline.analysis.shell.heredocs import HereDocs
 from pipeline.analysis.shell.words import HD_L, HD_R, WordReader
 
 # the word nodes a here-document's line may leave loose
