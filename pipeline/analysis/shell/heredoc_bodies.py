@@ -14,7 +14,7 @@ import tree_sitter
 
 from pipeline.analysis.shell.tree import tree
 
-__all__ = ["expanded", "quoted"]
+__all__ = ["expanded", "found", "quoted", "spans_run"]
 
 # in a body's text (its `$(...)` blanked): an escaped character, a backtick pair, a lone backtick
 _BACKTICKS = re.compile(r"\\.|`(?:\\.|[^`\\])*`|`", re.S)
@@ -27,10 +27,25 @@ def quoted(delimiter: str) -> bool:
 
 
 def expanded(body: str, delimiter: str, deadline: float | None = None) -> list[str] | None:
-    """The command substitutions (``$(...)``, backticks, as written) bash runs when it
-    reads a here-document's ``body``: none when its delimiter is quoted; None when the body
-    cannot be read (a syntax error in it; a lone backtick, on which bash fails the command;
-    its parse still running at ``deadline``, :func:`pipeline.analysis.shell.tree.tree`).
+    """The texts of what :func:`found` finds (None: the body cannot be read)."""
+    runs = found(body, delimiter, deadline)
+    return None if runs is None else [runs[0][lo:hi] for lo, hi in runs[1]]
+
+
+def spans_run(body: str, delimiter: str, deadline: float | None = None) -> list[tuple[int, int]] | None:
+    """Where in ``body`` the substitutions bash runs are (:func:`found`); None when the body
+    cannot be read or continued lines were joined (its offsets are not the body's)."""
+    runs = found(body, delimiter, deadline)
+    return None if runs is None or runs[0] != body else runs[1]
+
+
+def found(body: str, delimiter: str, deadline: float | None = None) -> tuple[str, list[tuple[int, int]]] | None:
+    """The body's text as bash expands it (continued lines joined) and where in it the
+    command substitutions (``$(...)``, backticks) are that bash runs when it reads a
+    here-document's ``body``: none when its delimiter is quoted; None when the body
+    cannot be read (a syntax error in a substitution of it; its parse still running at
+    ``deadline``, :func:`pipeline.analysis.shell.tree.tree`). Bash fails the command at a
+    lone backtick or a ``${`` it cannot expand, after the substitutions before: those count.
 
     The body is parsed as a here-document of its own, each line's leading blanks moved to
     its end (the grammar reads no ``$(...)`` after them), its continued lines joined (bash
@@ -41,11 +56,11 @@ def expanded(body: str, delimiter: str, deadline: float | None = None) -> list[s
     subshell). Backticks, which the grammar leaves as text, are found in the text with its
     ``$(...)`` blanked, backslash escapes as in double quotes."""
     if quoted(delimiter):
-        return []
+        return body, []
     text = _CONTINUATION.sub(lambda m: "" if m.group(1) == "\n" else m.group(0), body)
     if "$(" not in text and "`" not in text:
-        return []
-    lines = _without_arithmetic(text).split("\n")
+        return text, []
+    lines = _without_arithmetic(text).replace("`", " ").split("\n")  # backticks: found on the text below
     shadow = "\n".join(ln.lstrip(" \t") + ln[:len(ln) - len(ln.lstrip(" \t"))] for ln in lines)
     indents = [len(ln) - len(ln.lstrip(" \t")) for ln in lines]
     starts = [0]
@@ -56,7 +71,7 @@ def expanded(body: str, delimiter: str, deadline: float | None = None) -> list[s
         end_word += "_"
     head = f": <<{end_word}\nx\n"
     parsed = tree(f"{head}{shadow}\n{end_word}\n", deadline)
-    if parsed is None or parsed.root_node.has_error:
+    if parsed is None or _unread_substitution(parsed.root_node):
         return None
 
     def original(offset: int) -> int:  # an offset of the shadow, as one of `text` (lines keep their length)
@@ -64,7 +79,7 @@ def expanded(body: str, delimiter: str, deadline: float | None = None) -> list[s
         column, kept = offset - starts[k], len(lines[k]) - indents[k]
         return starts[k] + (column + indents[k] if column < kept else column - kept)
 
-    chars, found = list(text), []
+    chars, spans = list(text), []
     stack = [parsed.root_node]
     while stack:
         node = stack.pop()
@@ -73,14 +88,35 @@ def expanded(body: str, delimiter: str, deadline: float | None = None) -> list[s
             continue
         lo, hi = original(node.start_byte - len(head)), original(node.end_byte - 1 - len(head)) + 1
         if not _one_subshell(node):
-            found.append(text[lo:hi])
+            spans.append((lo, hi))
         chars[lo:hi] = " " * (hi - lo)
     for m in _BACKTICKS.finditer("".join(chars)):
         if m.group() == "`":
-            return None
+            break  # a lone backtick: bash fails the command there, after what it ran before
         if m.group().startswith("`"):
-            found.append(text[m.start():m.end()])
-    return found
+            spans.append((m.start(), m.end()))
+    return text, sorted(spans)
+
+
+def _unread_substitution(root: tree_sitter.Node) -> bool:
+    """Whether the body's parse failed inside a ``$(...)`` (one left open, or an error
+    holding its ``$(``): a substitution that may run and cannot be read. An error elsewhere
+    (``${user.name}``, a ``${`` bash cannot expand: it fails the command there) leaves the
+    substitutions that parsed whole."""
+    if not root.has_error:
+        return False
+    stack = [(root, False)]
+    while stack:
+        node, in_error = stack.pop()
+        if node.type == "command_substitution" and not node.has_error:
+            continue  # read whole
+        if node.is_missing and node.type == ")":
+            return True
+        in_error = in_error or node.type == "ERROR"
+        if in_error and node.type == "$(":
+            return True
+        stack.extend((c, in_error) for c in node.children)
+    return False
 
 
 def _one_subshell(node: tree_sitter.Node) -> bool:

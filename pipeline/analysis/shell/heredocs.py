@@ -33,9 +33,10 @@ dropped) and the substitutions bash runs in it (None: the body cannot be read)."
 UNREADABLE = "here-document the parser could not read"
 MAX_LIFTS = 8  # parses with here-documents lifted out, at most, after the first
 # a delimiter word read alike by bash and here: characters other than blanks,
-# metacharacters, `$` and backticks, quoted in part or whole (`'EOF'`, `"EOF"`, `\EOF`,
-# `E"OF"`), a CRLF text's `\r` after it; `$'EOF'`, `$X` are left to the grammar's reading
-DELIMITER = re.compile(r"""(?:[^\s;&|<>()'"\\$`]|\\[^\n]|'[^']*'|"(?:[^"\\$`]|\\[^\n])*")+\r*""")
+# metacharacters and backticks (`$X` is that text: bash expands no delimiter), quoted in
+# part or whole (`'EOF'`, `"EOF"`, `\EOF`, `E"OF"`), a CRLF text's `\r` after it; `$'EOF'`
+# and `$"EOF"` are left to the grammar's reading
+DELIMITER = re.compile(r"""(?:[^\s;&|<>()'"\\$`]|\$(?!['"])|\\[^\n]|'[^']*'|"(?:[^"\\$`]|\\[^\n])*")+\r*""")
 _QUOTE_PART = re.compile(r"\\(.)|'([^']*)'|\"((?:[^\"\\]|\\.)*)\"", re.S)
 _IN_DOUBLE = re.compile(r"""\\([$`"\\])""")
 # nodes inside which a newline does not end the start line

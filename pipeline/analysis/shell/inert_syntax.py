@@ -7,7 +7,7 @@ from __future__ import annotations
 import tree_sitter
 
 from pipeline.analysis.shell.tables import WRAPPERS
-from pipeline.analysis.shell.heredoc_bodies import expanded
+from pipeline.analysis.shell.heredoc_bodies import spans_run
 from pipeline.analysis.shell.heredocs import ends_as_bash_does, word_of
 
 __all__ = ["OUTPUT_REDIRECTS", "PLAIN_WRAPPERS", "REDEFINERS", "SUBSTITUTIONS", "WORD_TYPES", "bodies",
@@ -95,9 +95,10 @@ def redirects_of(node: tree_sitter.Node) -> list[tree_sitter.Node]:
 
 
 def bodies(docs: list[tree_sitter.Node], text: str, deadline: float | None = None) -> list[tuple[int, int]]:
-    """The spans of here-document / here-string bodies that run nothing. Nothing when the
-    grammar may have ended a body elsewhere than bash (:func:`ends_as_bash_does`); a body
-    whose own parse runs past ``deadline`` is not blanked."""
+    """The spans of here-document / here-string bodies that run nothing: a body but the
+    substitutions bash runs in it. Nothing when the grammar may have ended a body elsewhere
+    than bash (:func:`ends_as_bash_does`); a body whose own parse runs past ``deadline``, or
+    whose substitutions cannot be placed, is not blanked."""
     spans = []
     for doc in docs:
         body = next((c for c in doc.children if c.type in ("heredoc_body", *WORD_TYPES)), None)
@@ -105,9 +106,20 @@ def bodies(docs: list[tree_sitter.Node], text: str, deadline: float | None = Non
         delimiter = word_of(start, text) if start is not None else "''"
         if start is not None and not ends_as_bash_does(doc, text):
             return []
-        runs = expanded(text[body.start_byte:body.end_byte] if body is not None else "", delimiter, deadline)
-        if body is not None and runs == [] and not runs_code(body, text):  # the grammar leaves backticks as text
-            spans.append((body.start_byte, body.end_byte))
+        if body is None:
+            continue
+        if start is None:  # a here-string: a word, whole unless it runs something
+            if not runs_code(body, text):
+                spans.append((body.start_byte, body.end_byte))
+            continue
+        runs = spans_run(text[body.start_byte:body.end_byte], delimiter, deadline)
+        if runs is None:
+            continue  # a body whose substitutions cannot be placed: read whole
+        pos = body.start_byte  # the body but what runs in it (backticks too: the grammar leaves them as text)
+        for lo, hi in runs:
+            spans.append((pos, body.start_byte + lo))
+            pos = body.start_byte + hi
+        spans.append((pos, body.end_byte))
     return spans
 
 
