@@ -17,25 +17,30 @@ A record is a chat as the ``openai`` and ``sharegpt`` readers take one: ``{"mess
 - A call in an assistant message (``assistant`` / ``gpt`` / ``model`` / ``bot`` / ``agent``), as
   LangChain's ``ReActSingleInputOutputParser`` finds it: the first ``Action:`` (or ``Action
   2:``), the tool named by the text up to the next ``Action Input:``, the input all after
-  it (spaces, then double quotes, stripped from both ends, as LangChain does; a code fence
-  around it dropped); or the ReAct paper's ``Action 1: Search[query]``; else, as its
-  ``StructuredChatOutputParser`` finds one, a fenced JSON blob anywhere
-  (``{"action", "action_input"}``, a list: its first). ``Final Answer`` as the blob's action,
-  ``Finish[...]``, a text holding both ``Final Answer:`` and an action (LangChain refuses to
-  run it), or no call at all: text. The call's id is ``react_<message>_<k>``; the text
-  before it is the assistant's text.
+  it (blanks, then double quotes, stripped from both ends, as LangChain's regex and
+  ``strip('"')`` leave it; a code fence around it dropped); or the ReAct paper's ``Action 1:
+  Search[query]``; else, as its ``StructuredChatOutputParser`` / JSON chat agent find one, a
+  fenced JSON blob anywhere or the text itself as JSON (``{"action", "action_input"}``, a
+  list: its first; no ``action_input``: ``{}``). ``Final Answer`` as the blob's action,
+  ``Finish[...]`` or no call at all: text. A text holding both ``Final Answer:`` and an
+  action is refused by LangChain (nothing ran, its answer a parse error): no call, unless
+  an output that is no parse error answers it (another harness ran it). The call's id is
+  ``react_<message>_<k>``; the text before it is the assistant's text.
 - An input that is a strict JSON object is the arguments; any other is the tool's one
   argument ``{"input": ...}``, as the ``langchain`` reader reads a string tool input (a shell
   / code argument of the inference lexicon).
 - Its result: the next message when it has a tool role (``tool`` / ``function`` /
   ``observation`` / ``ipython``) or is a user message opening with ``Observation``, that
-  label dropped. Inside one message, ``Observation`` lines end the call's input (the
-  harness stops the model there); when no result message follows, the message is a whole
-  scratchpad: each of its calls is answered by the ``Observation`` after it (the ReAct
-  paper's logs, single-string agent traces), up to the next ``Thought`` / ``Action`` /
-  ``Final Answer`` line. A call with no result has none (``missing_tool_result`` when steps
-  follow; the last step: unknown, fail closed). A result with no call waiting (what a
-  harness feeds back on a parse error) is user text, counted in ``meta.results_without_call``.
+  label dropped. An assistant text holding ``Observation`` lines is a scratchpad (the
+  ReAct paper's logs, single-string agent traces, an accumulated scratchpad): split at
+  them, each part after one opens with that tool's output and then the model's own text
+  (from its last ``Thought`` / ``Final Answer`` line before its call), and its call is the
+  part's last one (a tool's output, which a page or file can write, never hides the
+  model's call after it nor makes one); each observation answers the call before it, the
+  next message (when a result) the last. An output after a step with no call, and a result
+  message with no call waiting (a harness's answer to a parse error), are user text,
+  counted in ``meta.results_without_call``. A call with no result has none
+  (``missing_tool_result`` when steps follow; the last step: unknown, fail closed).
 - LangChain's ``InvalidTool`` answer (``"<tool> is not a valid tool, try one of [...]."``)
   marks the call ``not_executed``, by the ``langchain`` reader's rule (``never_ran``).
 - An assistant message that already carries ``tool_calls`` is refused (``AdapterError``
@@ -67,68 +72,105 @@ ID_KEYS = ("id", "conversation_id", "idx")
 TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
 
 # LangChain's ReAct parser: `Action\s*\d*\s*:(.*?)Action\s*\d*\s*Input\s*\d*\s*:(.*)`, found here
-# in two searches (linear on hostile text)
-_ACTION = re.compile(r"Action\s*\d*\s*:")
-_INPUT = re.compile(r"Action\s*\d*\s*Input\s*\d*\s*:")
+# in searches of their own (no adjacent quantifiers over the same characters: linear)
+_ACTION = re.compile(r"Action\s*(?:\d+\s*)?:")
+_INPUT = re.compile(r"Action\s*(?:\d+\s*)?Input\s*(?:\d+\s*)?:")
 # LangChain's structured chat parser: a fenced blob anywhere
 _BLOB = re.compile(r"```(?:json\s+)?(\W.*?)```", re.S)
 _LENIENT = json.JSONDecoder(strict=False)
 _PAPER = re.compile(r"([A-Za-z_][\w.-]*)\[(.*)\]", re.S)  # `Search[query]`
 _FENCE = re.compile(r"```[\w-]*[ \t]*\n(.*?)\n?```", re.S)
-# an observation line in an assistant's text; what ends that observation
+# an observation line in an assistant's text; where the model's own text of a step starts
 _OBSERVED = re.compile(r"^[ \t]*Observation[ \t]*(?:\d+[ \t]*)?:[ \t]?", re.M)
-_NEXT = re.compile(r"^[ \t]*(?:Thought|Action|Final Answer)\b", re.M)
+_OWN = re.compile(r"^[ \t]*(?:Thought|Final Answer)\b", re.M)
 _LABEL = re.compile(r"\A\s*Observation[ \t]*(?:\d+[ \t]*)?:[ \t]?")
+# what LangChain answers a text it could not parse (nothing ran)
+_PARSE_ERROR = re.compile(r"Could not parse LLM output|Invalid Format|Parsing LLM output produced both|"
+                          r"Invalid or incomplete response")
 _FINAL = ("final answer", "finish")
 
+Call = tuple[int, str, str, bool]
+"""A call in a step's text: (where it starts, tool, input, whether ``Final Answer:`` follows it)."""
 
-def text_call(text: str) -> tuple[str, str, str] | None:
-    """(the text before the call, tool, input) of the call in one step's text (module
-    docstring), None when it holds none or only a final answer."""
-    action = _ACTION.search(text)
-    given = _INPUT.search(text, action.end()) if action is not None else None
-    if action is not None and given is not None:
-        if "Final Answer:" in text:
-            return None  # LangChain refuses a text with both: nothing ran
-        tool, tool_input = text[action.end():given.start()], _unwrapped(text[given.end():].strip(" ").strip('"'))
-        before = text[:action.start()]
-    elif action is not None and (paper := _PAPER.fullmatch(text[action.end():].split("\n", 1)[0].strip())):
-        tool, tool_input, before = paper.group(1), paper.group(2), text[:action.start()]
-    elif (blob := _BLOB.search(text)) is not None:
-        try:
-            value = _LENIENT.decode(blob.group(1).strip())
-        except (ValueError, RecursionError):
-            return None
-        value = value[0] if isinstance(value, list) and value else value
-        if not isinstance(value, dict) or not isinstance(value.get("action"), str):
-            return None
-        given_input = value.get("action_input", "")
-        tool = value["action"]
-        tool_input = given_input if isinstance(given_input, str) else json.dumps(given_input, ensure_ascii=False)
-        before = text[:action.start() if action is not None and action.start() < blob.start() else blob.start()]
-    else:
+
+def text_call(text: str, last: bool = False) -> Call | None:
+    """The call in a step's text as LangChain's parsers find it (module docstring): the
+    first one; ``last``: the last one (a scratchpad's step, whose text may open with a tool's
+    output: the model's own call is the one right before the next observation). None when
+    it holds none or only a final answer."""
+    found: list[Call] = []
+    inputs = list(_INPUT.finditer(text)) if last else [m for m in [_INPUT.search(text)] if m]
+    if inputs:
+        given = inputs[-1] if last else inputs[0]
+        actions = [a for a in _ACTION.finditer(text, 0, given.start())]
+        if actions:
+            action = actions[-1] if last else actions[0]
+            if not last:  # LangChain: the first `Action:`, then the first `Action Input:` after it
+                given = _INPUT.search(text, action.end()) or given
+            found.append((action.start(), text[action.end():given.start()],
+                          text[given.end():].strip().strip('"'), False))
+    for action in _ACTION.finditer(text):
+        line_end = text.find("\n", action.end())
+        paper = _PAPER.fullmatch(text[action.end():len(text) if line_end < 0 else line_end].strip())
+        if paper is not None:
+            found.append((action.start(), paper.group(1), paper.group(2), False))
+            if not last:
+                break
+    blobs = list(_BLOB.finditer(text)) if last else [m for m in [_BLOB.search(text)] if m]
+    if blobs:
+        blob = blobs[-1] if last else blobs[0]
+        label = [a for a in _ACTION.finditer(text, 0, blob.start()) if not text[a.end():blob.start()].strip()]
+        found.append(_blob_call(blob.group(1).strip(), label[-1].start() if label else blob.start()))
+    elif text.strip()[:1] in ("{", "["):  # create_json_chat_agent: the blob bare
+        found.append(_blob_call(text.strip(), len(text) - len(text.lstrip())))
+    calls = [c for c in found if c[1] is not None]
+    if not calls:
         return None
+    start, tool, tool_input, _ = max(calls) if last else min(calls)
     tool = tool.strip().strip("`*'\" ")
     if not tool or tool.lower() in _FINAL:
         return None
-    return before.strip(), tool, tool_input.strip()
+    return start, tool, _unwrapped(tool_input.strip()), "Final Answer:" in text[start:]
 
 
-def scratchpad(text: str) -> list[tuple[str, str | None]]:
-    """The steps of one assistant text: (a step's text, the ``Observation`` written after it
-    or None), split at each observation line, which runs to the next ``Thought`` /
-    ``Action`` / ``Final Answer`` line."""
-    steps: list[tuple[str, str | None]] = []
-    pos = 0
-    for seen in _OBSERVED.finditer(text):
-        if seen.start() < pos:
-            continue
-        nxt = _NEXT.search(text, seen.end())
-        end = nxt.start() if nxt is not None else len(text)
-        steps.append((text[pos:seen.start()], text[seen.end():end].strip()))
-        pos = end
-    steps.append((text[pos:], None))
-    return steps
+def _blob_call(blob: str, at: int) -> Call:
+    """A structured chat blob's call (its tool None when it holds none)."""
+    try:
+        value = _LENIENT.decode(blob)
+    except (ValueError, RecursionError):
+        return at, None, "", False  # type: ignore[return-value]
+    value = value[0] if isinstance(value, list) and value else value
+    if not isinstance(value, dict) or not isinstance(value.get("action"), str):
+        return at, None, "", False  # type: ignore[return-value]
+    given = value.get("action_input", {})
+    return at, value["action"], given if isinstance(given, str) else json.dumps(given, ensure_ascii=False), False
+
+
+Step = tuple[str, str, tuple[str, str, bool] | None, str | None]
+"""One step of an assistant text: (the tool output opening it, the model's text, its call
+(tool, input, refused) or None, the observation written after it or None)."""
+
+
+def steps(text: str) -> list[Step]:
+    """An assistant text's steps (module docstring): the text split at each observation
+    line; each part after one opens with that tool's output, then the model's own text (from
+    its last ``Thought`` / ``Final Answer`` line before its call, else from the call), whose
+    call is the part's last; a text with no observation line is one step, its first call."""
+    cuts = list(_OBSERVED.finditer(text))
+    if not cuts:
+        call = text_call(text)
+        return [("", text if call is None else text[:call[0]], None if call is None else call[1:], None)]
+    parts = [text[:cuts[0].start()]] + [text[a.end():b.start()] for a, b in zip(cuts, cuts[1:])] + [text[cuts[-1].end():]]
+    out: list[Step] = []
+    for i, part in enumerate(parts):
+        call = text_call(part, last=True)
+        end = call[0] if call is not None else len(part)
+        own = [m.start() for m in _OWN.finditer(part, 0, end)]
+        split = 0 if i == 0 else (own[-1] if own else end)
+        out.append((part[:split].strip(), part[split:end], None if call is None else call[1:], None))
+    # each step's observation is what opens the next one
+    return [(seen, mine, call, out[i + 1][0] if i + 1 < len(out) else None)
+            for i, (seen, mine, call, _) in enumerate(out)]
 
 
 def _unwrapped(text: str) -> str:
@@ -188,30 +230,30 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     loose = 0
     for k, (role, text) in enumerate(said):
         if role in ASSISTANT:
-            waiting = None
-            answered_next = k + 1 < len(said) and _answers(*said[k + 1])
-            steps = scratchpad(text)
-            if answered_next or len(steps) == 1:
-                steps = [(text if not answered_next else steps[0][0], None)]
-            said_before: list[str] = []
-            for j, (step, observed) in enumerate(steps):
-                found = text_call(step)
-                if found is None:
-                    said_before.append(step.strip())
+            waiting, after = None, said[k + 1] if k + 1 < len(said) else None
+            answer_next = after is not None and _answers(*after)
+            taken = False  # whether the step before took the output opening this one
+            parts = steps(text)
+            for j, (opening, own, call, observed) in enumerate(parts):
+                if opening and not taken:  # the output of a step that made no call: text
+                    loose += 1
+                    messages.append(canonical_message("user", opening))
+                answer = observed if observed is not None else after[1] if answer_next and after else None
+                if call is not None and call[2] and (answer is None or _PARSE_ERROR.search(answer)):
+                    call = None  # Final Answer and an action, nothing answered: LangChain ran nothing
+                taken = call is not None
+                if call is None:
+                    if own.strip():
+                        messages.append(assistant(own.strip()))
                     continue
-                before, tool, tool_input = found
                 call_id = f"react_{k}_{j}"
-                calls.append((call_id, tool))
-                messages.append(assistant("\n".join(t for t in (*said_before, before) if t) or None,
-                                          [tool_call(call_id, tool, string_arguments(tool_input))]))
-                said_before = []
+                calls.append((call_id, call[0]))
+                messages.append(assistant(own.strip() or None, [tool_call(call_id, call[0], string_arguments(call[1]))]))
                 if observed is not None:
                     seen[call_id] = len(messages)
                     messages.append(tool_result(call_id, observed))
                 else:
                     waiting = call_id
-            if said_before and any(said_before):
-                messages.append(assistant("\n".join(t for t in said_before if t) or None))
         elif _answers(role, text) and waiting is not None:
             seen[waiting] = len(messages)
             messages.append(tool_result(waiting, _LABEL.sub("", text, count=1)))
