@@ -68,6 +68,7 @@ class Analyser:
         self.git_remotes: dict[str, str] = parent.git_remotes if parent else {}
         self.subs: list[tuple[str, str]] = []
         self.docs: list[str] = []
+        self.doc_subs: list[list[int]] = []
         self.sub_flows: dict[int, tuple[str, ...]] = {}
         self.sub_values: dict[int, str] = {}
         self.provenance: dict[str, tuple[str, ...]] = {}
@@ -95,6 +96,15 @@ class Analyser:
             kind, inner = self.subs[int(m.group(1))]
             return {"$": f"$({inner})", "=": "$((...))"}.get(kind, f"{kind}({inner})")
         return restore_private(SUB_RE.sub(put, word))
+
+    def doc_runs(self, redirs: list[tuple[str, str]]) -> list[int]:
+        """The substitutions the here-documents among ``redirs`` run (their bodies' ``$(...)``)."""
+        out: list[int] = []
+        for op, target in redirs:
+            m = HD_RE.match(target) if op == "<<" else None
+            if m is not None and int(m.group(1)) < len(self.doc_subs):
+                out.extend(self.doc_subs[int(m.group(1))])
+        return out
 
     def redir_text(self, op: str, target: str) -> str:
         """A here-doc's body, or the text of a here-string or redirection target."""
@@ -153,7 +163,7 @@ class Analyser:
         parsed = parse(text, min(self.budget.deadline_at(now), now + PARSE_CPU_SECONDS))
         if isinstance(parsed, str):
             return ShellAnalysis(opaque=True, opaque_reason=parsed)
-        self.subs, self.docs = parsed.subs, parsed.docs
+        self.subs, self.docs, self.doc_subs = parsed.subs, parsed.docs, parsed.doc_subs
         collected: dict[int, list[Flow]] = {ROOT: self.outputs}  # what each group's commands wrote
         for n, pipeline in enumerate(parsed.pipelines):
             flow = stdin if stdin is not None and n == 0 else Flow()
@@ -206,6 +216,8 @@ class Analyser:
         for w in stage.words + [t for _, t in stage.redirs]:
             for m in SUB_RE.finditer(w):
                 self.substitution(int(m.group(1)))
+        for k in self.doc_runs(stage.redirs):
+            self.substitution(k)
         names = {m.group(1) or m.group(3) for w in stage.words + [t for _, t in stage.redirs]
                  for m in VAR_RE.finditer(w)}
         known = [(n, vals) for n in sorted(x for x in names if x) if (vals := self.env.get(n))]
@@ -227,7 +239,15 @@ class Analyser:
         return outs[0] if len(outs) == 1 else self.union(outs)
 
     def simple(self, words: list[str], redirs: list[tuple[str, str]], stdin: Flow, scoped: bool = False) -> Flow:
-        """Keywords, assignments, redirections, then the per-command handler."""
+        """Keywords, assignments, redirections, then the per-command handler. What a
+        here-document's or here-string's substitutions output is on the command's stdin
+        (``curl -d @- URL <<EOF`` with a line ``$(cat key)`` sends the key)."""
+        fed = [r for k in self.doc_runs(redirs) for r in self.sub_flows.get(k, ())]
+        fed += [r for op, target in redirs if op == "<<<" for m in SUB_RE.finditer(target)
+                for r in self.sub_flows.get(int(m.group(1)), ())]
+        if fed:
+            stdin = Flow(tuple(dict.fromkeys(stdin.resources + tuple(fed))), stdin.literal, stdin.items,
+                         stdin.transformed)
         ctx = Ctx(self, stdin, redirs)
         ctx.scoped = scoped or self.piped
         while words and words[0] in KEYWORDS:

@@ -51,6 +51,7 @@ class Parsed:
     pipelines: list[list[Stage]]
     subs: list[tuple[str, str]]
     docs: list[str]
+    doc_subs: list[list[int]] = field(default_factory=list)  # per here-doc: the substitutions its body runs
 
 
 class Groups:

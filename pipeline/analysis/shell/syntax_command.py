@@ -43,6 +43,7 @@ class CommandReader(WordReader):
         self.heredocs = dict(heredocs or {})  # popped as read: what is left was not found
         self.unreadable = False  # a lifted here-document body whose expansions cannot be read
         self.docs: list[str] = []
+        self.doc_subs: list[list[int]] = []  # per here-doc: the substitutions its body runs
         self.deferred: list[tuple[str, tree_sitter.Node | Stage]] = []
         self.scope = 0  # depth of subshells, function bodies, conditional and loop bodies
         self.groups = Groups()  # every compound command, for what its output feeds
@@ -159,8 +160,10 @@ class CommandReader(WordReader):
         redirs.append(("<<", f"{HD_L}{len(self.docs) - 1}{HD_R}"))
         if runs is None:
             self.unreadable = True
+        first = len(self.subs)
         for text in runs or ():
             self.substitution_text(text)  # recorded in ``subs``: the analyser runs each one
+        self.doc_subs.append(list(range(first, len(self.subs))))
 
     def after_target(self, nodes: list[tree_sitter.Node], extra: list[str]) -> None:
         """Words the grammar puts after a redirection's target: arguments of the command
