@@ -36,8 +36,11 @@ A record is a chat as the ``openai`` and ``sharegpt`` readers take one: ``{"mess
   them, each part after one opens with that tool's output and then the model's own text
   (from its last ``Thought`` / ``Final Answer`` line before its call), and its call is the
   part's last one (a tool's output, which a page or file can write, never hides the
-  model's call after it nor makes one); each observation answers the call before it, the
-  next message (when a result) the last. An output after a step with no call, and a result
+  model's call after it nor makes one: the last fenced blob is found from the end, a bare
+  blob on the part's last lines); each observation answers the call before it, the next
+  message (when a result) the last. The last part's call counts only after the model's own
+  ``Thought`` line or when a result message follows (an accumulated scratchpad ends with a
+  tool's output, which may spell a call). A refused call's text stays assistant text. An output after a step with no call, and a result
   message with no call waiting (a harness's answer to a parse error), are user text,
   counted in ``meta.results_without_call``. A call with no result has none
   (``missing_tool_result`` when steps follow; the last step: unknown, fail closed).
@@ -55,6 +58,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx, assistant, listed_record, text_of, tool_call, tool_result
@@ -78,15 +82,16 @@ _INPUT = re.compile(r"Action\s*(?:\d+\s*)?Input\s*(?:\d+\s*)?:")
 # LangChain's structured chat parser: a fenced blob anywhere
 _BLOB = re.compile(r"```(?:json\s+)?(\W.*?)```", re.S)
 _LENIENT = json.JSONDecoder(strict=False)
-_PAPER = re.compile(r"([A-Za-z_][\w.-]*)\[(.*)\]", re.S)  # `Search[query]`
+# the ReAct paper's `Action 1: Search[query]`, on a line of its own
+_PAPER_LINE = re.compile(r"^[ \t]*Action[ \t]*(?:\d+[ \t]*)?:[ \t]*([A-Za-z_][\w.-]*)\[([^\n]*)\][ \t]*$", re.M)
 _FENCE = re.compile(r"```[\w-]*[ \t]*\n(.*?)\n?```", re.S)
 # an observation line in an assistant's text; where the model's own text of a step starts
 _OBSERVED = re.compile(r"^[ \t]*Observation[ \t]*(?:\d+[ \t]*)?:[ \t]?", re.M)
 _OWN = re.compile(r"^[ \t]*(?:Thought|Final Answer)\b", re.M)
 _LABEL = re.compile(r"\A\s*Observation[ \t]*(?:\d+[ \t]*)?:[ \t]?")
 # what LangChain answers a text it could not parse (nothing ran)
-_PARSE_ERROR = re.compile(r"Could not parse LLM output|Invalid Format|Parsing LLM output produced both|"
-                          r"Invalid or incomplete response")
+_PARSE_ERROR = re.compile(r"\s*(?:Observation[ \t]*:[ \t]*)?(?:Could not parse LLM output:|Invalid Format: Missing 'Action|"
+                          r"Parsing LLM output produced both|Invalid or incomplete response)")
 _FINAL = ("final answer", "finish")
 
 Call = tuple[int, str, str, bool]
@@ -99,30 +104,26 @@ def text_call(text: str, last: bool = False) -> Call | None:
     output: the model's own call is the one right before the next observation). None when
     it holds none or only a final answer."""
     found: list[Call] = []
-    inputs = list(_INPUT.finditer(text)) if last else [m for m in [_INPUT.search(text)] if m]
-    if inputs:
-        given = inputs[-1] if last else inputs[0]
-        actions = [a for a in _ACTION.finditer(text, 0, given.start())]
-        if actions:
-            action = actions[-1] if last else actions[0]
-            if not last:  # LangChain: the first `Action:`, then the first `Action Input:` after it
-                given = _INPUT.search(text, action.end()) or given
-            found.append((action.start(), text[action.end():given.start()],
-                          text[given.end():].strip().strip('"'), False))
-    for action in _ACTION.finditer(text):
-        line_end = text.find("\n", action.end())
-        paper = _PAPER.fullmatch(text[action.end():len(text) if line_end < 0 else line_end].strip())
-        if paper is not None:
-            found.append((action.start(), paper.group(1), paper.group(2), False))
-            if not last:
-                break
-    blobs = list(_BLOB.finditer(text)) if last else [m for m in [_BLOB.search(text)] if m]
-    if blobs:
-        blob = blobs[-1] if last else blobs[0]
-        label = [a for a in _ACTION.finditer(text, 0, blob.start()) if not text[a.end():blob.start()].strip()]
-        found.append(_blob_call(blob.group(1).strip(), label[-1].start() if label else blob.start()))
-    elif text.strip()[:1] in ("{", "["):  # create_json_chat_agent: the blob bare
-        found.append(_blob_call(text.strip(), len(text) - len(text.lstrip())))
+    if last:
+        given = _last(_INPUT, text, 0, len(text))
+        action = _last(_ACTION, text, 0, given.start()) if given is not None else None
+    else:  # LangChain: the first `Action:`, then the first `Action Input:` after it
+        action = _ACTION.search(text)
+        given = _INPUT.search(text, action.end()) if action is not None else None
+    if action is not None and given is not None:
+        found.append((action.start(), text[action.end():given.start()], text[given.end():].strip().strip('"'), False))
+    papers = _PAPER_LINE.finditer(text)
+    paper = _last_of(papers) if last else next(papers, None)
+    if paper is not None:
+        found.append((paper.start(), paper.group(1), paper.group(2), False))
+    blob = _fenced(text, last)
+    if blob is not None:
+        label = _last(_ACTION, text, 0, blob[0])
+        at = label.start() if label is not None and not text[label.end():blob[0]].strip() else blob[0]
+        found.append(_blob_call(blob[1], at))
+    bare = text.rfind("\n{") + 1 if last else len(text) - len(text.lstrip())
+    if text[bare:bare + 1] in ("{", "[") and (blob is None or bare > blob[0]):  # a JSON chat agent's blob, bare
+        found.append(_blob_call(text[bare:].strip(), bare))
     calls = [c for c in found if c[1] is not None]
     if not calls:
         return None
@@ -130,7 +131,32 @@ def text_call(text: str, last: bool = False) -> Call | None:
     tool = tool.strip().strip("`*'\" ")
     if not tool or tool.lower() in _FINAL:
         return None
-    return start, tool, _unwrapped(tool_input.strip()), "Final Answer:" in text[start:]
+    return start, tool, _unwrapped(tool_input.strip()), "Final Answer:" in (text[start:] if last else text)
+
+
+def _last(pattern: re.Pattern[str], text: str, start: int, end: int) -> re.Match[str] | None:
+    return _last_of(pattern.finditer(text, start, end))
+
+
+def _last_of(matches: Iterator[re.Match[str]]) -> re.Match[str] | None:
+    out = None
+    for out in matches:
+        pass
+    return out
+
+
+def _fenced(text: str, last: bool) -> tuple[int, str] | None:
+    """(where, content) of the first fenced blob (LangChain's pattern), or of the last one
+    found from the end (a stray fence earlier in a tool's output cannot pair with the model's)."""
+    if not last:
+        m = _BLOB.search(text)
+        return (m.start(), m.group(1).strip()) if m is not None else None
+    close = text.rfind("```")
+    open_ = text.rfind("```", 0, close) if close > 0 else -1
+    if open_ < 0:
+        return None
+    m = _BLOB.match(text, open_, close + 3)
+    return (open_, m.group(1).strip()) if m is not None else None
 
 
 def _blob_call(blob: str, at: int) -> Call:
@@ -146,31 +172,42 @@ def _blob_call(blob: str, at: int) -> Call:
     return at, value["action"], given if isinstance(given, str) else json.dumps(given, ensure_ascii=False), False
 
 
-Step = tuple[str, str, tuple[str, str, bool] | None, str | None]
-"""One step of an assistant text: (the tool output opening it, the model's text, its call
-(tool, input, refused) or None, the observation written after it or None)."""
+Step = tuple[str, str, tuple[str, str, bool] | None, str | None, str]
+"""One step of an assistant text: (the tool output opening it, the model's text before its
+call, its call (tool, input, refused) or None, the observation written after it or None,
+the model's text from the call on)."""
 
 
-def steps(text: str) -> list[Step]:
+def steps(text: str, answered_after: bool = False) -> list[Step]:
     """An assistant text's steps (module docstring): the text split at each observation
     line; each part after one opens with that tool's output, then the model's own text (from
-    its last ``Thought`` / ``Final Answer`` line before its call, else from the call), whose
-    call is the part's last; a text with no observation line is one step, its first call."""
+    its last ``Thought`` / ``Final Answer`` line before its call, a ``Thought`` line right
+    before a last ``Final Answer`` included; else from the call), whose call is the part's last; the last part's call counts
+    only after such a line or when a result message follows (``answered_after``): an
+    accumulated scratchpad ends with a tool's output, which may spell a call. A text with no
+    observation line is one step, its first call."""
     cuts = list(_OBSERVED.finditer(text))
     if not cuts:
         call = text_call(text)
-        return [("", text if call is None else text[:call[0]], None if call is None else call[1:], None)]
+        if call is None:
+            return [("", text, None, None, "")]
+        return [("", text[:call[0]], call[1:], None, text[call[0]:])]
     parts = [text[:cuts[0].start()]] + [text[a.end():b.start()] for a, b in zip(cuts, cuts[1:])] + [text[cuts[-1].end():]]
     out: list[Step] = []
     for i, part in enumerate(parts):
         call = text_call(part, last=True)
         end = call[0] if call is not None else len(part)
         own = [m.start() for m in _OWN.finditer(part, 0, end)]
+        if len(own) > 1 and part.count("\n", own[-2], own[-1]) == 1 and part[own[-1]:].lstrip().startswith(
+                "Final Answer") and part[own[-2]:].lstrip().startswith("Thought"):
+            own.pop()  # `Thought: I now know` then `Final Answer:`: the model's, both
         split = 0 if i == 0 else (own[-1] if own else end)
-        out.append((part[:split].strip(), part[split:end], None if call is None else call[1:], None))
+        if call is not None and i > 0 and i == len(parts) - 1 and not own and not answered_after:
+            call, end, split = None, len(part), len(part)  # the last output spelling a call: output
+        out.append((part[:split].strip(), part[split:end], None if call is None else call[1:], None, part[end:]))
     # each step's observation is what opens the next one
-    return [(seen, mine, call, out[i + 1][0] if i + 1 < len(out) else None)
-            for i, (seen, mine, call, _) in enumerate(out)]
+    return [(seen, mine, call, out[i + 1][0] if i + 1 < len(out) else None, rest)
+            for i, (seen, mine, call, _, rest) in enumerate(out)]
 
 
 def _unwrapped(text: str) -> str:
@@ -233,14 +270,14 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
             waiting, after = None, said[k + 1] if k + 1 < len(said) else None
             answer_next = after is not None and _answers(*after)
             taken = False  # whether the step before took the output opening this one
-            parts = steps(text)
-            for j, (opening, own, call, observed) in enumerate(parts):
+            parts = steps(text, answer_next)
+            for j, (opening, own, call, observed, rest) in enumerate(parts):
                 if opening and not taken:  # the output of a step that made no call: text
                     loose += 1
                     messages.append(canonical_message("user", opening))
                 answer = observed if observed is not None else after[1] if answer_next and after else None
-                if call is not None and call[2] and (answer is None or _PARSE_ERROR.search(answer)):
-                    call = None  # Final Answer and an action, nothing answered: LangChain ran nothing
+                if call is not None and call[2] and (answer is None or _PARSE_ERROR.match(answer)):
+                    call, own = None, own + rest  # Final Answer and an action, nothing answered: LangChain ran nothing
                 taken = call is not None
                 if call is None:
                     if own.strip():
