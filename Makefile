@@ -34,8 +34,8 @@ run: $(VENV)/.installed
 	$(BYTECODE)
 	$(BIN)/litmus-gate score --out runs/sample --overwrite --summary
 
-# two test processes (pytest-xdist; one on a one-core machine): the suite takes ~4.5 min
-# here instead of ~7.5 min in one
+# two test processes (pytest-xdist; one on a one-core machine): the suite's pytest takes
+# 13-16 min here (clean-clone CI runs of 2026-12-06), about twice that in one
 test: $(VENV)/.installed-dev
 	$(BYTECODE)
 	$(BIN)/python -m pytest -n auto --maxprocesses 2
