@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from pipeline.ingest.adapters.react_text import text_call
+from pipeline.ingest.adapters.react_steps import text_call
 from pipeline.ingest.reader import iter_records
 from tests.adapter_runs import assert_read_retried_then_posted, converted, step_counts, verdict_rows, write_ndjson
 
