@@ -43,6 +43,8 @@ from pipeline.analysis.shell.tables import PROXY_VARS
 from pipeline.analysis.shell.tree import PARSE_CPU_SECONDS
 from pipeline.analysis.shell.words import HD_RE, SUB_RE, restore_private
 
+_ESCAPED = re.compile(r"\\.", re.S)  # an escaped character in a here-document body
+
 __all__ = ["Analyser", "CodeAnalyser", "analyse"]
 
 CodeAnalyser = Callable[[str, bool, int], ShellAnalysis]
@@ -69,6 +71,7 @@ class Analyser:
         self.subs: list[tuple[str, str]] = []
         self.docs: list[str] = []
         self.doc_subs: list[list[int]] = []
+        self.doc_expands: list[bool] = []
         self.sub_flows: dict[int, tuple[str, ...]] = {}
         self.sub_values: dict[int, str] = {}
         self.provenance: dict[str, tuple[str, ...]] = {}
@@ -105,6 +108,15 @@ class Analyser:
             if m is not None and int(m.group(1)) < len(self.doc_subs):
                 out.extend(self.doc_subs[int(m.group(1))])
         return out
+
+    def doc_sources(self, target: str) -> tuple[str, ...]:
+        """What the variables of an expanded here-document body carry (``$KEY``: ``env:KEY``);
+        an escaped ``\\$`` is text."""
+        m = HD_RE.match(target)
+        k = int(m.group(1)) if m is not None else -1
+        if not 0 <= k < len(self.doc_expands) or not self.doc_expands[k] or "$" not in self.docs[k]:
+            return ()
+        return tuple(r for r in self.sources(_ESCAPED.sub("", self.docs[k])) if r)
 
     def redir_text(self, op: str, target: str) -> str:
         """A here-doc's body, or the text of a here-string or redirection target."""
@@ -163,7 +175,7 @@ class Analyser:
         parsed = parse(text, min(self.budget.deadline_at(now), now + PARSE_CPU_SECONDS))
         if isinstance(parsed, str):
             return ShellAnalysis(opaque=True, opaque_reason=parsed)
-        self.subs, self.docs, self.doc_subs = parsed.subs, parsed.docs, parsed.doc_subs
+        self.subs, self.docs, self.doc_subs, self.doc_expands = parsed.subs, parsed.docs, parsed.doc_subs, parsed.doc_expands
         collected: dict[int, list[Flow]] = {ROOT: self.outputs}  # what each group's commands wrote
         for n, pipeline in enumerate(parsed.pipelines):
             flow = stdin if stdin is not None and n == 0 else Flow()
@@ -240,11 +252,12 @@ class Analyser:
 
     def simple(self, words: list[str], redirs: list[tuple[str, str]], stdin: Flow, scoped: bool = False) -> Flow:
         """Keywords, assignments, redirections, then the per-command handler. What a
-        here-document's or here-string's substitutions output is on the command's stdin
-        (``curl -d @- URL <<EOF`` with a line ``$(cat key)`` sends the key)."""
+        here-document's or here-string's substitutions and variables carry is on the command's
+        stdin (``curl -d @- URL <<EOF`` with a line ``$(cat key)`` or ``$AWS_SECRET_ACCESS_KEY``
+        sends it)."""
         fed = [r for k in self.doc_runs(redirs) for r in self.sub_flows.get(k, ())]
-        fed += [r for op, target in redirs if op == "<<<" for m in SUB_RE.finditer(target)
-                for r in self.sub_flows.get(int(m.group(1)), ())]
+        fed += [r for op, target in redirs for r in (self.sources(target) if op == "<<<" else self.doc_sources(target)
+                                                      if op == "<<" else ())]
         if fed:
             stdin = Flow(tuple(dict.fromkeys(stdin.resources + tuple(fed))), stdin.literal, stdin.items,
                          stdin.transformed)

@@ -26,9 +26,10 @@ from pipeline.analysis.shell.tree import TOO_COMPLEX, tree
 __all__ = ["DELIMITER", "HereDocs", "MAX_LIFTS", "UNREADABLE", "bare", "body_end", "ends_as_bash_does",
            "lifted", "lifted_all", "read_as_bash_does", "starts", "word_of"]
 
-HereDocs = dict[int, tuple[str, list[str] | None]]
+HereDocs = dict[int, tuple[str, list[str] | None, bool]]
 """Lifted here-documents by the offset of their ``<<``: each one's body (final newline
-dropped) and the substitutions bash runs in it (None: the body cannot be read)."""
+dropped), the substitutions bash runs in it (None: the body cannot be read) and whether
+bash expands it (its delimiter unquoted)."""
 
 UNREADABLE = "here-document the parser could not read"
 MAX_LIFTS = 8  # parses with here-documents lifted out, at most, after the first
@@ -144,7 +145,7 @@ def lifted(root: tree_sitter.Node, src: str, deadline: float | None = None) -> t
         runs = expanded(body, delimiter, deadline)
         if runs is None:
             return UNREADABLE  # a body bash fails on (or too long to read): fail closed
-        docs[op.start_byte] = (body, runs)
+        docs[op.start_byte] = (body, runs, not quoted(delimiter))
         chars[op.start_byte + 1:op.end_byte] = " " * (op.end_byte - op.start_byte - 1)  # `<<` -> `< `
         chars[body_start:placed] = [c if c == "\n" else " " for c in src[body_start:placed]]
     return "".join(chars), docs

@@ -52,6 +52,7 @@ class Parsed:
     subs: list[tuple[str, str]]
     docs: list[str]
     doc_subs: list[list[int]] = field(default_factory=list)  # per here-doc: the substitutions its body runs
+    doc_expands: list[bool] = field(default_factory=list)  # per here-doc: its delimiter unquoted (bash expands it)
 
 
 class Groups:

@@ -90,7 +90,7 @@ class _Flattener(CommandReader):
         pipelines = [[st for st in p if st.words or st.redirs] for p in self.pipelines]
         kept = [p for p in pipelines if p]
         self.groups.resolve(kept)
-        return Parsed(kept, self.subs, self.docs, self.doc_subs)
+        return Parsed(kept, self.subs, self.docs, self.doc_subs, self.doc_expands)
 
     # -- statements
     def statements(self, node: tree_sitter.Node) -> None:

@@ -18,7 +18,7 @@ import tree_sitter
 
 from pipeline.analysis.shell.inert_syntax import SUBSTITUTIONS, WORD_TYPES
 from pipeline.analysis.shell.stages import Groups, Stage
-from pipeline.analysis.shell.heredoc_bodies import expanded
+from pipeline.analysis.shell.heredoc_bodies import expanded, quoted
 from pipeline.analysis.shell.heredocs import HereDocs
 from pipeline.analysis.shell.words import HD_L, HD_R, WordReader
 
@@ -44,6 +44,7 @@ class CommandReader(WordReader):
         self.unreadable = False  # a lifted here-document body whose expansions cannot be read
         self.docs: list[str] = []
         self.doc_subs: list[list[int]] = []  # per here-doc: the substitutions its body runs
+        self.doc_expands: list[bool] = []  # per here-doc: its delimiter unquoted
         self.deferred: list[tuple[str, tree_sitter.Node | Stage]] = []
         self.scope = 0  # depth of subshells, function bodies, conditional and loop bodies
         self.groups = Groups()  # every compound command, for what its output feeds
@@ -111,8 +112,9 @@ class CommandReader(WordReader):
             body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
             start = next((c for c in node.named_children if c.type == "heredoc_start"), None)
             text = self.raw(body) if body is not None else ""
-            self.here_document(text[:-1] if text.endswith("\n") else text,
-                            expanded(text, self.raw(start) if start is not None else "''"), redirs)
+            delimiter = self.raw(start) if start is not None else "''"
+            self.here_document(text[:-1] if text.endswith("\n") else text, expanded(text, delimiter),
+                               not quoted(delimiter), redirs)
             op = ""
             # words and an operator the grammar failed to see on the delimiter's line
             # (`cat > f <<EOF ; rm -rf /`: an ERROR `;`, then the words of the next command)
@@ -153,10 +155,12 @@ class CommandReader(WordReader):
         redirs.append((op, self.word(targets[0]) if targets else ""))
         self.after_target(targets[1:], extra)
 
-    def here_document(self, body: str, runs: list[str] | None, redirs: list[tuple[str, str]]) -> None:
+    def here_document(self, body: str, runs: list[str] | None, expands: bool, redirs: list[tuple[str, str]]) -> None:
         """A here-document as the command's input; the substitutions bash runs in its body
-        are the command's, as in a word (``runs`` None: the body cannot be read)."""
+        are the command's, as in a word (``runs`` None: the body cannot be read); ``expands``:
+        bash expands its body (variables too)."""
         self.docs.append(body)
+        self.doc_expands.append(expands)
         redirs.append(("<<", f"{HD_L}{len(self.docs) - 1}{HD_R}"))
         if runs is None:
             self.unreadable = True
