@@ -5,7 +5,9 @@ below it:
 
 - :mod:`pipeline.analysis.shell.syntax`: tree-sitter-bash parses the command; pipelines of simple
   commands, substitutions, here-doc bodies, quoting (quoted metacharacters private), with
-  :mod:`pipeline.analysis.shell.syntax_command` (one simple command's words and redirections);
+  :mod:`pipeline.analysis.shell.syntax_command` (one simple command's words and redirections)
+  and :mod:`pipeline.analysis.shell.heredocs` / ``heredoc_bodies`` (here-documents placed and
+  expanded by bash's rules);
 - :mod:`pipeline.analysis.shell.model`: :class:`ShellAnalysis`, the accumulator, stdout flows;
 - :mod:`pipeline.analysis.shell.ctx`: what a per-command handler sees (:class:`Ctx`), with
   :mod:`pipeline.analysis.shell.ctx_written` (written names with computed parts, ``mktemp``
@@ -13,7 +15,8 @@ below it:
 - :mod:`pipeline.analysis.shell.tables` (data: options that take a value, command families),
   :mod:`pipeline.analysis.shell.args` and the ``shell_cmd_*`` handlers, dispatched by
   :mod:`pipeline.analysis.shell.commands`;
-- :mod:`pipeline.analysis.shell.engine`: the walk (variables, loops, substitutions, pipelines);
+- :mod:`pipeline.analysis.shell.engine`: the walk (variables, loops, substitutions, pipelines),
+  with :mod:`pipeline.analysis.shell.engine_words` (what words and here-documents stand for);
 - :mod:`pipeline.analysis.shell.code`: python/other code steps (nested shell commands go back to
   the engine);
 - this module: the entry points the pipeline calls.

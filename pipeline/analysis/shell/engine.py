@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from pipeline.analysis.shell.commands import KEYWORDS, run_command_words
+from pipeline.analysis.shell.engine_words import Words
 from pipeline.analysis.shell.ctx import Ctx, mktemp_glob
 from pipeline.analysis.shell.model import (
     ASSIGN_RE,
@@ -41,9 +42,7 @@ from pipeline.analysis.shell.stages import ROOT
 from pipeline.analysis.shell.syntax import Stage, parse
 from pipeline.analysis.shell.tables import PROXY_VARS
 from pipeline.analysis.shell.tree import PARSE_CPU_SECONDS
-from pipeline.analysis.shell.words import HD_RE, SUB_RE, restore_private
-
-_ESCAPED = re.compile(r"\\.", re.S)  # an escaped character in a here-document body
+from pipeline.analysis.shell.words import SUB_RE
 
 __all__ = ["Analyser", "CodeAnalyser", "analyse"]
 
@@ -51,8 +50,9 @@ CodeAnalyser = Callable[[str, bool, int], ShellAnalysis]
 """``code(text, python, depth)``: resources of program text run by a command."""
 
 
-class Analyser:
-    """State of one command text at one nesting level."""
+class Analyser(Words):
+    """State of one command text at one nesting level (its words' text and what they
+    carry: :class:`pipeline.analysis.shell.engine_words.Words`)."""
 
     def __init__(self, depth: int, parent: "Analyser | None" = None,
                  code: CodeAnalyser | None = None, spend: Budget | None = None) -> None:
@@ -92,53 +92,6 @@ class Analyser:
         child = Analyser(self.depth + 1, self)
         analysis = child.run(text, stdin)
         return analysis, self.union(child.outputs)
-
-    def restore(self, word: str) -> str:
-        """Raw word back to the text the user wrote."""
-        def put(m: re.Match[str]) -> str:
-            kind, inner = self.subs[int(m.group(1))]
-            return {"$": f"$({inner})", "=": "$((...))"}.get(kind, f"{kind}({inner})")
-        return restore_private(SUB_RE.sub(put, word))
-
-    def doc_runs(self, redirs: list[tuple[str, str]]) -> list[int]:
-        """The substitutions the here-documents among ``redirs`` run (their bodies' ``$(...)``)."""
-        out: list[int] = []
-        for op, target in redirs:
-            m = HD_RE.match(target) if op == "<<" else None
-            if m is not None and int(m.group(1)) < len(self.doc_subs):
-                out.extend(self.doc_subs[int(m.group(1))])
-        return out
-
-    def doc_sources(self, target: str) -> tuple[str, ...]:
-        """What the variables of an expanded here-document body carry (``$KEY``: ``env:KEY``);
-        an escaped ``\\$`` is text."""
-        m = HD_RE.match(target)
-        k = int(m.group(1)) if m is not None else -1
-        if not 0 <= k < len(self.doc_expands) or not self.doc_expands[k] or "$" not in self.docs[k]:
-            return ()
-        return tuple(r for r in self.sources(_ESCAPED.sub("", self.docs[k])) if r)
-
-    def redir_text(self, op: str, target: str) -> str:
-        """A here-doc's body, or the text of a here-string or redirection target."""
-        m = HD_RE.match(target)
-        return self.docs[int(m.group(1))] if op == "<<" and m else self.restore(target)
-
-    def sources(self, word: str, env: bool = True) -> tuple[str, ...]:
-        """Resources whose content a dynamic word carries ($(cat f), $X set from one); a
-        variable the command never sets (nor a loop binds) and that is not HOME/PWD comes
-        from the environment: ``$AWS_SECRET_ACCESS_KEY`` carries ``env:AWS_SECRET_ACCESS_KEY``
-        (the policy's resource labels say which names are secret), as ``os.environ[...]``
-        does in code. ``env=False``: not those (a URL's own credentials, below)."""
-        out: list[str] = []
-        for m in SUB_RE.finditer(word):
-            out.extend(self.sub_flows.get(int(m.group(1)), ()))
-        for m in VAR_RE.finditer(word):
-            name = m.group(1) or m.group(3) or ""
-            if name in self.var_sources:
-                out.extend(self.var_sources[name])
-            elif env and name and not name[0].isdigit() and name not in self.env and name not in FIXED_VARS:
-                out.append(f"env:{name}")
-        return tuple(out)
 
     def assign(self, name: str, raw: str | None) -> None:
         """``NAME=raw``: a literal value is remembered; a computed one is unknown. A proxy
