@@ -64,7 +64,7 @@ from pipeline.ingest.adapters._common import AdapterError, Ctx, assistant, liste
 from pipeline.ingest.adapters.bare_lists import chat_message
 from pipeline.ingest.adapters.langchain_agent import never_ran, string_arguments
 from pipeline.ingest.adapters.react_steps import steps
-from pipeline.ingest.adapters.sharegpt import turn
+from pipeline.ingest.adapters.sharegpt import speaker_text, turn
 from pipeline.ingest.records import canonical_message
 
 FORMAT = "react"
@@ -103,10 +103,7 @@ def _text(content: Any) -> str | None:
 def _speaker(item: Any, k: int) -> tuple[str, str]:
     if not isinstance(item, dict):
         raise AdapterError(f"message {k} is {type(item).__name__}, expected an object")
-    if "from" in item:
-        role, content = str(item.get("from")).lower(), item.get("value")
-    else:
-        role, content = str(item.get("role")).lower(), item.get("content")
+    role, content = speaker_text(item)
     if role in ASSISTANT and item.get("tool_calls"):
         raise AdapterError(f"message {k} carries tool_calls: a chat with API tool calls is read with --format openai")
     return role, (_text(content) or "").replace("\r\n", "\n")

@@ -57,7 +57,8 @@ def turn(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("from"), str) and "value" in value
 
 
-def _speaker_text(item: dict[str, Any]) -> tuple[str, Any]:
+def speaker_text(item: dict[str, Any]) -> tuple[str, Any]:
+    """(speaker, content) of a turn: ShareGPT's ``from`` / ``value``, else ``role`` / ``content``."""
     if "from" in item:
         return str(item.get("from")).lower(), item.get("value")
     return str(item.get("role")).lower(), item.get("content")
@@ -185,7 +186,7 @@ def convert(record: Any, ctx: Ctx) -> dict[str, Any]:
     for n, item in enumerate(record[key]):
         if not isinstance(item, dict):
             raise AdapterError(f"turn {n} is {type(item).__name__}, expected an object")
-        speaker, value = _speaker_text(item)
+        speaker, value = speaker_text(item)
         if speaker in CALLS:
             calls = _calls(_call_items(value), n)
             messages.append(canonical_message("assistant", None, tool_calls=calls))
