@@ -77,7 +77,7 @@ def h_httpie(ctx: Ctx, args: list[str], name: str) -> None:
         ctx.payload(v, literal=True)
     ignore_stdin = any(k in ("-I", "--ignore-stdin") for k, _ in opts)
     if not ignore_stdin and (ctx.stdin_literal() is not None or ctx.stdin.resources
-                             or any(op == "<" for op, _ in ctx.redirs)):
+                             or ctx.stdin_redirect() is not None):
         sending = True  # a piped or redirected body
         ctx.stdin_payloads()
     word = url if target == ctx.text(url) else target  # the word keeps its substitutions

@@ -53,7 +53,8 @@ def h_read(ctx: Ctx, args: list[str], name: str) -> None:
     _, pos = parse_opts(args, *OPTIONS["read"])
     # a listing (find, grep -l: stdin items) gives names, not what the files hold
     piped = ctx.stdin.resources if not ctx.stdin.items else ()
-    came_from = piped + tuple(ctx.text(t) for op, t in ctx.redirs if op == "<")
+    into = ctx.stdin_redirect()
+    came_from = piped + ((ctx.text(into[1]),) if into is not None and into[0] in ("<", "<>") else ())
     for p in pos:
         ctx.assign(ctx.text(p), None, came_from)
 

