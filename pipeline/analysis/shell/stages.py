@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["ROOT", "Stage", "Parsed", "Groups"]
+__all__ = ["ROOT", "Stage", "Parsed", "Groups", "around"]
 
 ROOT = -1
 """The group of the command text itself (what a ``$(...)`` substitution outputs)."""
@@ -40,6 +40,11 @@ class Stage:
     takes: int = ROOT  # the group whose redirection this is (`{ a; b; } > f`: both write f)
     gathers: tuple[int, ...] = ()  # groups whose collected output this stage reads on stdin too
     out: int = ROOT  # last stage of a pipeline: the group whose output it writes to
+    # a compound's stdin redirection (`while read l; do ...; done < f`, `{ ...; } <<EOF`), on
+    # the stages of its body that read the compound's stdin: see around
+    stdin_from: tuple[str, str] | None = None
+    # the descriptors compounds around it open (`{ cat key >&3; } 3<>/dev/tcp/h/443`), outer first
+    inherits: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -116,3 +121,22 @@ class Groups:
             for p in path:
                 target[p] = found
             pipe[-1].out = found
+
+
+def around(pipelines: list[list[Stage]], first: tuple[int, int], into: tuple[str, str] | None,
+           opens: list[tuple[str, str]]) -> None:
+    """A compound's redirections, for the commands of its body (the stages from ``first``,
+    where its first command lies, also mid-pipeline: ``cat x | while ...; done < f``, where
+    the redirection wins). ``into``, its stdin, is every command's in it that has no other:
+    its first statement and the first stage of each later pipeline of its body (``{ read a;
+    read b; } < f``; a command that drains it leaves the next nothing, which is read as if
+    each had it all: fail closed); a nested compound's own, marked before (its body is
+    walked first), stands. ``opens``, the descriptors it opens (``3<>/dev/tcp/h/443``), are
+    every body command's to duplicate (``>&3``)."""
+    p, k = first
+    for n in range(p, len(pipelines)):
+        stages = pipelines[n][k if n == p else 0:]
+        if into is not None and stages and stages[0].stdin_from is None:
+            stages[0].stdin_from = into
+        for st in stages if opens else ():
+            st.inherits = opens + st.inherits

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import tree_sitter
 
-from pipeline.analysis.shell.stages import ROOT, Parsed, Stage
-from pipeline.analysis.shell.syntax_command import CommandReader
+from pipeline.analysis.shell.stages import Parsed, Stage
+from pipeline.analysis.shell.syntax_redirected import RedirectedWalk
 from pipeline.analysis.shell.heredocs import UNREADABLE, HereDocs, lifted_all, read_as_bash_does, starts
 from pipeline.analysis.shell.tree import TOO_COMPLEX, error_reason, heredoc_reason, tree, unglued
 
@@ -76,13 +76,15 @@ def parse(text: str, deadline: float | None = None) -> Parsed | str:
     return UNREADABLE if flattener.unreadable else result
 
 
-class _Flattener(CommandReader):
+class _Flattener(RedirectedWalk):
     """Walks one syntax tree into pipelines, substitutions and here-doc bodies (simple
-    commands and redirections are read by :class:`CommandReader`)."""
+    commands and redirections are read by :class:`CommandReader`, redirected statements
+    placed by :class:`RedirectedWalk`)."""
 
     def __init__(self, src: str, flat: str | None = None, heredocs: HereDocs | None = None) -> None:
         super().__init__(src, flat, heredocs)  # node byte offsets are character offsets: the parser saw ASCII
         self.pipelines: list[list[Stage]] = []
+        self.starts: dict[int, tuple[int, int]] = {}  # each pipeline element's first stage: (pipeline, index)
 
     def run(self, root: tree_sitter.Node) -> Parsed:
         """Flatten the whole tree."""
@@ -122,6 +124,7 @@ class _Flattener(CommandReader):
     def piped_part(self, node: tree_sitter.Node, first: bool) -> None:
         """One element of a pipeline: appended to the open pipeline (the last one)."""
         kind = node.type
+        self.starts[node.id] = (len(self.pipelines) - 1, len(self.pipelines[-1]))  # where it begins
         if kind == "redirected_statement":
             self.redirected(node, first)
         elif kind in ("command", "declaration_command", "unset_command", "test_command"):
@@ -205,62 +208,6 @@ class _Flattener(CommandReader):
             self.statements(group)
             self.groups.leave(g)
             self.scope -= 1
-
-    def redirected(self, node: tree_sitter.Node, first: bool) -> None:
-        """A command with redirections. ``a | b > o && c | d > p && ...`` comes nested, each
-        redirection around the list before it; the chain is walked without recursion (so
-        hundreds of such links cost no stack), each redirection going to its list's last
-        command, in the order the recursive walk took."""
-        chain = [node]
-        while (body := chain[-1].child_by_field_name("body")) is not None and body.type == "list":
-            parts = [c for c in body.named_children if c.type != "comment"]
-            if not parts or parts[0].type != "redirected_statement":
-                break
-            chain.append(parts[0])
-        outer = [(link, self.redirections(link)[0]) for link in chain[:-1]]
-        self.redirected_one(chain[-1], first)
-        for link, redirs in reversed(outer):
-            body = link.child_by_field_name("body")
-            for child in [c for c in body.named_children if c.type != "comment"][1:]:
-                self.pipelines.append([])
-                if child.type in ("list", "pipeline"):
-                    self.inline(child, False)
-                else:
-                    self.piped_part(child, False)
-            self.to_last(redirs)
-
-    def to_last(self, redirs: list[tuple[str, str]]) -> None:
-        """Redirections of a list: its last command's (``a && b 2>f | c``)."""
-        last = self.pipelines[-1][-1] if self.pipelines[-1] else None
-        if last is not None:
-            last.redirs.extend(redirs)
-        else:
-            self.pipelines[-1].append(Stage([], redirs, group=self.groups.current))
-
-    def redirected_one(self, node: tree_sitter.Node, first: bool) -> None:
-        """One redirected statement whose body is not such a chain."""
-        body = node.child_by_field_name("body")
-        redirs, extra = self.redirections(node)
-        if body is None:
-            self.pipelines[-1].append(Stage([], redirs, group=self.groups.current))
-            self.flush()
-            return
-        if body.type in ("command", "declaration_command", "unset_command", "test_command"):
-            stage = self.stage(body)
-            stage.words.extend(extra)
-            stage.redirs.extend(redirs)
-            self.pipelines[-1].append(stage)
-            self.flush()
-            return
-        if body.type in ("list", "pipeline"):  # `a && b 2>f | c`: the redirection is b's
-            self.inline(body, first)
-            self.to_last(redirs)
-            return
-        body_group = len(self.groups.parents)  # the group the body opens, if it is one
-        self.piped_part(body, first)  # `{ ...; } > f`, `while ...; done < f`: the group's own
-        takes = body_group if len(self.groups.parents) > body_group else ROOT
-        self.pipelines.append([Stage([], redirs, group=self.groups.current, takes=takes)])
-        self.flush()
 
     def flush(self) -> None:
         """What followed a here-doc start on its line, once its command is in place:

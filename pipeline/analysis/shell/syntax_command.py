@@ -155,11 +155,19 @@ class CommandReader(WordReader):
             redirs.append((into + "<<<", self.word(targets[1])))
             self.after_target(targets[2:], extra)
             return
+        if op in (">&-", "<&-"):  # closing a descriptor (`3>&-`): the grammar's own token
+            redirs.append(((fd or "") + op[:2], "-"))
+            self.after_target(targets, extra)
+            return
+        if targets and targets[0].type == "ERROR" and (op, self.raw(targets[0]).strip()) in (("<", ">"), (">", "<")):
+            # the grammar has no `<>` (open read-write): `<`, ERROR `>`, target, or (after a
+            # descriptor, by what follows) ERROR `<`, `>`, target
+            op, targets = "<>", targets[1:]
         if fd not in (None, "1") and op in (">", ">>", ">|", ">&"):
             op = fd + op  # another descriptor's output (`2>/dev/null`, `2>&3`): the command's stdout still flows
-        if op == "<" and targets and targets[0].type == "ERROR" and self.raw(targets[0]).strip() == ">":
-            op, targets = "<>", targets[1:]  # the grammar has no `<>` (open read-write): `<`, ERROR `>`, target
-        if op in ("<", "<>", "<&"):
+        if fd == "1" and op == "<>":
+            op = ">"  # stdout into the file (opened read-write, not truncated)
+        elif op in ("<", "<>", "<&"):
             op = into + op
         redirs.append((op, self.word(targets[0]) if targets else ""))
         self.after_target(targets[1:], extra)
