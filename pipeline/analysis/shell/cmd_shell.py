@@ -55,7 +55,9 @@ def h_read(ctx: Ctx, args: list[str], name: str) -> None:
     fd = next((v for k, v in opts if k == "-u" and v), None)
     if fd is not None:
         was = ctx.an.fds.get(fd)
-        came_from: tuple[str, ...] = (ctx.text(was[1]),) if was is not None and was[0] in ("<", "<>") else ()
+        came_from: tuple[str, ...] = (
+            () if was is None else (ctx.text(was[1]),) if was[0] in ("<", "<>")
+            else ctx.an.carried(was).resources if was[0] in ("<<", "<<<") else ())  # `3<<EOF` with `$(cat key)`
     else:
         # a listing (find, grep -l: stdin items) gives names, not what the files hold
         piped = ctx.stdin.resources if not ctx.stdin.items else ()

@@ -72,6 +72,8 @@ class Analyser(Words):
         self.opened: Opened = {k: v for k, v in parent.opened.items() if k not in ("0", "1")} if parent else {}
         self.fds: Opened = {}  # the descriptors of the simple command being analysed (`read -u 3`)
         self.last = True  # the command being analysed ends its pipeline (its stdout is the text's)
+        self.alone = True  # ... and is its pipeline's only command
+        self.layer_fds: dict[tuple[int, ...], Opened] = {}  # inherited(): per compound nesting
         self.subs: list[tuple[str, str]] = []
         self.docs: list[str] = []
         self.doc_subs: list[list[int]] = []
@@ -138,6 +140,7 @@ class Analyser(Words):
             flow = stdin if stdin is not None and n == 0 else Flow()
             for k, stage in enumerate(pipeline):
                 self.piped, self.last = k > 0 or flow is stdin, k == len(pipeline) - 1 and stage.out == ROOT
+                self.alone = len(pipeline) == 1  # an `exec` in a pipeline runs in a subshell
                 stage.scoped = stage.scoped or len(pipeline) > 1  # each part of a pipeline runs in a subshell
                 if stage.gathers:  # `(a; b) | c`, `{ a; b; } > f`: a's output arrives too
                     flow = self.union([f for g in stage.gathers for f in collected.pop(g, [])] + [flow])
@@ -196,23 +199,26 @@ class Analyser(Words):
             self.budget.spend(cost)
             binding = {n: val for (n, _), val in zip(known, combo)}
             words = [self.expand(w, binding) for w in stage.words]
-            redirs, inherited = ([(op, self.expand(t, binding) if base_op(op) != "<<" else t) for op, t in rs]
-                                 for rs in (stage.redirs, stage.inherits))
-            redirs, self.fds = through_opened(words, redirs, self.opened, inherited)  # `cat key >&3`
+            redirs = [(op, self.expand(t, binding) if base_op(op) != "<<" else t) for op, t in stage.redirs]
+            redirs, self.fds = through_opened(words if self.alone else [], redirs, self.opened,
+                                              self.inherited(stage.inherits, binding))
             redirs = exec_defaults(redirs, self.opened, not self.piped, self.last)  # after `exec >/dev/tcp/...`
-            outs.append(self.simple(words, redirs, stdin, stage.scoped))
+            outs.append(self.simple(words, redirs, stdin, stage.scoped, gathered=stage.takes != ROOT))
         # a loop's runs write one after another: `for f in a b; do cat $f; done | nc` sends both
         return outs[0] if len(outs) == 1 else self.union(outs)
 
-    def simple(self, words: list[str], redirs: list[tuple[str, str]], stdin: Flow, scoped: bool = False) -> Flow:
+    def simple(self, words: list[str], redirs: list[tuple[str, str]], stdin: Flow, scoped: bool = False,
+               gathered: bool = False) -> Flow:
         """Keywords, assignments, redirections, then the per-command handler. What a
         here-document's or here-string's substitutions and variables carry is on the command's
         stdin when it is the command's stdin (``curl -d @- URL <<EOF`` with a line ``$(cat key)``
         or ``$AWS_SECRET_ACCESS_KEY`` sends it; see :mod:`pipeline.analysis.shell.redirects`)."""
         into = stdin_redirect(redirs)
-        if into is not None:  # a pipe's data is not read (`cat key | curl -d @- URL < /dev/null`)
-            runs = self.doc_runs([into]) or into[0] == "<<<" and SUB_RE.search(into[1])
-            # unless a substitution of the body reads it (`cat key | curl -d @- URL <<< "$(cat)"`)
+        # a pipe's data is not read (`cat key | curl -d @- URL < /dev/null`); a compound's own
+        # redirection (``gathered``: its stdin is its body's, stages.around) passes on its output
+        if into is not None and not gathered:
+            # unless a substitution there reads it (`<<< "$(cat)"`, `< <(base64)`, a body's `$(cat)`)
+            runs = self.doc_runs([into]) or into[0] != "<<" and SUB_RE.search(into[1])
             stdin = self.union([stdin, self.carried(into)]) if runs else self.carried(into)
         ctx = Ctx(self, stdin, redirs)
         ctx.scoped = scoped or self.piped

