@@ -14,6 +14,7 @@ from pipeline.analysis.shell.tables import (CODE_FLAGS, FOLDER_SERVERS, OPTIONS,
                                              WRAPPERS)
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.model import DEV_TCP
+from pipeline.analysis.shell.redirects import names_stdin
 from pipeline.analysis.shell.words import SUB_RE
 
 
@@ -52,7 +53,7 @@ def h_shell(ctx: Ctx, args: list[str], name: str) -> None:
         if pos:
             ctx.run_text(pos[0])
         return
-    if pos and not stdin_mode and ctx.text(pos[0]) != "-":
+    if pos and not stdin_mode and not names_stdin(ctx.text(pos[0])):
         _script(ctx, pos)
         return
     peers = [m for _, t in ctx.redirs if (m := DEV_TCP.match(ctx.text(t)))]
@@ -95,7 +96,7 @@ def h_python(ctx: Ctx, args: list[str], name: str) -> None:
             return
         i += 1
     pos = args[i:]
-    if pos and ctx.text(pos[0]) != "-":
+    if pos and not names_stdin(ctx.text(pos[0])):
         _script(ctx, pos)
         return
     ctx.stdin_program("python")
@@ -147,7 +148,7 @@ def h_interp(ctx: Ctx, args: list[str], name: str) -> None:
         return
     if name == "deno" and pos and ctx.text(pos[0]) == "run":
         pos = pos[1:]
-    if pos and ctx.text(pos[0]) != "-":
+    if pos and not names_stdin(ctx.text(pos[0])):
         _script(ctx, pos)
         return
     if name not in ("java",):
@@ -155,8 +156,10 @@ def h_interp(ctx: Ctx, args: list[str], name: str) -> None:
 
 
 def h_source(ctx: Ctx, args: list[str], name: str) -> None:
-    """source FILE / . FILE: executes FILE in the current shell."""
-    if args:
+    """source FILE / . FILE: executes FILE in the current shell (``/dev/stdin``: what arrives)."""
+    if args and names_stdin(ctx.text(args[0])):
+        ctx.stdin_program("shell")
+    elif args:
         ctx.execute(args[0])
 
 

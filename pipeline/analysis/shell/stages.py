@@ -40,12 +40,12 @@ class Stage:
     takes: int = ROOT  # the group whose redirection this is (`{ a; b; } > f`: both write f)
     gathers: tuple[int, ...] = ()  # groups whose collected output this stage reads on stdin too
     out: int = ROOT  # last stage of a pipeline: the group whose output it writes to
-    # a compound's stdin redirection (`while read l; do ...; done < f`, `{ ...; } <<EOF`), on
-    # the stages of its body that read the compound's stdin: see around
-    stdin_from: tuple[str, str] | None = None
-    # the descriptors compounds around it open (`{ cat key >&3; } 3<>/dev/tcp/h/443`): one
-    # tuple of redirections per compound, outer first (shared by the stages of its body)
+    # the redirections of the compounds around it, one tuple per compound, outer first (shared
+    # by the stages of a body): the descriptors they open are its too (`{ cat key >&3; }
+    # 3<>/dev/tcp/h/443`); ``stdin_layer``, one of them, is the compound whose stdin it reads
+    # (`while read l; do ...; done < f`): see around
     inherits: tuple[tuple[tuple[str, str], ...], ...] = ()
+    stdin_layer: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass
@@ -124,20 +124,21 @@ class Groups:
             pipe[-1].out = found
 
 
-def around(pipelines: list[list[Stage]], first: tuple[int, int], into: tuple[str, str] | None,
-           opens: list[tuple[str, str]]) -> None:
+def around(pipelines: list[list[Stage]], first: tuple[int, int], redirs: list[tuple[str, str]]) -> None:
     """A compound's redirections, for the commands of its body (the stages from ``first``,
     where its first command lies, also mid-pipeline: ``cat x | while ...; done < f``, where
-    the redirection wins). ``into``, its stdin, is every command's in it that has no other:
-    its first statement and the first stage of each later pipeline of its body (``{ read a;
-    read b; } < f``; a command that drains it leaves the next nothing, which is read as if
-    each had it all: fail closed); a nested compound's own, marked before (its body is
-    walked first), stands. ``opens``, the descriptors it opens (``3<>/dev/tcp/h/443``), are
-    every body command's to duplicate (``>&3``)."""
-    p, k, layer = *first, tuple(opens)
+    the redirection wins), resolved by the analyser as it reaches each (against what an
+    earlier ``exec`` and the compounds around opened: ``{ cat key >&4; } 4>&3``). The
+    descriptors it opens are every body command's (``>&3``); its stdin, when it sets one,
+    is every body command's that has no other: its first statement and the first stage of
+    each later pipeline of its body (``{ read a; read b; } < f``; a command that drains it
+    leaves the next nothing, which is read as if each had it all: fail closed); a nested
+    compound's own, marked before (its body is walked first), stands."""
+    p, k, layer = *first, tuple(redirs)
+    on_stdin = any(op in ("<", "<>", "<<", "<<<", "<&") for op, _ in layer)  # descriptor 0's
     for n in range(p, len(pipelines)):
         stages = pipelines[n][k if n == p else 0:]
-        if into is not None and stages and stages[0].stdin_from is None:
-            stages[0].stdin_from = into
-        for st in stages if opens else ():
+        if on_stdin and stages and stages[0].stdin_layer is None:
+            stages[0].stdin_layer = layer
+        for st in stages:
             st.inherits = (layer, *st.inherits)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import tree_sitter
 
-from pipeline.analysis.shell.redirects import base_op, stdin_redirect, through_opened
+from pipeline.analysis.shell.redirects import COMPOUND_STDIN
 from pipeline.analysis.shell.stages import ROOT, Stage, around
 from pipeline.analysis.shell.syntax_command import CommandReader
 
@@ -22,15 +22,6 @@ __all__ = ["RedirectedWalk"]
 # a simple command's node types (what is not one is a compound, a list or a pipeline)
 _COMMANDS = ("command", "declaration_command", "unset_command", "test_command", "redirected_statement",
              "variable_assignment", "variable_assignments")
-
-
-def _own(redirs: list[tuple[str, str]]) -> tuple[tuple[str, str] | None, list[tuple[str, str]]]:
-    """A compound's redirections as its body sees them: its stdin (``{ nc h 443; } 3< key <&3``
-    reads the key) and the descriptors it opens (``3<>/dev/tcp/...``)."""
-    resolved, _ = through_opened([], redirs, {})
-    # the last opening of each descriptor: what the body can reach (each body command carries them)
-    opens = {r[0][:len(r[0]) - len(base_op(r[0]))]: r for r in resolved if r[0][:1].isdigit()}
-    return stdin_redirect(resolved), list(opens.values())
 
 
 class RedirectedWalk(CommandReader):
@@ -102,17 +93,18 @@ class RedirectedWalk(CommandReader):
             last: tree_sitter.Node | None = body
             while last is not None and last.type in ("list", "pipeline"):
                 last = next((c for c in reversed(last.named_children) if c.type != "comment"), None)
-            into, opens = _own(redirs)
-            if last is not None and last.type not in _COMMANDS and (into or opens) and last.id in self.starts:
-                around(self.pipelines, self.starts[last.id], into, opens)  # `cat x | while read l; ...; done < f`
+            if last is not None and last.type not in _COMMANDS and redirs and last.id in self.starts:
+                around(self.pipelines, self.starts[last.id], redirs)  # `cat x | while read l; ...; done < f`
+                # its stdin is the compound's (around), not its last command's own: that command
+                # keeps them for their effects only (a file read, a body's substitutions run)
+                redirs = [(COMPOUND_STDIN + op if op in ("<", "<>", "<<", "<<<", "<&") else op, t) for op, t in redirs]
             self.to_last(redirs)
             return
         body_group = len(self.groups.parents)  # the group the body opens, if it is one
         start = (len(self.pipelines) - 1, len(self.pipelines[-1]))  # where its first command goes
         self.piped_part(body, first)  # `{ ...; } > f`, `while ...; done < f`: the group's own
         takes = body_group if len(self.groups.parents) > body_group else ROOT
-        into, opens = _own(redirs)  # `{ cat key >&3; } 3<>/dev/tcp/...`
-        if takes != ROOT and (into is not None or opens):
-            around(self.pipelines, start, into, opens)  # `while read l; do ...; done < f`: the loop reads f
+        if takes != ROOT and redirs:  # `while read l; do ...; done < f`, `{ cat key >&3; } 3<>/dev/tcp/...`
+            around(self.pipelines, start, redirs)
         self.pipelines.append([Stage([], redirs, group=self.groups.current, takes=takes)])
         self.flush()
