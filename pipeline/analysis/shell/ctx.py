@@ -21,7 +21,7 @@ from pipeline.analysis.shell.ctx_provenance import derived_from, known_contents,
 from pipeline.analysis.shell.ctx_view import AnalyserView
 from pipeline.analysis.shell.ctx_written import mktemp_glob, with_temps, written_glob
 from pipeline.analysis.shell.model import VAR_RE, Flow, ShellAnalysis, normalise
-from pipeline.analysis.shell.redirects import stdin_redirect
+from pipeline.analysis.shell.redirects import fd_of_path, stdin_redirect
 from pipeline.analysis.shell.words import SUB_RE
 
 __all__ = ["Ctx", "AnalyserView", "known_contents", "mktemp_glob"]
@@ -59,6 +59,14 @@ class Ctx:
         """The command reads this file/URL."""
         if SUB_RE.fullmatch(word):
             return  # the substitution's own resources are already recorded
+        n = fd_of_path(self.text(word))
+        was = self.an.fds.get(n or "")
+        if was is not None and was[0] in ("<", "<>") and fd_of_path(was[1]) is None:
+            self.read(was[1])  # `cat /dev/fd/3` after `3< key`: the key
+            return
+        if n == "0" or n is not None and n not in ("1", "2") and was is None:
+            # `cat /dev/stdin`, or a descriptor not known here (a copy of stdin): what arrives
+            self.stage_reads.extend(self.stdin.resources)
         self.acc.add("reads", self.text(word))
         self.stage_reads.append(normalise(self.text(word)) or "")
         if "://" in self.text(word):

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from pipeline.analysis.shell.commands import KEYWORDS, run_command_words
 from pipeline.analysis.shell.engine_words import Words
 from pipeline.analysis.shell.redirects import (
-    Opened, base_op, exec_defaults, keeps_stdin, stdin_redirect, through_opened,
+    Opened, base_op, exec_defaults, keeps_stdin, stdin_redirect, through_opened, unknown_fd,
 )
 from pipeline.analysis.shell.ctx import Ctx, mktemp_glob
 from pipeline.analysis.shell.model import (
@@ -207,8 +207,10 @@ class Analyser(Words):
             if stage.stdin_layer is not None:  # what was piped into the compound: its first command's
                 self.layer_pipe.setdefault(id(stage.stdin_layer), stdin)
             fed = self.carried(into, whole=True) if into is not None else stdin  # its compound's stdin
-            if into is not None and keeps_stdin(redirs):  # `<&3` of a `3<&0` the compound made: the pipe
-                fed = self.union([stdin, self.layer_pipe.get(id(stage.stdin_layer), Flow()), fed])
+            if into is not None and (keeps_stdin(redirs) or any(unknown_fd(w, self.fds) for w in words)):
+                # `<&3`, `cat /dev/fd/3`, of a `3<&0` the compound made: what was piped into it
+                piped = [self.layer_pipe[id(layer)] for layer in stage.inherits if id(layer) in self.layer_pipe]
+                fed = self.union([stdin, *piped, fed])  # (of any compound around it: `{ { ...; } < f; } 3<&0`)
             # a bare `exec` writes nothing of its own: what arrives passes on (fail closed)
             keep = stage.takes != ROOT or words == ["exec"]
             outs.append(self.simple(words, redirs, fed, stage.scoped, gathered=keep))

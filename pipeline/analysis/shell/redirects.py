@@ -77,6 +77,21 @@ def names_stdin(word: str) -> bool:
     return _STD_PATHS.get(path) == "0" or (m is not None and m.group(1) == "0")
 
 
+def fd_of_path(word: str) -> str | None:
+    """The descriptor a path names (``/dev/fd/3``, ``/proc/self/fd/3``: 3; ``/dev/stdin``: 0)."""
+    if not word.startswith("/"):
+        return None
+    path = posixpath.normpath("/" + word.lstrip("/"))
+    return _STD_PATHS.get(path) or (m.group(1) if (m := _FD_PATH.match(path)) else None)
+
+
+def unknown_fd(word: str, fds: Opened) -> bool:
+    """True for a program argument naming a descriptor other than 0 that is not known here
+    (``cat /dev/fd/3`` after a ``3<&0``): it may be the stdin the text was given."""
+    n = fd_of_path(word)
+    return n is not None and n not in ("0", "1", "2") and n not in fds
+
+
 def _as_duplication(op: str, target: str) -> tuple[str, str]:
     """``< /dev/stdin``, ``> /dev/fd/3``, ``< /proc/self/fd/0`` (also spelled ``/dev/./stdin``,
     ``//dev/stdin``) as the duplications they are: ``<&0``, ``>&3``, ``<&0``."""

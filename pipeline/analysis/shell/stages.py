@@ -138,7 +138,8 @@ def around(pipelines: list[list[Stage]], first: tuple[int, int], redirs: list[tu
     on_stdin = any(op in ("<", "<>", "<<", "<<<", "<&") for op, _ in layer)  # descriptor 0's
     for n in range(p, len(pipelines)):
         stages = pipelines[n][k if n == p else 0:]
-        if on_stdin and stages and stages[0].stdin_layer is None:
+        # (not a nested compound's own redirection stage: its stdin is its body's output)
+        if on_stdin and stages and stages[0].stdin_layer is None and stages[0].takes == ROOT:
             stages[0].stdin_layer = layer
         for st in stages:
             st.inherits = (layer, *st.inherits)

@@ -96,8 +96,10 @@ class RedirectedWalk(CommandReader):
             if last is not None and last.type not in _COMMANDS and redirs and last.id in self.starts:
                 around(self.pipelines, self.starts[last.id], redirs)  # `cat x | while read l; ...; done < f`
                 # its stdin is the compound's (around), not its last command's own: that command
-                # keeps them for their effects only (a file read, a body's substitutions run)
-                redirs = [(COMPOUND_STDIN + op if op in ("<", "<>", "<<", "<<<", "<&") else op, t) for op, t in redirs]
+                # keeps them for their effects only (a file read, a body's substitutions run);
+                # a copy between other descriptors (`3<&0`) is the compound's alone (the layers)
+                redirs = [(COMPOUND_STDIN + op if op in ("<", "<>", "<<", "<<<", "<&") else op, t) for op, t in redirs
+                          if not (op[:1].isdigit() and op.endswith(("<&", ">&")))]
             self.to_last(redirs)
             return
         body_group = len(self.groups.parents)  # the group the body opens, if it is one
