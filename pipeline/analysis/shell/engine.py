@@ -253,7 +253,10 @@ class Analyser(Words):
             if tcp:
                 peer = f"{tcp.group(1)}://{tcp.group(2)}:{tcp.group(3)}"
                 ctx.send(peer)  # a shell reading its program from it runs it (cmd_exec.h_shell)
-                if base_op(op) != "<" and not op[:1].isdigit():  # stdout goes there (not `2>`, `3<>`)
+                # stdout goes there; not stderr (`2>`); a descriptor opened for the command
+                # (`g 3>/dev/tcp/...`: a function or program may write it) counts as stdout would
+                fd = op[:len(op) - len(base_op(op))]
+                if base_op(op) != "<" and fd != "2" and (not fd or words != ["exec"]):
                     out = ctx.stdout  # what the command writes (`echo $KEY`), else what it read
                     for r in dict.fromkeys(out.resources if out else stdin.resources + tuple(ctx.stage_reads)):
                         if r != peer:  # a reverse shell's output: the peer's own bytes
