@@ -18,9 +18,7 @@ from collections.abc import Callable, Iterable
 
 from pipeline.analysis.shell.commands import KEYWORDS, run_command_words
 from pipeline.analysis.shell.engine_words import Words
-from pipeline.analysis.shell.redirects import (
-    Opened, base_op, exec_defaults, keeps_stdin, stdin_redirect, through_opened, unknown_fd,
-)
+from pipeline.analysis.shell.redirects import Opened, base_op, stdin_redirect
 from pipeline.analysis.shell.ctx import Ctx, mktemp_glob
 from pipeline.analysis.shell.model import (
     ASSIGN_RE,
@@ -37,7 +35,6 @@ from pipeline.analysis.shell.model import (
     ShellAnalysis,
     TooComplex,
     budget,
-    union_flows,
 )
 from pipeline.analysis.shell.stages import ROOT
 from pipeline.analysis.shell.syntax import Stage, parse
@@ -157,11 +154,6 @@ class Analyser(Words):
             self.substitution(k)
         return self.acc.result()
 
-    def union(self, flows: list[Flow]) -> Flow:
-        """:func:`union_flows`, paid for from the budget (each flow and resource)."""
-        self.budget.spend(len(flows) + sum(len(f.resources) for f in flows))
-        return union_flows(flows)
-
     def substitution(self, k: int) -> None:
         """Analyse substitution ``k`` once, when first used (so earlier assignments apply)."""
         kind, inner = self.subs[k]
@@ -199,18 +191,7 @@ class Analyser(Words):
             self.budget.spend(cost)
             binding = {n: val for (n, _), val in zip(known, combo)}
             words = [self.expand(w, binding) for w in stage.words]
-            redirs = [(op, self.expand(t, binding) if base_op(op) != "<<" else t) for op, t in stage.redirs]
-            inherited, into = self.surroundings(stage.inherits, stage.stdin_layer, binding, around_names)
-            redirs, self.fds = through_opened(words if self.alone else [], redirs, self.opened, inherited)
-            self.opened_version += words == ["exec"] and self.alone
-            redirs = exec_defaults(redirs, self.opened, not self.piped, self.last)  # after `exec >/dev/tcp/...`
-            if stage.stdin_layer is not None:  # what was piped into the compound: its first command's
-                self.layer_pipe.setdefault(id(stage.stdin_layer), stdin)
-            fed = self.carried(into, whole=True) if into is not None else stdin  # its compound's stdin
-            if into is not None and (keeps_stdin(redirs) or any(unknown_fd(w, self.fds) for w in words)):
-                # `<&3`, `cat /dev/fd/3`, of a `3<&0` the compound made: what was piped into it
-                piped = [self.layer_pipe[id(layer)] for layer in stage.inherits if id(layer) in self.layer_pipe]
-                fed = self.union([stdin, *piped, fed])  # (of any compound around it: `{ { ...; } < f; } 3<&0`)
+            redirs, fed = self.redirected(stage, words, binding, stdin, around_names)
             # a bare `exec` writes nothing of its own: what arrives passes on (fail closed)
             keep = stage.takes != ROOT or words == ["exec"]
             outs.append(self.simple(words, redirs, fed, stage.scoped, gathered=keep))

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import re
 
-from pipeline.analysis.shell.model import DEV_TCP, FIXED_VARS, VAR_RE, Budget, Flow, normalise
-from pipeline.analysis.shell.redirects import Opened, base_op, stdin_redirect, through_opened
+from pipeline.analysis.shell.model import DEV_TCP, FIXED_VARS, VAR_RE, Budget, Flow, normalise, union_flows
+from pipeline.analysis.shell.redirects import (
+    Opened, base_op, exec_defaults, keeps_stdin, stdin_redirect, through_opened, unknown_fd,
+)
+from pipeline.analysis.shell.stages import Stage
 from pipeline.analysis.shell.words import HD_RE, SUB_RE, restore_private
 
 __all__ = ["Words"]
@@ -32,6 +35,11 @@ class Words:
     opened_version: int
     layer_fds: dict[tuple[object, ...], tuple[Opened, tuple[str, str] | None]]
     layer_names: dict[tuple[int, ...], tuple[list[int], frozenset[str]]]
+    layer_pipe: dict[int, Flow]
+    fds: Opened
+    piped: bool
+    last: bool
+    alone: bool
     var_sources: dict[str, tuple[str, ...]]
     env: dict[str, list[str] | None]
 
@@ -152,3 +160,30 @@ class Words:
                     into = stdin_redirect(resolved)
             self.layer_fds[key] = (fds, into)
         return self.layer_fds[key]
+
+    def union(self, flows: list[Flow]) -> Flow:
+        """:func:`union_flows`, paid for from the budget (each flow and resource)."""
+        self.budget.spend(len(flows) + sum(len(f.resources) for f in flows))
+        return union_flows(flows)
+
+    def redirected(self, stage: Stage, words: list[str], binding: dict[str, str], stdin: Flow,
+                   names: frozenset[str]) -> tuple[list[tuple[str, str]], Flow]:
+        """A command's redirections with its descriptors followed (:func:`through_opened`,
+        what an earlier ``exec`` and the compounds around it opened; ``names``: the variables
+        their targets name), and its stdin: what its compound's redirection gives, else what
+        was piped into the compound (``stdin`` reached its first command), else ``stdin``."""
+        redirs = [(op, self.expand(t, binding) if base_op(op) != "<<" else t) for op, t in stage.redirs]
+        inherited, into = self.surroundings(stage.inherits, stage.stdin_layer, binding, names)
+        redirs, self.fds = through_opened(words if self.alone else [], redirs, self.opened, inherited)
+        self.opened_version += words == ["exec"] and self.alone
+        redirs = exec_defaults(redirs, self.opened, not self.piped, self.last)  # after `exec >/dev/tcp/...`
+        if stage.stdin_layer is not None:  # what was piped into the compound: its first command's
+            self.layer_pipe.setdefault(id(stage.stdin_layer), stdin)
+        fed = (self.carried(into, whole=True) if into is not None
+               else self.layer_pipe.get(id(stage.stdin_layer), stdin) if stage.stdin_layer is not None else stdin)
+        if into is not None and (keeps_stdin(redirs) or any(unknown_fd(w, self.fds) for w in words)):
+            # `<&3`, `cat /dev/fd/3`, of a `3<&0` the compound made: what was piped into it (or
+            # into any compound around it: `{ { ...; } < f; } 3<&0`)
+            piped = [self.layer_pipe[id(layer)] for layer in stage.inherits if id(layer) in self.layer_pipe]
+            fed = self.union([stdin, *piped, fed])
+        return redirs, fed

@@ -124,7 +124,8 @@ class Groups:
             pipe[-1].out = found
 
 
-def around(pipelines: list[list[Stage]], first: tuple[int, int], redirs: list[tuple[str, str]]) -> None:
+def around(pipelines: list[list[Stage]], first: tuple[int, int], redirs: list[tuple[str, str]],
+           piped: bool = False) -> None:
     """A compound's redirections, for the commands of its body (the stages from ``first``,
     where its first command lies, also mid-pipeline: ``cat x | while ...; done < f``, where
     the redirection wins), resolved by the analyser as it reaches each (against what an
@@ -133,9 +134,14 @@ def around(pipelines: list[list[Stage]], first: tuple[int, int], redirs: list[tu
     is every body command's that has no other: its first statement and the first stage of
     each later pipeline of its body (``{ read a; read b; } < f``; a command that drains it
     leaves the next nothing, which is read as if each had it all: fail closed); a nested
-    compound's own, marked before (its body is walked first), stands."""
-    p, k, layer = *first, tuple(redirs)
-    on_stdin = any(op in ("<", "<>", "<<", "<<<", "<&") for op, _ in layer)  # descriptor 0's
+    compound's own, marked before (its body is walked first), stands. ``piped``: the
+    compound is piped into (``curl URL | { read -r first; bash; }``): without a stdin of
+    its own, what is piped in is that stdin (the analyser keeps what reached its first
+    command)."""
+    p, k = first
+    # (a compound piped into without redirections: a layer of its own all the same)
+    layer = tuple(redirs) or (("|", f"{p}:{k}"),)
+    on_stdin = piped or any(op in ("<", "<>", "<<", "<<<", "<&") for op, _ in layer)  # descriptor 0's
     for n in range(p, len(pipelines)):
         stages = pipelines[n][k if n == p else 0:]
         # (not a nested compound's own redirection stage: its stdin is its body's output)

@@ -94,7 +94,8 @@ class RedirectedWalk(CommandReader):
             while last is not None and last.type in ("list", "pipeline"):
                 last = next((c for c in reversed(last.named_children) if c.type != "comment"), None)
             if last is not None and last.type not in _COMMANDS and redirs and last.id in self.starts:
-                around(self.pipelines, self.starts[last.id], redirs)  # `cat x | while read l; ...; done < f`
+                at = self.starts[last.id]
+                around(self.pipelines, at, redirs, piped=at[1] > 0)  # `cat x | while read l; ...; done < f`
                 # its stdin is the compound's (around), not its last command's own: that command
                 # keeps them for their effects only (a file read, a body's substitutions run);
                 # a copy between other descriptors (`3<&0`) is the compound's alone (the layers)
@@ -107,6 +108,6 @@ class RedirectedWalk(CommandReader):
         self.piped_part(body, first)  # `{ ...; } > f`, `while ...; done < f`: the group's own
         takes = body_group if len(self.groups.parents) > body_group else ROOT
         if takes != ROOT and redirs:  # `while read l; do ...; done < f`, `{ cat key >&3; } 3<>/dev/tcp/...`
-            around(self.pipelines, start, redirs)
+            around(self.pipelines, start, redirs, piped=start[1] > 0)
         self.pipelines.append([Stage([], redirs, group=self.groups.current, takes=takes)])
         self.flush()
