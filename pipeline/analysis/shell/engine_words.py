@@ -181,6 +181,8 @@ class Words:
             self.layer_pipe.setdefault(id(stage.stdin_layer), stdin)
         fed = (self.carried(into, whole=True) if into is not None
                else self.layer_pipe.get(id(stage.stdin_layer), stdin) if stage.stdin_layer is not None else stdin)
+        if fed is not stdin:  # what the compound hands on is paid for as a pipe's is (stage())
+            self.budget.spend(len(fed.resources))
         if into is not None and (keeps_stdin(redirs) or any(unknown_fd(w, self.fds) for w in words)):
             # `<&3`, `cat /dev/fd/3`, of a `3<&0` the compound made: what was piped into it (or
             # into any compound around it: `{ { ...; } < f; } 3<&0`)

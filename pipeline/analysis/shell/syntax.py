@@ -21,7 +21,7 @@ from __future__ import annotations
 import tree_sitter
 
 from pipeline.analysis.shell.stages import Parsed, Stage, around
-from pipeline.analysis.shell.syntax_redirected import RedirectedWalk
+from pipeline.analysis.shell.syntax_redirected import RedirectedWalk, piped_into, redirected_whole
 from pipeline.analysis.shell.heredocs import UNREADABLE, HereDocs, lifted_all, read_as_bash_does, starts
 from pipeline.analysis.shell.tree import TOO_COMPLEX, error_reason, heredoc_reason, tree, unglued
 
@@ -37,19 +37,6 @@ _SIMPLE = {"command", "declaration_command", "unset_command", "test_command", "v
 def _is_statement(node: tree_sitter.Node) -> bool:
     """True for a node that holds commands (rather than words of a compound)."""
     return node.type in _SIMPLE or node.type in _GROUPS or node.type.endswith("_statement")
-
-
-def _redirected_whole(node: tree_sitter.Node) -> bool:
-    """True when a redirection applies to this compound as a whole, where the walk of the
-    redirected statement marks it (:mod:`pipeline.analysis.shell.syntax_redirected`): it is
-    the body, or the last element of the pipeline or list the grammar redirected."""
-    child, parent = node, node.parent
-    while parent is not None and parent.type in ("list", "pipeline"):
-        last = next((c for c in reversed(parent.named_children) if c.type != "comment"), None)
-        if last is None or last.id != child.id:
-            return False
-        child, parent = parent, parent.parent
-    return parent is not None and parent.type == "redirected_statement"
 
 
 def parse(text: str, deadline: float | None = None) -> Parsed | str:
@@ -171,7 +158,7 @@ class _Flattener(RedirectedWalk):
         start = self.starts[node.id]
         if (kind not in ("redirected_statement", "command", "declaration_command", "unset_command", "test_command",
                          "subshell", "list", "pipeline", "variable_assignment", "variable_assignments")
-                and start[1] > 0 and not _redirected_whole(node)):
+                and start[1] > 0 and piped_into(node) and not redirected_whole(node)):
             # piped into (`curl URL | { read -r first; bash; }`): each of its commands reads the pipe
             around(self.pipelines, start, [], piped=True)
 

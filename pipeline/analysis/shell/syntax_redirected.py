@@ -11,17 +11,56 @@ redirected whole (``cat x | while ...; done < f``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import tree_sitter
 
 from pipeline.analysis.shell.redirects import COMPOUND_STDIN
 from pipeline.analysis.shell.stages import ROOT, Stage, around
 from pipeline.analysis.shell.syntax_command import CommandReader
 
-__all__ = ["RedirectedWalk"]
+__all__ = ["RedirectedWalk", "piped_into", "redirected_whole"]
 
 # a simple command's node types (what is not one is a compound, a list or a pipeline)
 _COMMANDS = ("command", "declaration_command", "unset_command", "test_command", "redirected_statement",
              "variable_assignment", "variable_assignments")
+
+
+def redirected_whole(node: tree_sitter.Node) -> bool:
+    """True when a redirection applies to this compound as a whole, where the walk of the
+    redirected statement marks it (:mod:`pipeline.analysis.shell.syntax_redirected`): it is
+    the body, or the last element of the pipeline or list the grammar redirected."""
+    child, parent = node, node.parent
+    while parent is not None and parent.type in ("list", "pipeline"):
+        last = _named(parent, reversed(range(parent.named_child_count)))
+        if last is None or last.id != child.id:
+            return False
+        child, parent = parent, parent.parent
+    return parent is not None and parent.type == "redirected_statement"
+
+
+def _named(node: tree_sitter.Node, order: Iterable[int]) -> tree_sitter.Node | None:
+    """The first named child other than a comment, in ``order`` (indexes): one child looked at,
+    not the list of a pipeline's thousands (``a | b | c ...``: each element asks)."""
+    for i in order:
+        child = node.named_child(i)
+        if child is not None and child.type != "comment":
+            return child
+    return None
+
+
+def piped_into(node: tree_sitter.Node) -> bool:
+    """True when this node is itself an element of a pipeline after its first (``a | { ...; }``,
+    also through a list: ``a && b | { ...; }``); a compound nested first in one piped into
+    is not (it reads what the outer one gives it)."""
+    child, parent = node, node.parent
+    while parent is not None and parent.type in ("list", "pipeline"):
+        if parent.type == "pipeline":
+            first = _named(parent, range(parent.named_child_count))
+            if first is not None and first.id != child.id:
+                return True
+        child, parent = parent, parent.parent
+    return False
 
 
 class RedirectedWalk(CommandReader):
@@ -95,7 +134,7 @@ class RedirectedWalk(CommandReader):
                 last = next((c for c in reversed(last.named_children) if c.type != "comment"), None)
             if last is not None and last.type not in _COMMANDS and redirs and last.id in self.starts:
                 at = self.starts[last.id]
-                around(self.pipelines, at, redirs, piped=at[1] > 0)  # `cat x | while read l; ...; done < f`
+                around(self.pipelines, at, redirs, piped=at[1] > 0 and piped_into(last))  # `cat x | while ...; done < f`
                 # its stdin is the compound's (around), not its last command's own: that command
                 # keeps them for their effects only (a file read, a body's substitutions run);
                 # a copy between other descriptors (`3<&0`) is the compound's alone (the layers)
@@ -108,6 +147,6 @@ class RedirectedWalk(CommandReader):
         self.piped_part(body, first)  # `{ ...; } > f`, `while ...; done < f`: the group's own
         takes = body_group if len(self.groups.parents) > body_group else ROOT
         if takes != ROOT and redirs:  # `while read l; do ...; done < f`, `{ cat key >&3; } 3<>/dev/tcp/...`
-            around(self.pipelines, start, redirs, piped=start[1] > 0)
+            around(self.pipelines, start, redirs, piped=start[1] > 0 and piped_into(node))
         self.pipelines.append([Stage([], redirs, group=self.groups.current, takes=takes)])
         self.flush()
