@@ -177,8 +177,8 @@ class Words:
         redirs, self.fds = through_opened(words if self.alone else [], redirs, self.opened, inherited)
         self.opened_version += words == ["exec"] and self.alone
         redirs = exec_defaults(redirs, self.opened, not self.piped, self.last)  # after `exec >/dev/tcp/...`
-        if stage.stdin_layer is not None:  # what was piped into the compound: its first command's
-            self.layer_pipe.setdefault(id(stage.stdin_layer), stdin)
+        for layer in stage.inherits:  # what was piped into each compound: its first command's stdin
+            self.layer_pipe.setdefault(id(layer), stdin)  # (also when that command is a nested compound's)
         fed = (self.carried(into, whole=True) if into is not None
                else self.layer_pipe.get(id(stage.stdin_layer), stdin) if stage.stdin_layer is not None else stdin)
         if fed is not stdin:  # what the compound hands on is paid for as a pipe's is (stage())
