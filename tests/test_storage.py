@@ -156,6 +156,22 @@ def test_inspect_eval_archive_is_read_from_s3(s3: tuple[pafs.S3FileSystem, str],
     assert [(r.source_line, r.text, r.reject_reason) for r in remote] == local and len(local) == 2
 
 
+def test_goose_session_store_is_read_from_s3(s3: tuple[pafs.S3FileSystem, str], tmp_path: Path) -> None:
+    """A SQLite store needs seeks: read from a temporary local copy, as an .eval archive is;
+    a prefix walk takes it (a remote .db is not opened to be told from other databases)."""
+    from tests.test_adapters_goose import exfiltration
+    from tests.test_adapters_goose_store import store
+
+    fs, bucket = s3
+    db = store(tmp_path / "sessions.db", {"20251201_1": exfiltration(), "20251201_2": exfiltration()})
+    _upload(fs, db, f"{bucket}/goose/sessions.db")
+    uri = f"s3://{bucket}/goose/sessions.db"
+    local = [(r.source_line, r.text, r.reject_reason) for r in iter_records([db])]
+    remote = list(iter_records([f"s3://{bucket}/goose/"]))
+    assert {r.source_file for r in remote} == {uri}
+    assert [(r.source_line, r.text, r.reject_reason) for r in remote] == local and len(local) == 2
+
+
 def test_existing_s3_out_is_refused_unless_overwrite(s3: tuple[pafs.S3FileSystem, str],
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     fs, bucket = s3

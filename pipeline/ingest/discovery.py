@@ -2,7 +2,8 @@
 file's format detected (``pipeline/ingest/adapters/_detect.py``).
 
 Discovery: folders are walked recursively (sorted, symlinked folders not followed,
-hidden entries skipped) for ``.jsonl .jsonl.gz .json .json.gz .eval .traj``; files that
+hidden entries skipped) for ``.jsonl .jsonl.gz .json .json.gz .eval .traj`` and for ``.db``
+files that are Goose's SQLite session store (``adapters/goose_store.py``); files that
 detection classifies as label files (OpenAgentSafety ``eval_*.json``,
 ``*_safety_eval_results.json``, task ``scenarios.json``) are left out of folder walks.
 Given explicitly, such a file yields no records.
@@ -25,6 +26,7 @@ FORMATS = ("auto", "canonical", "openai", "anthropic", "inspect", "agentdojo", "
            "gemini", "gemini-stream", "langchain", "smolagents", "ai-sdk", "autogen", "pydantic-ai", "sharegpt",
            "bedrock", "litellm", "mcp", "goose", "opencode", "atif", "copilot", "react")
 SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".eval", ".traj")
+STORE_SUFFIXES = (".db",)  # walked when a Goose session store (``sessions.db``)
 
 
 def discover_inputs(paths: Sequence[Path | str | Remote]) -> list[Location]:
@@ -57,15 +59,26 @@ def discover_inputs(paths: Sequence[Path | str | Remote]) -> list[Location]:
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(files):
                     child = Path(root) / name
-                    if _transcript_name(name) and child.is_file() and not _label_file(child):
+                    if _walked(child):
                         add(child)
         else:
             raise InputNotFoundError(f"input not found: {path}", "give existing files or folders")
     if not found:
         raise InputNotFoundError(
             f"no transcript files found in: {', '.join(str(p) for p in paths) or '(no input)'}",
-            f"expected {' '.join(SUFFIXES)}")
+            f"expected {' '.join(SUFFIXES)} or a Goose session store (sessions.db)")
     return found
+
+
+def _walked(child: Location) -> bool:
+    """Folder-walk filter: a transcript file (:func:`_transcript_name`, not a label file), or
+    a ``.db`` file that is Goose's SQLite session store (other databases are left out)."""
+    def is_file() -> bool:
+        return not isinstance(child, Path) or child.is_file()
+
+    if child.name.lower().endswith(STORE_SUFFIXES) and not child.name.startswith("."):
+        return is_file() and detect(child)[0] == "goose"
+    return _transcript_name(child.name) and is_file() and not _label_file(child)
 
 
 def _transcript_name(name: str) -> bool:
@@ -90,7 +103,7 @@ def _remote_inputs(path: Remote) -> list[Remote]:
             return [replace(path, known_file=True)]
         if kind != pafs.FileType.Directory:
             raise InputNotFoundError(f"input not found: {path}", "give existing files or prefixes")
-        return [c for c in walk_files(path) if _transcript_name(c.name) and not _label_file(c)]
+        return [c for c in walk_files(path) if _walked(c)]
 
 
 def detect_format(path: Location) -> tuple[str, str]:

@@ -220,36 +220,46 @@ def session_records(path: Location, spec: Any, max_record_bytes: int, suite: str
     :class:`SessionAbort` or an adapter error rejects the rest of the file as ONE record
     (records already yielded stay); an OSError (the file cannot be read) propagates.
     The records share one ``Growth`` (an OTLP resource is copied into each trace's record)."""
-    src = str(path)
     ctx = Ctx(path, 1, {"max_record_bytes": max_record_bytes, "suite": suite})
     document = path.name.lower().endswith((".json", ".json.gz"))
     growth = Growth(max_record_bytes)
+    converted = spec.convert(session_items(path, max_record_bytes, document, growth, bound), ctx)
+    yield from emit_records(str(path), spec.name, converted, serialise, max_record_bytes, 1, growth)
+
+
+def emit_records(src: str, name: str, converted: Iterable[tuple[int, Any]], serialise: Callable[[Any], str],
+                 max_record_bytes: int, line: int, growth: Growth | None = None) -> Iterator[RawRecord]:
+    """The RawRecords of an adapter's ``(source_line, record | Problem)`` pairs, each checked
+    against the limits; a :class:`SessionAbort` or an adapter error rejects the rest as ONE
+    record at ``line``; an OSError propagates. ``growth``: what the records may add up to
+    (None: a fresh one, for a source without a file of its own to measure)."""
+    growth = growth if growth is not None else Growth(max_record_bytes)
     try:
-        for line, obj in spec.convert(session_items(path, max_record_bytes, document, growth, bound), ctx):
+        for at, obj in converted:
             if isinstance(obj, Problem):
-                yield rejected(src, obj.line, obj.reason, obj.detail, spec.name)
+                yield rejected(src, obj.line, obj.reason, obj.detail, name)
                 continue
             if growth.spent:
-                yield rejected(src, line, "record_too_large", growth.refusal(), spec.name)
+                yield rejected(src, at, "record_too_large", growth.refusal(), name)
                 continue
             try:
                 text = serialise(obj)
             except (ValueError, RecursionError) as exc:
-                yield rejected(src, line, "malformed_record", str(exc), spec.name)
+                yield rejected(src, at, "malformed_record", str(exc), name)
                 continue
             if len(text) > max_record_bytes:
-                yield rejected(src, line, "record_too_large",
-                               f"converted record larger than {max_record_bytes} bytes", spec.name)
+                yield rejected(src, at, "record_too_large",
+                               f"converted record larger than {max_record_bytes} bytes", name)
                 continue
             if not growth.admit(len(text)):
-                yield rejected(src, line, "record_too_large", growth.refusal(), spec.name)
+                yield rejected(src, at, "record_too_large", growth.refusal(), name)
                 continue
-            yield RawRecord(src, line, text, None, None, spec.name)
+            yield RawRecord(src, at, text, None, None, name)
     except SessionAbort as exc:
-        yield rejected(src, 1, exc.reason, exc.detail, spec.name)
+        yield rejected(src, line, exc.reason, exc.detail, name)
     except RecursionError:
-        yield rejected(src, 1, "malformed_record", "record nested too deeply", spec.name)
+        yield rejected(src, line, "malformed_record", "record nested too deeply", name)
     except OSError:
         raise  # the reader reports a file it cannot read
     except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
-        yield rejected(src, 1, "malformed_record", f"{spec.name} adapter: {type(exc).__name__}: {exc}", spec.name)
+        yield rejected(src, line, "malformed_record", f"{name} adapter: {type(exc).__name__}: {exc}", name)

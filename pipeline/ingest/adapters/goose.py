@@ -82,7 +82,8 @@ LOCAL_OUTPUT = frozenset({
     # denial is, cannot be a program's output
     "developer__shell"})
 _NAMED = re.compile(r"function name '([A-Za-z0-9_.-]{1,128})'")
-_META_KEYS = ("working_dir", "description", "name", "schedule_id", "session_type", "provider_name")
+_META_KEYS = ("working_dir", "description", "name", "schedule_id", "session_type", "provider_name",
+              "parent_session_id")
 # Anthropic block types (its calls and results): a message holding one is no Goose message
 ANTHROPIC_ITEMS = {"tool_use", "tool_result", "server_tool_use", "mcp_tool_use", "mcp_tool_result",
                    "web_search_tool_result"}
