@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 import pytest
 
-import pipeline.ingest.adapters.goose_store as goose_store
+import pipeline.ingest.adapters.sqlite_store as sqlite_store
 from pipeline.cli import main
 from pipeline.ingest.discovery import detect_format, discover_inputs
 from pipeline.ingest.reader import iter_records
@@ -210,13 +210,13 @@ def test_writes_still_in_the_write_ahead_log_are_read(tmp_path: Path) -> None:
 
 
 def test_other_databases_are_refused_by_name_and_left_out_of_folder_walks(tmp_path: Path) -> None:
-    other = tmp_path / "opencode.db"
+    other = tmp_path / "app.db"
     con = sqlite3.connect(other)
-    con.executescript("create table session (id text); create table message (id text, data text);")
+    con.executescript("create table users (id text); create table orders (id text, data text);")
     con.close()
     [rec] = list(iter_records([other]))
     assert rec.reject_reason == "malformed_record"
-    assert "no Goose session store (tables: message, session)" in rec.reject_detail
+    assert "no agent session store read here" in rec.reject_detail and "(tables: orders, users)" in rec.reject_detail
     # a view named messages is no store (its query would run): refused the same way
     view = tmp_path / "view.db"
     con = sqlite3.connect(view)
@@ -224,13 +224,20 @@ def test_other_databases_are_refused_by_name_and_left_out_of_folder_walks(tmp_pa
                       "create view messages as select 1 as session_id, 2 as role, 3 as content_json, "
                       "4 as created_timestamp")
     con.close()
-    assert "no Goose session store" in next(iter(iter_records([view]))).reject_detail
+    assert "no agent session store read here" in next(iter(iter_records([view]))).reject_detail
+    # Goose's tables without a column Goose always wrote: said so
+    old = tmp_path / "odd.db"
+    con = sqlite3.connect(old)
+    con.executescript("create table sessions (id text); create table messages (session_id text, role text)")
+    con.close()
+    assert "its messages table has no content_json, created_timestamp column" in \
+        next(iter(iter_records([old]))).reject_detail
     goose = store(tmp_path / "sub" / "sessions.db", {"a": benign()})
     (tmp_path / "notes.db").write_text("not a database\n")
     assert discover_inputs([tmp_path]) == [goose]
     # a store read as another format is refused, not read as that format's lines
     [wrong] = list(iter_records([goose], "codex"))
-    assert wrong.reject_reason == "malformed_record" and "only Goose's session store is read" in wrong.reject_detail
+    assert wrong.reject_reason == "malformed_record" and "read it with --format goose or auto" in wrong.reject_detail
 
 
 def test_a_store_past_its_deadline_rejects_the_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -240,7 +247,7 @@ def test_a_store_past_its_deadline_rejects_the_rest(tmp_path: Path, monkeypatch:
     long = [msg(n, "user", text(f"line {n}")) for n in range(3_000)]  # a query of many steps
     path = store(tmp_path / "sessions.db", {"a": benign(), "b": long, "c": benign()})
     assert len(list(iter_records([path]))) == 3
-    monkeypatch.setattr(goose_store, "STORE_SECONDS", 0.0)
+    monkeypatch.setattr(sqlite_store, "STORE_SECONDS", 0.0)
     records = list(iter_records([path]))
     assert [(r.source_line, r.reject_reason) for r in records] == [(1, None), (2, "malformed_record")]
     assert "cannot read the SQLite store after session 1: OperationalError: interrupted" in records[1].reject_detail

@@ -3,7 +3,7 @@ file's format detected (``pipeline/ingest/adapters/_detect.py``).
 
 Discovery: folders are walked recursively (sorted, symlinked folders not followed,
 hidden entries skipped) for ``.jsonl .jsonl.gz .json .json.gz .eval .traj`` and for ``.db``
-files that are Goose's SQLite session store (``adapters/goose_store.py``); files that
+files that are an agent's SQLite session store (``adapters/sqlite_store.py``); files that
 detection classifies as label files (OpenAgentSafety ``eval_*.json``,
 ``*_safety_eval_results.json``, task ``scenarios.json``) are left out of folder walks.
 Given explicitly, such a file yields no records.
@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pipeline.errors import InputNotFoundError
 from pipeline.ingest.adapters._detect import detect
+from pipeline.ingest.adapters.sqlite_store import sqlite_file
 from pipeline.storage import Location, Remote, guard, location
 from pipeline.storage_copy import walk_files
 
@@ -26,7 +27,7 @@ FORMATS = ("auto", "canonical", "openai", "anthropic", "inspect", "agentdojo", "
            "gemini", "gemini-stream", "langchain", "smolagents", "ai-sdk", "autogen", "pydantic-ai", "sharegpt",
            "bedrock", "litellm", "mcp", "goose", "opencode", "atif", "copilot", "react")
 SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".eval", ".traj")
-STORE_SUFFIXES = (".db",)  # walked when a Goose session store (``sessions.db``)
+STORE_SUFFIXES = (".db",)  # walked when an agent's session store (``sessions.db``, ``opencode.db``)
 
 
 def discover_inputs(paths: Sequence[Path | str | Remote]) -> list[Location]:
@@ -66,18 +67,18 @@ def discover_inputs(paths: Sequence[Path | str | Remote]) -> list[Location]:
     if not found:
         raise InputNotFoundError(
             f"no transcript files found in: {', '.join(str(p) for p in paths) or '(no input)'}",
-            f"expected {' '.join(SUFFIXES)} or a Goose session store (sessions.db)")
+            f"expected {' '.join(SUFFIXES)} or an agent's session store (sessions.db, opencode.db)")
     return found
 
 
 def _walked(child: Location) -> bool:
     """Folder-walk filter: a transcript file (:func:`_transcript_name`, not a label file), or
-    a ``.db`` file that is Goose's SQLite session store (other databases are left out)."""
+    a ``.db`` file that is an agent's SQLite session store (other databases are left out)."""
     def is_file() -> bool:
         return not isinstance(child, Path) or child.is_file()
 
     if child.name.lower().endswith(STORE_SUFFIXES) and not child.name.startswith("."):
-        return is_file() and detect(child)[0] == "goose"
+        return is_file() and sqlite_file(child) and detect(child)[0] != "skip"
     return _transcript_name(child.name) and is_file() and not _label_file(child)
 
 

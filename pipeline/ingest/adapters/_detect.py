@@ -147,7 +147,7 @@ from pipeline.ingest.adapters.bedrock import CALL_BLOCKS as CONVERSE_BLOCKS, OPE
 from pipeline.ingest.adapters.cline_xml import head_mark
 from pipeline.ingest.adapters.goose import CALL_TYPES as GOOSE_TYPES
 from pipeline.ingest.adapters.opencode import RUN_TYPES as OPENCODE_RUN_TYPES
-from pipeline.ingest.adapters.goose_store import SQLITE_MAGIC, detect_store
+from pipeline.ingest.adapters.sqlite_store import SQLITE_MAGIC, detect_store
 from pipeline.ingest.adapters.opencode_storage import storage_file
 from pipeline.storage import Location
 
@@ -347,7 +347,7 @@ def detect(path: Location) -> tuple[str, str]:
     ndjson = (name.endswith(NDJSON_SUFFIXES) or not name.endswith((".json", ".json.gz"))) \
         and not pretty_printed(path)  # pretty-printed: its head is scanned as a document's
     head, cut = first_bytes(path, SNIFF_BYTES, ndjson)
-    if head.startswith(SQLITE_MAGIC):  # rule 0: a database (adapters/goose_store.py)
+    if head.startswith(SQLITE_MAGIC):  # rule 0: a database (adapters/sqlite_store.py)
         return detect_store(path)
     shape = scan(head.decode("utf-8", "replace"))
     fmt, why = classify(shape)

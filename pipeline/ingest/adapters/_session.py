@@ -228,11 +228,13 @@ def session_records(path: Location, spec: Any, max_record_bytes: int, suite: str
 
 
 def emit_records(src: str, name: str, converted: Iterable[tuple[int, Any]], serialise: Callable[[Any], str],
-                 max_record_bytes: int, line: int, growth: Growth | None = None) -> Iterator[RawRecord]:
+                 max_record_bytes: int, line: int, growth: Growth | None = None,
+                 escape: tuple[type[Exception], ...] = ()) -> Iterator[RawRecord]:
     """The RawRecords of an adapter's ``(source_line, record | Problem)`` pairs, each checked
     against the limits; a :class:`SessionAbort` or an adapter error rejects the rest as ONE
     record at ``line``; an OSError propagates. ``growth``: what the records may add up to
-    (None: a fresh one, for a source without a file of its own to measure)."""
+    (None: a fresh one, for a source without a file of its own to measure); ``escape``: the
+    errors that propagate, as an OSError does (the source's, not the record's)."""
     growth = growth if growth is not None else Growth(max_record_bytes)
     try:
         for at, obj in converted:
@@ -261,5 +263,7 @@ def emit_records(src: str, name: str, converted: Iterable[tuple[int, Any]], seri
         yield rejected(src, line, "malformed_record", "record nested too deeply", name)
     except OSError:
         raise  # the reader reports a file it cannot read
+    except escape:
+        raise
     except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
         yield rejected(src, line, "malformed_record", f"{name} adapter: {type(exc).__name__}: {exc}", name)

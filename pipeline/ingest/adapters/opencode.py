@@ -23,7 +23,8 @@ else the last folder name of the session's ``directory`` (else an assistant mess
 ``path.cwd``), else ``default``. A session with a ``parentID`` (a subagent's, started by a
 ``task`` call) has ``parent_trajectory_id`` (read from the storage folder, also
 ``parent_call_id``: that ``task`` call). ``meta``: ``format`` (``opencode``),
-``output_format`` (``export`` | ``run-json`` | ``storage``), ``session_id``, ``title``,
+``output_format`` (``export`` | ``run-json`` | ``storage`` | ``database``, the SQLite store:
+:mod:`pipeline.ingest.adapters.opencode_db`), ``session_id``, ``title``,
 ``directory``, ``models``, ``dropped_parts``, ``message_errors``; a run log's ``errors``
 (``error`` events) and ``rejected`` (permissions ``opencode run`` auto-rejected).
 """
