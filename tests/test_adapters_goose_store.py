@@ -10,6 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -240,23 +243,30 @@ def test_other_databases_are_refused_by_name_and_left_out_of_folder_walks(tmp_pa
     assert wrong.reject_reason == "malformed_record" and "read it with --format goose or auto" in wrong.reject_detail
 
 
-def test_a_store_past_its_deadline_rejects_the_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every query runs under a deadline (a crafted store can make one run long): past it,
-    the sessions not read are one malformed_record, the run goes on. (With no time at all,
-    the first query long enough for SQLite's progress handler, session b's, is stopped.)"""
-    long = [msg(n, "user", text(f"line {n}")) for n in range(3_000)]  # a query of many steps
-    path = store(tmp_path / "sessions.db", {"a": benign(), "b": long, "c": benign()})
-    assert len(list(iter_records([path]))) == 3
+def test_sqlite_time_is_bounded_per_store_and_a_slow_reader_costs_none_of_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite's time on one store is bounded (a crafted store can make a query run long):
+    once spent, the sessions not read are one malformed_record and the run goes on. Only time
+    inside SQLite counts: a reader that takes its time between records loses nothing."""
+    path = store(tmp_path / "sessions.db", {"a": benign(), "b": benign(), "c": benign()})
     monkeypatch.setattr(sqlite_store, "STORE_SECONDS", 0.0)
     records = list(iter_records([path]))
-    assert [(r.source_line, r.reject_reason) for r in records] == [(1, None), (2, "malformed_record")]
-    assert "cannot read the SQLite store after session 1: OperationalError: interrupted" in records[1].reject_detail
+    assert [(r.source_line, r.reject_reason) for r in records] == [(1, "malformed_record")]
+    assert "interrupted: the store's time budget is spent" in records[0].reject_detail
+    monkeypatch.setattr(sqlite_store, "STORE_SECONDS", 0.3)
+    slow = []
+    for record in iter_records([path]):
+        slow.append((record.source_line, record.reject_reason))
+        time.sleep(0.2)
+    assert slow == [(1, None), (2, None), (3, None)]
 
 
 def test_hostile_rows_never_crash_the_reader(tmp_path: Path) -> None:
     """A NULL session id (SQLite allows it in a TEXT primary key), a name of a megabyte, a
     content_json stored as a blob, nested too deeply, or a JSON scalar, a role Goose never
-    writes: each session is a record or a reject, and a name is cut in ``meta``."""
+    writes: each session is a record or a reject, and a name is cut in ``meta``. The NULL-id
+    session has no messages; the messages that named it ('b') are a session of their own,
+    after the session rows: no message is lost with its session row."""
     path = store(tmp_path / "sessions.db", {"a": benign(), "b": benign(), "c": benign(), "d": benign()},
                  info={"a": {"name": "n" * 1_000_000}})
     con = sqlite3.connect(path)
@@ -269,8 +279,98 @@ def test_hostile_rows_never_crash_the_reader(tmp_path: Path) -> None:
     con.close()
     records = list(iter_records([path]))
     got = {r.source_line: (r.reject_reason, json.loads(r.text) if r.text else r.reject_detail) for r in records}
-    assert sorted(got) == [1, 2, 3, 4]
+    assert sorted(got) == [1, 2, 3, 4, 5]
     assert len(got[2][1]["meta"]["name"]) == 4096  # position 2: 'a' (NULL sorts first)
     assert got[1][1]["trajectory_id"] == "sessions" and got[1][1]["messages"] == []  # the file's stem
     assert got[3][1]["meta"]["skipped_messages"] == 1 and len(got[3][1]["messages"]) == 7
     assert got[4][0] == "malformed_record" and "content_json is no JSON: RecursionError" in got[4][1]
+    assert got[5][1]["trajectory_id"] == "b" and len(got[5][1]["messages"]) == 8
+
+
+def test_bytes_that_are_no_utf8_reject_their_session_only(tmp_path: Path) -> None:
+    """sqlite3 refuses to decode such text and failed the whole query: every later session was
+    lost with it. Read as bytes, a name keeps its other characters, a message rejects its
+    session alone."""
+    path = store(tmp_path / "sessions.db", {"a": benign(), "b": benign(), "c": exfiltration(), "d": benign()})
+    con = sqlite3.connect(path)
+    con.execute("update messages set content_json = cast(x'5b22ff225d' as text) "
+                "where id = (select min(id) from messages where session_id = 'b')")
+    con.execute("update sessions set working_dir = cast(x'2f686f6d652f64ff762f617069' as text) where id = 'd'")
+    con.commit()
+    con.close()
+    records = list(iter_records([path]))
+    assert [(r.source_line, r.reject_reason) for r in records] == [
+        (1, None), (2, "malformed_record"), (3, None), (4, None)]
+    assert "content_json is no JSON: UnicodeDecodeError" in records[1].reject_detail
+    assert json.loads(records[3].text)["meta"]["working_dir"] == "/home/d\ufffdv/api"
+
+
+def test_metadata_counts_in_the_size_limit_and_orphan_messages_are_a_session(tmp_path: Path) -> None:
+    """Every byte a session's rows load counts against ``8 x max_record_bytes``; messages whose
+    session row is gone (deleted, never written) are scored as a session of their own."""
+    path = store(tmp_path / "sessions.db", {"a": benign(), "evil": exfiltration()})
+    con = sqlite3.connect(path)
+    con.execute("update messages set metadata_json = '{\"userVisible\": true, \"pad\": \"' || hex(zeroblob(?)) || "
+                "'\"}' where id = (select min(id) from messages where session_id = 'a')", (500_000,))
+    con.execute("delete from sessions where id = 'evil'")
+    con.commit()
+    con.close()
+    records = list(iter_records([path], max_record_bytes=100_000))
+    assert [(r.source_line, r.reject_reason) for r in records] == [(1, "record_too_large"), (2, None)]
+    orphan = json.loads(records[1].text)
+    assert orphan["trajectory_id"] == "evil" and len(orphan["messages"]) == 6
+    verdicts = {tid: (route, verdict) for tid, route, verdict, _ in verdict_rows(path, tmp_path / "out")}
+    assert verdicts["evil"] == ("flow", "unsafe")
+
+
+def test_an_unfinished_write_is_refused_never_read_half_written(tmp_path: Path) -> None:
+    """A writer that died inside a transaction leaves ``sessions.db-journal``: the store is one
+    malformed_record naming it (read ``immutable``, it gave sessions from torn pages)."""
+    path = store(tmp_path / "sessions.db", {f"s{i:02d}": exfiltration() for i in range(20)})
+    crash = ("import os, sqlite3\n"
+             f"con = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+             "con.execute('pragma cache_size = 1'); con.execute('begin exclusive')\n"
+             "con.execute(\"delete from messages where session_id < 's10'\")\n"
+             "con.execute(\"insert into sessions (id, working_dir) select 'z' || id, hex(randomblob(20000)) "
+             "from sessions\")\n"
+             "os._exit(0)\n")
+    subprocess.run([sys.executable, "-c", crash], check=True)
+    assert (tmp_path / "sessions.db-journal").exists()
+    records = list(iter_records([path]))
+    assert [(r.source_line, r.reject_reason) for r in records] == [(1, "malformed_record")]
+    assert "score a copy made while its agent is idle" in records[0].reject_detail
+
+
+def test_immutable_only_without_a_wal_or_journal_where_the_store_really_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store that cannot be opened read-only (a read-only folder: simulated, root ignores
+    modes) is opened ``immutable`` only when no ``-wal`` / ``-journal`` file is beside its
+    real path: through a link, the link's folder says nothing."""
+    real = store(tmp_path / "real" / "sessions.db", {"a": exfiltration()})
+    (tmp_path / "link").mkdir()
+    link = tmp_path / "link" / "sessions.db"
+    link.symlink_to(real)
+    opened = sqlite3.connect
+
+    def read_only_folder(database: str, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        if "immutable=1" not in database:
+            exc = sqlite3.OperationalError("unable to open database file")
+            exc.sqlite_errorname = "SQLITE_CANTOPEN"  # type: ignore[attr-defined]
+            raise exc
+        return opened(database, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", read_only_folder)
+    assert [r.reject_reason for r in iter_records([link])] == [None]
+    (tmp_path / "real" / "sessions.db-wal").write_bytes(b"")
+    [refused] = list(iter_records([link]))
+    assert refused.reject_reason == "malformed_record" and "sessions.db-wal beside it" in refused.reject_detail
+
+
+def test_a_damaged_store_in_a_folder_walk_is_read_and_rejected_not_left_out(tmp_path: Path) -> None:
+    good = store(tmp_path / "x" / "sessions.db", {"s": exfiltration()})
+    (tmp_path / "in").mkdir()
+    cut = tmp_path / "in" / "sessions.db"
+    cut.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    assert discover_inputs([tmp_path / "in"]) == [cut]
+    [rec] = list(iter_records([tmp_path / "in"]))
+    assert rec.reject_reason == "malformed_record" and "SQLite" in rec.reject_detail

@@ -213,7 +213,8 @@ def _unchanged(inputs: list[InputFile], fmt: str) -> None:
         more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
         raise InputChangedError(f"an input changed while the run read it: {changed[0]}{more}; no run was published",
                                 "rerun once the inputs are no longer rewritten (a log that is only appended "
-                                "to is fine: a run scores the bytes it planned, up to their end then)")
+                                "to is fine: a run scores the bytes it planned, up to their end then; an agent's "
+                                "SQLite store in use: score a copy)")
 
 
 def _user_files(config: RunConfig, tables: tuple[str, ...]) -> tuple[Policy, pa.Table, pa.Table | None]:

@@ -1,22 +1,88 @@
-"""What the SQLite store readers ask of a database's catalog (names of our own code, given
-as parameters)."""
+"""What the SQLite store readers share: a connection that carries its store's time budget,
+rows fetched under it, text read as bytes and decoded here, the catalog's tables and columns
+(names of our own code, given as parameters)."""
 
 from __future__ import annotations
 
 import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+INFO_CHARS = 4096  # a session's name, folder, title, ... as kept in meta
+_BATCH = 256
 
 
-def tables(con: sqlite3.Connection) -> dict[str, str]:
+class Budget:
+    """The time SQLite may spend on one store's queries, in all (SQLite's progress handler:
+    it stops the running query past it). Only time inside SQLite counts (while ``armed``),
+    not what the records' readers do between rows; once spent, no query starts."""
+
+    def __init__(self, seconds: float) -> None:
+        self.left = seconds
+        self.since: float | None = None
+
+    def __call__(self) -> int:
+        return 1 if self.since is not None and time.monotonic() - self.since > self.left else 0
+
+    @contextmanager
+    def armed(self) -> Iterator[None]:
+        """Count the time of the SQLite calls inside."""
+        if self.left <= 0:
+            raise sqlite3.OperationalError("interrupted: the store's time budget is spent")
+        self.since = time.monotonic()
+        try:
+            yield
+        finally:
+            self.left -= time.monotonic() - self.since
+            self.since = None
+
+
+class StoreConnection(sqlite3.Connection):
+    """A store's connection (``sqlite3.connect(factory=...)``) with its :class:`Budget`."""
+
+    budget: Budget
+
+
+def rows(con: StoreConnection, query: str, params: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """The rows of ``query``, fetched a batch at a time under the store's budget."""
+    with con.budget.armed():
+        cursor = con.execute(query, params)
+    while True:
+        with con.budget.armed():
+            batch = cursor.fetchmany(_BATCH)
+        if not batch:
+            return
+        yield from batch
+
+
+def one(con: StoreConnection, query: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    """The first row of ``query`` (None: no row), under the store's budget."""
+    with con.budget.armed():
+        return con.execute(query, params).fetchone()
+
+
+def text(value: Any) -> str | None:
+    """A column read ``cast(... as blob)`` as text: bytes that are no UTF-8 replaced (a value
+    sqlite3 would refuse to decode, failing the whole query); None stays None."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return None if value is None else str(value)
+
+
+def tables(con: StoreConnection) -> dict[str, str]:
     """The database's tables and views: name -> ``table`` | ``view``."""
-    return dict(con.execute("select name, type from sqlite_master where type in ('table', 'view') order by name"))
+    return {text(n) or "": text(t) or "" for n, t in rows(
+        con, "select cast(name as blob), type from sqlite_master where type in ('table', 'view') order by name")}
 
 
-def columns(con: sqlite3.Connection, table: str) -> set[str]:
+def columns(con: StoreConnection, table: str) -> set[str]:
     """The columns of ``table``."""
-    return {row[0] for row in con.execute("select name from pragma_table_info(?)", (table,))}
+    return {text(name) or "" for (name,) in rows(con, "select cast(name as blob) from pragma_table_info(?)", (table,))}
 
 
-def missing(con: sqlite3.Connection, needed: dict[str, set[str]]) -> str | None:
+def missing(con: StoreConnection, needed: dict[str, set[str]]) -> str | None:
     """None when every table of ``needed`` is a table with those columns; '' when one of
     them is no table (no store of this kind); else the columns a table lacks."""
     found = tables(con)
@@ -27,3 +93,11 @@ def missing(con: sqlite3.Connection, needed: dict[str, set[str]]) -> str | None:
         if lacking:
             return f"its {name} table has no {', '.join(sorted(lacking))} column"
     return None
+
+
+def info_columns(con: StoreConnection, table: str, wanted: tuple[str, ...]) -> tuple[list[str], str]:
+    """The columns of ``wanted`` that ``table`` has, and their select list (each cut at
+    ``INFO_CHARS``, read as bytes: :func:`text`)."""
+    have = columns(con, table)
+    picked = [c for c in wanted if c in have]
+    return picked, "".join(f", cast(substr({c}, 1, {INFO_CHARS}) as blob)" for c in picked)

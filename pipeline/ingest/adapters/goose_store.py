@@ -8,86 +8,101 @@ Schema (block/goose ``crates/goose/src/session/session_manager.rs`` and ``migrat
 parent_session_id, ...)`` and ``messages(id, session_id, role, content_json,
 created_timestamp, metadata_json, message_id)``, ``content_json`` a message's ``content``
 list as the session files hold it (the first stores have no ``metadata_json``,
-``session_type``, ``name``). Sessions are taken in id order; a session's messages in
-Goose's own order (``created_timestamp``, then row id), each row made the message ``{role,
-created, content, metadata}``, and the session handed to the Goose reader as an export is
-(``{id, ..., conversation}``). Rows Goose hid after compaction (``agentVisible: false``)
-stay: they ran.
+``session_type``, ``name``). Sessions are taken in id order, then the messages no session
+row names (one session per ``session_id``, id order: their session was deleted, or never
+written); a session's messages in Goose's own order (``created_timestamp``, then row id),
+each row made the message ``{role, created, content, metadata}``, and the session handed to
+the Goose reader as an export is (``{id, ..., conversation}``). Rows Goose hid after
+compaction (``agentVisible: false``) stay: they ran.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
 from pipeline.ingest.adapters import goose
 from pipeline.ingest.adapters._common import Ctx
 from pipeline.ingest.adapters._session import SessionAbort
-from pipeline.ingest.adapters._sqlite import columns, missing
+from pipeline.ingest.adapters._sqlite import StoreConnection, columns, info_columns, missing, one, rows, text
 
 FORMAT = "goose"
 TITLE = "Goose's session store (sessions and messages tables)"
 _SESSION_COLUMNS = ("name", "description", "working_dir", "session_type", "schedule_id", "provider_name",
                     "parent_session_id")
 _MESSAGE_COLUMNS = {"session_id", "role", "content_json", "created_timestamp"}
-INFO_CHARS = 4096  # a session's name, folder, ... as kept in meta
+# a session row's messages (``=``: a session whose id is NULL has none); messages no session
+# row names, by one of their rows (``is``: NULL session ids are one group)
+_OF_SESSION = "session_id = (select id from sessions where rowid = ?)"
+_OF_ORPHAN = "session_id is (select session_id from messages where rowid = ?)"
+_ORPHANS = """
+select min(rowid), cast(session_id as blob) from messages m
+where not exists (select 1 from sessions s where s.id = m.session_id)
+group by session_id order by session_id
+"""
 
 
-def problem(con: sqlite3.Connection) -> str | None:
+def problem(con: StoreConnection) -> str | None:
     """None when the database holds Goose's tables; else what is missing ('' when it is no
     store of Goose's at all)."""
     return missing(con, {"sessions": {"id"}, "messages": _MESSAGE_COLUMNS})
 
 
-def sessions(con: sqlite3.Connection) -> Iterator[tuple[int, Any, dict[str, Any]]]:
-    """``(position, id as stored, session info)`` in id order, read lazily; the info holds the
-    columns of ``_SESSION_COLUMNS`` the table has, each cut at ``INFO_CHARS``."""
-    have = columns(con, "sessions")
-    picked = [c for c in _SESSION_COLUMNS if c in have]
-    cut = "".join(f", substr({c}, 1, {INFO_CHARS})" for c in picked)
-    for position, (sid, *row) in enumerate(con.execute(f"select id{cut} from sessions order by id"),  # noqa: S608
-                                           start=1):
-        info = {k: v for k, v in zip(picked, row) if v is not None and v != ""}
-        if sid is not None and sid != "":
-            info["id"] = str(sid)
-        yield position, sid, info
+class Reader:
+    """The sessions of one Goose store (:func:`problem` said it is one)."""
 
+    def __init__(self, con: StoreConnection) -> None:
+        self.con = con
+        self.picked, self.select = info_columns(con, "sessions", _SESSION_COLUMNS)
+        self.metadata = "cast(metadata_json as blob)" if "metadata_json" in columns(con, "messages") else "null"
 
-def _messages(con: sqlite3.Connection, sid: Any, limit: int) -> list[dict[str, Any]]:
-    """The messages of session ``sid`` in Goose's order; SessionAbort when one cannot be read
-    or they add up to more than ``limit`` bytes (checked before any is loaded)."""
-    named = repr(str(sid)[:200])
-    size = con.execute("select coalesce(sum(length(cast(content_json as blob))), 0) from messages "
-                       "where session_id is ?", (sid,)).fetchone()[0]
-    if size > limit:
-        raise SessionAbort("record_too_large", f"session {named}: messages larger than {limit} bytes")
-    metadata = "metadata_json" if "metadata_json" in columns(con, "messages") else "null"
-    out: list[dict[str, Any]] = []
-    rows = con.execute(f"select role, content_json, created_timestamp, {metadata} from messages "  # noqa: S608
-                       "where session_id is ? order by created_timestamp, id", (sid,))
-    for n, (role, content, created, meta) in enumerate(rows, start=1):
-        try:
-            items = json.loads(content) if isinstance(content, (str, bytes)) else None
-        except (ValueError, RecursionError) as exc:
-            raise SessionAbort("malformed_record", f"session {named}, message {n}: content_json is no JSON: "
-                                                   f"{type(exc).__name__}") from exc
-        if not isinstance(items, list):
-            raise SessionAbort("malformed_record", f"session {named}, message {n}: content_json is no list")
-        message: dict[str, Any] = {"role": role, "created": created, "content": items}
-        try:
-            extra = json.loads(meta) if isinstance(meta, (str, bytes)) else None
-        except (ValueError, RecursionError):
-            extra = None  # visibility flags only: a message without them is visible
-        if isinstance(extra, dict):
-            message["metadata"] = extra
-        out.append(message)
-    return out
+    def sessions(self) -> Iterator[tuple[int, Any, dict[str, Any]]]:
+        """``(position, key, session info)``: the session rows in id order, then the messages
+        no session row names (module docstring)."""
+        position = 0
+        for rowid, sid, *row in rows(self.con, f"select rowid, cast(id as blob){self.select} "  # noqa: S608
+                                               "from sessions order by id"):
+            position += 1
+            info = {k: v for k, v in zip(self.picked, map(text, row)) if v}
+            if text(sid):
+                info["id"] = text(sid)
+            yield position, (_OF_SESSION, rowid), info
+        for rowid, sid in rows(self.con, _ORPHANS):
+            position += 1
+            yield position, (_OF_ORPHAN, rowid), {"id": text(sid)} if text(sid) else {}
 
+    def _messages(self, key: tuple[str, int], named: str, limit: int) -> list[dict[str, Any]]:
+        """The messages of one session in Goose's order; SessionAbort when one cannot be read
+        or they add up to more than ``limit`` bytes (checked before any is loaded)."""
+        which, rowid = key
+        size = one(self.con, "select coalesce(sum(length(cast(content_json as blob)) + "  # noqa: S608
+                             f"coalesce(length({self.metadata}), 0)), 0) from messages where {which}", (rowid,))
+        if size is None or size[0] > limit:
+            raise SessionAbort("record_too_large", f"session {named}: messages larger than {limit} bytes")
+        out: list[dict[str, Any]] = []
+        query = (f"select cast(role as blob), cast(content_json as blob), created_timestamp, {self.metadata} "  # noqa: S608
+                 f"from messages where {which} order by created_timestamp, id")
+        for n, (role, content, created, meta) in enumerate(rows(self.con, query, (rowid,)), start=1):
+            try:
+                items = json.loads(content) if isinstance(content, bytes) else None
+            except (ValueError, RecursionError) as exc:  # UnicodeDecodeError too
+                raise SessionAbort("malformed_record", f"session {named}, message {n}: content_json is no JSON: "
+                                                       f"{type(exc).__name__}") from exc
+            if not isinstance(items, list):
+                raise SessionAbort("malformed_record", f"session {named}, message {n}: content_json is no list")
+            message: dict[str, Any] = {"role": text(role), "created": created, "content": items}
+            try:
+                extra = json.loads(meta) if isinstance(meta, bytes) else None
+            except (ValueError, RecursionError):
+                extra = None  # visibility flags only: a message without them is visible
+            if isinstance(extra, dict):
+                message["metadata"] = extra
+            out.append(message)
+        return out
 
-def records(con: sqlite3.Connection, key: Any, info: dict[str, Any], ctx: Ctx,
-            limit: int) -> Iterator[tuple[int, Any]]:
-    """The converted record of one session (the Goose reader's ``(line, record)`` pairs)."""
-    session = {**info, "conversation": _messages(con, key, limit)}
-    yield from goose.convert([(ctx.line, session)], ctx)
+    def records(self, key: Any, info: dict[str, Any], ctx: Ctx, limit: int) -> Iterator[tuple[int, Any]]:
+        """The converted record of one session (the Goose reader's ``(line, record)`` pairs)."""
+        named = repr(str(info.get("id", "(no id)"))[:200])
+        session = {**info, "conversation": self._messages(key, named, limit)}
+        yield from goose.convert([(ctx.line, session)], ctx)

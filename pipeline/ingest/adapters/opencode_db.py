@@ -9,32 +9,44 @@ migrations): ``session(id, project_id, parent_id, directory, title, time_created
 time_created, data)``; ``message.data`` is a message's info without ``id`` and
 ``sessionID``, ``part.data`` a part without ``id``, ``sessionID`` and ``messageID`` (the
 storage folder's JSON otherwise). Read as OpenCode reads them: sessions in creation order
-(``time_created``, then id), a session's messages by ``time_created`` then id, a message's
-parts by id (OpenCode's ids sort by creation). A subagent's session (``parent_id``) gets
-``parent_call_id``: the parent's ``task`` part whose ``state.metadata.sessionId`` names it.
+(``time_created``, then id), then the messages no session row names (one session per
+``session_id``, id order); a session's messages by ``time_created`` then id, a message's
+parts by id (OpenCode's ids sort by creation; a part whose message is gone is not read, as
+OpenCode does not). A subagent's session (``parent_id``) gets ``parent_call_id``: the
+parent's ``task`` part whose ``state.metadata.sessionId`` names it.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
 from pipeline.ingest.adapters import opencode
 from pipeline.ingest.adapters._common import Ctx
 from pipeline.ingest.adapters._session import SessionAbort, SizeGuard
-from pipeline.ingest.adapters._sqlite import columns, missing
+from pipeline.ingest.adapters._sqlite import StoreConnection, info_columns, missing, one, rows, text
 
 FORMAT = "opencode"
 TITLE = "OpenCode's store (session, message and part tables)"
-INFO_CHARS = 4096  # a session's title, folder, ... as kept in meta
 _NEEDED = {"session": {"id", "time_created"}, "message": {"id", "session_id", "time_created", "data"},
            "part": {"id", "message_id", "session_id", "data"}}
-_SESSION_COLUMNS = {"directory": "directory", "title": "title", "parent_id": "parentID"}
+_SESSION_COLUMNS = ("directory", "title", "parent_id")
+_KEYS = {"directory": "directory", "title": "title", "parent_id": "parentID"}
+# a session row's messages (``=``: a session whose id is NULL has none); messages no session
+# row names, by one of their rows (``is``: NULL session ids are one group)
+_OF_SESSION = "session_id = (select id from session where rowid = ?)"
+_OF_ORPHAN = "session_id is (select session_id from message where rowid = ?)"
+_ORPHANS = """
+select min(rowid), cast(session_id as blob) from message m
+where not exists (select 1 from session s where s.id = m.session_id)
+group by session_id order by session_id
+"""
+_PARTS = ("select cast(id as blob), cast(data as blob) from part "
+          "where message_id = (select id from message where rowid = ?) order by id")
 # the parent's task part that started a subagent session (as opencode_storage.parent_call)
 _PARENT_CALL = """
-select callid from (
+select cast(callid as blob) from (
     select case when json_valid(data) then json_extract(data, '$.callID') end as callid,
            case when json_valid(data) then json_extract(data, '$.tool') end as tool,
            case when json_valid(data) then json_extract(data, '$.state.metadata.sessionId') end as child, id
@@ -44,63 +56,73 @@ order by id limit 1
 """
 
 
-def problem(con: sqlite3.Connection) -> str | None:
+def problem(con: StoreConnection) -> str | None:
     """None when the database holds OpenCode's tables; else what is missing ('' when it is
     no store of OpenCode's at all)."""
     return missing(con, _NEEDED)
 
 
-def sessions(con: sqlite3.Connection) -> Iterator[tuple[int, Any, dict[str, Any]]]:
-    """``(position, id as stored, session info as the storage folder's file holds it)`` in
-    creation order, read lazily; each column cut at ``INFO_CHARS``."""
-    have = columns(con, "session")
-    picked = [c for c in _SESSION_COLUMNS if c in have]
-    cut = "".join(f", substr({c}, 1, {INFO_CHARS})" for c in picked)
-    query = f"select id{cut} from session order by time_created, id"  # noqa: S608 - fixed names
-    for position, (sid, *row) in enumerate(con.execute(query), start=1):
-        info = {_SESSION_COLUMNS[k]: v for k, v in zip(picked, row) if isinstance(v, str) and v}
-        if sid is not None and sid != "":
-            info["id"] = str(sid)
-        yield position, sid, info
-
-
 def _loaded(data: Any, what: str) -> dict[str, Any]:
-    """A ``data`` column's JSON object; SessionAbort when it is none."""
+    """A ``data`` column's JSON object (read as bytes); SessionAbort when it is none."""
     try:
-        value = json.loads(data) if isinstance(data, (str, bytes)) else None
-    except (ValueError, RecursionError) as exc:
+        value = json.loads(data) if isinstance(data, bytes) else None
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError too
         raise SessionAbort("malformed_record", f"{what}: data is no JSON: {type(exc).__name__}") from exc
     if not isinstance(value, dict):
         raise SessionAbort("malformed_record", f"{what}: data is no JSON object")
     return value
 
 
-def _messages(con: sqlite3.Connection, sid: Any, limit: int) -> Iterator[tuple[dict[str, Any], list[Any]]]:
-    """``(message info, parts)`` of session ``sid`` in OpenCode's order; SessionAbort when a
-    row cannot be read or they add up to more than ``limit`` bytes (checked first)."""
-    named = repr(str(sid)[:200])
-    size = sum(con.execute(f"select coalesce(sum(length(cast(data as blob))), 0) from {table} "  # noqa: S608
-                           "where session_id is ?", (sid,)).fetchone()[0] for table in ("message", "part"))
-    if size > limit:
-        raise SessionAbort("record_too_large", f"session {named}: messages and parts larger than {limit} bytes")
-    ids = con.execute("select id, data from message where session_id is ? order by time_created, id", (sid,))
-    for n, (mid, data) in enumerate(ids.fetchall(), start=1):
-        info = {**_loaded(data, f"session {named}, message {n}"), "id": mid, "sessionID": sid}
-        parts = [{**_loaded(pdata, f"session {named}, message {n}, part {k}"), "id": pid, "messageID": mid,
-                  "sessionID": sid}
-                 for k, (pid, pdata) in enumerate(con.execute(
-                     "select id, data from part where message_id is ? order by id", (mid,)), start=1)]
-        yield info, parts
+class Reader:
+    """The sessions of one OpenCode store (:func:`problem` said it is one)."""
 
+    def __init__(self, con: StoreConnection) -> None:
+        self.con = con
+        self.picked, self.select = info_columns(con, "session", _SESSION_COLUMNS)
 
-def records(con: sqlite3.Connection, key: Any, info: dict[str, Any], ctx: Ctx,
-            limit: int) -> Iterator[tuple[int, Any]]:
-    """The converted record of one session (``output_format`` ``database``)."""
-    guard = SizeGuard(int(ctx.state.get("max_record_bytes", 32 * 2**20)))
-    out = opencode.record(info, _messages(con, key, limit), ctx, "database", guard)
-    parent = out.get("parent_trajectory_id")
-    if parent is not None:
-        found = con.execute(_PARENT_CALL, (parent, out["trajectory_id"])).fetchone()
-        if found is not None:
-            out["parent_call_id"] = found[0]
-    yield ctx.line, out
+    def sessions(self) -> Iterator[tuple[int, Any, dict[str, Any]]]:
+        """``(position, key, session info as the storage folder's file holds it)``: the
+        session rows in creation order, then the messages no session row names."""
+        position = 0
+        for rowid, sid, *row in rows(self.con, f"select rowid, cast(id as blob){self.select} "  # noqa: S608
+                                               "from session order by time_created, id"):
+            position += 1
+            info = {_KEYS[k]: v for k, v in zip(self.picked, map(text, row)) if v}
+            if text(sid):
+                info["id"] = text(sid)
+            yield position, (_OF_SESSION, rowid), info
+        for rowid, sid in rows(self.con, _ORPHANS):
+            position += 1
+            yield position, (_OF_ORPHAN, rowid), {"id": text(sid)} if text(sid) else {}
+
+    def _messages(self, key: tuple[str, int], sid: str | None, named: str,
+                  limit: int) -> Iterator[tuple[dict[str, Any], list[Any]]]:
+        """``(message info, parts)`` of one session in OpenCode's order; SessionAbort when a
+        row cannot be read or they add up to more than ``limit`` bytes (checked first)."""
+        which, rowid = key
+        size = one(self.con, "select coalesce(sum(length(cast(data as blob))), 0) + (select "  # noqa: S608
+                             "coalesce(sum(length(cast(p.data as blob))), 0) from part p join message m on "
+                             f"p.message_id = m.id where m.{which}) from message where {which}", (rowid, rowid))
+        if size is None or size[0] > limit:
+            raise SessionAbort("record_too_large", f"session {named}: messages and parts larger than {limit} bytes")
+        listed = list(rows(self.con, f"select rowid, cast(id as blob), cast(data as blob) from message "  # noqa: S608
+                                     f"where {which} order by time_created, id", (rowid,)))
+        for n, (mrow, mid, data) in enumerate(listed, start=1):
+            info = {**_loaded(data, f"session {named}, message {n}"), "id": text(mid), "sessionID": sid}
+            parts = [{**_loaded(pdata, f"session {named}, message {n}, part {k}"), "id": text(pid),
+                      "messageID": text(mid), "sessionID": sid}
+                     for k, (pid, pdata) in enumerate(rows(self.con, _PARTS, (mrow,)), start=1)]
+            yield info, parts
+
+    def records(self, key: Any, info: dict[str, Any], ctx: Ctx, limit: int) -> Iterator[tuple[int, Any]]:
+        """The converted record of one session (``output_format`` ``database``)."""
+        sid = info.get("id")
+        named = repr(str(sid or "(no id)")[:200])
+        guard = SizeGuard(int(ctx.state.get("max_record_bytes", 32 * 2**20)))
+        out = opencode.record(info, self._messages(key, sid, named, limit), ctx, "database", guard)
+        parent = out.get("parent_trajectory_id")
+        if parent is not None:
+            found = one(self.con, _PARENT_CALL, (parent, out["trajectory_id"]))
+            if found is not None and text(found[0]):
+                out["parent_call_id"] = text(found[0])
+        yield ctx.line, out

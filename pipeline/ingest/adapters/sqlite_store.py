@@ -6,23 +6,30 @@ Rules (a store is hostile input like any file):
 - a file that opens with SQLite's header is read as a database, whatever its name, never
   as lines; which store it is, by its tables (each kind's ``problem``); any other database
   is ONE ``malformed_record`` naming its tables, so is one that cannot be opened, and so is
-  a store read with a ``--format`` other than its own (or ``auto``).
-- opened read-only (``mode=ro``, so writes still in its ``-wal`` file are read; a store
-  without a ``-wal`` file on a read-only folder: ``immutable=1``), ``trusted_schema`` off
-  (no function of the file's own schema runs), ``query_only``; only the kind's tables read,
-  by fixed queries with parameters; every query under one deadline for the store
-  (``STORE_SECONDS``), past which the sessions not yet read are one ``malformed_record``.
+  a store read with a ``--format`` other than its own (or ``auto``). A folder walk takes a
+  ``.db`` file unless it opens and is no store (a remote one is not opened to tell).
+- opened read-only (``mode=ro``: writes still in its ``-wal`` file are read; SQLite makes
+  the ``-wal`` / ``-shm`` files of a WAL store when they are missing, as any reader of it
+  does). Only a store that cannot be opened so (a read-only folder) and has neither a
+  ``-wal`` nor a ``-journal`` file beside it (where it really is: links resolved) is opened
+  ``immutable=1``: a store with an unfinished write, or locked by its writer, is refused
+  (one ``malformed_record``) rather than read from pages half written.
+- ``trusted_schema`` off (no function of the file's own schema runs), ``query_only``; only
+  the kind's tables read, by fixed queries with parameters; text read as bytes and decoded
+  here (bytes that are no UTF-8: replaced in names, a reject of their session in content);
+  SQLite's time on one store at most ``STORE_SECONDS`` in all (:class:`._sqlite.Budget`), past
+  which the sessions not yet read are one ``malformed_record``.
 - one record per session, ``source_line`` its 1-based position in the kind's session
-  order; what is wrong with one session (a row that is no JSON, rows adding up to more
-  than ``8 x max_record_bytes``, checked before they are loaded, an adapter error) rejects
-  that session only.
+  order (the messages no session row names come last, as sessions of their own); what is
+  wrong with one session (a row that is no JSON, rows adding up to more than
+  ``8 x max_record_bytes``, checked before they are loaded, an adapter error, an error of
+  SQLite reading it) rejects that session only.
 - a remote store (``s3://...``) is read from a temporary local copy (SQLite needs seeks).
 """
 
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -32,28 +39,32 @@ from pipeline.ingest.adapters import goose_store, opencode_db
 from pipeline.ingest.adapters._common import Ctx
 from pipeline.ingest.adapters._io import read_head
 from pipeline.ingest.adapters._session import emit_records
-from pipeline.ingest.adapters._sqlite import tables
+from pipeline.ingest.adapters._sqlite import Budget, StoreConnection, tables
 from pipeline.ingest.records import RawRecord, rejected
 from pipeline.storage import Location, Remote
 from pipeline.storage_copy import local_copy
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-STORE_SECONDS = 120.0  # one store's queries together, at most
+STORE_SECONDS = 120.0  # SQLite's time on one store, at most
+
+
+class Reader(Protocol):
+    """The sessions of one store and the converted records of each."""
+
+    def sessions(self) -> Iterator[tuple[int, Any, dict[str, Any]]]: ...
+
+    def records(self, key: Any, info: dict[str, Any], ctx: Ctx, limit: int) -> Iterator[tuple[int, Any]]: ...
 
 
 class StoreKind(Protocol):
-    """One agent's store: its format name, what it says of a database, its sessions, and
-    the converted records of one session."""
+    """One agent's store: its format name, what it says of a database, its reader."""
 
     FORMAT: str
     TITLE: str
 
-    def problem(self, con: sqlite3.Connection) -> str | None: ...
+    def problem(self, con: StoreConnection) -> str | None: ...
 
-    def sessions(self, con: sqlite3.Connection) -> Iterator[tuple[int, Any, dict[str, Any]]]: ...
-
-    def records(self, con: sqlite3.Connection, key: Any, info: dict[str, Any], ctx: Ctx,
-                limit: int) -> Iterator[tuple[int, Any]]: ...
+    def Reader(self, con: StoreConnection) -> Reader: ...  # noqa: N802 - the kind module's class
 
 
 KINDS: tuple[StoreKind, ...] = (goose_store, opencode_db)  # type: ignore[assignment]
@@ -67,33 +78,30 @@ def sqlite_file(path: Location) -> bool:
         return False
 
 
-class _Deadline:
-    """SQLite's progress handler: aborts the running query once ``seconds`` have passed."""
-
-    def __init__(self, seconds: float) -> None:
-        self.until = time.monotonic() + seconds
-
-    def __call__(self) -> int:
-        return 1 if time.monotonic() > self.until else 0
-
-
-def connect(path: Path, seconds: float) -> sqlite3.Connection:
-    """The store opened read-only (module docstring), under a deadline."""
-    uri = path.resolve().as_uri()  # percent-encoded: a name is never read as URI parameters
+def connect(path: Path, seconds: float) -> StoreConnection:
+    """The store opened read-only (module docstring), with a time budget of ``seconds``."""
+    real = path.resolve()
+    uri = real.as_uri()  # percent-encoded: a name is never read as URI parameters
+    con: StoreConnection | None = None
     try:
-        con = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+        con = sqlite3.connect(f"{uri}?mode=ro", uri=True, factory=StoreConnection)
         con.execute("select count(*) from sqlite_master").fetchone()
-    except sqlite3.OperationalError:
-        if Path(f"{path}-wal").exists():
-            raise  # its latest writes are there: never read the store without them
-        con = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True)
+    except sqlite3.OperationalError as exc:
+        if con is not None:
+            con.close()
+        beside = [p.name for p in (Path(f"{real}-wal"), Path(f"{real}-journal")) if p.exists()]
+        if getattr(exc, "sqlite_errorname", "") != "SQLITE_CANTOPEN" or beside:
+            why = f" ({', '.join(beside)} beside it: a write not finished or not checkpointed)" if beside else ""
+            raise sqlite3.OperationalError(f"{exc}{why}; score a copy made while its agent is idle") from exc
+        con = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, factory=StoreConnection)
+    con.budget = Budget(seconds)
     con.execute("pragma trusted_schema = off")
     con.execute("pragma query_only = on")
-    con.set_progress_handler(_Deadline(seconds), 1_000)
+    con.set_progress_handler(con.budget, 1_000)
     return con
 
 
-def store_kind(con: sqlite3.Connection) -> tuple[StoreKind | None, str]:
+def store_kind(con: StoreConnection) -> tuple[StoreKind | None, str]:
     """(the store kind of the database, why) or (None, what it holds instead)."""
     problems = []
     for kind in KINDS:
@@ -109,16 +117,17 @@ def store_kind(con: sqlite3.Connection) -> tuple[StoreKind | None, str]:
 
 
 def detect_store(path: Location) -> tuple[str, str]:
-    """Detection of a SQLite file: the store's format, else ``skip`` (a folder walk leaves
-    it out; given by name it is one ``malformed_record``). A remote file is not opened to
-    tell (it would be copied): ``auto``'s reading checks it."""
+    """Detection of a SQLite file: the store's format; ``skip`` for a database that opens
+    and is no store (a folder walk leaves it out; given by name it is one
+    ``malformed_record``); ``sqlite`` for one that cannot be opened, and for a remote file
+    (not opened to tell: it would be copied): reading it says what it is."""
     if isinstance(path, Remote):
-        return "sqlite", "SQLite database: an agent's session store (its tables are checked when read)"
+        return "sqlite", "SQLite database: an agent's session store? (its tables are checked when read)"
     try:
         with closing(connect(Path(path), STORE_SECONDS)) as con:
             kind, why = store_kind(con)
     except sqlite3.Error as exc:
-        return "skip", f"SQLite database that cannot be opened: {exc}"
+        return "sqlite", f"SQLite database that cannot be opened ({exc}): read, it is one malformed_record"
     return (kind.FORMAT, why) if kind is not None else ("skip", why)
 
 
@@ -129,6 +138,11 @@ def _local(path: Location) -> Iterator[Path]:
             yield copy
     else:
         yield Path(path)
+
+
+def _stopped(exc: sqlite3.Error) -> bool:
+    """True for an error that ends the store's reading (its time budget spent)."""
+    return "interrupted" in str(exc)
 
 
 def store_records(path: Location, fmt: str, max_record_bytes: int, suite: str | None,
@@ -148,10 +162,17 @@ def store_records(path: Location, fmt: str, max_record_bytes: int, suite: str | 
                 yield rejected(src, 1, "malformed_record", f"{why}, no {fmt} input: read it with --format {name} "
                                                            "or auto", fmt)
                 return
-            for position, key, info in kind.sessions(con):
+            reader = kind.Reader(con)
+            for position, key, info in reader.sessions():
                 ctx = Ctx(path, position, {"max_record_bytes": max_record_bytes, "suite": suite})
-                yield from emit_records(src, name, kind.records(con, key, info, ctx, 8 * max_record_bytes),
-                                        serialise, max_record_bytes, position, escape=(sqlite3.Error,))
+                try:
+                    yield from emit_records(src, name, reader.records(key, info, ctx, 8 * max_record_bytes),
+                                            serialise, max_record_bytes, position, escape=(sqlite3.Error,))
+                except sqlite3.Error as exc:
+                    if _stopped(exc):
+                        raise
+                    yield rejected(src, position, "malformed_record",
+                                   f"session {position}: SQLite cannot read it: {type(exc).__name__}: {exc}", name)
                 done = position
     except sqlite3.Error as exc:
         after = f" after session {done}" if done else ""
