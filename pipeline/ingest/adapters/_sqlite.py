@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -101,3 +101,28 @@ def info_columns(con: StoreConnection, table: str, wanted: tuple[str, ...]) -> t
     have = columns(con, table)
     picked = [c for c in wanted if c in have]
     return picked, "".join(f", cast(substr({c}, 1, {INFO_CHARS}) as blob)" for c in picked)
+
+
+def session_rows(con: StoreConnection, sessions: str, messages: str, order: str, select: str,
+                 info: Callable[[list[Any]], dict[str, Any]]) -> Iterator[tuple[int, tuple[str, int], dict[str, Any]]]:
+    """``(position, key, session info)`` of a store whose table ``sessions`` (rows by
+    ``order``) names the sessions of table ``messages`` (by ``session_id``): each session
+    row (``info`` of its ``select`` columns, its id added), then each group of messages no
+    session row names (by ``session_id``: a session deleted or never written; NULL ids one
+    group), so no message is lost with its session row. ``key`` is the condition on
+    ``messages`` that selects the session's rows and the rowid it takes as its parameter."""
+    of_session = f"session_id = (select id from {sessions} where rowid = ?)"  # NULL id: no messages
+    of_orphans = f"session_id is (select session_id from {messages} where rowid = ?)"
+    position = 0
+    for rowid, sid, *row in rows(con, f"select rowid, cast(id as blob){select} from {sessions} "  # noqa: S608
+                                      f"order by {order}"):
+        position += 1
+        found = info(row)
+        if text(sid):
+            found["id"] = text(sid)
+        yield position, (of_session, rowid), found
+    for rowid, sid in rows(con, f"select min(rowid), cast(session_id as blob) from {messages} m "  # noqa: S608
+                                f"where not exists (select 1 from {sessions} s where s.id = m.session_id) "
+                                "group by session_id order by session_id"):
+        position += 1
+        yield position, (of_orphans, rowid), {"id": text(sid)} if text(sid) else {}

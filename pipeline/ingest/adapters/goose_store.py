@@ -25,22 +25,15 @@ from typing import Any
 from pipeline.ingest.adapters import goose
 from pipeline.ingest.adapters._common import Ctx
 from pipeline.ingest.adapters._session import SessionAbort
-from pipeline.ingest.adapters._sqlite import StoreConnection, columns, info_columns, missing, one, rows, text
+from pipeline.ingest.adapters._sqlite import (
+    StoreConnection, columns, info_columns, missing, one, rows, session_rows, text,
+)
 
 FORMAT = "goose"
 TITLE = "Goose's session store (sessions and messages tables)"
 _SESSION_COLUMNS = ("name", "description", "working_dir", "session_type", "schedule_id", "provider_name",
                     "parent_session_id")
 _MESSAGE_COLUMNS = {"session_id", "role", "content_json", "created_timestamp"}
-# a session row's messages (``=``: a session whose id is NULL has none); messages no session
-# row names, by one of their rows (``is``: NULL session ids are one group)
-_OF_SESSION = "session_id = (select id from sessions where rowid = ?)"
-_OF_ORPHAN = "session_id is (select session_id from messages where rowid = ?)"
-_ORPHANS = """
-select min(rowid), cast(session_id as blob) from messages m
-where not exists (select 1 from sessions s where s.id = m.session_id)
-group by session_id order by session_id
-"""
 
 
 def problem(con: StoreConnection) -> str | None:
@@ -59,18 +52,9 @@ class Reader:
 
     def sessions(self) -> Iterator[tuple[int, Any, dict[str, Any]]]:
         """``(position, key, session info)``: the session rows in id order, then the messages
-        no session row names (module docstring)."""
-        position = 0
-        for rowid, sid, *row in rows(self.con, f"select rowid, cast(id as blob){self.select} "  # noqa: S608
-                                               "from sessions order by id"):
-            position += 1
-            info = {k: v for k, v in zip(self.picked, map(text, row)) if v}
-            if text(sid):
-                info["id"] = text(sid)
-            yield position, (_OF_SESSION, rowid), info
-        for rowid, sid in rows(self.con, _ORPHANS):
-            position += 1
-            yield position, (_OF_ORPHAN, rowid), {"id": text(sid)} if text(sid) else {}
+        no session row names (:func:`._sqlite.session_rows`)."""
+        yield from session_rows(self.con, "sessions", "messages", "id", self.select,
+                                lambda row: {k: v for k, v in zip(self.picked, map(text, row)) if v})
 
     def _messages(self, key: tuple[str, int], named: str, limit: int) -> list[dict[str, Any]]:
         """The messages of one session in Goose's order; SessionAbort when one cannot be read

@@ -25,7 +25,7 @@ from typing import Any
 from pipeline.ingest.adapters import opencode
 from pipeline.ingest.adapters._common import Ctx
 from pipeline.ingest.adapters._session import SessionAbort, SizeGuard
-from pipeline.ingest.adapters._sqlite import StoreConnection, info_columns, missing, one, rows, text
+from pipeline.ingest.adapters._sqlite import StoreConnection, info_columns, missing, one, rows, session_rows, text
 
 FORMAT = "opencode"
 TITLE = "OpenCode's store (session, message and part tables)"
@@ -33,15 +33,6 @@ _NEEDED = {"session": {"id", "time_created"}, "message": {"id", "session_id", "t
            "part": {"id", "message_id", "session_id", "data"}}
 _SESSION_COLUMNS = ("directory", "title", "parent_id")
 _KEYS = {"directory": "directory", "title": "title", "parent_id": "parentID"}
-# a session row's messages (``=``: a session whose id is NULL has none); messages no session
-# row names, by one of their rows (``is``: NULL session ids are one group)
-_OF_SESSION = "session_id = (select id from session where rowid = ?)"
-_OF_ORPHAN = "session_id is (select session_id from message where rowid = ?)"
-_ORPHANS = """
-select min(rowid), cast(session_id as blob) from message m
-where not exists (select 1 from session s where s.id = m.session_id)
-group by session_id order by session_id
-"""
 _PARTS = ("select cast(id as blob), cast(data as blob) from part "
           "where message_id = (select id from message where rowid = ?) order by id")
 # the parent's task part that started a subagent session (as opencode_storage.parent_call)
@@ -82,18 +73,10 @@ class Reader:
 
     def sessions(self) -> Iterator[tuple[int, Any, dict[str, Any]]]:
         """``(position, key, session info as the storage folder's file holds it)``: the
-        session rows in creation order, then the messages no session row names."""
-        position = 0
-        for rowid, sid, *row in rows(self.con, f"select rowid, cast(id as blob){self.select} "  # noqa: S608
-                                               "from session order by time_created, id"):
-            position += 1
-            info = {_KEYS[k]: v for k, v in zip(self.picked, map(text, row)) if v}
-            if text(sid):
-                info["id"] = text(sid)
-            yield position, (_OF_SESSION, rowid), info
-        for rowid, sid in rows(self.con, _ORPHANS):
-            position += 1
-            yield position, (_OF_ORPHAN, rowid), {"id": text(sid)} if text(sid) else {}
+        session rows in creation order, then the messages no session row names
+        (:func:`._sqlite.session_rows`)."""
+        yield from session_rows(self.con, "session", "message", "time_created, id", self.select,
+                                lambda row: {_KEYS[k]: v for k, v in zip(self.picked, map(text, row)) if v})
 
     def _messages(self, key: tuple[str, int], sid: str | None, named: str,
                   limit: int) -> Iterator[tuple[dict[str, Any], list[Any]]]:
