@@ -238,6 +238,11 @@ def test_other_databases_are_refused_by_name_and_left_out_of_folder_walks(tmp_pa
     goose = store(tmp_path / "sub" / "sessions.db", {"a": benign()})
     (tmp_path / "notes.db").write_text("not a database\n")
     assert discover_inputs([tmp_path]) == [goose]
+    # named as a transcript, a database is read as one (its lines rejected): no file named so
+    # is opened a second time to tell (a remote one: a request each)
+    named = tmp_path / "sessions.jsonl"
+    named.write_bytes(goose.read_bytes())
+    assert {r.reject_reason for r in iter_records([named])} == {"malformed_record"}
     # a store read as another format is refused, not read as that format's lines
     [wrong] = list(iter_records([goose], "codex"))
     assert wrong.reject_reason == "malformed_record" and "read it with --format goose or auto" in wrong.reject_detail

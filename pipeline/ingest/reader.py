@@ -31,8 +31,8 @@ stop the run.
 - a file that opens with a UTF-16 byte order mark (what Windows PowerShell 5's ``>``
   writes) is one ``malformed_record`` saying so (source_line 1), not one per line.
 - Inspect ``.eval`` archives / EvalLog ``.json``: the 1-based sample position.
-- a SQLite database (Goose's ``sessions.db``, OpenCode's ``opencode.db``, whatever the
-  file's name): one record per session, source_line its 1-based position
+- a SQLite database not named as a transcript (Goose's ``sessions.db``, OpenCode's
+  ``opencode.db``): one record per session, source_line its 1-based position
   (``adapters/sqlite_store.py``).
 - session formats (``claude-code``, ``codex``: one FILE is one record, source_line 1;
   ``otel``: one record per trace, source_line = the line of its first span). Their

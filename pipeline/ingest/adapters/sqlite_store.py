@@ -3,8 +3,8 @@
 their releases after the JSON files.
 
 Rules (a store is hostile input like any file):
-- a file that opens with SQLite's header is read as a database, whatever its name, never
-  as lines; which store it is, by its tables (each kind's ``problem``); any other database
+- a file that opens with SQLite's header is read as a database, never as lines, unless it
+  is named as a transcript (``.jsonl``, ``.json``, ``.eval``, ...: read as that); which store it is, by its tables (each kind's ``problem``); any other database
   is ONE ``malformed_record`` naming its tables, so is one that cannot be opened, and so is
   a store read with a ``--format`` other than its own (or ``auto``). A folder walk takes a
   ``.db`` file unless it opens and is no store (a remote one is not opened to tell).
@@ -46,6 +46,7 @@ from pipeline.storage_copy import local_copy
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 STORE_SECONDS = 120.0  # SQLite's time on one store, at most
+_TRANSCRIPT_NAMES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".eval", ".traj", ".ndjson", ".ndjson.gz")
 
 
 class Reader(Protocol):
@@ -71,7 +72,11 @@ KINDS: tuple[StoreKind, ...] = (goose_store, opencode_db)  # type: ignore[assign
 
 
 def sqlite_file(path: Location) -> bool:
-    """True when ``path`` opens with SQLite's header (a database file, whatever its name)."""
+    """True when ``path`` opens with SQLite's header (a database file), unless it is named as
+    a transcript (``.jsonl``, ``.json``, ...: not opened again to tell, every remote check is
+    a request)."""
+    if path.name.lower().endswith(_TRANSCRIPT_NAMES):
+        return False
     try:
         return read_head(path, len(SQLITE_MAGIC)) == SQLITE_MAGIC
     except OSError:
