@@ -257,7 +257,8 @@ def test_sqlite_time_is_bounded_per_store_and_a_slow_reader_costs_none_of_it(
     monkeypatch.setattr(sqlite_store, "STORE_SECONDS", 0.0)
     records = list(iter_records([path]))
     assert [(r.source_line, r.reject_reason) for r in records] == [(1, "malformed_record")]
-    assert "interrupted: the store's time budget is spent" in records[0].reject_detail
+    assert "SQLite's time on this store passed its 0 s budget (interrupted: the store's time budget is spent)" \
+        in records[0].reject_detail
     monkeypatch.setattr(sqlite_store, "STORE_SECONDS", 0.3)
     slow = []
     for record in iter_records([path]):
@@ -379,3 +380,35 @@ def test_a_damaged_store_in_a_folder_walk_is_read_and_rejected_not_left_out(tmp_
     assert discover_inputs([tmp_path / "in"]) == [cut]
     [rec] = list(iter_records([tmp_path / "in"]))
     assert rec.reject_reason == "malformed_record" and "SQLite" in rec.reject_detail
+
+
+def test_a_store_without_indexes_is_read_in_time_as_its_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first stores have no index on messages: one query per session scanned the whole
+    table each time (20,000 sessions: 1,811 read before the 120 s ran out). Two ordered
+    passes read 6,000 sessions of 3 messages each within a 3 s budget (one query per session: 1,876 read, the rest one reject)."""
+    con = sqlite3.connect(tmp_path / "sessions.db")
+    con.executescript(SESSIONS_V0)
+    con.executemany("insert into sessions (id, working_dir) values (?, '/srv/app')",
+                    [(f"s{i:05d}",) for i in range(6_000)])
+    content = json.dumps([{"type": "text", "text": "hello"}])
+    con.executemany("insert into messages (session_id, role, content_json, created_timestamp) values (?, ?, ?, ?)",
+                    [(f"s{i:05d}", role, content, n) for i in range(6_000) for n, role in
+                     enumerate(("user", "assistant", "user"))])
+    con.commit()
+    con.close()
+    monkeypatch.setattr(sqlite_store, "STORE_SECONDS", 3.0)
+    records = list(iter_records([tmp_path / "sessions.db"]))
+    assert len(records) == 6_000 and {r.reject_reason for r in records} == {None}
+
+
+def test_every_column_a_session_loads_counts_in_its_limit(tmp_path: Path) -> None:
+    """A role of a megabyte (a column Goose never fills so) counts like content: the session
+    is too large before any of it is loaded; a row over the whole limit is never fetched."""
+    path = store(tmp_path / "sessions.db", {"a": benign(), "b": benign()})
+    con = sqlite3.connect(path)
+    con.execute("update messages set role = hex(zeroblob(500000)) where id = (select min(id) from messages "
+                "where session_id = 'a')")
+    con.commit()
+    con.close()
+    records = list(iter_records([path], max_record_bytes=100_000))
+    assert [(r.source_line, r.reject_reason) for r in records] == [(1, "record_too_large"), (2, None)]

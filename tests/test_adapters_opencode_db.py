@@ -107,12 +107,19 @@ def test_a_subagent_session_names_its_task_call(tmp_path: Path) -> None:
                                            output="none", sid=S2)])])
     child["info"].update(id=S2, parentID=S1)
     child["info"]["time"] = {"created": 1767000005000, "updated": 1767000006000}
-    child["messages"][0]["info"].update(id="msg_c001", sessionID=S2)
-    child["messages"][0]["parts"][0].update(id="prt_c000", sessionID=S2, messageID="msg_c001")
+    child["messages"][0]["info"]["id"] = "msg_c001"
+    child["messages"][0]["parts"][0].update(id="prt_c000", messageID="msg_c001")
+    for m in child["messages"]:  # every row of the child's session names it
+        m["info"]["sessionID"] = S2
+        for p in m["parts"]:
+            p["sessionID"] = S2
     path = write_db(tmp_path / "opencode.db", child, parent)
     records = list(iter_records([path]))
-    assert [r.source_line for r in records] == [1, 2]  # creation order: the parent first
+    assert [r.source_line for r in records] == [1, 2]  # id order: OpenCode's newest first, the child
     by_id = {json.loads(r.text)["trajectory_id"]: json.loads(r.text) for r in records}
+    assert list(by_id) == [S2, S1]
+    assert [m["role"] for m in by_id[S2]["messages"]] == ["user", "assistant", "tool"]
+    assert [m["role"] for m in by_id[S1]["messages"]] == ["user", "assistant", "tool"]
     assert (by_id[S2]["parent_trajectory_id"], by_id[S2]["parent_call_id"]) == (S1, "toolu_01")
     assert "parent_trajectory_id" not in by_id[S1]
     step_counts(path, tmp_path / "steps")
@@ -134,10 +141,11 @@ def test_one_bad_row_rejects_its_session_only_and_walks_find_the_store(tmp_path:
     con.commit()
     con.close()
     records = list(iter_records([path]))
-    assert [(r.source_line, r.reject_reason) for r in records] == [(1, None), (2, "malformed_record")]
-    assert "message 3, part 2: data is no JSON" in records[1].reject_detail
+    # id order: S2 ('ses_4f0e...') before S1
+    assert [(r.source_line, r.reject_reason) for r in records] == [(1, "malformed_record"), (2, None)]
+    assert "message 3, part 2: data is no JSON" in records[0].reject_detail
     assert discover_inputs([tmp_path]) == [path]
-    assert main_score(path, tmp_path / "out") == ([(S1,)], [(2, "malformed_record")])
+    assert main_score(path, tmp_path / "out") == ([(S1,)], [(1, "malformed_record")])
 
 
 def main_score(path: Path, out: Path) -> tuple[list[Any], list[Any]]:
@@ -148,3 +156,23 @@ def main_score(path: Path, out: Path) -> tuple[list[Any], list[Any]]:
     return (db.execute("select trajectory_id from read_parquet($p)", {"p": f"{out}/verdicts/**/*.parquet"}).fetchall(),
             db.execute("select source_line, reason from read_parquet($p)",
                        {"p": f"{out}/attrition/**/*.parquet"}).fetchall())
+
+
+def test_ids_count_in_the_limit_and_a_missing_parent_call_is_none(tmp_path: Path) -> None:
+    """Part ids of megabytes count against ``8 x max_record_bytes`` as data does; a subagent
+    whose parent's task part is not in the store gets ``parent_call_id`` None, as the storage
+    folder's reader gives it."""
+    child = export_doc()
+    child["info"].update(parentID="ses_gone")
+    path = write_db(tmp_path / "opencode.db", child)
+    [record] = converted(path)
+    assert record["parent_trajectory_id"] == "ses_gone" and record["parent_call_id"] is None
+    write_storage(tmp_path / "storage", child)
+    [folder] = converted(tmp_path / "storage")
+    assert folder["parent_call_id"] is None
+    con = sqlite3.connect(path)
+    con.execute("update part set id = id || hex(zeroblob(400000)) where id = 'prt_b006'")
+    con.commit()
+    con.close()
+    [rec] = list(iter_records([path], max_record_bytes=100_000))
+    assert rec.reject_reason == "record_too_large"

@@ -4,6 +4,7 @@ rows fetched under it, text read as bytes and decoded here, the catalog's tables
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -45,7 +46,10 @@ class StoreConnection(sqlite3.Connection):
     budget: Budget
 
 
-def rows(con: StoreConnection, query: str, params: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+Params = tuple[Any, ...] | dict[str, Any]
+
+
+def rows(con: StoreConnection, query: str, params: Params = ()) -> Iterator[tuple[Any, ...]]:
     """The rows of ``query``, fetched a batch at a time under the store's budget."""
     with con.budget.armed():
         cursor = con.execute(query, params)
@@ -57,7 +61,7 @@ def rows(con: StoreConnection, query: str, params: tuple[Any, ...] = ()) -> Iter
         yield from batch
 
 
-def one(con: StoreConnection, query: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+def one(con: StoreConnection, query: str, params: Params = ()) -> tuple[Any, ...] | None:
     """The first row of ``query`` (None: no row), under the store's budget."""
     with con.budget.armed():
         return con.execute(query, params).fetchone()
@@ -95,34 +99,28 @@ def missing(con: StoreConnection, needed: dict[str, set[str]]) -> str | None:
     return None
 
 
-def info_columns(con: StoreConnection, table: str, wanted: tuple[str, ...]) -> tuple[list[str], str]:
-    """The columns of ``wanted`` that ``table`` has, and their select list (each cut at
-    ``INFO_CHARS``, read as bytes: :func:`text`)."""
+def info_columns(con: StoreConnection, table: str, wanted: tuple[str, ...], alias: str) -> tuple[list[str], str]:
+    """The columns of ``wanted`` that ``table`` (as ``alias``) has, and their select list
+    (each cut at ``INFO_CHARS``, read as bytes: :func:`text`)."""
     have = columns(con, table)
     picked = [c for c in wanted if c in have]
-    return picked, "".join(f", cast(substr({c}, 1, {INFO_CHARS}) as blob)" for c in picked)
+    return picked, "".join(f", cast(substr({alias}.{c}, 1, {INFO_CHARS}) as blob)" for c in picked)
 
 
-def session_rows(con: StoreConnection, sessions: str, messages: str, order: str, select: str,
-                 info: Callable[[list[Any]], dict[str, Any]]) -> Iterator[tuple[int, tuple[str, int], dict[str, Any]]]:
-    """``(position, key, session info)`` of a store whose table ``sessions`` (rows by
-    ``order``) names the sessions of table ``messages`` (by ``session_id``): each session
-    row (``info`` of its ``select`` columns, its id added), then each group of messages no
-    session row names (by ``session_id``: a session deleted or never written; NULL ids one
-    group), so no message is lost with its session row. ``key`` is the condition on
-    ``messages`` that selects the session's rows and the rowid it takes as its parameter."""
-    of_session = f"session_id = (select id from {sessions} where rowid = ?)"  # NULL id: no messages
-    of_orphans = f"session_id is (select session_id from {messages} where rowid = ?)"
-    position = 0
-    for rowid, sid, *row in rows(con, f"select rowid, cast(id as blob){select} from {sessions} "  # noqa: S608
-                                      f"order by {order}"):
-        position += 1
-        found = info(row)
-        if text(sid):
-            found["id"] = text(sid)
-        yield position, (of_session, rowid), found
-    for rowid, sid in rows(con, f"select min(rowid), cast(session_id as blob) from {messages} m "  # noqa: S608
-                                f"where not exists (select 1 from {sessions} s where s.id = m.session_id) "
-                                "group by session_id order by session_id"):
-        position += 1
-        yield position, (of_orphans, rowid), {"id": text(sid)} if text(sid) else {}
+def key_columns(col: str) -> str:
+    """The select list of a key column: its type and its value (numbers as they are, text
+    and blobs as bytes: never decoded by sqlite3), so equal keys group together in Python."""
+    return f"typeof({col}), case when typeof({col}) in ('integer', 'real') then {col} else cast({col} as blob) end"
+
+
+def guarded(size: str, cols: list[str]) -> str:
+    """``size`` (an expression of a row's bytes) and ``cols`` read only when that size is at
+    most the parameter ``$limit``: a row over a session's whole limit is never loaded."""
+    return ", ".join([size, *(f"case when {size} <= $limit then {c} end" for c in cols)])
+
+
+def grouped(found: Iterator[tuple[Any, ...]], width: int) -> Iterator[tuple[tuple[Any, ...], Iterator[tuple[Any, ...]]]]:
+    """Consecutive rows with the same first ``width`` columns, as ``(those columns, the rows'
+    other columns)``; rows a reader leaves unread are skipped when it takes the next group."""
+    for key, rows_of in itertools.groupby(found, key=lambda row: row[:width]):
+        yield key, (row[width:] for row in rows_of)

@@ -18,6 +18,7 @@ compaction (``agentVisible: false``) stay: they ran.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -26,7 +27,7 @@ from pipeline.ingest.adapters import goose
 from pipeline.ingest.adapters._common import Ctx
 from pipeline.ingest.adapters._session import SessionAbort
 from pipeline.ingest.adapters._sqlite import (
-    StoreConnection, columns, info_columns, missing, one, rows, session_rows, text,
+    StoreConnection, columns, grouped, guarded, info_columns, key_columns, missing, rows, text,
 )
 
 FORMAT = "goose"
@@ -43,31 +44,58 @@ def problem(con: StoreConnection) -> str | None:
 
 
 class Reader:
-    """The sessions of one Goose store (:func:`problem` said it is one)."""
+    """The sessions of one Goose store (:func:`problem` said it is one): two ordered passes,
+    the session rows with their messages (one join: SQLite indexes it itself when the store
+    has no index) and the messages no session row names."""
 
-    def __init__(self, con: StoreConnection) -> None:
+    def __init__(self, con: StoreConnection, limit: int) -> None:
         self.con = con
-        self.picked, self.select = info_columns(con, "sessions", _SESSION_COLUMNS)
-        self.metadata = "cast(metadata_json as blob)" if "metadata_json" in columns(con, "messages") else "null"
+        self.limit = {"limit": limit}  # a session's bytes at most (a row over it is never loaded)
+        self.picked, self.info = info_columns(con, "sessions", _SESSION_COLUMNS, "s")
+        metadata = "m.metadata_json" if "metadata_json" in columns(con, "messages") else "null"
+        size = ("(16 + coalesce(length(cast(m.role as blob)), 0) + coalesce(length(cast(m.content_json as blob)), 0)"
+                f" + coalesce(length(cast({metadata} as blob)), 0))")
+        self.message = guarded(size, ["cast(m.role as blob)", "cast(m.content_json as blob)",
+                                      f"cast({metadata} as blob)"]) + ", m.created_timestamp"
 
     def sessions(self) -> Iterator[tuple[int, Any, dict[str, Any]]]:
-        """``(position, key, session info)``: the session rows in id order, then the messages
-        no session row names (:func:`._sqlite.session_rows`)."""
-        yield from session_rows(self.con, "sessions", "messages", "id", self.select,
-                                lambda row: {k: v for k, v in zip(self.picked, map(text, row)) if v})
+        """``(position, the session's message rows, session info)``: the session rows in id
+        order, then the messages no session row names, one session per ``session_id``."""
+        limit = self.limit
+        position = 0
+        joined = rows(self.con, f"select s.rowid, cast(s.id as blob){self.info}, m.rowid, {self.message} "  # noqa: S608
+                                "from sessions s left join messages m on m.session_id = s.id "
+                                "order by s.id collate binary, s.rowid, m.created_timestamp, m.id", limit)
+        for _, group in grouped(joined, 1):
+            first = next(group)
+            sid, info, message = first[0], first[1:1 + len(self.picked)], first[1 + len(self.picked):]
+            found = {k: v for k, v in zip(self.picked, map(text, info)) if v}
+            if text(sid):
+                found["id"] = text(sid)
+            position += 1
+            messages = (m[1 + len(self.picked):] for m in group)
+            yield position, itertools.chain([message], messages) if message[0] is not None else iter(()), found
+        orphans = rows(self.con, f"select {key_columns('m.session_id')}, cast(m.session_id as blob), "  # noqa: S608
+                                 f"m.rowid, {self.message} from messages m "
+                                 "where not exists (select 1 from sessions s where s.id = m.session_id) "
+                                 "order by m.session_id collate binary, m.created_timestamp, m.id", limit)
+        for _, group in grouped(orphans, 2):
+            first = next(group)
+            position += 1
+            yield position, itertools.chain([first[1:]], (m[1:] for m in group)), \
+                {"id": text(first[0])} if text(first[0]) else {}
 
-    def _messages(self, key: tuple[str, int], named: str, limit: int) -> list[dict[str, Any]]:
-        """The messages of one session in Goose's order; SessionAbort when one cannot be read
-        or they add up to more than ``limit`` bytes (checked before any is loaded)."""
-        which, rowid = key
-        size = one(self.con, "select coalesce(sum(length(cast(content_json as blob)) + "  # noqa: S608
-                             f"coalesce(length({self.metadata}), 0)), 0) from messages where {which}", (rowid,))
-        if size is None or size[0] > limit:
-            raise SessionAbort("record_too_large", f"session {named}: messages larger than {limit} bytes")
+    @staticmethod
+    def _messages(found: Iterator[tuple[Any, ...]], named: str, limit: int) -> list[dict[str, Any]]:
+        """The messages of one session (its rows ``(rowid, size, role, content_json,
+        metadata_json, created_timestamp)`` in Goose's order); SessionAbort when one cannot be
+        read or they add up to more than ``limit`` bytes."""
         out: list[dict[str, Any]] = []
-        query = (f"select cast(role as blob), cast(content_json as blob), created_timestamp, {self.metadata} "  # noqa: S608
-                 f"from messages where {which} order by created_timestamp, id")
-        for n, (role, content, created, meta) in enumerate(rows(self.con, query, (rowid,)), start=1):
+        total = 0
+        for n, (_, size, role, content, meta, created) in enumerate(found, start=1):
+            total += size or 0
+            if total > limit:
+                raise SessionAbort("record_too_large", f"session {named}: messages larger than {limit} bytes")
             try:
                 items = json.loads(content) if isinstance(content, bytes) else None
             except (ValueError, RecursionError) as exc:  # UnicodeDecodeError too

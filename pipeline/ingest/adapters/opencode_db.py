@@ -8,16 +8,17 @@ migrations): ``session(id, project_id, parent_id, directory, title, time_created
 ``message(id, session_id, time_created, data)`` and ``part(id, message_id, session_id,
 time_created, data)``; ``message.data`` is a message's info without ``id`` and
 ``sessionID``, ``part.data`` a part without ``id``, ``sessionID`` and ``messageID`` (the
-storage folder's JSON otherwise). Read as OpenCode reads them: sessions in creation order
-(``time_created``, then id), then the messages no session row names (one session per
-``session_id``, id order); a session's messages by ``time_created`` then id, a message's
-parts by id (OpenCode's ids sort by creation; a part whose message is gone is not read, as
-OpenCode does not). A subagent's session (``parent_id``) gets ``parent_call_id``: the
+storage folder's JSON otherwise). Sessions in id order (OpenCode's session ids sort newest
+first), then the messages no session row names (one session per ``session_id``); a
+session's messages as OpenCode reads them, by ``time_created`` then id, a message's parts by
+id (OpenCode's ids sort by creation; a part whose message is gone is not read, as OpenCode
+does not). A subagent's session (``parent_id``) gets ``parent_call_id``: the
 parent's ``task`` part whose ``state.metadata.sessionId`` names it.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -25,7 +26,9 @@ from typing import Any
 from pipeline.ingest.adapters import opencode
 from pipeline.ingest.adapters._common import Ctx
 from pipeline.ingest.adapters._session import SessionAbort, SizeGuard
-from pipeline.ingest.adapters._sqlite import StoreConnection, info_columns, missing, one, rows, session_rows, text
+from pipeline.ingest.adapters._sqlite import (
+    StoreConnection, grouped, guarded, info_columns, key_columns, missing, one, rows, text,
+)
 
 FORMAT = "opencode"
 TITLE = "OpenCode's store (session, message and part tables)"
@@ -33,8 +36,6 @@ _NEEDED = {"session": {"id", "time_created"}, "message": {"id", "session_id", "t
            "part": {"id", "message_id", "session_id", "data"}}
 _SESSION_COLUMNS = ("directory", "title", "parent_id")
 _KEYS = {"directory": "directory", "title": "title", "parent_id": "parentID"}
-_PARTS = ("select cast(id as blob), cast(data as blob) from part "
-          "where message_id = (select id from message where rowid = ?) order by id")
 # the parent's task part that started a subagent session (as opencode_storage.parent_call)
 _PARENT_CALL = """
 select cast(callid as blob) from (
@@ -65,40 +66,79 @@ def _loaded(data: Any, what: str) -> dict[str, Any]:
 
 
 class Reader:
-    """The sessions of one OpenCode store (:func:`problem` said it is one)."""
+    """The sessions of one OpenCode store (:func:`problem` said it is one): two ordered
+    passes, the session rows with their messages and parts (one join: SQLite indexes it
+    itself when the store has no index) and the messages no session row names."""
 
-    def __init__(self, con: StoreConnection) -> None:
+    def __init__(self, con: StoreConnection, limit: int) -> None:
         self.con = con
-        self.picked, self.select = info_columns(con, "session", _SESSION_COLUMNS)
+        self.limit = {"limit": limit}  # a session's bytes at most (a row over it is never loaded)
+        self.picked, self.info = info_columns(con, "session", _SESSION_COLUMNS, "s")
+        message = guarded("(8 + coalesce(length(cast(m.id as blob)), 0) + coalesce(length(cast(m.data as blob)), 0))",
+                          ["cast(m.id as blob)", "cast(m.data as blob)"])
+        part = guarded("(8 + coalesce(length(cast(p.id as blob)), 0) + coalesce(length(cast(p.data as blob)), 0))",
+                       ["cast(p.id as blob)", "cast(p.data as blob)"])
+        self.select = f"m.rowid, {message}, p.rowid, {part}"
+        self.order = "m.time_created, m.id, m.rowid, p.id, p.rowid"
 
     def sessions(self) -> Iterator[tuple[int, Any, dict[str, Any]]]:
-        """``(position, key, session info as the storage folder's file holds it)``: the
-        session rows in creation order, then the messages no session row names
-        (:func:`._sqlite.session_rows`)."""
-        yield from session_rows(self.con, "session", "message", "time_created, id", self.select,
-                                lambda row: {_KEYS[k]: v for k, v in zip(self.picked, map(text, row)) if v})
+        """``(position, the session's message and part rows, session info as the storage
+        folder's file holds it)``: the session rows in id order, then the messages no session
+        row names, one session per ``session_id``."""
+        position = 0
+        joined = rows(self.con, f"select s.rowid, cast(s.id as blob){self.info}, {self.select} "  # noqa: S608
+                                "from session s left join message m on m.session_id = s.id "
+                                f"left join part p on p.message_id = m.id order by s.id collate binary, s.rowid, "
+                                f"{self.order}", self.limit)
+        width = 1 + len(self.picked)
+        for _, group in grouped(joined, 1):
+            first = next(group)
+            found = {_KEYS[k]: v for k, v in zip(self.picked, map(text, first[1:width])) if v}
+            if text(first[0]):
+                found["id"] = text(first[0])
+            position += 1
+            rest = itertools.chain([first[width:]], (r[width:] for r in group))
+            yield position, rest if first[width] is not None else iter(()), found
+        orphans = rows(self.con, f"select {key_columns('m.session_id')}, cast(m.session_id as blob), "  # noqa: S608
+                                 f"{self.select} from message m left join part p on p.message_id = m.id "
+                                 "where not exists (select 1 from session s where s.id = m.session_id) "
+                                 f"order by m.session_id collate binary, {self.order}", self.limit)
+        for _, group in grouped(orphans, 2):
+            first = next(group)
+            position += 1
+            yield position, itertools.chain([first[1:]], (r[1:] for r in group)), \
+                {"id": text(first[0])} if text(first[0]) else {}
 
-    def _messages(self, key: tuple[str, int], sid: str | None, named: str,
+    @staticmethod
+    def _messages(found: Iterator[tuple[Any, ...]], sid: str | None, named: str,
                   limit: int) -> Iterator[tuple[dict[str, Any], list[Any]]]:
-        """``(message info, parts)`` of one session in OpenCode's order; SessionAbort when a
-        row cannot be read or they add up to more than ``limit`` bytes (checked first)."""
-        which, rowid = key
-        size = one(self.con, "select coalesce(sum(length(cast(data as blob))), 0) + (select "  # noqa: S608
-                             "coalesce(sum(length(cast(p.data as blob))), 0) from part p join message m on "
-                             f"p.message_id = m.id where m.{which}) from message where {which}", (rowid, rowid))
-        if size is None or size[0] > limit:
-            raise SessionAbort("record_too_large", f"session {named}: messages and parts larger than {limit} bytes")
-        listed = list(rows(self.con, f"select rowid, cast(id as blob), cast(data as blob) from message "  # noqa: S608
-                                     f"where {which} order by time_created, id", (rowid,)))
-        for n, (mrow, mid, data) in enumerate(listed, start=1):
-            info = {**_loaded(data, f"session {named}, message {n}"), "id": text(mid), "sessionID": sid}
-            parts = [{**_loaded(pdata, f"session {named}, message {n}, part {k}"), "id": text(pid),
-                      "messageID": text(mid), "sessionID": sid}
-                     for k, (pid, pdata) in enumerate(rows(self.con, _PARTS, (mrow,)), start=1)]
+        """``(message info, parts)`` of one session from its rows (a message's rowid, size,
+        id, data, then a part's rowid, size, id, data; one row per part) in OpenCode's order;
+        SessionAbort when a row cannot be read or they add up to more than ``limit`` bytes."""
+        total = 0
+        for n, (_, message) in enumerate(grouped(found, 1), start=1):
+            first = next(message)
+            total += first[0] or 0
+            if total > limit:
+                raise SessionAbort("record_too_large", f"session {named}: messages and parts larger than {limit} bytes")
+            mid = text(first[1])
+            info = {**_loaded(first[2], f"session {named}, message {n}"), "id": mid, "sessionID": sid}
+            parts: list[Any] = []
+            for k, (_, _, _, prow, psize, pid, pdata) in enumerate(itertools.chain([first], message), start=1):
+                if prow is None:
+                    continue  # a message without parts
+                total += psize or 0
+                if total > limit:
+                    raise SessionAbort("record_too_large",
+                                       f"session {named}: messages and parts larger than {limit} bytes")
+                parts.append({**_loaded(pdata, f"session {named}, message {n}, part {k}"), "id": text(pid),
+                              "messageID": mid, "sessionID": sid})
             yield info, parts
 
     def records(self, key: Any, info: dict[str, Any], ctx: Ctx, limit: int) -> Iterator[tuple[int, Any]]:
-        """The converted record of one session (``output_format`` ``database``)."""
+        """The converted record of one session (``output_format`` ``database``; a subagent's
+        ``parent_call_id`` None when its parent's task part is not in the store, as the
+        storage folder's reader says)."""
         sid = info.get("id")
         named = repr(str(sid or "(no id)")[:200])
         guard = SizeGuard(int(ctx.state.get("max_record_bytes", 32 * 2**20)))
@@ -106,6 +146,5 @@ class Reader:
         parent = out.get("parent_trajectory_id")
         if parent is not None:
             found = one(self.con, _PARENT_CALL, (parent, out["trajectory_id"]))
-            if found is not None and text(found[0]):
-                out["parent_call_id"] = text(found[0])
+            out["parent_call_id"] = text(found[0]) if found is not None else None
         yield ctx.line, out

@@ -65,7 +65,7 @@ class StoreKind(Protocol):
 
     def problem(self, con: StoreConnection) -> str | None: ...
 
-    def Reader(self, con: StoreConnection) -> Reader: ...  # noqa: N802 - the kind module's class
+    def Reader(self, con: StoreConnection, limit: int) -> Reader: ...  # noqa: N802 - the kind module's class
 
 
 KINDS: tuple[StoreKind, ...] = (goose_store, opencode_db)  # type: ignore[assignment]
@@ -167,7 +167,7 @@ def store_records(path: Location, fmt: str, max_record_bytes: int, suite: str | 
                 yield rejected(src, 1, "malformed_record", f"{why}, no {fmt} input: read it with --format {name} "
                                                            "or auto", fmt)
                 return
-            reader = kind.Reader(con)
+            reader = kind.Reader(con, 8 * max_record_bytes)
             for position, key, info in reader.sessions():
                 ctx = Ctx(path, position, {"max_record_bytes": max_record_bytes, "suite": suite})
                 try:
@@ -181,5 +181,6 @@ def store_records(path: Location, fmt: str, max_record_bytes: int, suite: str | 
                 done = position
     except sqlite3.Error as exc:
         after = f" after session {done}" if done else ""
-        yield rejected(src, done + 1, "malformed_record",
-                       f"cannot read the SQLite store{after}: {type(exc).__name__}: {exc}", name)
+        why = (f"SQLite's time on this store passed its {STORE_SECONDS:g} s budget ({exc})" if _stopped(exc)
+               else f"{type(exc).__name__}: {exc}")
+        yield rejected(src, done + 1, "malformed_record", f"cannot read the SQLite store{after}: {why}", name)
