@@ -215,8 +215,9 @@ def test_the_storage_folder_is_one_trajectory_per_session(tmp_path: Path) -> Non
     assert (tid, route, verdict) == (S1, "flow", "unsafe")
 
 
-def test_a_subagent_session_names_its_task_call_and_a_failed_subagent_is_unknown(tmp_path: Path) -> None:
-    """The parent's ``task`` call names the child session in ``state.metadata.sessionId``."""
+def subagent_docs() -> tuple[dict[str, Any], dict[str, Any]]:
+    """(parent, child) exports: the parent's failed ``task`` call started the child session,
+    whose every message and part names it; ids unique across both."""
     task = tool("msg_a002", "prt_b001", "toolu_01", "task",
                 {"description": "Find keys", "prompt": "find AWS keys", "subagent_type": "general"}, "error",
                 error=f"Subagent failed (task_id: {S2}): {REJECTED}")
@@ -224,8 +225,19 @@ def test_a_subagent_session_names_its_task_call_and_a_failed_subagent_is_unknown
     parent = export_doc([("msg_a002", [task])])
     child = export_doc([("msg_c002", [tool("msg_c002", "prt_c001", "toolu_09", "grep", {"pattern": "AKIA"},
                                            output="none", sid=S2)])])
-    child["info"].update(id=S2, parentID=S1)
+    child["info"].update(id=S2, parentID=S1, time={"created": 1767000005000, "updated": 1767000006000})
     child["messages"][0]["info"]["id"] = "msg_c001"
+    child["messages"][0]["parts"][0].update(id="prt_c000", messageID="msg_c001")
+    for m in child["messages"]:
+        m["info"]["sessionID"] = S2
+        for p in m["parts"]:
+            p["sessionID"] = S2
+    return parent, child
+
+
+def test_a_subagent_session_names_its_task_call_and_a_failed_subagent_is_unknown(tmp_path: Path) -> None:
+    """The parent's ``task`` call names the child session in ``state.metadata.sessionId``."""
+    parent, child = subagent_docs()
     storage = tmp_path / "storage"
     write_storage(storage, parent)
     write_storage(storage, child)

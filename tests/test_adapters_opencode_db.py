@@ -17,9 +17,7 @@ import duckdb
 from pipeline.ingest.discovery import detect_format, discover_inputs
 from pipeline.ingest.reader import iter_records
 from tests.adapter_runs import converted, step_counts, verdict_rows
-from tests.test_adapters_opencode import (
-    REJECTED, S1, S2, export_doc, raw_counts, steps, tool, write_storage,
-)
+from tests.test_adapters_opencode import S1, S2, export_doc, raw_counts, steps, subagent_docs, write_storage
 
 SCHEMA = """
 create table project (id text primary key, worktree text not null, vcs text, name text,
@@ -98,21 +96,7 @@ def test_a_store_reads_as_the_storage_folder_and_its_exfiltration_is_a_flow(tmp_
 def test_a_subagent_session_names_its_task_call(tmp_path: Path) -> None:
     """The parent's ``task`` part names the child session in ``state.metadata.sessionId``:
     found in the store, as in the storage folder."""
-    task = tool("msg_a002", "prt_b001", "toolu_01", "task",
-                {"description": "Find keys", "prompt": "find AWS keys", "subagent_type": "general"}, "error",
-                error=f"Subagent failed (task_id: {S2}): {REJECTED}")
-    task["state"]["metadata"] = {"parentSessionId": S1, "sessionId": S2}
-    parent = export_doc([("msg_a002", [task])])
-    child = export_doc([("msg_c002", [tool("msg_c002", "prt_c001", "toolu_09", "grep", {"pattern": "AKIA"},
-                                           output="none", sid=S2)])])
-    child["info"].update(id=S2, parentID=S1)
-    child["info"]["time"] = {"created": 1767000005000, "updated": 1767000006000}
-    child["messages"][0]["info"]["id"] = "msg_c001"
-    child["messages"][0]["parts"][0].update(id="prt_c000", messageID="msg_c001")
-    for m in child["messages"]:  # every row of the child's session names it
-        m["info"]["sessionID"] = S2
-        for p in m["parts"]:
-            p["sessionID"] = S2
+    parent, child = subagent_docs()
     path = write_db(tmp_path / "opencode.db", child, parent)
     records = list(iter_records([path]))
     assert [r.source_line for r in records] == [1, 2]  # id order: OpenCode's newest first, the child

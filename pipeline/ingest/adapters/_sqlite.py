@@ -124,3 +124,27 @@ def grouped(found: Iterator[tuple[Any, ...]], width: int) -> Iterator[tuple[tupl
     other columns)``; rows a reader leaves unread are skipped when it takes the next group."""
     for key, rows_of in itertools.groupby(found, key=lambda row: row[:width]):
         yield key, (row[width:] for row in rows_of)
+
+
+def sessions_of(joined: Iterator[tuple[Any, ...]], orphans: Iterator[tuple[Any, ...]], n_info: int,
+                info: Callable[[list[str | None]], dict[str, Any]]) -> Iterator[tuple[int, Any, dict[str, Any]]]:
+    """``(position, the session's rows, session info)`` of a store's two ordered passes:
+    ``joined`` (session rowid, id, ``n_info`` info columns, then one row of the session's
+    messages, NULL when it has none; rows of one session together) and ``orphans`` (the
+    messages no session row names: key columns (:func:`key_columns`), id, then the same
+    message columns). ``info`` makes the session's info of its decoded info columns."""
+    position = 0
+    for _, group in grouped(joined, 1):
+        first = next(group)
+        found = info([text(v) for v in first[1:1 + n_info]])
+        if text(first[0]):
+            found["id"] = text(first[0])
+        position += 1
+        rest = first[1 + n_info:]
+        own = itertools.chain([rest], (r[1 + n_info:] for r in group)) if rest[0] is not None else iter(())
+        yield position, own, found
+    for _, group in grouped(orphans, 2):
+        first = next(group)
+        position += 1
+        yield position, itertools.chain([first[1:]], (r[1:] for r in group)), \
+            {"id": text(first[0])} if text(first[0]) else {}

@@ -18,7 +18,6 @@ compaction (``agentVisible: false``) stay: they ran.
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -27,7 +26,7 @@ from pipeline.ingest.adapters import goose
 from pipeline.ingest.adapters._common import Ctx
 from pipeline.ingest.adapters._session import SessionAbort
 from pipeline.ingest.adapters._sqlite import (
-    StoreConnection, columns, grouped, guarded, info_columns, key_columns, missing, rows, text,
+    StoreConnection, columns, guarded, info_columns, key_columns, missing, rows, sessions_of, text,
 )
 
 FORMAT = "goose"
@@ -61,29 +60,15 @@ class Reader:
     def sessions(self) -> Iterator[tuple[int, Any, dict[str, Any]]]:
         """``(position, the session's message rows, session info)``: the session rows in id
         order, then the messages no session row names, one session per ``session_id``."""
-        limit = self.limit
-        position = 0
         joined = rows(self.con, f"select s.rowid, cast(s.id as blob){self.info}, m.rowid, {self.message} "  # noqa: S608
                                 "from sessions s left join messages m on m.session_id = s.id "
-                                "order by s.id collate binary, s.rowid, m.created_timestamp, m.id", limit)
-        for _, group in grouped(joined, 1):
-            first = next(group)
-            sid, info, message = first[0], first[1:1 + len(self.picked)], first[1 + len(self.picked):]
-            found = {k: v for k, v in zip(self.picked, map(text, info)) if v}
-            if text(sid):
-                found["id"] = text(sid)
-            position += 1
-            messages = (m[1 + len(self.picked):] for m in group)
-            yield position, itertools.chain([message], messages) if message[0] is not None else iter(()), found
+                                "order by s.id collate binary, s.rowid, m.created_timestamp, m.id", self.limit)
         orphans = rows(self.con, f"select {key_columns('m.session_id')}, cast(m.session_id as blob), "  # noqa: S608
                                  f"m.rowid, {self.message} from messages m "
                                  "where not exists (select 1 from sessions s where s.id = m.session_id) "
-                                 "order by m.session_id collate binary, m.created_timestamp, m.id", limit)
-        for _, group in grouped(orphans, 2):
-            first = next(group)
-            position += 1
-            yield position, itertools.chain([first[1:]], (m[1:] for m in group)), \
-                {"id": text(first[0])} if text(first[0]) else {}
+                                 "order by m.session_id collate binary, m.created_timestamp, m.id", self.limit)
+        yield from sessions_of(joined, orphans, len(self.picked),
+                               lambda values: {k: v for k, v in zip(self.picked, values) if v})
 
     @staticmethod
     def _messages(found: Iterator[tuple[Any, ...]], named: str, limit: int) -> list[dict[str, Any]]:

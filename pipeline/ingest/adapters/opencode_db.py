@@ -27,7 +27,7 @@ from pipeline.ingest.adapters import opencode
 from pipeline.ingest.adapters._common import Ctx
 from pipeline.ingest.adapters._session import SessionAbort, SizeGuard
 from pipeline.ingest.adapters._sqlite import (
-    StoreConnection, grouped, guarded, info_columns, key_columns, missing, one, rows, text,
+    StoreConnection, grouped, guarded, info_columns, key_columns, missing, one, rows, sessions_of, text,
 )
 
 FORMAT = "opencode"
@@ -85,29 +85,16 @@ class Reader:
         """``(position, the session's message and part rows, session info as the storage
         folder's file holds it)``: the session rows in id order, then the messages no session
         row names, one session per ``session_id``."""
-        position = 0
         joined = rows(self.con, f"select s.rowid, cast(s.id as blob){self.info}, {self.select} "  # noqa: S608
                                 "from session s left join message m on m.session_id = s.id "
                                 f"left join part p on p.message_id = m.id order by s.id collate binary, s.rowid, "
                                 f"{self.order}", self.limit)
-        width = 1 + len(self.picked)
-        for _, group in grouped(joined, 1):
-            first = next(group)
-            found = {_KEYS[k]: v for k, v in zip(self.picked, map(text, first[1:width])) if v}
-            if text(first[0]):
-                found["id"] = text(first[0])
-            position += 1
-            rest = itertools.chain([first[width:]], (r[width:] for r in group))
-            yield position, rest if first[width] is not None else iter(()), found
         orphans = rows(self.con, f"select {key_columns('m.session_id')}, cast(m.session_id as blob), "  # noqa: S608
                                  f"{self.select} from message m left join part p on p.message_id = m.id "
                                  "where not exists (select 1 from session s where s.id = m.session_id) "
                                  f"order by m.session_id collate binary, {self.order}", self.limit)
-        for _, group in grouped(orphans, 2):
-            first = next(group)
-            position += 1
-            yield position, itertools.chain([first[1:]], (r[1:] for r in group)), \
-                {"id": text(first[0])} if text(first[0]) else {}
+        yield from sessions_of(joined, orphans, len(self.picked),
+                               lambda values: {_KEYS[k]: v for k, v in zip(self.picked, values) if v})
 
     @staticmethod
     def _messages(found: Iterator[tuple[Any, ...]], sid: str | None, named: str,
