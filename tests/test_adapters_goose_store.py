@@ -412,3 +412,27 @@ def test_every_column_a_session_loads_counts_in_its_limit(tmp_path: Path) -> Non
     con.close()
     records = list(iter_records([path], max_record_bytes=100_000))
     assert [(r.source_line, r.reject_reason) for r in records] == [(1, "record_too_large"), (2, None)]
+
+
+def test_one_id_is_one_session_as_sqlite_compares_it_and_a_timestamp_counts(tmp_path: Path) -> None:
+    """A store of untyped columns (a hostile or hand-made one): session ids 7 and 7.0 are one
+    id to SQLite's ``=``, so their orphan messages are one session (they were three, the
+    third then a duplicate id); a NOCASE session id neither loses nor doubles a message of
+    another case; a timestamp of a megabyte counts in the session's limit."""
+    path = tmp_path / "sessions.db"
+    con = sqlite3.connect(path)
+    con.executescript("create table sessions (id primary key collate nocase, working_dir);"
+                      "create table messages (id integer primary key, session_id, role, content_json, "
+                      "created_timestamp, metadata_json)")
+    con.execute("insert into sessions values ('abc', '/srv/app')")
+    content = json.dumps([{"type": "text", "text": "hi"}])
+    for n, sid in enumerate([7, 7.0, 7, "ABC", "abc"]):
+        con.execute("insert into messages (session_id, role, content_json, created_timestamp) values (?, 'user', ?, ?)",
+                    (sid, content, n))
+    con.commit()
+    records = [json.loads(r.text) for r in iter_records([path])]
+    assert [(r["trajectory_id"], len(r["messages"])) for r in records] == [("abc", 1), ("7", 3), ("ABC", 1)]
+    con.execute("update messages set created_timestamp = hex(zeroblob(300000)) where session_id = 'abc'")
+    con.commit()
+    con.close()
+    assert [r.reject_reason for r in iter_records([path], max_record_bytes=50_000)] == ["record_too_large", None, None]

@@ -107,12 +107,6 @@ def info_columns(con: StoreConnection, table: str, wanted: tuple[str, ...], alia
     return picked, "".join(f", cast(substr({alias}.{c}, 1, {INFO_CHARS}) as blob)" for c in picked)
 
 
-def key_columns(col: str) -> str:
-    """The select list of a key column: its type and its value (numbers as they are, text
-    and blobs as bytes: never decoded by sqlite3), so equal keys group together in Python."""
-    return f"typeof({col}), case when typeof({col}) in ('integer', 'real') then {col} else cast({col} as blob) end"
-
-
 def guarded(size: str, cols: list[str]) -> str:
     """``size`` (an expression of a row's bytes) and ``cols`` read only when that size is at
     most the parameter ``$limit``: a row over a session's whole limit is never loaded."""
@@ -126,25 +120,61 @@ def grouped(found: Iterator[tuple[Any, ...]], width: int) -> Iterator[tuple[tupl
         yield key, (row[width:] for row in rows_of)
 
 
-def sessions_of(joined: Iterator[tuple[Any, ...]], orphans: Iterator[tuple[Any, ...]], n_info: int,
-                info: Callable[[list[str | None]], dict[str, Any]]) -> Iterator[tuple[int, Any, dict[str, Any]]]:
+def sessions_of(joined: Iterator[tuple[Any, ...]], orphans: Iterator[tuple[Any, ...]],
+                info_of: Callable[[int], dict[str, Any]],
+                orphan_of: Callable[[int], dict[str, Any]]) -> Iterator[tuple[int, Any, dict[str, Any]]]:
     """``(position, the session's rows, session info)`` of a store's two ordered passes:
-    ``joined`` (session rowid, id, ``n_info`` info columns, then one row of the session's
-    messages, NULL when it has none; rows of one session together) and ``orphans`` (the
-    messages no session row names: key columns (:func:`key_columns`), id, then the same
-    message columns). ``info`` makes the session's info of its decoded info columns."""
+    ``joined`` (a session's rowid, then one row of its messages, NULL when it has none; rows
+    of one session together) and ``orphans`` (the messages no session row names: the rowid of
+    the first message of their ``session_id``, then the same message columns). The session's
+    id and info are read once per session (``info_of`` its rowid, ``orphan_of`` the rowid of
+    its first message), never once per row: a long id is one copy."""
     position = 0
-    for _, group in grouped(joined, 1):
-        first = next(group)
-        found = info([text(v) for v in first[1:1 + n_info]])
-        if text(first[0]):
-            found["id"] = text(first[0])
-        position += 1
-        rest = first[1 + n_info:]
-        own = itertools.chain([rest], (r[1 + n_info:] for r in group)) if rest[0] is not None else iter(())
-        yield position, own, found
-    for _, group in grouped(orphans, 2):
+    for (rowid,), group in grouped(joined, 1):
         first = next(group)
         position += 1
-        yield position, itertools.chain([first[1:]], (r[1:] for r in group)), \
-            {"id": text(first[0])} if text(first[0]) else {}
+        yield position, itertools.chain([first], group) if first[0] is not None else iter(()), info_of(rowid)
+    for (rowid,), group in grouped(orphans, 1):
+        position += 1
+        yield position, group, orphan_of(rowid)
+
+
+def orphans_query(sessions: str, messages: str, select: str, joins: str, order: str) -> str:
+    """The second pass (:func:`sessions_of`): each message no row of ``sessions`` names, with
+    the rowid of the first message of its ``session_id`` (equal as the first pass's join
+    compares them: ``collate binary``, so 7 and 7.0 are one id), then ``select``."""
+    return f"""
+with orphan as (
+    select m.rowid as r, first_value(m.rowid) over (partition by m.session_id collate binary order by m.rowid) as rep
+    from {messages} m where not exists (select 1 from {sessions} s where m.session_id collate binary = s.id))
+select o.rep, {select} from orphan o join {messages} m on m.rowid = o.r {joins}
+order by o.rep, {order}"""  # noqa: S608 - our own table and column names
+
+
+def joined_query(sessions: str, messages: str, select: str, joins: str, order: str) -> str:
+    """The first pass (:func:`sessions_of`): each session row (by id) with its messages."""
+    return (f"select s.rowid, {select} from {sessions} s left join {messages} m "  # noqa: S608 - our own names
+            f"on m.session_id collate binary = s.id {joins} order by s.id collate binary, s.rowid, {order}")
+
+
+def session_info(con: StoreConnection, sessions: str, info: str, picked: list[str],
+                 keys: dict[str, str]) -> Callable[[int], dict[str, Any]]:
+    """A session row's info by its rowid: its id and the ``picked`` columns (``info`` their
+    select list), named by ``keys``."""
+    def of(rowid: int) -> dict[str, Any]:
+        row = one(con, f"select cast(s.id as blob){info} from {sessions} s where s.rowid = ?", (rowid,))  # noqa: S608
+        if row is None:
+            return {}
+        found = {keys.get(k, k): v for k, v in zip(picked, map(text, row[1:])) if v}
+        if text(row[0]):
+            found["id"] = text(row[0])
+        return found
+    return of
+
+
+def orphan_info(con: StoreConnection, messages: str) -> Callable[[int], dict[str, Any]]:
+    """The info of the messages no session row names, by the rowid of their first: their id."""
+    def of(rowid: int) -> dict[str, Any]:
+        row = one(con, f"select cast(session_id as blob) from {messages} where rowid = ?", (rowid,))  # noqa: S608
+        return {"id": text(row[0])} if row is not None and text(row[0]) else {}
+    return of

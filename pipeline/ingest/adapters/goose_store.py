@@ -26,7 +26,8 @@ from pipeline.ingest.adapters import goose
 from pipeline.ingest.adapters._common import Ctx
 from pipeline.ingest.adapters._session import SessionAbort
 from pipeline.ingest.adapters._sqlite import (
-    StoreConnection, columns, guarded, info_columns, key_columns, missing, rows, sessions_of, text,
+    StoreConnection, columns, guarded, info_columns, joined_query, missing, orphan_info, orphans_query, rows,
+    session_info, sessions_of, text,
 )
 
 FORMAT = "goose"
@@ -52,23 +53,20 @@ class Reader:
         self.limit = {"limit": limit}  # a session's bytes at most (a row over it is never loaded)
         self.picked, self.info = info_columns(con, "sessions", _SESSION_COLUMNS, "s")
         metadata = "m.metadata_json" if "metadata_json" in columns(con, "messages") else "null"
-        size = ("(16 + coalesce(length(cast(m.role as blob)), 0) + coalesce(length(cast(m.content_json as blob)), 0)"
-                f" + coalesce(length(cast({metadata} as blob)), 0))")
-        self.message = guarded(size, ["cast(m.role as blob)", "cast(m.content_json as blob)",
-                                      f"cast({metadata} as blob)"]) + ", m.created_timestamp"
+        size = ("(8 + coalesce(length(cast(m.role as blob)), 0) + coalesce(length(cast(m.content_json as blob)), 0)"
+                f" + coalesce(length(cast({metadata} as blob)), 0)"
+                " + coalesce(length(cast(m.created_timestamp as blob)), 0))")
+        self.message = "m.rowid, " + guarded(size, ["cast(m.role as blob)", "cast(m.content_json as blob)",
+                                                    f"cast({metadata} as blob)", "m.created_timestamp"])
 
     def sessions(self) -> Iterator[tuple[int, Any, dict[str, Any]]]:
         """``(position, the session's message rows, session info)``: the session rows in id
         order, then the messages no session row names, one session per ``session_id``."""
-        joined = rows(self.con, f"select s.rowid, cast(s.id as blob){self.info}, m.rowid, {self.message} "  # noqa: S608
-                                "from sessions s left join messages m on m.session_id = s.id "
-                                "order by s.id collate binary, s.rowid, m.created_timestamp, m.id", self.limit)
-        orphans = rows(self.con, f"select {key_columns('m.session_id')}, cast(m.session_id as blob), "  # noqa: S608
-                                 f"m.rowid, {self.message} from messages m "
-                                 "where not exists (select 1 from sessions s where s.id = m.session_id) "
-                                 "order by m.session_id collate binary, m.created_timestamp, m.id", self.limit)
-        yield from sessions_of(joined, orphans, len(self.picked),
-                               lambda values: {k: v for k, v in zip(self.picked, values) if v})
+        order = "m.created_timestamp, m.id, m.rowid"
+        joined = rows(self.con, joined_query("sessions", "messages", self.message, "", order), self.limit)
+        orphans = rows(self.con, orphans_query("sessions", "messages", self.message, "", order), self.limit)
+        yield from sessions_of(joined, orphans, session_info(self.con, "sessions", self.info, self.picked, {}),
+                               orphan_info(self.con, "messages"))
 
     @staticmethod
     def _messages(found: Iterator[tuple[Any, ...]], named: str, limit: int) -> list[dict[str, Any]]:

@@ -27,7 +27,8 @@ from pipeline.ingest.adapters import opencode
 from pipeline.ingest.adapters._common import Ctx
 from pipeline.ingest.adapters._session import SessionAbort, SizeGuard
 from pipeline.ingest.adapters._sqlite import (
-    StoreConnection, grouped, guarded, info_columns, key_columns, missing, one, rows, sessions_of, text,
+    StoreConnection, grouped, guarded, info_columns, joined_query, missing, orphan_info, orphans_query, rows,
+    session_info, sessions_of, text,
 )
 
 FORMAT = "opencode"
@@ -36,15 +37,18 @@ _NEEDED = {"session": {"id", "time_created"}, "message": {"id", "session_id", "t
            "part": {"id", "message_id", "session_id", "data"}}
 _SESSION_COLUMNS = ("directory", "title", "parent_id")
 _KEYS = {"directory": "directory", "title": "title", "parent_id": "parentID"}
-# the parent's task part that started a subagent session (as opencode_storage.parent_call)
-_PARENT_CALL = """
-select cast(callid as blob) from (
-    select case when json_valid(data) then json_extract(data, '$.callID') end as callid,
+# the task parts that started subagent sessions (as opencode_storage.parent_call), in part
+# order: (the parent's session id, the child's, the call id); ``instr`` spares json_valid
+# the parts that cannot be one
+_TASK_CALLS = """
+select cast(session_id as blob), cast(child as blob), cast(callid as blob) from (
+    select session_id, id, rowid,
+           case when json_valid(data) then json_extract(data, '$.callID') end as callid,
            case when json_valid(data) then json_extract(data, '$.tool') end as tool,
-           case when json_valid(data) then json_extract(data, '$.state.metadata.sessionId') end as child, id
-    from part where session_id = ?)
-where tool = 'task' and child = ? and typeof(callid) = 'text'
-order by id limit 1
+           case when json_valid(data) then json_extract(data, '$.state.metadata.sessionId') end as child
+    from part where instr(data, 'task') > 0)
+where tool = 'task' and typeof(child) = 'text' and typeof(callid) = 'text'
+order by session_id, id, rowid
 """
 
 
@@ -80,21 +84,27 @@ class Reader:
                        ["cast(p.id as blob)", "cast(p.data as blob)"])
         self.select = f"m.rowid, {message}, p.rowid, {part}"
         self.order = "m.time_created, m.id, m.rowid, p.id, p.rowid"
+        self.calls: dict[tuple[str | None, str | None], str | None] | None = None  # (parent, child) -> call
 
     def sessions(self) -> Iterator[tuple[int, Any, dict[str, Any]]]:
         """``(position, the session's message and part rows, session info as the storage
         folder's file holds it)``: the session rows in id order, then the messages no session
         row names, one session per ``session_id``."""
-        joined = rows(self.con, f"select s.rowid, cast(s.id as blob){self.info}, {self.select} "  # noqa: S608
-                                "from session s left join message m on m.session_id = s.id "
-                                f"left join part p on p.message_id = m.id order by s.id collate binary, s.rowid, "
-                                f"{self.order}", self.limit)
-        orphans = rows(self.con, f"select {key_columns('m.session_id')}, cast(m.session_id as blob), "  # noqa: S608
-                                 f"{self.select} from message m left join part p on p.message_id = m.id "
-                                 "where not exists (select 1 from session s where s.id = m.session_id) "
-                                 f"order by m.session_id collate binary, {self.order}", self.limit)
-        yield from sessions_of(joined, orphans, len(self.picked),
-                               lambda values: {_KEYS[k]: v for k, v in zip(self.picked, values) if v})
+        parts = "left join part p on p.message_id = m.id"
+        joined = rows(self.con, joined_query("session", "message", self.select, parts, self.order), self.limit)
+        orphans = rows(self.con, orphans_query("session", "message", self.select, parts, self.order), self.limit)
+        yield from sessions_of(joined, orphans, session_info(self.con, "session", self.info, self.picked, _KEYS),
+                               orphan_info(self.con, "message"))
+
+    def _parent_call(self, parent: str, child: str) -> str | None:
+        """The ``callID`` of session ``parent``'s first ``task`` part that started session
+        ``child``: all of them found in one pass over the parts when the first subagent
+        asks (a query per subagent scanned every part each time in a store without indexes)."""
+        if self.calls is None:
+            self.calls = {}
+            for sid, started, call in rows(self.con, _TASK_CALLS):
+                self.calls.setdefault((text(sid), text(started)), text(call))
+        return self.calls.get((parent, child))
 
     @staticmethod
     def _messages(found: Iterator[tuple[Any, ...]], sid: str | None, named: str,
@@ -132,6 +142,5 @@ class Reader:
         out = opencode.record(info, self._messages(key, sid, named, limit), ctx, "database", guard)
         parent = out.get("parent_trajectory_id")
         if parent is not None:
-            found = one(self.con, _PARENT_CALL, (parent, out["trajectory_id"]))
-            out["parent_call_id"] = text(found[0]) if found is not None else None
+            out["parent_call_id"] = self._parent_call(parent, out["trajectory_id"])
         yield ctx.line, out
