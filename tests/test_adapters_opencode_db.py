@@ -160,3 +160,27 @@ def test_ids_count_in_the_limit_and_a_missing_parent_call_is_none(tmp_path: Path
     con.close()
     [rec] = list(iter_records([path], max_record_bytes=100_000))
     assert rec.reject_reason == "record_too_large"
+
+
+def test_the_parent_call_is_the_one_the_storage_folder_names(tmp_path: Path) -> None:
+    """Two task parts started the same child: the first by message id, then part id (the
+    storage folder's file order), whatever the part ids alone say; a tool name written with a
+    JSON escape (``\\u0074ask``) is still ``task``."""
+    parent, child = subagent_docs()
+    first = parent["messages"][1]["parts"][0]
+    second = {**json.loads(json.dumps(first)), "id": "prt_a000", "messageID": "msg_a003", "callID": "toolu_later"}
+    first["callID"] = "toolu_earlier"
+    parent["messages"].append({"info": {**parent["messages"][1]["info"], "id": "msg_a003"}, "parts": [second]})
+    path = write_db(tmp_path / "opencode.db", child, parent)
+    write_storage(tmp_path / "storage", parent)
+    write_storage(tmp_path / "storage", child)
+    from_db = {r["trajectory_id"]: r for r in converted(path)}
+    from_folder = {r["trajectory_id"]: r for r in converted(tmp_path / "storage")}
+    assert from_db[S2]["parent_call_id"] == from_folder[S2]["parent_call_id"] == "toolu_earlier"
+    con = sqlite3.connect(path)
+    con.execute("update part set data = replace(data, '\"tool\": \"task\"', '\"tool\": \"\\u0074ask\"')")
+    con.execute("update part set data = replace(data, 'task_id', 'job_id')")  # no 'task' left in plain text
+    con.execute("delete from part where id = 'prt_b001'")
+    con.commit()
+    con.close()
+    assert {r["trajectory_id"]: r for r in converted(path)}[S2]["parent_call_id"] == "toolu_later"

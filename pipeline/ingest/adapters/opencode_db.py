@@ -37,18 +37,18 @@ _NEEDED = {"session": {"id", "time_created"}, "message": {"id", "session_id", "t
            "part": {"id", "message_id", "session_id", "data"}}
 _SESSION_COLUMNS = ("directory", "title", "parent_id")
 _KEYS = {"directory": "directory", "title": "title", "parent_id": "parentID"}
-# the task parts that started subagent sessions (as opencode_storage.parent_call), in part
-# order: (the parent's session id, the child's, the call id); ``instr`` spares json_valid
-# the parts that cannot be one
+# the task parts that started subagent sessions (as opencode_storage.parent_call: the
+# parent's messages by id, each one's parts by id): (the parent's session id, the child's,
+# the call id); every part is read (a raw-text filter would miss JSON escapes: "\u0074ask")
 _TASK_CALLS = """
 select cast(session_id as blob), cast(child as blob), cast(callid as blob) from (
-    select session_id, id, rowid,
+    select session_id, message_id, id, rowid,
            case when json_valid(data) then json_extract(data, '$.callID') end as callid,
            case when json_valid(data) then json_extract(data, '$.tool') end as tool,
            case when json_valid(data) then json_extract(data, '$.state.metadata.sessionId') end as child
-    from part where instr(data, 'task') > 0)
+    from part)
 where tool = 'task' and typeof(child) = 'text' and typeof(callid) = 'text'
-order by session_id, id, rowid
+order by session_id, message_id, id, rowid
 """
 
 
