@@ -194,6 +194,33 @@ print("blocked", signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))
 """
 
 
+def test_a_signal_while_the_handlers_are_put_back_still_puts_every_one_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SIGINT whose handler (still ours) runs just after SIGTERM's was restored raised
+    there and left SIGINT's ours after the block (a CI run of the test below saw it once):
+    every handler is put back, then the signal is raised."""
+    from pipeline.errors import Interrupted
+    from pipeline.execution import signals
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    real = signal.signal
+    landed: list[int] = []
+
+    def restore_then_signal(signum: int, handler: object) -> object:
+        out = real(signum, handler)
+        if handler is not signals._raise and not landed:  # the first handler put back
+            landed.append(signum)
+            os.kill(os.getpid(), signal.SIGINT)  # ours runs at the next bytecode
+        return out
+
+    monkeypatch.setattr(signal, "signal", restore_then_signal)
+    with pytest.raises(Interrupted) as caught:
+        with signals.interruptible():
+            pass
+    monkeypatch.setattr(signal, "signal", real)
+    assert landed == [signal.SIGTERM] and caught.value.exit_code == 130
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
 def test_a_sigint_held_while_the_pool_starts_stops_it() -> None:
     # SIGINT is held while the workers are started; one that came meanwhile is raised
     # as soon as they are, and those workers are terminated with it

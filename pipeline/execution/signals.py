@@ -239,8 +239,25 @@ def interruptible() -> Iterator[None]:
         _active.clear()
         _pending.clear()  # a deferred block left by an exception: never raised in a later run
         _unconfirmed.clear()
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+        _restore(previous)
+
+
+def _restore(previous: dict[int, Any]) -> None:
+    """Put the handlers of ``previous`` back, every one: a signal whose handler (still ours)
+    runs while they are put back raises there, and left the later ones ours (a CI run: SIGINT
+    held while the pool started landed after SIGTERM's was restored, and SIGINT stayed ours
+    after the block). Its ``Interrupted`` is raised once all are back."""
+    late: Interrupted | None = None
+    todo = list(previous.items())
+    while todo:
+        try:
+            while todo:
+                signal.signal(*todo[0])
+                todo.pop(0)
+        except Interrupted as exc:
+            late = exc
+    if late is not None:
+        raise late
 
 
 @contextmanager
