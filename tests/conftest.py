@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -141,3 +143,20 @@ def _own_canary_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     from pipeline.stages.canary_cache import CACHE_ENV
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path_factory.mktemp("canary-cache")))
+
+
+_HANDLERS = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}  # as the test process began
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_put_back() -> Iterator[None]:
+    """Each test leaves SIGINT / SIGTERM as the test process began: one that leaves a signal
+    ignored (a library, an in-process run) made every later subprocess of that pytest worker
+    start with it ignored (inherited), and a CI run failed a signal test that expects
+    Python's default handler in its child (``handler False``), depending on which tests
+    shared its worker."""
+    yield
+    if threading.current_thread() is threading.main_thread():
+        for signum, handler in _HANDLERS.items():
+            if handler is not None and signal.getsignal(signum) is not handler:
+                signal.signal(signum, handler)
