@@ -158,5 +158,5 @@ def _signal_handlers_put_back() -> Iterator[None]:
     yield
     if threading.current_thread() is threading.main_thread():
         for signum, handler in _HANDLERS.items():
-            if handler is not None and signal.getsignal(signum) is not handler:
+            if handler is not None:  # always: a native library can ignore one behind Python's back
                 signal.signal(signum, handler)

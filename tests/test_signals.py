@@ -182,6 +182,7 @@ def start_then_ctrl_c(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGINT)  # held: not raised inside the multiprocessing code
     return pool
 pool_module._Pool = start_then_ctrl_c
+before = signal.getsignal(signal.SIGINT)  # inherited: ignored when the test process ignores it
 try:
     with interruptible():
         WorkerPool(2)
@@ -189,7 +190,7 @@ try:
 except Interrupted as exc:
     print("raised", exc.exit_code)
 print("children", len(multiprocessing.active_children()))
-print("handler", signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+print("handler", signal.getsignal(signal.SIGINT) is before)
 print("blocked", signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))
 """
 
