@@ -96,8 +96,8 @@ class Reader:
             out.append(message)
         return out
 
-    def records(self, key: Any, info: dict[str, Any], ctx: Ctx, limit: int) -> Iterator[tuple[int, Any]]:
+    def records(self, key: Any, info: dict[str, Any], ctx: Ctx) -> Iterator[tuple[int, Any]]:
         """The converted record of one session (the Goose reader's ``(line, record)`` pairs)."""
         named = repr(str(info.get("id", "(no id)"))[:200])
-        session = {**info, "conversation": self._messages(key, named, limit)}
+        session = {**info, "conversation": self._messages(key, named, self.limit["limit"])}
         yield from goose.convert([(ctx.line, session)], ctx)

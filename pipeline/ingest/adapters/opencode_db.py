@@ -132,14 +132,14 @@ class Reader:
                               "messageID": mid, "sessionID": sid})
             yield info, parts
 
-    def records(self, key: Any, info: dict[str, Any], ctx: Ctx, limit: int) -> Iterator[tuple[int, Any]]:
+    def records(self, key: Any, info: dict[str, Any], ctx: Ctx) -> Iterator[tuple[int, Any]]:
         """The converted record of one session (``output_format`` ``database``; a subagent's
         ``parent_call_id`` None when its parent's task part is not in the store, as the
         storage folder's reader says)."""
         sid = info.get("id")
         named = repr(str(sid or "(no id)")[:200])
         guard = SizeGuard(int(ctx.state.get("max_record_bytes", 32 * 2**20)))
-        out = opencode.record(info, self._messages(key, sid, named, limit), ctx, "database", guard)
+        out = opencode.record(info, self._messages(key, sid, named, self.limit["limit"]), ctx, "database", guard)
         parent = out.get("parent_trajectory_id")
         if parent is not None:
             out["parent_call_id"] = self._parent_call(parent, out["trajectory_id"])

@@ -54,7 +54,7 @@ class Reader(Protocol):
 
     def sessions(self) -> Iterator[tuple[int, Any, dict[str, Any]]]: ...
 
-    def records(self, key: Any, info: dict[str, Any], ctx: Ctx, limit: int) -> Iterator[tuple[int, Any]]: ...
+    def records(self, key: Any, info: dict[str, Any], ctx: Ctx) -> Iterator[tuple[int, Any]]: ...
 
 
 class StoreKind(Protocol):
@@ -171,7 +171,7 @@ def store_records(path: Location, fmt: str, max_record_bytes: int, suite: str | 
             for position, key, info in reader.sessions():
                 ctx = Ctx(path, position, {"max_record_bytes": max_record_bytes, "suite": suite})
                 try:
-                    yield from emit_records(src, name, reader.records(key, info, ctx, 8 * max_record_bytes),
+                    yield from emit_records(src, name, reader.records(key, info, ctx),
                                             serialise, max_record_bytes, position, escape=(sqlite3.Error,))
                 except sqlite3.Error as exc:
                     if _stopped(exc):
