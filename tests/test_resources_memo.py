@@ -1,7 +1,8 @@
 """Stage ``resources`` analyses each distinct program text once per shard
 (pipeline/analysis/resources.py): calls whose arguments differ beside the command (a
 timeout, a description) share one analysis, and every call still gets exactly the
-resources and opaque reason its own text has."""
+resources and opaque reason its own text has. A process remembers its analyses across
+the shards it scores (``resources._MEMO``), within a weight bound."""
 
 from __future__ import annotations
 
@@ -62,6 +63,13 @@ def _expected(con: duckdb.DuckDBPyConnection) -> tuple[set[tuple[Any, ...]], set
     return res, opaque
 
 
+@pytest.fixture(autouse=True)
+def _empty_memo() -> None:
+    """Each test starts with a process that has analysed nothing (an earlier test of the
+    same pytest worker may have analysed these texts)."""
+    pres._MEMO.clear()
+
+
 def test_each_program_text_is_analysed_once_per_shard(stages: Callable[..., duckdb.DuckDBPyConnection],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     seen: Counter[str] = Counter()
@@ -86,3 +94,49 @@ def test_each_program_text_is_analysed_once_per_shard(stages: Callable[..., duck
         json.loads(r[0]).get("command") for r in con.execute(
             "select arguments from steps where kind = 'tool_call' and tool_name = 'bash'").fetchall())
     assert all(n == 6 for n in calls_per_text.values())
+
+
+def _resources(con: duckdb.DuckDBPyConnection) -> set[tuple[Any, ...]]:
+    return {tuple(r) for r in con.execute(
+        "select trajectory_id, step_idx, access, resource from resources union all "
+        "select trajectory_id, step_idx, 'opaque', opaque_reason from opaque_steps").fetchall()}
+
+
+def test_a_later_shard_of_the_same_process_reuses_the_analyses(
+        stages: Callable[..., duckdb.DuckDBPyConnection], monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: Counter[str] = Counter()
+    monkeypatch.setattr(pres, "analyse_command", _counting(analyse_command, seen))
+    monkeypatch.setattr(pres, "analyse_code", _counting(analyse_code, seen))
+    first = _resources(stages(_corpus(), until="flows"))
+    assert seen == Counter({text: 1 for text in [*COMMANDS, CODE]})
+    # the next shard: other trajectories running the same texts, and one new command
+    later = [dict(r, trajectory_id=f"later-{r['trajectory_id']}") for r in _corpus()]
+    new = "rm -rf build/"
+    later[0]["messages"] += [calls(("new", "bash", {"command": new})), result("new", "")]
+    con = stages(later, until="flows")
+    assert seen == Counter({**{text: 1 for text in [*COMMANDS, CODE]}, new: 1})
+    got = _resources(con)
+    ((step,),) = con.execute("select step_idx from steps where call_id = 'new' and kind = 'tool_call'").fetchall()
+    # the same rows the first shard had for the same texts, and the new command's own
+    assert {(t.removeprefix("later-"), *rest) for t, *rest in got if (t, rest[0]) != ("later-t0", step)} == first
+    assert {r for r in got if r[:2] == ("later-t0", step)} == {("later-t0", step, "delete", "build")}
+
+
+def test_the_memo_keeps_no_entry_over_its_weight_bound(
+        stages: Callable[..., duckdb.DuckDBPyConnection], monkeypatch: pytest.MonkeyPatch) -> None:
+    # a short text naming many resources: its rows weigh far more than its characters
+    heavy = "cat " + " ".join(f"f{k:05d}.txt" for k in range(3_000))
+    light = "ls -la src/"
+    monkeypatch.setattr(pres, "MEMO_ENTRY_WEIGHT", 64 << 10)
+    records = [traj(f"h{t}", user("go"), calls(("a", "bash", {"command": heavy})), result("a", "x"),
+                    calls(("b", "bash", {"command": light})), result("b", "y")) for t in range(2)]
+    seen: Counter[str] = Counter()
+    monkeypatch.setattr(pres, "analyse_command", _counting(analyse_command, seen))
+    con = stages(records, until="flows")
+    assert seen == Counter({heavy: 1, light: 1})  # within the shard, each once all the same
+    assert (True, light) in pres._MEMO and (True, heavy) not in pres._MEMO
+    assert pres._MEMO.currsize <= pres.MEMO_WEIGHT
+    reads = {r for _, _, a, r in _resources(con) if a == "read"}
+    assert {f"f{k:05d}.txt" for k in range(3_000)} <= reads
+    stages(records, until="flows")  # another shard: the heavy text analysed again, the light one not
+    assert seen == Counter({heavy: 2, light: 1})

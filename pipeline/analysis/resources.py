@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from typing import NamedTuple
 
 import duckdb
 import pyarrow as pa
+from cachetools import LRUCache
 
 from pipeline.analysis.shell import ShellAnalysis, analyse_code, analyse_command
 from pipeline.analysis.programs import call_program
@@ -97,6 +99,49 @@ def _found(analysis: ShellAnalysis, shell: bool) -> _Found:
     return _Found(reason, rows, None if analysis.opaque else analysis.folder, here)
 
 
+# A worker scores shard after shard of one corpus, and a nightly corpus's shards run one
+# another's commands (`ls`, `git status`, `pytest`, a suite's replayed task: 55-70% of a
+# shard's distinct programs on the bench corpus were analysed in an earlier shard); the
+# analysis is a function of the text alone, so each process keeps its answers across shards.
+# Weighed, not counted: a short hostile text can name up to the analyser's work bound of
+# resources, so an entry weighs its text and rows (characters, plus ~100 bytes of Python
+# objects per row), one over MEMO_ENTRY_WEIGHT is never kept, and the least recently used
+# leave the memo at MEMO_WEIGHT (a few tens of MB of objects at most).
+MEMO_WEIGHT = 16 << 20
+MEMO_ENTRY_WEIGHT = 256 << 10
+_ROW_WEIGHT = 100
+
+
+def _weight(program: tuple[bool, str], found: _Found) -> int:
+    rows = [*found.rows, *(found.here or ())]
+    return len(program[1]) + len(found.folder or "") + sum(len(a) + len(r) + _ROW_WEIGHT for a, r in rows)
+
+
+_MEMO: LRUCache[tuple[bool, str], tuple[_Found, int]] = LRUCache(MEMO_WEIGHT, getsizeof=lambda entry: entry[1])
+_MEMO_LOCK = threading.Lock()  # cachetools' caches are not thread-safe (canaries score in a thread)
+
+
+def analysed(program: tuple[bool, str], seen: dict[tuple[bool, str], _Found]) -> _Found:
+    """What ``resources`` records of ``program`` (True and a shell command, False and
+    code): remembered by this process (``_MEMO``) or by the caller's ``seen`` (those
+    too heavy for the memo, for the caller's shard), else analysed now."""
+    with _MEMO_LOCK:
+        kept = _MEMO.get(program)
+    if kept is not None:
+        return kept[0]
+    found = seen.get(program)
+    if found is None:
+        shell, text = program
+        found = _found(analyse_command(text) if shell else analyse_code(text), shell)
+        weight = _weight(program, found)
+        if weight <= MEMO_ENTRY_WEIGHT:
+            with _MEMO_LOCK:
+                _MEMO[program] = (found, weight)
+        else:
+            seen[program] = found
+    return found
+
+
 def _here_rows(found: _Found) -> tuple[tuple[str, str], ...]:
     """The (access, relative path) rows a folder carried to the step applies to."""
     if found.here is not None:
@@ -123,7 +168,7 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     command_lists = frozenset(str(a) for a in inference.get("command_list_args", []))
     cursor = con.execute(
         "select program_id, arguments, shell_arg, code_arg, inferred from shell_programs order by program_id")
-    # Each distinct program text is analysed once per shard: calls whose arguments differ
+    # Each distinct program text is analysed once (`analysed`): calls whose arguments differ
     # only beside the command (a timeout, a description, OpenHands' security_risk, a
     # working folder) run the same text. The analysis is a function of the text alone.
     seen: dict[tuple[bool, str], _Found] = {}
@@ -133,10 +178,7 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
         for program_id, arguments, shell_arg, code_arg, inferred in batch:
             program = call_program(arguments, shell_arg, code_arg, lexicon, catalog=not inferred,
                                command_lists=command_lists)
-            found = None if program is None else seen.get(program)
-            if program is not None and found is None:
-                found = seen[program] = _found(
-                    analyse_command(program[1]) if program[0] else analyse_code(program[1]), program[0])
+            found = None if program is None else analysed(program, seen)
             by_id.append(found)
             if found is None:
                 continue
@@ -239,10 +281,7 @@ def written_programs(con: duckdb.DuckDBPyConnection) -> None:
         shell = program_language(name, content)
         if shell is None:
             continue
-        found = seen.get((shell, content))
-        if found is None:
-            found = seen[(shell, content)] = _found(
-                analyse_command(content) if shell else analyse_code(content), shell)
+        found = analysed((shell, content), seen)
         rows.extend((trajectory_id, step_idx, access, resource) for access, resource in found.rows
                     if access in _WRITTEN_ACCESS)
     if not rows:
