@@ -102,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=helptext, description=helptext, formatter_class=fmt, epilog=EXAMPLES[name])
         cmd.add_argument("inputs", nargs="*", type=cli_location, metavar="INPUT",
                          help="files or folders of transcripts (.jsonl/.jsonl.gz/.json/.eval/.traj; an agent's "
-                              "SQLite session store: sessions.db, opencode.db), or URIs such as s3://bucket/prefix "
+                              "SQLite session store: sessions.db, opencode.db, state.vscdb), or URIs such as s3://bucket/prefix "
                               "(score: the bundled sample when omitted)")
         cmd.add_argument("--out", type=cli_location, required=True, metavar="RUN_DIR",
                          help="run folder to create (or a URI prefix: s3://bucket/runs/name)")

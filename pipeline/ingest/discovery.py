@@ -25,9 +25,10 @@ from pipeline.storage_copy import walk_files
 FORMATS = ("auto", "canonical", "openai", "anthropic", "inspect", "agentdojo", "openhands",
            "tau-bench", "tau2-bench", "r-judge", "swe-agent", "claude-code", "codex", "otel", "openai-responses",
            "gemini", "gemini-stream", "langchain", "smolagents", "ai-sdk", "autogen", "pydantic-ai", "sharegpt",
-           "bedrock", "litellm", "mcp", "goose", "opencode", "atif", "copilot", "react")
+           "bedrock", "litellm", "mcp", "goose", "opencode", "atif", "copilot", "react", "cursor")
 SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".eval", ".traj")
-STORE_SUFFIXES = (".db",)  # walked when an agent's session store (``sessions.db``, ``opencode.db``)
+STORE_SUFFIXES = (".db", ".vscdb")  # walked when an agent's session store (``sessions.db``, ``opencode.db``,
+# Cursor's ``state.vscdb``)
 
 
 def discover_inputs(paths: Sequence[Path | str | Remote]) -> list[Location]:
@@ -67,7 +68,7 @@ def discover_inputs(paths: Sequence[Path | str | Remote]) -> list[Location]:
     if not found:
         raise InputNotFoundError(
             f"no transcript files found in: {', '.join(str(p) for p in paths) or '(no input)'}",
-            f"expected {' '.join(SUFFIXES)} or an agent's session store (sessions.db, opencode.db)")
+            f"expected {' '.join(SUFFIXES)} or an agent's session store (sessions.db, opencode.db, state.vscdb)")
     return found
 
 

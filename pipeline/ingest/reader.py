@@ -32,7 +32,7 @@ stop the run.
   writes) is one ``malformed_record`` saying so (source_line 1), not one per line.
 - Inspect ``.eval`` archives / EvalLog ``.json``: the 1-based sample position.
 - a SQLite database not named as a transcript (Goose's ``sessions.db``, OpenCode's
-  ``opencode.db``): one record per session, source_line its 1-based position
+  ``opencode.db``, Cursor's ``state.vscdb``): one record per session, source_line its 1-based position
   (``adapters/sqlite_store.py``).
 - session formats (``claude-code``, ``codex``: one FILE is one record, source_line 1;
   ``otel``: one record per trace, source_line = the line of its first span). Their
@@ -74,7 +74,7 @@ from pipeline.ingest.adapters._warn import warn_without_ids
 from pipeline.ingest.adapters._io import Problem, decode_line, iter_lines, read_document
 from pipeline.ingest.adapters._json_text import iter_array, parse_json, skip_ws
 from pipeline.ingest.adapters._session import session_records
-from pipeline.ingest.adapters.sqlite_store import sqlite_file, store_records
+from pipeline.ingest.adapters.sqlite_store import STORE_ONLY, sqlite_file, store_records
 from pipeline.ingest.adapters.inspect_log import iter_samples
 from pipeline.errors import FormatError
 from pipeline.ingest.discovery import FORMATS, detect_format, discover_inputs
@@ -204,6 +204,10 @@ def _file_records(path: Location, fmt: str, max_record_bytes: int,
                   suite: str | None = None, bound: int | None = None) -> Iterator[RawRecord]:
     if sqlite_file(path):  # a database: an agent's session store (adapters/sqlite_store.py)
         yield from store_records(path, fmt, max_record_bytes, suite, serialise)
+        return
+    if fmt in STORE_ONLY:  # read from its database only (Cursor's state.vscdb)
+        yield rejected(str(path), 1, "malformed_record",
+                       f"--format {fmt} reads an agent's SQLite store, and this file is no SQLite database", fmt)
         return
     encoding = utf16(path)
     if encoding is not None:  # its every line would be a NUL-byte reject of its own

@@ -1,6 +1,6 @@
 """Agents' SQLite session stores -> one record per session: Goose's ``sessions.db``
 (:mod:`.goose_store`) and OpenCode's ``opencode.db`` (:mod:`.opencode_db`), the stores of
-their releases after the JSON files.
+their releases after the JSON files, and Cursor's ``state.vscdb`` (:mod:`.cursor_store`).
 
 Rules (a store is hostile input like any file):
 - a file that opens with SQLite's header is read as a database, never as lines, unless it
@@ -35,7 +35,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from pipeline.ingest.adapters import goose_store, opencode_db
+from pipeline.ingest.adapters import cursor_store, goose_store, opencode_db
 from pipeline.ingest.adapters._common import Ctx
 from pipeline.ingest.adapters._io import read_head
 from pipeline.ingest.adapters._session import emit_records
@@ -68,7 +68,9 @@ class StoreKind(Protocol):
     def Reader(self, con: StoreConnection, limit: int) -> Reader: ...  # noqa: N802 - the kind module's class
 
 
-KINDS: tuple[StoreKind, ...] = (goose_store, opencode_db)  # type: ignore[assignment]
+KINDS: tuple[StoreKind, ...] = (goose_store, opencode_db, cursor_store)  # type: ignore[assignment]
+# formats read from a store only (no file of theirs is a transcript)
+STORE_ONLY = (cursor_store.FORMAT,)
 
 
 def sqlite_file(path: Location) -> bool:
@@ -118,7 +120,7 @@ def store_kind(con: StoreConnection) -> tuple[StoreKind | None, str]:
     listed = ", ".join(found[:12]) + (", ..." if len(found) > 12 else "") or "no tables"
     near = next((p for p in problems if p), "")
     return None, (f"a SQLite database that is no agent session store read here (Goose's sessions.db, "
-                  f"OpenCode's opencode.db) (tables: {listed})" + (f"; {near}" if near else ""))
+                  f"OpenCode's opencode.db, Cursor's state.vscdb) (tables: {listed})" + (f"; {near}" if near else ""))
 
 
 def detect_store(path: Location) -> tuple[str, str]:
