@@ -616,3 +616,21 @@ def test_file_name_that_is_not_utf8_is_scored_not_a_crash(tmp_path: Path) -> Non
         pytest.skip("this file system refuses names that are not UTF-8")
     got = outcomes(score(tmp_path, [corpus]))
     assert sorted(got) == [("bad\\x9bname\\xff.jsonl", 1), ("bad\\x9bname\\xff.jsonl", 2)]
+
+
+def test_arguments_nested_deeper_than_pythons_json_reader_are_an_opaque_step(tmp_path: Path) -> None:
+    """A shell call's arguments nested 5,000 deep: DuckDB reads them, Python's ``json``
+    raises RecursionError; that ended the whole run (exit 1, no output, the other records
+    lost too). Now the step is opaque (what it runs is not known: fail closed) and the
+    record leaves as ``opaque_step``; the other record is scored."""
+    deep = '{"a":' * 5000 + "1" + "}" * 5000
+    corpus = jsonl(tmp_path / "deep_args.jsonl", [
+        json.dumps(traj("deep-args", user("go"), call_msg(call("c1", "bash", deep)), result("c1", "done"))),
+        json.dumps(traj("fine", user("go"), call_msg(call("c1", "bash", {"command": "ls"})), result("c1", "a.txt"))),
+    ])
+    run = tmp_path / "run"
+    assert main(["score", str(corpus), "--out", str(run), "--workers", "1"]) == 0
+    got = outcomes(run)
+    assert got[("deep_args.jsonl", 1)][:2] == ("attrition", "opaque_step")
+    assert "arguments nested too deeply to read" in str(got[("deep_args.jsonl", 1)][2])
+    assert got[("deep_args.jsonl", 2)] == ("verdict", "fine", "safe")

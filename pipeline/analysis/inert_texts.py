@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from pipeline.analysis.programs import passes, program_arg, program_text
+from pipeline.analysis.programs import UnreadableArguments, passes, program_arg, program_text
 from pipeline.analysis.shell import analyse_command
 from pipeline.analysis.shell.inert import Effects, inert_text
 from pipeline.policy_tables import NEVER
@@ -100,7 +100,10 @@ def _masked_arguments(arguments: str, shell_arg: str, data_programs: list[str], 
                       dry_runs: Sequence[str] = (), command_lists: Sequence[str] = ()) -> str | None:
     """The arguments JSON with the command's data parts blanked, or None (nothing blanked,
     or the command cannot be analysed: then it is read whole, as before)."""
-    command = program_text(arguments, shell_arg, command_lists)
+    try:
+        command = program_text(arguments, shell_arg, command_lists)
+    except UnreadableArguments:  # read whole (resources marks the step opaque)
+        return None
     if command is None:
         return None
 

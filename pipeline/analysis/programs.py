@@ -18,6 +18,20 @@ from pipeline.ingest.argv import argv_command
 _PATH_START = re.compile(r"[/~.]|[A-Za-z]:[\\/]")
 
 
+class UnreadableArguments(ValueError):
+    """A call's arguments JSON nests deeper than Python's JSON reader goes (DuckDB reads it:
+    the step has arguments, but no program can be taken from them)."""
+
+
+def _loaded(arguments: str) -> object:
+    """``json.loads(arguments)``; :class:`UnreadableArguments` for hostile nesting (a
+    RecursionError that ended the whole run before)."""
+    try:
+        return json.loads(arguments)
+    except RecursionError as exc:
+        raise UnreadableArguments("arguments nested too deeply to read") from exc
+
+
 def _command_line(first: str) -> bool:
     """Whether a list's first string is a command line, not a program's name: it holds
     whitespace, unless it is a path whose whitespace is inside it (the text after the first
@@ -41,7 +55,8 @@ def program_text(arguments: str, arg: str | None, command_lists: Collection[str]
     its first string is a command line (:func:`_command_line`)."""
     if arg is None:
         return None
-    value = json.loads(arguments).get(arg)
+    document = _loaded(arguments)
+    value = document.get(arg) if isinstance(document, dict) else None
     if value is None:
         return None
     if isinstance(value, list) and value and all(isinstance(w, str) for w in value):
@@ -61,8 +76,8 @@ def program_arg(arguments: str, arg: str | None, candidates: tuple[str, ...], ca
     if arg is None or not candidates:
         return arg
     try:
-        present = json.loads(arguments)
-    except ValueError:
+        present = _loaded(arguments)
+    except ValueError:  # UnreadableArguments too: program_text says so
         return arg
     if not isinstance(present, dict) or catalog and arg in present:
         return arg
@@ -72,8 +87,8 @@ def program_arg(arguments: str, arg: str | None, candidates: tuple[str, ...], ca
 def passes(arguments: str, names: tuple[str | None, ...]) -> bool:
     """Whether the call's arguments (a JSON object) hold one of ``names``."""
     try:
-        present = json.loads(arguments)
-    except ValueError:
+        present = _loaded(arguments)
+    except ValueError:  # UnreadableArguments too: program_text says so
         return False
     return isinstance(present, dict) and any(n is not None and n in present for n in names)
 
@@ -81,7 +96,8 @@ def passes(arguments: str, names: tuple[str | None, ...]) -> bool:
 def call_program(arguments: str, shell_arg: str | None, code_arg: str | None,
              candidates: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
              catalog: bool = False, command_lists: Collection[str] = ()) -> tuple[bool, str] | None:
-    """The program a call runs: (True, shell command) or (False, code), None if neither.
+    """The program a call runs: (True, shell command) or (False, code), None if neither
+    (:class:`UnreadableArguments` when the arguments nest too deeply to read).
     A catalogued tool falls back to ``candidates`` only when the call passes neither of its
     own program arguments (as ``sql/edges.sql`` marks the control arguments)."""
     if catalog and passes(arguments, (shell_arg, code_arg)):

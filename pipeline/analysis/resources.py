@@ -23,7 +23,7 @@ import pyarrow as pa
 from cachetools import LRUCache
 
 from pipeline.analysis.shell import ShellAnalysis, analyse_code, analyse_command
-from pipeline.analysis.programs import call_program
+from pipeline.analysis.programs import UnreadableArguments, call_program
 from pipeline.sql import load_sql, materialize
 
 # a payload is read (its label joins the step's) and, as `payload`, what the step sends
@@ -176,8 +176,13 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     folder_rows: list[tuple[int, str | None]] = []
     while batch := cursor.fetchmany(batch_rows):
         for program_id, arguments, shell_arg, code_arg, inferred in batch:
-            program = call_program(arguments, shell_arg, code_arg, lexicon, catalog=not inferred,
-                               command_lists=command_lists)
+            try:
+                program = call_program(arguments, shell_arg, code_arg, lexicon, catalog=not inferred,
+                                       command_lists=command_lists)
+            except UnreadableArguments as exc:  # fail closed: what it runs is not known
+                by_id.append(None)
+                opaque_rows.append((program_id, str(exc)))
+                continue
             found = None if program is None else analysed(program, seen)
             by_id.append(found)
             if found is None:
@@ -237,7 +242,7 @@ def written_content(tool_key: str, arguments: str) -> str | None:
     text argument)."""
     try:
         args = json.loads(arguments)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(args, dict) or _PARTIAL_ARGS & args.keys() or args.get("mode") == "append":
         return None
