@@ -149,6 +149,16 @@ _HANDLERS = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}  #
 
 
 @pytest.fixture(autouse=True)
+def _no_remembered_analyses() -> None:
+    """Each test starts with a process that has analysed no program
+    (``pipeline.analysis.resources._MEMO`` keeps analyses across the shards a process
+    scores): a test's result never depends on which tests ran before it in its worker."""
+    from pipeline.analysis.resources import _MEMO
+
+    _MEMO.clear()
+
+
+@pytest.fixture(autouse=True)
 def _signal_handlers_put_back() -> Iterator[None]:
     """Each test leaves SIGINT / SIGTERM as the test process began: one that leaves a signal
     ignored (a library, an in-process run) made every later subprocess of that pytest worker

@@ -63,13 +63,6 @@ def _expected(con: duckdb.DuckDBPyConnection) -> tuple[set[tuple[Any, ...]], set
     return res, opaque
 
 
-@pytest.fixture(autouse=True)
-def _empty_memo() -> None:
-    """Each test starts with a process that has analysed nothing (an earlier test of the
-    same pytest worker may have analysed these texts)."""
-    pres._MEMO.clear()
-
-
 def test_each_program_text_is_analysed_once_per_shard(stages: Callable[..., duckdb.DuckDBPyConnection],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     seen: Counter[str] = Counter()
