@@ -12,7 +12,11 @@ from contextlib import contextmanager
 from typing import Any
 
 INFO_CHARS = 4096  # a session's name, folder, title, ... as kept in meta
-_BATCH = 256
+_BATCH = 256  # rows fetched at once, at most
+# ... and bytes: a row may hold up to a session's limit (8 x max_record_bytes), so a batch of
+# 256 such rows held gigabytes; the next batch is as many rows as fit here at the largest
+# row of the last one (the first: one row)
+_BATCH_BYTES = 64 << 20
 
 
 class Budget:
@@ -53,12 +57,16 @@ def rows(con: StoreConnection, query: str, params: Params = ()) -> Iterator[tupl
     """The rows of ``query``, fetched a batch at a time under the store's budget."""
     with con.budget.armed():
         cursor = con.execute(query, params)
+    size = 1
     while True:
         with con.budget.armed():
-            batch = cursor.fetchmany(_BATCH)
+            batch = cursor.fetchmany(size)
         if not batch:
             return
+        largest = max(sum(len(v) for v in row if isinstance(v, (bytes, str))) for row in batch)
+        size = max(1, min(_BATCH, _BATCH_BYTES // max(largest, 1)))
         yield from batch
+        del batch
 
 
 def one(con: StoreConnection, query: str, params: Params = ()) -> tuple[Any, ...] | None:

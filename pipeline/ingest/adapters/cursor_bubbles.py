@@ -19,21 +19,25 @@ S2thend/cursor-history ``src/core/storage.ts``, vltansky/cursor-chat-history-mcp
 
 Rules:
 - order: the headers' bubbles in their order (a header without its row is skipped), then
-  the inline ``conversation``'s, then rows no header names, by ``createdAt`` then id (a
-  ``/summarize`` marker, a bubble written after the headers);
+  the inline ``conversation``'s (one a header already gave is not read twice), then rows no
+  header names, by ``createdAt`` (numbers by value, ISO texts as text, none last) then id
+  (a ``/summarize`` marker, a bubble written after the headers; several rows of one id in a
+  store without its unique key: every one);
 - a user bubble's ``text`` -> a user message; an assistant bubble's ``text`` -> an assistant
-  message, its tool call -> an assistant message with that one call, answered by a tool
-  message at once (Cursor stores a call with its result); thinking is no step;
+  message; a bubble's ``toolFormerData`` (any bubble's: a call is never dropped) -> an
+  assistant message with that one call, answered by a tool message at once (Cursor stores a
+  call with its result); thinking is no step;
 - arguments: ``rawArgs`` when it is a JSON object, else ``params`` when it is one, else
-  ``rawArgs`` as it is (unparseable: the record's own reject); an MCP call (``{toolName,
-  args}`` with ``providerIdentifier`` or ``serverName``) -> ``mcp__<server>__<tool>`` with
-  its ``args``;
+  ``rawArgs`` as it is (a text that is no JSON object: the record's own reject); an MCP call
+  (its name opening with ``mcp`` or tool number 19 / 49, arguments ``{toolName, args}`` with
+  ``providerIdentifier`` or ``serverName``) -> ``mcp__<server>__<tool>`` with its ``args``;
 - the result's text: a terminal's ``output``, a read's ``contents``, else the result's JSON
   text; a user's rejection (``userDecision: rejected``, ``rejected: true``) -> error type
-  ``approval`` (blocked); a non-zero ``exitCode`` -> ``exit_code`` (text rules: it ran);
-  status ``error`` -> the call's ``error`` text (text rules); ``cancelled``, or no result
-  while the session went on (``running``, ``pending``) -> ``unknown`` (it may have run:
-  fail closed, never a dropped call).
+  ``approval`` (blocked), unless the result shows output or a non-zero exit (it ran:
+  ``unknown``); a non-zero ``exitCode`` (a number or a numeric text) -> ``exit_code`` (text
+  rules: it ran); status ``error`` -> the call's ``error`` text (text rules); ``cancelled``,
+  or no result while the session went on (``running``, ``pending``) -> ``unknown`` (it may
+  have run: fail closed, never a dropped call).
 """
 
 from __future__ import annotations
@@ -46,7 +50,8 @@ from pipeline.ingest.adapters._session import SizeGuard
 
 FORMAT = "cursor"
 USER, ASSISTANT = 1, 2
-_MCP_SERVER_KEYS = ("providerIdentifier", "serverName", "server")
+_MCP_SERVER_KEYS = ("providerIdentifier", "serverName")
+_MCP_TOOLS = (19, 49)  # ClientSideToolV2's MCP and CALL_MCP_TOOL
 
 
 def _object(value: Any) -> dict[str, Any] | None:
@@ -62,22 +67,36 @@ def _object(value: Any) -> dict[str, Any] | None:
     return None
 
 
-def ordered(composer: dict[str, Any], rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def _created(bubble: dict[str, Any]) -> tuple[int, float, str]:
+    """Sort key of a bubble's ``createdAt``: numbers by value, ISO texts as text, none last."""
+    value = bubble.get("createdAt")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return 0, float(value), ""
+    return (1, 0.0, value) if isinstance(value, str) else (2, 0.0, "")
+
+
+def ordered(composer: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """The session's bubbles in Cursor's order (module docstring); ``rows``: the bubble rows
-    by bubble id (emptied)."""
+    by bubble id (several under one id in a store without its unique key; emptied)."""
     out: list[dict[str, Any]] = []
+    named: set[str] = set()
     headers = composer.get("fullConversationHeadersOnly")
     for header in headers if isinstance(headers, list) else []:
         bid = header.get("bubbleId") if isinstance(header, dict) else None
-        if isinstance(bid, str) and bid in rows:
-            out.append(rows.pop(bid))
+        if isinstance(bid, str) and rows.get(bid):
+            out.append(rows[bid].pop(0))
+            named.add(bid)
     inline = composer.get("conversation")
     for bubble in inline if isinstance(inline, list) else []:
         if isinstance(bubble, dict):
             bid = bubble.get("bubbleId")
-            out.append(rows.pop(bid) if isinstance(bid, str) and bid in rows else bubble)
-    rest = sorted(rows.items(), key=lambda kv: (str(kv[1].get("createdAt") or ""), kv[0]))
-    out.extend(bubble for _, bubble in rest)
+            if isinstance(bid, str) and rows.get(bid):
+                out.append(rows[bid].pop(0))
+            elif not (isinstance(bid, str) and bid in named):  # a header's bubble is read once
+                out.append(bubble)
+    rest = sorted(((_created(b), bid, k, b) for bid, found in rows.items() for k, b in enumerate(found)),
+                  key=lambda t: t[:3])
+    out.extend(b for *_, b in rest)
     rows.clear()
     return out
 
@@ -91,9 +110,10 @@ def _call(data: dict[str, Any], fallback_id: str) -> dict[str, Any]:
     args: Any = _object(raw)
     if args is None:
         args = _object(data.get("params"))
-    if args is None:
-        args = raw if isinstance(raw, str) and raw else {}
-    if isinstance(args, dict) and isinstance(args.get("toolName"), str):
+    if args is None:  # as recorded: a text that is no JSON object is the record's own reject
+        args = (raw or {}) if isinstance(raw, str) else ({} if raw is None else json.dumps(raw, ensure_ascii=False))
+    mcp = name.lower().startswith(("mcp", "call_mcp")) or name == "CallMcpTool" or data.get("tool") in _MCP_TOOLS
+    if mcp and isinstance(args, dict) and isinstance(args.get("toolName"), str):
         server = next((args[k] for k in _MCP_SERVER_KEYS if isinstance(args.get(k), str)), None)
         if server is not None and "args" in args:
             name = f"mcp__{server}__{args['toolName']}"
@@ -102,6 +122,19 @@ def _call(data: dict[str, Any], fallback_id: str) -> dict[str, Any]:
     cid = data.get("toolCallId")
     cid = cid if isinstance(cid, str) and cid else fallback_id
     return {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+
+
+def _code(value: Any) -> int | None:
+    """An exit code given as a number or a numeric text; None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return None
 
 
 def _decision(data: dict[str, Any]) -> Any:
@@ -118,13 +151,15 @@ def _result(data: dict[str, Any], cid: str) -> dict[str, Any]:
         shown = next((found[k] for k in ("output", "contents") if isinstance(found.get(k), str)), None)
         content = shown if shown is not None else json.dumps(found, ensure_ascii=False, sort_keys=True)
     else:
-        content = raw if isinstance(raw, str) else ""
+        content = raw if isinstance(raw, str) else ("" if raw is None else json.dumps(raw, ensure_ascii=False))
     error: Any = None
-    exit_code = None if found is None else next(
-        (found[k] for k in ("exitCode", "exitCodeV2") if isinstance(found.get(k), int) and not isinstance(found.get(k), bool)),
-        None)
+    exit_code = None if found is None else next((c for c in map(_code, (found.get("exitCode"), found.get("exitCodeV2")))
+                                                 if c is not None), None)
     if _decision(data) == "rejected" or (found is not None and found.get("rejected") is True):
-        error = {"type": "approval", "message": "rejected by the user in Cursor"}
+        # a rejected call whose result holds output or an exit status ran all the same
+        ran = bool(found and (found.get("output") or exit_code))
+        error = ({"type": "unknown", "message": "rejected in Cursor, yet its result shows it ran"} if ran
+                 else {"type": "approval", "message": "rejected by the user in Cursor"})
     elif status == "error":
         why = data.get("error")
         error = why if isinstance(why, str) and why else "Cursor marked the tool call as failed (status error)"
@@ -146,19 +181,19 @@ def record(composer: dict[str, Any], bubbles: Iterable[dict[str, Any]], sid: str
     for n, bubble in enumerate(bubbles):
         kind = bubble.get("type")
         text = bubble.get("text") if isinstance(bubble.get("text"), str) else ""
-        if kind == USER:
+        data = bubble.get("toolFormerData")
+        if kind == USER and not data:
             if text:
                 guard.add(text)
                 messages.append({"role": "user", "content": text})
             continue
-        if kind != ASSISTANT:
+        if kind != ASSISTANT and not data:
             skipped += 1
             continue
-        if text:
+        if text and kind == ASSISTANT:
             guard.add(text)
             messages.append({"role": "assistant", "content": text})
-        data = bubble.get("toolFormerData")
-        if isinstance(data, dict) and (data.get("name") or data.get("tool") is not None):
+        if isinstance(data, dict) and data:  # a call, whatever the bubble's type says: never dropped
             bid = bubble.get("bubbleId")
             call = _call(data, bid if isinstance(bid, str) and bid else f"cursor_{n}")
             answer = _result(data, call["id"])
