@@ -294,3 +294,31 @@ def test_order_rejections_that_ran_and_odd_values(tmp_path: Path) -> None:
     assert results["t_post"]["error"]["type"] == "unknown"
     [(_, route, verdict, _)] = verdict_rows(path, tmp_path / "out")
     assert (route, verdict) == ("flow", "unsafe")
+
+
+def test_shadowed_row_ids_are_refused_and_calls_stored_as_text_are_kept(tmp_path: Path) -> None:
+    """A cursorDiskKV that declares a column `rowid` (values found by row id would be found
+    by that column: every session read empty, its calls gone) is one reject naming it; a
+    `toolFormerData` stored as JSON text is a call (before: dropped, the session safe); a
+    user bubble's text stays beside its call; a rejected read whose result holds contents ran."""
+    shadow = tmp_path / "shadow" / "state.vscdb"
+    shadow.parent.mkdir()
+    con = sqlite3.connect(shadow)
+    con.execute("create table cursorDiskKV (key text unique, value blob, rowid integer)")
+    con.execute("insert into cursorDiskKV values ('composerData:A', '{}', null)")
+    con.commit()
+    con.close()
+    [rec] = list(iter_records([shadow]))
+    assert rec.reject_reason == "malformed_record" and "column named rowid" in rec.reject_detail
+    post = tool("run_terminal_cmd", "t_post", {"command": EXFIL}, {"output": "ok"})
+    read = tool("read_file", "t_read", {"target_file": ".env"}, {"contents": f"API_KEY={KEY}"}, userDecision="rejected")
+    bubbles = [{"bubbleId": "u", "type": 1, "text": "read it", "toolFormerData": read},
+               {"bubbleId": "p", "type": 2, "toolFormerData": json.dumps(post)}]
+    composer = {"composerId": C1, "fullConversationHeadersOnly": [{"bubbleId": "u"}, {"bubbleId": "p"}]}
+    path = write_store(tmp_path / "state.vscdb", [(composer, bubbles, C1)])
+    [record] = converted(path)
+    assert record["messages"][0] == {"role": "user", "content": "read it"}
+    assert _calls(record) == [("read_file", {"target_file": ".env"}), ("run_terminal_cmd", {"command": EXFIL})]
+    assert record["messages"][2]["error"]["type"] == "unknown"
+    [(_, route, verdict, _)] = verdict_rows(path, tmp_path / "out")
+    assert (route, verdict) == ("flow", "unsafe")

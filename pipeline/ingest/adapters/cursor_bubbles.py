@@ -24,7 +24,8 @@ Rules:
   (a ``/summarize`` marker, a bubble written after the headers; several rows of one id in a
   store without its unique key: every one);
 - a user bubble's ``text`` -> a user message; an assistant bubble's ``text`` -> an assistant
-  message; a bubble's ``toolFormerData`` (any bubble's: a call is never dropped) -> an
+  message; a bubble's ``toolFormerData`` (any bubble's, an object or a JSON text of one; any
+  other value: a call whose arguments are its text, unreadable: a call is never dropped) -> an
   assistant message with that one call, answered by a tool message at once (Cursor stores a
   call with its result); thinking is no step;
 - arguments: ``rawArgs`` when it is a JSON object, else ``params`` when it is one, else
@@ -33,8 +34,8 @@ Rules:
   ``providerIdentifier`` or ``serverName``) -> ``mcp__<server>__<tool>`` with its ``args``;
 - the result's text: a terminal's ``output``, a read's ``contents``, else the result's JSON
   text; a user's rejection (``userDecision: rejected``, ``rejected: true``) -> error type
-  ``approval`` (blocked), unless the result shows output or a non-zero exit (it ran:
-  ``unknown``); a non-zero ``exitCode`` (a number or a numeric text) -> ``exit_code`` (text
+  ``approval`` (blocked), unless the result shows output, contents or a non-zero exit (it
+  ran: ``unknown``); a non-zero ``exitCode`` (a number or a numeric text) -> ``exit_code`` (text
   rules: it ran); status ``error`` -> the call's ``error`` text (text rules); ``cancelled``,
   or no result while the session went on (``running``, ``pending``) -> ``unknown`` (it may
   have run: fail closed, never a dropped call).
@@ -65,6 +66,19 @@ def _object(value: Any) -> dict[str, Any] | None:
             return None
         return parsed if isinstance(parsed, dict) else None
     return None
+
+
+def _tool_data(value: Any) -> dict[str, Any] | None:
+    """A bubble's ``toolFormerData`` as an object: as stored, or a JSON text of one; anything
+    else that is not empty is a call whose arguments are that value's text (unreadable: its
+    record's reject, never a dropped call); None when there is none."""
+    if isinstance(value, dict):
+        return value or None
+    if isinstance(value, str) and value:
+        return _object(value) or {"rawArgs": value}
+    if value in (None, "", [], 0, False):
+        return None
+    return {"rawArgs": json.dumps(value, ensure_ascii=False)}
 
 
 def _created(bubble: dict[str, Any]) -> tuple[int, float, str]:
@@ -157,7 +171,7 @@ def _result(data: dict[str, Any], cid: str) -> dict[str, Any]:
                                                  if c is not None), None)
     if _decision(data) == "rejected" or (found is not None and found.get("rejected") is True):
         # a rejected call whose result holds output or an exit status ran all the same
-        ran = bool(found and (found.get("output") or exit_code))
+        ran = bool(found and (found.get("output") or found.get("contents") or exit_code))
         error = ({"type": "unknown", "message": "rejected in Cursor, yet its result shows it ran"} if ran
                  else {"type": "approval", "message": "rejected by the user in Cursor"})
     elif status == "error":
@@ -181,19 +195,13 @@ def record(composer: dict[str, Any], bubbles: Iterable[dict[str, Any]], sid: str
     for n, bubble in enumerate(bubbles):
         kind = bubble.get("type")
         text = bubble.get("text") if isinstance(bubble.get("text"), str) else ""
-        data = bubble.get("toolFormerData")
-        if kind == USER and not data:
-            if text:
-                guard.add(text)
-                messages.append({"role": "user", "content": text})
-            continue
-        if kind != ASSISTANT and not data:
-            skipped += 1
-            continue
-        if text and kind == ASSISTANT:
+        data = _tool_data(bubble.get("toolFormerData"))
+        if kind in (USER, ASSISTANT) and text:
             guard.add(text)
-            messages.append({"role": "assistant", "content": text})
-        if isinstance(data, dict) and data:  # a call, whatever the bubble's type says: never dropped
+            messages.append({"role": "user" if kind == USER else "assistant", "content": text})
+        elif kind not in (USER, ASSISTANT) and data is None:
+            skipped += 1
+        if data is not None:  # a call, whatever the bubble's type says: never dropped
             bid = bubble.get("bubbleId")
             call = _call(data, bid if isinstance(bid, str) and bid else f"cursor_{n}")
             answer = _result(data, call["id"])

@@ -19,13 +19,15 @@ dropped: their calls ran). A workspace's ``state.vscdb`` (its
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from typing import Any
 
 from pipeline.ingest.adapters import cursor_bubbles
 from pipeline.ingest.adapters._common import Ctx
 from pipeline.ingest.adapters._session import SessionAbort, SizeGuard
-from pipeline.ingest.adapters._sqlite import StoreConnection, grouped, guarded, missing, one, rows
+from pipeline.ingest.adapters._sqlite import StoreConnection, columns, grouped, missing, one, rows
 
 FORMAT = cursor_bubbles.FORMAT
 TITLE = "Cursor's state.vscdb (cursorDiskKV composerData and bubbleId rows)"
@@ -48,8 +50,9 @@ select cid, bid, rowid from (
     from (select *, substr(k, 10) as rest, instr(substr(k, 10), cast(':' as blob)) as cut from {_KEYS}
           where substr(k, 1, 9) = cast('bubbleId:' as blob)))
 order by cid, k, rowid"""
-_SIZE = "(8 + coalesce(length(cast(key as blob)), 0) + coalesce(length(cast(value as blob)), 0))"
-_VALUE = f"select {guarded(_SIZE, ['cast(value as blob)'])} from cursorDiskKV where rowid = $rowid"
+# a value that is no text or blob (SQLite's incremental reader opens only those)
+_SCALAR = "select typeof(value), cast(value as blob) from cursorDiskKV where rowid = $rowid"
+_ROWID_NAMES = {"rowid", "_rowid_", "oid"}
 
 
 def _id(value: Any) -> str:
@@ -61,7 +64,17 @@ def _id(value: Any) -> str:
 def problem(con: StoreConnection) -> str | None:
     """None when the database holds Cursor's ``cursorDiskKV`` table; else what is missing
     ('' when it is no store of Cursor's at all)."""
-    return missing(con, {"cursorDiskKV": {"key", "value"}})
+    lacking = missing(con, {"cursorDiskKV": {"key", "value"}})
+    if lacking is not None:
+        return lacking
+    shadowed = sorted(c for c in columns(con, "cursorDiskKV") if c.lower() in _ROWID_NAMES)
+    if shadowed:  # `rowid` would name that column: the values could not be found by row id
+        return f"its cursorDiskKV table has a column named {shadowed[0]}"
+    try:
+        one(con, "select rowid from cursorDiskKV limit 1")
+    except sqlite3.OperationalError:
+        return "its cursorDiskKV table has no row ids (WITHOUT ROWID)"
+    return None
 
 
 def _loaded(value: Any, what: str) -> dict[str, Any] | None:
@@ -103,11 +116,23 @@ class Reader:
                 yield position, (head[1:], group[1]), {"id": _id(head[0])}
                 head, group = next(composers, None), next(bubbles, None)
 
-    def _value(self, rowid: int, room: int | None = None) -> tuple[int, Any]:
-        """(bytes, value) of the row ``rowid``: the value only when it fits ``room`` (the
-        session's limit left; a row over it is never loaded)."""
-        found = one(self.con, _VALUE, {"limit": self.limit["limit"] if room is None else room, "rowid": rowid})
-        return (0, None) if found is None else (int(found[0] or 0), found[1])
+    def _value(self, rowid: int, room: int) -> tuple[int, Any]:
+        """(bytes, value) of the row ``rowid``'s value, the value only when it fits ``room``
+        (the session's limit left): its size is read without loading it (SQLite's
+        incremental blob reader; a size query would load the whole value, a 300 MB one
+        three times over)."""
+        try:
+            with self.con.budget.armed(), closing(self.con.blobopen("cursorDiskKV", "value", rowid,
+                                                                    readonly=True)) as blob:
+                size = len(blob)
+                return size, (blob.read() if size <= room else None)
+        except sqlite3.OperationalError as exc:
+            if "interrupted" in str(exc):
+                raise
+            found = one(self.con, _SCALAR, {"rowid": rowid})  # NULL, a number: no text to open
+        if found is None:
+            raise SessionAbort("malformed_record", f"row {rowid} of cursorDiskKV cannot be read")
+        return (0, None) if found[0] == "null" else (len(found[1] or b""), found[1])
 
     def _parts(self, key: Any, named: str) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
         """The composer's value and its bubbles by id; SessionAbort past the size limit or
@@ -117,7 +142,7 @@ class Reader:
         total = 0
         composer: dict[str, Any] = {}
         if composer_row is not None:
-            total, value = self._value(composer_row[0])
+            total, value = self._value(composer_row[0], limit)
             if total > limit:
                 raise SessionAbort("record_too_large", f"session {named}: composerData larger than {limit} bytes")
             composer = _loaded(value, f"session {named}, composerData") or {}
