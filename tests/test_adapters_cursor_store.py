@@ -322,3 +322,23 @@ def test_shadowed_row_ids_are_refused_and_calls_stored_as_text_are_kept(tmp_path
     assert record["messages"][2]["error"]["type"] == "unknown"
     [(_, route, verdict, _)] = verdict_rows(path, tmp_path / "out")
     assert (route, verdict) == ("flow", "unsafe")
+
+
+def test_rows_hold_one_row_at_a_time(tmp_path: Path) -> None:
+    """``_sqlite.rows`` (every store reader's fetch) fetched 256 rows at a time whatever
+    their size (each up to a session's limit: 200 sessions of 7 MB held 2.8 GB); now one:
+    reading 30 rows of 4 MB, Python never holds much more than one of them."""
+    import tracemalloc
+
+    from pipeline.ingest.adapters import _sqlite
+    from pipeline.ingest.adapters.sqlite_store import connect
+
+    path = _rows(tmp_path / "state.vscdb", [(f"composerData:{k:03d}", b"v" * (4 << 20)) for k in range(30)])
+    con = connect(path, 60)
+    tracemalloc.start()
+    keys = [key for key, _ in _sqlite.rows(con, "select key, value from cursorDiskKV order by key")]
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    con.close()
+    assert keys == [f"composerData:{k:03d}" for k in range(30)]
+    assert peak < 3 * (4 << 20), peak

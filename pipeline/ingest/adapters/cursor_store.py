@@ -52,7 +52,6 @@ select cid, bid, rowid from (
 order by cid, k, rowid"""
 # a value that is no text or blob (SQLite's incremental reader opens only those)
 _SCALAR = "select typeof(value), cast(value as blob) from cursorDiskKV where rowid = $rowid"
-_ROWID_NAMES = {"rowid", "_rowid_", "oid"}
 
 
 def _id(value: Any) -> str:
@@ -67,7 +66,7 @@ def problem(con: StoreConnection) -> str | None:
     lacking = missing(con, {"cursorDiskKV": {"key", "value"}})
     if lacking is not None:
         return lacking
-    shadowed = sorted(c for c in columns(con, "cursorDiskKV") if c.lower() in _ROWID_NAMES)
+    shadowed = sorted(c for c in columns(con, "cursorDiskKV") if c.lower() == "rowid")
     if shadowed:  # `rowid` would name that column: the values could not be found by row id
         return f"its cursorDiskKV table has a column named {shadowed[0]}"
     try:
