@@ -634,3 +634,21 @@ def test_arguments_nested_deeper_than_pythons_json_reader_are_an_opaque_step(tmp
     assert got[("deep_args.jsonl", 1)][:2] == ("attrition", "opaque_step")
     assert "arguments nested too deeply to read" in str(got[("deep_args.jsonl", 1)][2])
     assert got[("deep_args.jsonl", 2)] == ("verdict", "fine", "safe")
+
+
+def test_an_integer_python_will_not_read_in_a_calls_arguments_is_an_opaque_step(tmp_path: Path) -> None:
+    """A shell call's arguments holding an integer of 4,301 digits: DuckDB reads it, Python's
+    ``json`` refuses (its integer-string limit) with a ValueError that ended the whole run
+    (exit 1, no output). Now the step is opaque, the other record scored."""
+    big = "9" * 4301
+    corpus = jsonl(tmp_path / "big_int.jsonl", [
+        json.dumps(traj("big-int", user("go"), call_msg(call("c1", "bash", '{"command":"ls","timeout":' + big + "}")),
+                        result("c1", "done"))),
+        json.dumps(traj("fine", user("go"), call_msg(call("c1", "bash", {"command": "ls"})), result("c1", "a.txt"))),
+    ])
+    run = tmp_path / "run"
+    assert main(["score", str(corpus), "--out", str(run), "--workers", "1"]) == 0
+    got = outcomes(run)
+    assert got[("big_int.jsonl", 1)][:2] == ("attrition", "opaque_step")
+    assert "Python cannot read" in str(got[("big_int.jsonl", 1)][2])
+    assert got[("big_int.jsonl", 2)] == ("verdict", "fine", "safe")

@@ -133,3 +133,11 @@ def test_the_memo_keeps_no_entry_over_its_weight_bound(
     assert {f"f{k:05d}.txt" for k in range(3_000)} <= reads
     stages(records, until="flows")  # another shard: the heavy text analysed again, the light one not
     assert seen == Counter({heavy: 2, light: 1})
+
+
+def test_text_that_is_not_ascii_weighs_its_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPython keeps up to 4 bytes a character: an entry of astral text weighs 4 per
+    character (counted as 1, 139 entries 'of 16 MB' held 67 MB)."""
+    found = pres._Found(None, (("read", "\U0001F600" * 10),), ".", ())
+    assert pres._weight((True, "\U0001F600" * 100), found) == 400 + 1 + 4 + 4 * 10 + pres._ROW_WEIGHT
+    assert pres._weight((True, "a" * 100), pres._Found(None, (("read", "b" * 10),), ".", ())) == 100 + 1 + 4 + 10 + 100

@@ -19,17 +19,20 @@ _PATH_START = re.compile(r"[/~.]|[A-Za-z]:[\\/]")
 
 
 class UnreadableArguments(ValueError):
-    """A call's arguments JSON nests deeper than Python's JSON reader goes (DuckDB reads it:
-    the step has arguments, but no program can be taken from them)."""
+    """A call's arguments JSON that DuckDB reads and Python's JSON reader does not: nested
+    deeper than its recursion limit, or an integer of more than 4,300 digits (the step has
+    arguments, but no program can be taken from them)."""
 
 
 def _loaded(arguments: str) -> object:
-    """``json.loads(arguments)``; :class:`UnreadableArguments` for hostile nesting (a
-    RecursionError that ended the whole run before)."""
+    """``json.loads(arguments)``; :class:`UnreadableArguments` where DuckDB's reader and
+    Python's differ (a RecursionError or ValueError that ended the whole run before)."""
     try:
         return json.loads(arguments)
     except RecursionError as exc:
         raise UnreadableArguments("arguments nested too deeply to read") from exc
+    except ValueError as exc:
+        raise UnreadableArguments(f"arguments Python cannot read: {str(exc)[:120]}") from exc
 
 
 def _command_line(first: str) -> bool:

@@ -104,17 +104,22 @@ def _found(analysis: ShellAnalysis, shell: bool) -> _Found:
 # shard's distinct programs on the bench corpus were analysed in an earlier shard); the
 # analysis is a function of the text alone, so each process keeps its answers across shards.
 # Weighed, not counted: a short hostile text can name up to the analyser's work bound of
-# resources, so an entry weighs its text and rows (characters, plus ~100 bytes of Python
-# objects per row), one over MEMO_ENTRY_WEIGHT is never kept, and the least recently used
+# resources, so an entry weighs its text and rows (their bytes at most, plus ~100 bytes of
+# Python objects per row), one over MEMO_ENTRY_WEIGHT is never kept, and the least recently used
 # leave the memo at MEMO_WEIGHT (a few tens of MB of objects at most).
 MEMO_WEIGHT = 16 << 20
 MEMO_ENTRY_WEIGHT = 256 << 10
 _ROW_WEIGHT = 100
 
 
+def _chars(text: str) -> int:
+    """Bytes a str takes at most (CPython stores 1, 2 or 4 bytes a character)."""
+    return len(text) if text.isascii() else 4 * len(text)
+
+
 def _weight(program: tuple[bool, str], found: _Found) -> int:
     rows = [*found.rows, *(found.here or ())]
-    return len(program[1]) + len(found.folder or "") + sum(len(a) + len(r) + _ROW_WEIGHT for a, r in rows)
+    return _chars(program[1]) + _chars(found.folder or "") + sum(_chars(a) + _chars(r) + _ROW_WEIGHT for a, r in rows)
 
 
 _MEMO: LRUCache[tuple[bool, str], tuple[_Found, int]] = LRUCache(MEMO_WEIGHT, getsizeof=lambda entry: entry[1])
