@@ -618,37 +618,23 @@ def test_file_name_that_is_not_utf8_is_scored_not_a_crash(tmp_path: Path) -> Non
     assert sorted(got) == [("bad\\x9bname\\xff.jsonl", 1), ("bad\\x9bname\\xff.jsonl", 2)]
 
 
-def test_arguments_nested_deeper_than_pythons_json_reader_are_an_opaque_step(tmp_path: Path) -> None:
-    """A shell call's arguments nested 5,000 deep: DuckDB reads them, Python's ``json``
-    raises RecursionError; that ended the whole run (exit 1, no output, the other records
-    lost too). Now the step is opaque (what it runs is not known: fail closed) and the
-    record leaves as ``opaque_step``; the other record is scored."""
-    deep = '{"a":' * 5000 + "1" + "}" * 5000
-    corpus = jsonl(tmp_path / "deep_args.jsonl", [
-        json.dumps(traj("deep-args", user("go"), call_msg(call("c1", "bash", deep)), result("c1", "done"))),
+
+@pytest.mark.parametrize("arguments, detail", [
+    ('{"a":' * 5000 + "1" + "}" * 5000, "arguments nested too deeply to read"),  # RecursionError
+    ('{"command":"ls","timeout":' + "9" * 4301 + "}", "arguments Python cannot read"),  # int digit limit
+], ids=["nested-5000-deep", "integer-of-4301-digits"])
+def test_arguments_pythons_json_reader_refuses_are_an_opaque_step(tmp_path: Path, arguments: str, detail: str) -> None:
+    """A shell call's arguments that DuckDB reads and Python's ``json`` does not (nesting past
+    its recursion limit, an integer past its 4,300-digit limit): the error ended the whole run
+    (exit 1, no output, the other records lost too). Now the step is opaque (what it runs is
+    not known: fail closed) and the record leaves as ``opaque_step``; the other is scored."""
+    corpus = jsonl(tmp_path / "unreadable.jsonl", [
+        json.dumps(traj("unreadable", user("go"), call_msg(call("c1", "bash", arguments)), result("c1", "done"))),
         json.dumps(traj("fine", user("go"), call_msg(call("c1", "bash", {"command": "ls"})), result("c1", "a.txt"))),
     ])
     run = tmp_path / "run"
     assert main(["score", str(corpus), "--out", str(run), "--workers", "1"]) == 0
     got = outcomes(run)
-    assert got[("deep_args.jsonl", 1)][:2] == ("attrition", "opaque_step")
-    assert "arguments nested too deeply to read" in str(got[("deep_args.jsonl", 1)][2])
-    assert got[("deep_args.jsonl", 2)] == ("verdict", "fine", "safe")
-
-
-def test_an_integer_python_will_not_read_in_a_calls_arguments_is_an_opaque_step(tmp_path: Path) -> None:
-    """A shell call's arguments holding an integer of 4,301 digits: DuckDB reads it, Python's
-    ``json`` refuses (its integer-string limit) with a ValueError that ended the whole run
-    (exit 1, no output). Now the step is opaque, the other record scored."""
-    big = "9" * 4301
-    corpus = jsonl(tmp_path / "big_int.jsonl", [
-        json.dumps(traj("big-int", user("go"), call_msg(call("c1", "bash", '{"command":"ls","timeout":' + big + "}")),
-                        result("c1", "done"))),
-        json.dumps(traj("fine", user("go"), call_msg(call("c1", "bash", {"command": "ls"})), result("c1", "a.txt"))),
-    ])
-    run = tmp_path / "run"
-    assert main(["score", str(corpus), "--out", str(run), "--workers", "1"]) == 0
-    got = outcomes(run)
-    assert got[("big_int.jsonl", 1)][:2] == ("attrition", "opaque_step")
-    assert "Python cannot read" in str(got[("big_int.jsonl", 1)][2])
-    assert got[("big_int.jsonl", 2)] == ("verdict", "fine", "safe")
+    assert got[("unreadable.jsonl", 1)][:2] == ("attrition", "opaque_step")
+    assert detail in str(got[("unreadable.jsonl", 1)][2])
+    assert got[("unreadable.jsonl", 2)] == ("verdict", "fine", "safe")
