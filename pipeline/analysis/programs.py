@@ -100,7 +100,7 @@ def call_program(arguments: str, shell_arg: str | None, code_arg: str | None,
              candidates: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
              catalog: bool = False, command_lists: Collection[str] = ()) -> tuple[bool, str] | None:
     """The program a call runs: (True, shell command) or (False, code), None if neither
-    (:class:`UnreadableArguments` when the arguments nest too deeply to read).
+    (:class:`UnreadableArguments` when Python's JSON reader cannot read the arguments).
     A catalogued tool falls back to ``candidates`` only when the call passes neither of its
     own program arguments (as ``sql/edges.sql`` marks the control arguments)."""
     if catalog and passes(arguments, (shell_arg, code_arg)):

@@ -112,14 +112,14 @@ MEMO_ENTRY_WEIGHT = 256 << 10
 _ROW_WEIGHT = 100
 
 
-def _chars(text: str) -> int:
+def _bytes(text: str) -> int:
     """Bytes a str takes at most (CPython stores 1, 2 or 4 bytes a character)."""
     return len(text) if text.isascii() else 4 * len(text)
 
 
 def _weight(program: tuple[bool, str], found: _Found) -> int:
     rows = [*found.rows, *(found.here or ())]
-    return _chars(program[1]) + _chars(found.folder or "") + sum(_chars(a) + _chars(r) + _ROW_WEIGHT for a, r in rows)
+    return _bytes(program[1]) + _bytes(found.folder or "") + sum(_bytes(a) + _bytes(r) + _ROW_WEIGHT for a, r in rows)
 
 
 _MEMO: LRUCache[tuple[bool, str], tuple[_Found, int]] = LRUCache(MEMO_WEIGHT, getsizeof=lambda entry: entry[1])
