@@ -15,7 +15,7 @@ one-shard run; each worker of a multi-shard run uses 1, see ``pipeline.execution
 ``--warm`` scores the FILE once untimed first, in the same process, so imports (Polars,
 Pandera and its backends), SQL loading and other first-use costs are paid before the
 timed pass, as in a pool worker from its second shard on (peak RSS then covers both passes);
-the process's memory of analysed programs (``pipeline.analysis.resources._MEMO``) is emptied
+the process's memory of analysed programs (``pipeline.analysis.analysed._MEMO``) is emptied
 between the passes, so the timed pass analyses its programs as a shard of new ones would.
 
 Runs its own checkout's code (the repository above this file comes first on sys.path).
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.warm:
         profile_stages(args.file, (), args.threads)
-        from pipeline.analysis.resources import _MEMO
+        from pipeline.analysis.analysed import _MEMO
 
         _MEMO.clear()
     res = profile_stages(args.file, tuple(args.operators), args.threads)

@@ -151,9 +151,9 @@ _HANDLERS = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}  #
 @pytest.fixture(autouse=True)
 def _no_remembered_analyses() -> None:
     """Each test starts with a process that has analysed no program
-    (``pipeline.analysis.resources._MEMO`` keeps analyses across the shards a process
+    (``pipeline.analysis.analysed._MEMO`` keeps analyses across the shards a process
     scores): a test's result never depends on which tests ran before it in its worker."""
-    from pipeline.analysis.resources import _MEMO
+    from pipeline.analysis.analysed import _MEMO
 
     _MEMO.clear()
 

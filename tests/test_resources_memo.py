@@ -2,7 +2,7 @@
 (pipeline/analysis/resources.py): calls whose arguments differ beside the command (a
 timeout, a description) share one analysis, and every call still gets exactly the
 resources and opaque reason its own text has. A process remembers its analyses across
-the shards it scores (``resources._MEMO``), within a weight bound."""
+the shards it scores (``pipeline.analysis.analysed._MEMO``), within a weight bound."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 import pytest
 
-import pipeline.analysis.resources as pres
+import pipeline.analysis.analysed as pres
 from pipeline.analysis.shell import ShellAnalysis, analyse_code, analyse_command
 from tests.conftest import calls, result, rows, traj, user
 
@@ -56,7 +56,7 @@ def _expected(con: duckdb.DuckDBPyConnection) -> tuple[set[tuple[Any, ...]], set
     for r in rows(con, "select trajectory_id, step_idx, tool_name, arguments from steps where kind = 'tool_call'"):
         args = json.loads(r["arguments"])
         analysis = analyse_command(args["command"]) if r["tool_name"] == "bash" else analyse_code(args["code"])
-        found = pres._found(analysis, shell=r["tool_name"] == "bash")
+        found = pres.found_in(analysis, shell=r["tool_name"] == "bash")
         if found.reason is not None:
             opaque.add((r["trajectory_id"], r["step_idx"], found.reason))
         res |= {(r["trajectory_id"], r["step_idx"], access, name) for access, name in found.rows}
@@ -138,6 +138,6 @@ def test_the_memo_keeps_no_entry_over_its_weight_bound(
 def test_text_that_is_not_ascii_weighs_its_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """CPython keeps up to 4 bytes a character: an entry of astral text weighs 4 per
     character (counted as 1, 139 entries 'of 16 MB' held 67 MB)."""
-    found = pres._Found(None, (("read", "\U0001F600" * 10),), ".", ())
+    found = pres.Found(None, (("read", "\U0001F600" * 10),), ".", ())
     assert pres._weight((True, "\U0001F600" * 100), found) == 400 + 1 + 4 + 4 * 10 + pres._ROW_WEIGHT
-    assert pres._weight((True, "a" * 100), pres._Found(None, (("read", "b" * 10),), ".", ())) == 100 + 1 + 4 + 10 + 100
+    assert pres._weight((True, "a" * 100), pres.Found(None, (("read", "b" * 10),), ".", ())) == 100 + 1 + 4 + 10 + 100
