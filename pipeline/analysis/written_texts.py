@@ -1,0 +1,239 @@
+"""What one file-writing call wrote (:func:`written_call`, read once per call): its whole
+text, or the new texts of a partial edit, per file it wrote, from its arguments: the text
+arguments of write and edit tools, lists of edits, and patches (Codex's envelope, unified
+diffs, Cline's SEARCH/REPLACE blocks). :mod:`pipeline.analysis.written` follows a file's
+text with it. Every parser reads its text line by line, once: a patch is hostile input.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from typing import Any, NamedTuple
+
+# the argument holding a whole file's text, in this order (generic write_file: content;
+# Claude Code Write: content; OpenHands / str_replace_editor create: file_text)
+_CONTENT_ARGS = ("content", "contents", "file_text", "text", "code")
+# arguments of a partial edit: what the file holds besides them is not known
+_PARTIAL_ARGS = frozenset({"old_str", "old_string", "oldString", "new_str", "new_string", "newString", "insert_line",
+                           "insert_text", "old_text", "new_text", "newText", "edits", "replacements", "diff",
+                           "patch", "patchText", "start_line", "end_line", "code_edit"})
+_PARTIAL_TOOL_RE = re.compile(r"append|edit|patch|insert|replace")  # unless its command writes whole
+# an editor's commands that write the whole file (str_replace_editor / OpenHands: create;
+# Goose's text_editor: write)
+_WHOLE_COMMANDS = frozenset({"create", "write"})
+# the new text of a partial edit, in this order (Claude Code / Gemini CLI Edit, Cursor's
+# search_replace: new_string; str_replace_editor: new_str, or insert_text for `insert`;
+# OpenCode, Copilot: newString; Cursor's edit_file: code_edit; an append or an insert: its
+# content / code)
+_EDIT_TEXT_ARGS = ("new_string", "new_str", "insert_text", "newString", "new_text", "newText", "code_edit",
+                   *_CONTENT_ARGS)
+# lists of edits, each with its own new text (Claude Code / OpenCode MultiEdit: edits;
+# Copilot's multi_replace_string_in_file: replacements, each naming its own file)
+_EDIT_LIST_ARGS = ("edits", "replacements")
+_ITEM_PATH_ARGS = ("file_path", "filePath", "path", "target_file")
+# a patch: Codex's envelope (`*** Add File: x`, `*** Update File: x`; apply_patch's
+# `input`, OpenCode's `patchText`), a unified diff, or Cline's SEARCH/REPLACE blocks
+_PATCH_ARGS = ("input", "patch", "patchText", "diff")
+_CODEX_FILE_RE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.*)$")
+_CODEX_MOVE_RE = re.compile(r"^\*\*\* Move to: (.*)$")
+
+
+class Written(NamedTuple):
+    """What one file-writing call wrote into one file."""
+
+    whole: bool  # True: the texts replace what the file held (none: it is gone); False: pieces added
+    texts: tuple[str, ...]
+
+
+def _merged(a: Written | None, b: Written) -> Written:
+    """Two writes of one call into one file, in order (two sections of a patch, two formats)."""
+    return b if a is None else Written(a.whole, a.texts + b.texts)
+
+
+def _key(path: str) -> str | None:
+    """A path as files are compared (``sql/written_runs.sql`` normalises its names the
+    same way); None for no path."""
+    path = path.strip()
+    return posixpath.normpath(path) if path else None
+
+
+class Files(NamedTuple):
+    """What a call's patches or listed edits wrote, per file: by the path they name
+    (:func:`_key`), and by that path without a diff's ``a/`` / ``b/`` prefix (``aliases``)."""
+
+    named: dict[str, Written]
+    aliases: dict[str, Written]
+
+    def add(self, path: str, written: Written) -> None:
+        """Record ``written`` for ``path`` (after what the call wrote there before)."""
+        if (key := _key(path)) is None:
+            return
+        self.named[key] = _merged(self.named.get(key), written)
+        if path.startswith(("a/", "b/")) and (alias := _key(path[2:])) is not None:
+            self.aliases[alias] = _merged(self.aliases.get(alias), written)
+
+
+class WrittenCall(NamedTuple):
+    """What one call wrote: per file its patches or its list of edits name (``files``),
+    and into the file the call itself names (``own``)."""
+
+    files: Files
+    own: Written | None
+
+    def into(self, name: str) -> Written | None:
+        """What the call wrote into ``name`` (a file the call's resources say it wrote):
+        what its patch or edits wrote there (the patch's only file when it names one: its
+        header may spell the path otherwise), then what it wrote into its own file."""
+        key = _key(name)
+        named = self.files.named
+        patched = None if key is None else named.get(key) or self.files.aliases.get(key)
+        if patched is None and len(named) == 1:
+            patched = next(iter(named.values()))
+        if self.own is None:
+            return patched
+        return self.own if patched is None else _merged(patched, self.own)
+
+
+def _texts(hunks: list[list[str]]) -> tuple[str, ...]:
+    return tuple("\n".join(h) + "\n" for h in hunks if h)
+
+
+def _codex_sections(lines: list[str], files: Files) -> None:
+    """Codex's patch envelope: an added file whole, an updated file as the added lines of
+    each hunk; a file moved away is gone (nothing known of it), the moved-to file gets the
+    hunks (what it held before is not followed across the move)."""
+    path: str | None = None
+    add = False
+    hunks: list[list[str]] = []
+
+    def close() -> None:
+        if path is not None and (add or any(hunks)):
+            files.add(path, Written(add, ("".join(_texts(hunks)),) if add else _texts(hunks)))
+
+    for line in lines:
+        header = _CODEX_FILE_RE.match(line)
+        moved = _CODEX_MOVE_RE.match(line)
+        if header or moved or line.startswith("*** End Patch"):
+            close()
+            gone, path, hunks = path, None, [[]]
+            if header and header.group(1) != "Delete":
+                path, add = header.group(2), header.group(1) == "Add"
+            elif moved:  # the section's file is gone: its hunks are the moved-to file's
+                if gone is not None:
+                    files.add(gone, Written(True, ()))
+                path, add = moved.group(1), False
+        elif path is not None:
+            if line.startswith("@@"):
+                hunks.append([])
+            elif line.startswith("+"):
+                hunks[-1].append(line[1:])
+    close()
+
+
+def _unified_sections(lines: list[str], files: Files) -> None:
+    """A unified diff: a new file (``--- /dev/null``) whole, else the added lines of each hunk."""
+    k, n = 0, len(lines)
+    while k < n:
+        if not (lines[k].startswith("--- ") and k + 1 < n and lines[k + 1].startswith("+++ ")):
+            k += 1
+            continue
+        old, new = lines[k][4:].split("\t")[0], lines[k + 1][4:].split("\t")[0]
+        k += 2
+        hunks: list[list[str]] = []
+        while k < n and not (lines[k].startswith("--- ") and k + 1 < n and lines[k + 1].startswith("+++ ")):
+            if lines[k].startswith("@@"):
+                hunks.append([])
+            elif lines[k].startswith("+") and hunks:
+                hunks[-1].append(lines[k][1:])
+            k += 1
+        if any(hunks):
+            whole = old.strip() == "/dev/null"
+            files.add(new, Written(whole, ("".join(_texts(hunks)),) if whole else _texts(hunks)))
+
+
+def _replace_blocks(lines: list[str]) -> tuple[str, ...]:
+    """The REPLACE side of each of Cline's ``<<<<<<< SEARCH / ======= / >>>>>>> REPLACE`` blocks."""
+    blocks: list[str] = []
+    block: list[str] | None = None
+    for line in lines:
+        if line.rstrip() == "=======":
+            block = []
+        elif line.startswith(">>>>>>> REPLACE"):
+            if block is not None:
+                blocks.append("".join(f"{x}\n" for x in block))
+            block = None
+        elif line.startswith("<<<<<<< SEARCH"):
+            block = None
+        elif block is not None:
+            block.append(line)
+    return tuple(blocks)
+
+
+def _patch(text: str, files: Files) -> Written | None:
+    """Read a patch argument: its files' sections into ``files``, in every format whose
+    markers it holds (a marker of one format inside another's text must not hide what
+    the patch writes); returns the REPLACE blocks (Cline's, which name no file)."""
+    lines = text.splitlines()
+    if "*** " in text:
+        _codex_sections(lines, files)
+    if "\n+++ " in text or text.startswith("+++ "):
+        _unified_sections(lines, files)
+    blocks = _replace_blocks(lines) if ">>>>>>> REPLACE" in text else ()
+    return Written(False, blocks) if blocks else None
+
+
+def _edit_texts(args: dict[str, Any], files: Files) -> tuple[str, ...]:
+    """The new texts of a partial edit: its own, then each listed edit's (those that name
+    a file of their own go to ``files``)."""
+    texts = [v for k in _EDIT_TEXT_ARGS if isinstance(v := args.get(k), str)][:1]
+    for key in _EDIT_LIST_ARGS:
+        items = args.get(key)
+        for item in items if isinstance(items, list) else ():
+            if not isinstance(item, dict):
+                continue
+            text = next((v for k in _EDIT_TEXT_ARGS if isinstance(v := item.get(k), str)), None)
+            path = next((item[k] for k in _ITEM_PATH_ARGS if isinstance(item.get(k), str)), None)
+            if text is None:
+                continue
+            if path is None:
+                texts.append(text)
+            else:
+                files.add(path, Written(False, (text,)))
+    return tuple(texts)
+
+
+def written_call(tool_key: str, arguments: str) -> WrittenCall | None:
+    """What a file-writing call wrote (see :class:`WrittenCall`); None when no text of it
+    can be read."""
+    try:
+        args = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(args, dict):
+        return None
+    files = Files({}, {})
+    blocks = [b for key in _PATCH_ARGS if isinstance(args.get(key), str) and (b := _patch(args[key], files))]
+    if files.named or blocks:
+        return WrittenCall(files, blocks[0] if blocks else None)
+    command = args.get("command")
+    if command is not None:
+        partial = not (isinstance(command, str) and command in _WHOLE_COMMANDS)  # str_replace / insert ...
+    else:
+        partial = bool(_PARTIAL_ARGS & args.keys() or args.get("mode") == "append"
+                       or _PARTIAL_TOOL_RE.search(tool_key))
+    if partial:
+        texts = _edit_texts(args, files)
+        if not texts and not files.named:
+            return None
+        return WrittenCall(files, Written(False, texts) if texts else None)
+    value = next((args[k] for k in _CONTENT_ARGS if k in args), None)
+    return WrittenCall(files, Written(True, (value,))) if isinstance(value, str) else None
+
+
+def written_texts(tool_key: str, arguments: str, name: str) -> Written | None:
+    """What a file-writing call wrote into the file ``name``: its whole text, or the new
+    texts of a partial edit; None when no text of it can be read."""
+    call = written_call(tool_key, arguments)
+    return None if call is None else call.into(name)
