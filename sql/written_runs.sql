@@ -27,13 +27,24 @@ writes as (
         and len(t.writes) > 0 and t.shell_arg is null and t.code_arg is null
         and r.step_idx < l.last_run
 ),
+write_rows as (
+    -- the first of a call's rows carries its arguments (a patch writes thousands of files:
+    -- one copy of its arguments, not one per file)
+    select trajectory_id, step_idx, name,
+        row_number() over (partition by trajectory_id, step_idx order by name) = 1 as first_row
+    from writes
+),
 final as (
-    -- a write carries its call's tool and arguments: written_programs reads the text it wrote
+    -- written_programs reads each call's text once, from its first row
     select trajectory_id, step_idx, name, false as is_write, null::varchar as tool_key, null::varchar as arguments
     from runs
     union all
     select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), s.arguments
-    from writes w join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
-    where s.args_ok
+    from write_rows w join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
+    where w.first_row and s.args_ok
+    union all
+    select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), null
+    from write_rows w join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
+    where not w.first_row and s.args_ok
 )
 select * from final order by trajectory_id, name, step_idx

@@ -74,11 +74,35 @@ def _parses(text: str) -> bool:
     return True
 
 
+# a piece of Python none of whose cuts parses is read statement by statement up to this
+# size (one parse per line: bounded work per piece)
+SALVAGE_CHARS = 20_000
+
+
+def _statements(text: str) -> str:
+    """The lines of ``text`` that parse alone as Python statements (a block's header, such
+    as ``with open('.env') as f:``, with ``pass`` as its body), each at the top level, in
+    order: what a piece says when it opens or closes inside a block of the file
+    (``except ...:``, ``else:``, a dedented context line)."""
+    kept: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if _parses(stripped):
+            kept.append(stripped)
+        elif stripped.endswith(":") and _parses(stripped + " pass"):
+            kept.append(stripped + " pass")
+    return "".join(f"{line}\n" for line in kept)
+
+
 def _piece(shell: bool, text: str, seen: dict[tuple[bool, str], Found]) -> tuple[str, Found]:
     """A piece an edit added, as analysed, and its analysis. An edit's text may start or
-    end inside a line (``old_string`` the tail of one): when the piece does not parse as
-    Python (or the shell analyser finds it opaque), its first line, then its first and last
-    lines, are dropped until it does (else the piece as it is)."""
+    end inside a line or a block (``old_string`` the tail of a line, or lines up to an
+    ``except:``): when the piece does not parse as Python (or the shell analyser finds it
+    opaque), its first line, then its first and last lines, are dropped until it does; a
+    piece of Python none of whose cuts parses is read statement by statement
+    (:func:`_statements`, up to :data:`SALVAGE_CHARS`); else the piece as it is."""
     lines = text.splitlines(keepends=True)
     tries = [text, "".join(lines[1:]), "".join(lines[1:-1])] if len(lines) > 2 else \
         [text, "".join(lines[1:])] if len(lines) == 2 else [text]
@@ -89,6 +113,8 @@ def _piece(shell: bool, text: str, seen: dict[tuple[bool, str], Found]) -> tuple
         found = analysed((shell, attempt), seen)
         if not shell or found.reason is None:
             return attempt, found
+    if not shell and len(text) <= SALVAGE_CHARS and (statements := _statements(text)):
+        return statements, analysed((False, statements), seen)
     return tries[0], analysed((shell, tries[0]), seen)
 
 
@@ -153,7 +179,7 @@ def written_programs(con: duckdb.DuckDBPyConnection) -> None:
     # each call read once, however many files it wrote (a patch of thousands of files)
     calls: dict[tuple[str, int], WrittenCall | None] = {}
     for trajectory_id, step_idx, _, is_write, tool_key, arguments in events:
-        if is_write and (trajectory_id, step_idx) not in calls:
+        if arguments is not None:  # a write's first row (sql/written_runs.sql)
             calls[trajectory_id, step_idx] = written_call(tool_key, arguments)
     followed: tuple[str, str] | None = None  # the file being followed (rows come file by file)
     known = _File()
@@ -162,7 +188,7 @@ def written_programs(con: duckdb.DuckDBPyConnection) -> None:
         if (trajectory_id, name) != followed:
             followed, known = (trajectory_id, name), _File()
         if is_write:
-            call = calls[trajectory_id, step_idx]
+            call = calls.get((trajectory_id, step_idx))
             if call is not None and (written := call.into(name)) is not None:
                 known.wrote(name, written, seen)
         else:

@@ -47,11 +47,6 @@ class Written(NamedTuple):
     texts: tuple[str, ...]
 
 
-def _merged(a: Written | None, b: Written) -> Written:
-    """Two writes of one call into one file, in order (two sections of a patch, two formats)."""
-    return b if a is None else Written(a.whole, a.texts + b.texts)
-
-
 def _key(path: str) -> str | None:
     """A path as files are compared (``sql/written_runs.sql`` normalises its names the
     same way); None for no path."""
@@ -59,41 +54,50 @@ def _key(path: str) -> str | None:
     return posixpath.normpath(path) if path else None
 
 
-class Files(NamedTuple):
-    """What a call's patches or listed edits wrote, per file: by the path they name
-    (:func:`_key`), and by that path without a diff's ``a/`` / ``b/`` prefix (``aliases``)."""
+class Files:
+    """What a call's patches or listed edits wrote, per file, in order: by the path they
+    name (:func:`_key`), and by that path without a diff's ``a/`` / ``b/`` prefix."""
 
-    named: dict[str, Written]
-    aliases: dict[str, Written]
+    def __init__(self) -> None:
+        # key -> (whether the first write was whole, the texts in order): appended to, never
+        # copied (a patch may hold a hundred thousand sections of one file)
+        self.named: dict[str, tuple[bool, list[str]]] = {}
+        self.aliases: dict[str, tuple[bool, list[str]]] = {}
 
     def add(self, path: str, written: Written) -> None:
         """Record ``written`` for ``path`` (after what the call wrote there before)."""
         if (key := _key(path)) is None:
             return
-        self.named[key] = _merged(self.named.get(key), written)
+        self.named.setdefault(key, (written.whole, []))[1].extend(written.texts)
         if path.startswith(("a/", "b/")) and (alias := _key(path[2:])) is not None:
-            self.aliases[alias] = _merged(self.aliases.get(alias), written)
+            self.aliases.setdefault(alias, (written.whole, []))[1].extend(written.texts)
+
+    def get(self, name: str) -> Written | None:
+        """What was written into ``name``; with no section of that name, the only file's
+        when one file is named (its header may spell the path otherwise)."""
+        key = _key(name)
+        found = None if key is None else self.named.get(key) or self.aliases.get(key)
+        if found is None and len(self.named) == 1:
+            found = next(iter(self.named.values()))
+        return None if found is None else Written(found[0], tuple(found[1]))
 
 
 class WrittenCall(NamedTuple):
     """What one call wrote: per file its patches or its list of edits name (``files``),
-    and into the file the call itself names (``own``)."""
+    and into the file the call itself names (``own``: its text arguments, Cline's blocks)."""
 
     files: Files
     own: Written | None
 
     def into(self, name: str) -> Written | None:
         """What the call wrote into ``name`` (a file the call's resources say it wrote):
-        what its patch or edits wrote there (the patch's only file when it names one: its
-        header may spell the path otherwise), then what it wrote into its own file."""
+        what its patches or listed edits wrote there when they name it, else what it wrote
+        into its own file, else (a patch of one file whose header spells the path
+        otherwise) that file's."""
         key = _key(name)
-        named = self.files.named
-        patched = None if key is None else named.get(key) or self.files.aliases.get(key)
-        if patched is None and len(named) == 1:
-            patched = next(iter(named.values()))
-        if self.own is None:
-            return patched
-        return self.own if patched is None else _merged(patched, self.own)
+        if key is not None and (key in self.files.named or key in self.files.aliases):
+            return self.files.get(name)
+        return self.own if self.own is not None else self.files.get(name)
 
 
 def _texts(hunks: list[list[str]]) -> tuple[str, ...]:
@@ -132,25 +136,68 @@ def _codex_sections(lines: list[str], files: Files) -> None:
     close()
 
 
+_HUNK_RE = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+def _hunk(lines: list[str], k: int, old: int, new: int) -> tuple[list[str], int] | None:
+    """The added lines of the hunk whose body starts at ``lines[k]`` (``old`` and ``new``
+    lines, as its header counts them: a body line `--- x` is a removed line, not a header),
+    and the index after it; None when its lines do not match its counts."""
+    added: list[str] = []
+    n = len(lines)
+    while k < n and (old > 0 or new > 0):
+        line = lines[k]
+        if line.startswith("+"):
+            added.append(line[1:])
+            new -= 1
+        elif line.startswith("-"):
+            old -= 1
+        elif line.startswith(" ") or line == "":
+            old, new = old - 1, new - 1
+        elif not line.startswith("\\"):  # `\ No newline at end of file`
+            return None  # not a hunk line: the counts are wrong
+        k += 1
+    return (added, k) if old <= 0 and new <= 0 else None
+
+
 def _unified_sections(lines: list[str], files: Files) -> None:
-    """A unified diff: a new file (``--- /dev/null``) whole, else the added lines of each hunk."""
+    """A unified diff: a new file (``--- /dev/null``) whole, else the added lines of each
+    hunk, each hunk read by its header's line counts (as ``git apply`` and ``patch`` do;
+    a hunk without counts or whose lines do not match them, as models write them, up to
+    the next header)."""
     k, n = 0, len(lines)
+    path: str | None = None
+    whole = False
+    hunks: list[list[str]] = []
+
+    def close() -> None:
+        if path is not None and any(hunks):
+            files.add(path, Written(whole, ("".join(_texts(hunks)),) if whole else _texts(hunks)))
+
     while k < n:
-        if not (lines[k].startswith("--- ") and k + 1 < n and lines[k + 1].startswith("+++ ")):
+        line = lines[k]
+        if line.startswith("--- ") and k + 1 < n and lines[k + 1].startswith("+++ "):
+            close()
+            path, hunks = lines[k + 1][4:].split("\t")[0], []
+            whole = line[4:].split("\t")[0].strip() == "/dev/null"
+            k += 2
+        elif path is not None and (m := _HUNK_RE.match(line)) and (
+                counted := _hunk(lines, k + 1, int(m.group(1) or 1), int(m.group(2) or 1))) is not None:
+            hunks.append(counted[0])
+            k = counted[1]
+        elif path is not None and line.startswith("@@"):
+            # no counts (a model's bare `@@`), or counts its lines do not match (models miscount):
+            # up to the next hunk or file header
+            hunks.append([])
             k += 1
-            continue
-        old, new = lines[k][4:].split("\t")[0], lines[k + 1][4:].split("\t")[0]
-        k += 2
-        hunks: list[list[str]] = []
-        while k < n and not (lines[k].startswith("--- ") and k + 1 < n and lines[k + 1].startswith("+++ ")):
-            if lines[k].startswith("@@"):
-                hunks.append([])
-            elif lines[k].startswith("+") and hunks:
-                hunks[-1].append(lines[k][1:])
+            while k < n and not lines[k].startswith("@@") and not (
+                    lines[k].startswith("--- ") and k + 1 < n and lines[k + 1].startswith("+++ ")):
+                if lines[k].startswith("+"):
+                    hunks[-1].append(lines[k][1:])
+                k += 1
+        else:
             k += 1
-        if any(hunks):
-            whole = old.strip() == "/dev/null"
-            files.add(new, Written(whole, ("".join(_texts(hunks)),) if whole else _texts(hunks)))
+    close()
 
 
 def _replace_blocks(lines: list[str]) -> tuple[str, ...]:
@@ -204,19 +251,10 @@ def _edit_texts(args: dict[str, Any], files: Files) -> tuple[str, ...]:
     return tuple(texts)
 
 
-def written_call(tool_key: str, arguments: str) -> WrittenCall | None:
-    """What a file-writing call wrote (see :class:`WrittenCall`); None when no text of it
-    can be read."""
-    try:
-        args = json.loads(arguments)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(args, dict):
-        return None
-    files = Files({}, {})
-    blocks = [b for key in _PATCH_ARGS if isinstance(args.get(key), str) and (b := _patch(args[key], files))]
-    if files.named or blocks:
-        return WrittenCall(files, blocks[0] if blocks else None)
+def _own(tool_key: str, args: dict[str, Any], files: Files) -> Written | None:
+    """What the call wrote into the file it names itself, by its text arguments: its whole
+    text, or the new texts of a partial edit (a listed edit naming its own file goes to
+    ``files``)."""
     command = args.get("command")
     if command is not None:
         partial = not (isinstance(command, str) and command in _WHOLE_COMMANDS)  # str_replace / insert ...
@@ -225,11 +263,28 @@ def written_call(tool_key: str, arguments: str) -> WrittenCall | None:
                        or _PARTIAL_TOOL_RE.search(tool_key))
     if partial:
         texts = _edit_texts(args, files)
-        if not texts and not files.named:
-            return None
-        return WrittenCall(files, Written(False, texts) if texts else None)
+        return Written(False, texts) if texts else None
     value = next((args[k] for k in _CONTENT_ARGS if k in args), None)
-    return WrittenCall(files, Written(True, (value,))) if isinstance(value, str) else None
+    return Written(True, (value,)) if isinstance(value, str) else None
+
+
+def written_call(tool_key: str, arguments: str) -> WrittenCall | None:
+    """What a file-writing call wrote (see :class:`WrittenCall`); None when no text of it
+    can be read. Its patches and its own text arguments are both read: a patch argument
+    beside a ``content`` hides neither."""
+    try:
+        args = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(args, dict):
+        return None
+    files = Files()
+    blocks = [b for key in _PATCH_ARGS if isinstance(args.get(key), str) and (b := _patch(args[key], files))]
+    own = _own(tool_key, args, files)
+    if blocks:  # Cline's blocks are pieces of the call's own file
+        pieces = tuple(t for b in blocks for t in b.texts)
+        own = Written(False, pieces) if own is None else Written(own.whole, own.texts + pieces)
+    return WrittenCall(files, own) if own is not None or files.named else None
 
 
 def written_texts(tool_key: str, arguments: str, name: str) -> Written | None:
