@@ -9,9 +9,10 @@ The file's text is followed from write to write, in step order, up to each run
   patch's added file) replaces what was known of the file;
 - a partial edit (``Edit``'s ``new_string``, ``str_replace``'s ``new_str``, Cursor's
   ``code_edit``, an append's ``content``, the lines a patch adds) adds its new text, each
-  piece analysed alone (:func:`_piece`: one that starts inside a line is cut to whole
-  lines) and, at a run, all known texts joined in order (within the trajectory's
-  :data:`JOINED_CHARS_PER_TRAJECTORY`): what the file holds beside them is not known, so
+  piece analysed alone (:class:`_Pieces`: one that starts or ends inside a line or a
+  block is cut, or read statement by statement) and, at a run, all known texts joined in
+  order (within the trajectory's :data:`JOINED_CHARS_PER_TRAJECTORY`): what the file
+  holds beside them is not known, so
   the run gets at least what the new text does (a lower bound; a step that also removes a
   line is not followed);
 - a write whose text cannot be read leaves what is known as it is.
@@ -34,7 +35,7 @@ import pyarrow as pa
 
 from pipeline.analysis.analysed import Found, analysed, arrow_table
 from pipeline.analysis.shell import MAX_COMMAND_CHARS
-from pipeline.analysis.written_texts import Written, WrittenCall, written_call
+from pipeline.analysis.written_texts import Written, WrittenCall, lines_of, written_call
 from pipeline.sql import load_sql
 
 _WRITTEN_ACCESS = frozenset({"read", "execute", "delete", "send", "payload"})
@@ -74,9 +75,14 @@ def _parses(text: str) -> bool:
     return True
 
 
-# a piece of Python none of whose cuts parses is read statement by statement up to this
-# size (one parse per line: bounded work per piece)
-SALVAGE_CHARS = 20_000
+# Reading a piece that does not parse as it is (its cuts, then statement by statement)
+# costs up to REPAIR_COST parses of its length (8 cuts, two parses per line read alone);
+# each trajectory may spend this many characters of it (a hostile record of thousands of
+# unparsable pieces would otherwise cost minutes). Charged the same whether the piece was
+# read before or not, so what a trajectory gets never depends on which trajectories a
+# shard scored before it.
+REPAIR_COST = 10
+REPAIR_CHARS_PER_TRAJECTORY = 1_000_000
 
 
 def _statements(text: str) -> str:
@@ -85,7 +91,7 @@ def _statements(text: str) -> str:
     order: what a piece says when it opens or closes inside a block of the file
     (``except ...:``, ``else:``, a dedented context line)."""
     kept: list[str] = []
-    for line in text.splitlines():
+    for line in lines_of(text):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -96,26 +102,65 @@ def _statements(text: str) -> str:
     return "".join(f"{line}\n" for line in kept)
 
 
-def _piece(shell: bool, text: str, seen: dict[tuple[bool, str], Found]) -> tuple[str, Found]:
-    """A piece an edit added, as analysed, and its analysis. An edit's text may start or
-    end inside a line or a block (``old_string`` the tail of a line, or lines up to an
-    ``except:``): when the piece does not parse as Python (or the shell analyser finds it
-    opaque), its first line, then its first and last lines, are dropped until it does; a
-    piece of Python none of whose cuts parses is read statement by statement
-    (:func:`_statements`, up to :data:`SALVAGE_CHARS`); else the piece as it is."""
-    lines = text.splitlines(keepends=True)
-    tries = [text, "".join(lines[1:]), "".join(lines[1:-1])] if len(lines) > 2 else \
-        [text, "".join(lines[1:])] if len(lines) == 2 else [text]
-    tries = [t if shell else textwrap.dedent(t) for t in tries if t.strip()] or [text]
-    for attempt in tries:
-        if not shell and (len(attempt) > MAX_COMMAND_CHARS or not _parses(attempt)):
-            continue
-        found = analysed((shell, attempt), seen)
-        if not shell or found.reason is None:
-            return attempt, found
-    if not shell and len(text) <= SALVAGE_CHARS and (statements := _statements(text)):
-        return statements, analysed((False, statements), seen)
-    return tries[0], analysed((shell, tries[0]), seen)
+def _cuts(text: str) -> list[str]:
+    """``text`` without up to its first two and up to its last two lines (an edit's text
+    may start or end inside a line or a block: ``old_string`` the tail of a line, lines
+    from a ``try:`` body into its ``except:``), fewest first lines dropped first."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the text's final newline ends its last line
+    n = len(lines)
+    spans = [(a, n - b) for a in (0, 1, 2) for b in (0, 1, 2)][1:]
+    return ["".join(f"{x}\n" for x in lines[a:b]) for a, b in spans if b - a >= 1]
+
+
+class _Pieces:
+    """The pieces edits added, each read once per shard (a call that writes many files
+    gives each the same pieces): as it is when it parses, else its first cut that parses,
+    else statement by statement (Python), within its trajectory's repair budget."""
+
+    def __init__(self, seen: dict[tuple[bool, str], Found]) -> None:
+        self.seen = seen
+        self.read: dict[tuple[bool, str], tuple[str, Found, bool]] = {}  # -> piece, analysis, repaired
+        self.budgets: dict[str, int] = {}
+
+    def _whole(self, shell: bool, text: str) -> tuple[str, Found] | None:
+        """The text as it is, when it parses (Python) or is not opaque (shell)."""
+        if not shell and (len(text) > MAX_COMMAND_CHARS or not _parses(text)):
+            return None
+        found = analysed((shell, text), self.seen)
+        return (text, found) if not shell or found.reason is None else None
+
+    def piece(self, trajectory_id: str, shell: bool, text: str) -> tuple[str, Found]:
+        """A piece ``text`` an edit added (dedented when Python), as analysed, and its
+        analysis."""
+        text = text if shell else textwrap.dedent(text)
+        key = (shell, text)
+        kept = self.read.get(key)
+        if kept is None:
+            whole = self._whole(shell, text)
+            kept = (*whole, False) if whole is not None else None
+        cost = REPAIR_COST * len(text)
+        if kept is not None and not kept[2]:
+            self.read[key] = kept
+            return kept[0], kept[1]
+        budget = self.budgets.setdefault(trajectory_id, REPAIR_CHARS_PER_TRAJECTORY)
+        if budget < cost:  # past the budget: the piece as it is
+            return text, analysed((shell, text), self.seen)
+        self.budgets[trajectory_id] = budget - cost
+        if kept is None:
+            kept = self._repaired(shell, text)
+            self.read[key] = kept
+        return kept[0], kept[1]
+
+    def _repaired(self, shell: bool, text: str) -> tuple[str, Found, bool]:
+        for cut in _cuts(text):
+            cut = cut if shell else textwrap.dedent(cut)
+            if cut.strip() and (whole := self._whole(shell, cut)) is not None:
+                return (*whole, True)
+        if not shell and len(text) <= MAX_COMMAND_CHARS and (statements := _statements(text)):
+            return statements, analysed((False, statements), self.seen), True
+        return text, analysed((shell, text), self.seen), True
 
 
 class _File:
@@ -135,8 +180,9 @@ class _File:
         self.chars = 0
         self.pending = False  # pieces added since the texts were last analysed joined
 
-    def wrote(self, name: str, written: Written, seen: dict[tuple[bool, str], Found]) -> None:
-        """A write of ``written`` into the file ``name``: each text analysed alone."""
+    def wrote(self, name: str, written: Written, pieces: _Pieces, trajectory_id: str) -> None:
+        """A write of ``written`` into the file ``name``: each text analysed alone (the
+        pieces of a partial edit read by ``pieces``, within ``trajectory_id``'s budget)."""
         if written.whole:
             self._forget()
         for k, text in enumerate(written.texts):
@@ -145,9 +191,9 @@ class _File:
             if self.shell is None:
                 continue
             if written.whole and k == 0:
-                piece, found = text, analysed((self.shell, text), seen)
+                piece, found = text, analysed((self.shell, text), pieces.seen)
             else:
-                piece, found = _piece(self.shell, text, seen)
+                piece, found = pieces.piece(trajectory_id, self.shell, text)
                 self.pending = True
             self.rows |= {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
             if self.texts is not None:
@@ -174,6 +220,7 @@ def written_programs(con: duckdb.DuckDBPyConnection) -> None:
     most ``MAX_COMMAND_CHARS`` of it (the analyser's own bound: longer is opaque, and adds
     nothing); the runs and writes come from ``sql/written_runs.sql``."""
     seen: dict[tuple[bool, str], Found] = {}
+    pieces = _Pieces(seen)
     rows: set[tuple[str, int, str, str]] = set()
     events = con.execute(load_sql("written_runs")).fetchall()
     # each call read once, however many files it wrote (a patch of thousands of files)
@@ -190,7 +237,7 @@ def written_programs(con: duckdb.DuckDBPyConnection) -> None:
         if is_write:
             call = calls.get((trajectory_id, step_idx))
             if call is not None and (written := call.into(name)) is not None:
-                known.wrote(name, written, seen)
+                known.wrote(name, written, pieces, trajectory_id)
         else:
             budget = budgets.setdefault(trajectory_id, [JOINED_CHARS_PER_TRAJECTORY])
             rows.update((trajectory_id, step_idx, access, resource) for access, resource in known.at_run(budget, seen))

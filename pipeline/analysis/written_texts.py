@@ -47,6 +47,13 @@ class Written(NamedTuple):
     texts: tuple[str, ...]
 
 
+def lines_of(text: str) -> list[str]:
+    """``text``'s lines as a shell, git and Python's tokenizer cut them: at ``\\n`` (a
+    ``\\r`` before it dropped) and nowhere else (``str.splitlines`` also cuts at form
+    feeds and other separators a line of code may hold)."""
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
 def _key(path: str) -> str | None:
     """A path as files are compared (``sql/written_runs.sql`` normalises its names the
     same way); None for no path."""
@@ -82,22 +89,37 @@ class Files:
         return None if found is None else Written(found[0], tuple(found[1]))
 
 
+# the argument naming the file a call writes its own text into (write and edit tools)
+_OWN_PATH_ARGS = ("path", "file_path", "filePath", "filename", "file", "target_file", "targetFile",
+                  "absolute_path")
+
+
 class WrittenCall(NamedTuple):
     """What one call wrote: per file its patches or its list of edits name (``files``),
-    and into the file the call itself names (``own``: its text arguments, Cline's blocks)."""
+    and into the file the call itself names (``own``: its text arguments, Cline's blocks;
+    ``own_path``: that file, when an argument names it)."""
 
     files: Files
     own: Written | None
+    own_path: str | None
 
     def into(self, name: str) -> Written | None:
         """What the call wrote into ``name`` (a file the call's resources say it wrote):
-        what its patches or listed edits wrote there when they name it, else what it wrote
-        into its own file, else (a patch of one file whose header spells the path
-        otherwise) that file's."""
+        what its patches or listed edits wrote there, and its own text when ``name`` is
+        its own file (the file its path argument names; with none, a file no patch
+        section names); with neither, a patch of one file whose header spells the path
+        otherwise."""
         key = _key(name)
-        if key is not None and (key in self.files.named or key in self.files.aliases):
-            return self.files.get(name)
-        return self.own if self.own is not None else self.files.get(name)
+        named = key is not None and (key in self.files.named or key in self.files.aliases)
+        patched = self.files.get(name) if named else None
+        mine = self.own if self.own is not None and (
+            _key(self.own_path) == key if self.own_path is not None else not named) else None
+        if patched is None and mine is None:
+            return self.files.get(name) if self.own is None else None
+        if patched is None or mine is None:
+            return patched or mine
+        # both (a patch of the call's own file beside its own text): each hides nothing
+        return Written(patched.whole or mine.whole, mine.texts + patched.texts)
 
 
 def _texts(hunks: list[list[str]]) -> tuple[str, ...]:
@@ -136,7 +158,8 @@ def _codex_sections(lines: list[str], files: Files) -> None:
     close()
 
 
-_HUNK_RE = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+# counts of at most 9 digits (int() of a hostile 5,000-digit count raises): longer is no count
+_HUNK_RE = re.compile(r"^@@ -\d{1,9}(?:,(\d{1,9}))? \+\d{1,9}(?:,(\d{1,9}))? @@")
 
 
 def _hunk(lines: list[str], k: int, old: int, new: int) -> tuple[list[str], int] | None:
@@ -181,20 +204,20 @@ def _unified_sections(lines: list[str], files: Files) -> None:
             path, hunks = lines[k + 1][4:].split("\t")[0], []
             whole = line[4:].split("\t")[0].strip() == "/dev/null"
             k += 2
-        elif path is not None and (m := _HUNK_RE.match(line)) and (
-                counted := _hunk(lines, k + 1, int(m.group(1) or 1), int(m.group(2) or 1))) is not None:
-            hunks.append(counted[0])
-            k = counted[1]
         elif path is not None and line.startswith("@@"):
-            # no counts (a model's bare `@@`), or counts its lines do not match (models miscount):
-            # up to the next hunk or file header
-            hunks.append([])
-            k += 1
+            m = _HUNK_RE.match(line)
+            counted = _hunk(lines, k + 1, int(m.group(1) or 1), int(m.group(2) or 1)) if m else None
+            # no counts (a model's bare `@@`), or counts its lines do not match (models
+            # miscount): up to the next hunk or file header; after a counted hunk, its `+`
+            # lines up to there too (`git apply` drops them; a tool that ignores counts
+            # writes them: fail closed)
+            hunk, k = (counted[0], counted[1]) if counted is not None else ([], k + 1)
             while k < n and not lines[k].startswith("@@") and not (
                     lines[k].startswith("--- ") and k + 1 < n and lines[k + 1].startswith("+++ ")):
                 if lines[k].startswith("+"):
-                    hunks[-1].append(lines[k][1:])
+                    hunk.append(lines[k][1:])
                 k += 1
+            hunks.append(hunk)
         else:
             k += 1
     close()
@@ -222,7 +245,7 @@ def _patch(text: str, files: Files) -> Written | None:
     """Read a patch argument: its files' sections into ``files``, in every format whose
     markers it holds (a marker of one format inside another's text must not hide what
     the patch writes); returns the REPLACE blocks (Cline's, which name no file)."""
-    lines = text.splitlines()
+    lines = lines_of(text)
     if "*** " in text:
         _codex_sections(lines, files)
     if "\n+++ " in text or text.startswith("+++ "):
@@ -284,7 +307,8 @@ def written_call(tool_key: str, arguments: str) -> WrittenCall | None:
     if blocks:  # Cline's blocks are pieces of the call's own file
         pieces = tuple(t for b in blocks for t in b.texts)
         own = Written(False, pieces) if own is None else Written(own.whole, own.texts + pieces)
-    return WrittenCall(files, own) if own is not None or files.named else None
+    own_path = next((v for k in _OWN_PATH_ARGS if isinstance(v := args.get(k), str) and v.strip()), None)
+    return WrittenCall(files, own, own_path) if own is not None or files.named else None
 
 
 def written_texts(tool_key: str, arguments: str, name: str) -> Written | None:

@@ -45,7 +45,8 @@ from typing import Any
 from pipeline.ingest.adapters._common import AdapterError, Ctx
 from pipeline.ingest.adapters._session import SizeGuard, feed_lines
 # patch_paths, response_items and the two markers were defined here: still importable from here
-from pipeline.ingest.adapters.codex_items import TEXT_BLOCKS, UNSUCCESSFUL, ResponseItems, patch_paths, response_items
+from pipeline.ingest.adapters.codex_items import TEXT_BLOCKS, UNSUCCESSFUL, ResponseItems, response_items
+from pipeline.ingest.adapters.codex_patch import patch_paths
 
 FORMAT = "codex"
 __all__ = ["FORMAT", "TEXT_BLOCKS", "UNSUCCESSFUL", "convert_session", "patch_paths", "response_items"]

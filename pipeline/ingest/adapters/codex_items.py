@@ -33,6 +33,7 @@ from typing import Any
 
 from pipeline.ingest.adapters._common import TextParts, text_of, tool_call, tool_result
 from pipeline.ingest.adapters._session import SizeGuard
+from pipeline.ingest.adapters.codex_patch import patch_paths, shell_patch
 from pipeline.ingest.argv import argv_command
 from pipeline.ingest.records import canonical_message
 
@@ -40,9 +41,6 @@ from pipeline.ingest.records import canonical_message
 # further down is not its exit status)
 _EXITED = re.compile(r"(?m)^Process exited with code (-?\d+)\s*$")
 _RUNNING = re.compile(r"(?m)^Process running with session ID (\d+)\s*$")
-# the name is the rest of its line, its trailing blanks stripped in Python: a lazy `(.+?)\s*$`
-# tried every split of a long line (quadratic: 100,000 blanks took over a minute)
-_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.*)$|^\*\*\* Move to: (.*)$", re.M)
 _REFUSED = re.compile(r"\A\s*(exec command|patch|command) (was )?rejected by (the )?user", re.I)
 UNSUCCESSFUL = -(2**31)  # marker: a structured output with success: false (no exit code)
 # the text blocks of a message's content or a tool output list: Codex writes the Responses
@@ -57,18 +55,6 @@ def _text(content: Any) -> str:
     return "\n".join(b if isinstance(b, str) else b["text"] for b in content
                      if isinstance(b, str) or (isinstance(b, dict) and b.get("type") in TEXT_BLOCKS
                                                and isinstance(b.get("text"), str)))
-
-
-def patch_paths(patch: str) -> tuple[list[str], list[str]]:
-    """(written, deleted) file paths named by an apply_patch envelope."""
-    written: list[str] = []
-    deleted: list[str] = []
-    for m in _PATCH_FILE.finditer(patch):
-        name = (m.group(2) if m.group(1) else m.group(3)).rstrip()
-        if not name:
-            continue
-        (deleted if m.group(1) == "Delete" else written).append(name)
-    return list(dict.fromkeys(written)), list(dict.fromkeys(deleted))
 
 
 def _arguments(name: str, payload: dict[str, Any]) -> Any:
@@ -239,6 +225,8 @@ class ResponseItems:
             if isinstance(p.get("namespace"), str):
                 name = p["namespace"] + name
             args = _arguments(name, p)
+            if (patched := shell_patch(name, p, args)) is not None:  # Codex applies it itself
+                name, args = "apply_patch", patched
             self.guard.add(args)
             self.calls[p["call_id"]] = name
             self._assistant().setdefault("tool_calls", []).append(tool_call(p["call_id"], name, args))

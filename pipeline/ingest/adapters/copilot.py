@@ -62,7 +62,7 @@ import json
 from typing import Any
 
 from pipeline.ingest.adapters._common import AdapterError, Ctx, assistant, tool_call, tool_result
-from pipeline.ingest.adapters.codex_items import patch_paths
+from pipeline.ingest.adapters.codex_patch import patch_paths
 from pipeline.ingest.records import canonical_message
 
 FORMAT = "copilot"

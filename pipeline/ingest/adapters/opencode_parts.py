@@ -38,7 +38,7 @@ from typing import Any
 
 from pipeline.ingest.adapters._common import TextParts, assistant, tool_call, tool_result
 from pipeline.ingest.adapters._session import SizeGuard
-from pipeline.ingest.adapters.codex_items import patch_paths
+from pipeline.ingest.adapters.codex_patch import patch_paths
 from pipeline.ingest.records import canonical_message
 
 # the texts of OpenCode's permission errors (packages/opencode/src/permission): the call never ran
