@@ -261,13 +261,17 @@ def test_repairs_are_bounded_per_trajectory_whatever_was_read_before(monkeypatch
     assert together == {"a": "unsafe", "c": "safe"} and alone == "safe"
 
 
-def test_each_call_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    # one patch adding many files, each run: the call's arguments are read once, not once a file
+def test_a_patch_of_many_files_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # one patch adding many files, each run: sql/written_runs.sql carries the call's arguments
+    # on one row (kept aside here by a statement run before the query written_programs
+    # reads), and they are read once, not once a file
     import pipeline.analysis.written as written
 
     reads: list[str] = []
     real = written.written_call
     monkeypatch.setattr(written, "written_call", lambda tool, args: reads.append(tool) or real(tool, args))
+    monkeypatch.setattr(written, "load_sql", lambda name: f"create temp table kept as {load_sql(name)};\n"
+                                                          "select * from kept")
     names = [f"job{k}.py" for k in range(20)]
     patch = "*** Begin Patch\n" + "".join(f"*** Add File: {n}\n+print({k})\n" for k, n in enumerate(names))
     record = written_then_run("many", ("apply_patch", {"input": patch + "*** End Patch\n", "paths_written": names,
@@ -275,25 +279,10 @@ def test_each_call_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
                               bash("; ".join(f"python {n}" for n in names)))
     con = stage_connection([record], until="flows")
     assert reads == ["apply_patch"]
-    assert rows(con, "select count(*) as n from resources where access = 'execute'")[0]["n"] == 20
-
-
-def test_a_call_s_arguments_come_once_whatever_files_it_wrote(monkeypatch: pytest.MonkeyPatch) -> None:
-    # sql/written_runs.sql: a patch writing many files carries its arguments on one row (kept
-    # aside here by a statement run before the query written_programs reads)
-    import pipeline.analysis.written as written
-
-    monkeypatch.setattr(written, "load_sql", lambda name: f"create temp table kept as {load_sql(name)};\n"
-                                                          "select * from kept")
-    names = [f"job{k}.py" for k in range(5)]
-    patch = "*** Begin Patch\n" + "".join(f"*** Add File: {n}\n+print({k})\n" for k, n in enumerate(names))
-    record = written_then_run("copies", ("apply_patch", {"input": patch + "*** End Patch\n", "paths_written": names,
-                                                         "paths_deleted": []}),
-                              bash("; ".join(f"python {n}" for n in names)))
-    con = stage_connection([record], until="flows")
     got = rows(con, "select count(*) filter (where is_write) as writes, count(arguments) as copies, "
                     "count(*) filter (where not is_write) as runs from kept")
-    assert got == [{"writes": 5, "copies": 1, "runs": 5}]
+    assert got == [{"writes": 20, "copies": 1, "runs": 20}]
+    assert rows(con, "select count(*) as n from resources where access = 'execute'")[0]["n"] == 20
 
 
 def test_written_texts_of_patches_and_edits() -> None:
