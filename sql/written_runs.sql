@@ -2,7 +2,7 @@
 -- wrote that file before its last run (grain: trajectory_id, name, step_idx), in step
 -- order, for `written_programs` (pipeline/analysis/written.py), which follows the file's
 -- text from write to write and analyses what is known of it at each run.
--- Inputs: resources, shell_calls, steps, policy_tools. Parameters: none.
+-- Inputs: resources, shell_calls, shell_texts, steps, policy_tools. Parameters: none.
 -- A run is an `execute` resource of a shell/code step (`python sync.py`, `bash x.sh`,
 -- `./x.sh`); a write is an executed (or unknown) write of that path by a file-writing
 -- tool (names compared after lg_norm_path_if, so `./x.sh` is `x.sh`; a `cd` between them
@@ -27,6 +27,16 @@ writes as (
         and len(t.writes) > 0 and t.shell_arg is null and t.code_arg is null
         and r.step_idx < l.last_run
 ),
+shell_writes as (
+    -- a shell step's write of a known text (`cat > x.py <<'EOF' ...`, `echo ... >> x.sh`:
+    -- shell_texts, from the shell analyser), up to and including the step of the last run
+    -- (`cat > x.py <<'EOF' ... EOF; python x.py`: the write comes first in its step)
+    select w.trajectory_id, w.step_idx, w.name, w.program_id, w.k, w.appended
+    from shell_texts w
+    join last_runs l on l.trajectory_id = w.trajectory_id and l.name = w.name
+    join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
+    where s.kind = 'tool_call' and s.exec_status in ('executed', 'unknown') and w.step_idx <= l.last_run
+),
 write_rows as (
     -- the first of a call's rows carries its arguments (a patch writes thousands of files:
     -- one copy of its arguments, not one per file)
@@ -35,16 +45,22 @@ write_rows as (
     from writes
 ),
 final as (
-    -- written_programs reads each call's text once, from its first row
-    select trajectory_id, step_idx, name, false as is_write, null::varchar as tool_key, null::varchar as arguments
+    -- written_programs reads each call's text once, from its first row; a shell write names
+    -- its text by (program_id, k): the k-th known text of that program's analysis
+    select trajectory_id, step_idx, name, false as is_write, null::varchar as tool_key, null::varchar as arguments,
+        null::bigint as program_id, null::bigint as k, null::boolean as appended
     from runs
     union all
-    select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), s.arguments
+    select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), s.arguments, null, null, null
     from write_rows w join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
     where w.first_row and s.args_ok
     union all
-    select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), null
+    select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), null, null, null, null
     from write_rows w join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
     where not w.first_row and s.args_ok
+    union all
+    select trajectory_id, step_idx, name, true, null, null, program_id, k, appended
+    from shell_writes
 )
-select * from final order by trajectory_id, name, step_idx
+-- in step order; in one step, its writes before its runs, its texts in the order written
+select * from final order by trajectory_id, name, step_idx, is_write desc, k

@@ -32,6 +32,8 @@ class Found(NamedTuple):
     # (access, relative path) named where it started, which a carried folder applies to;
     # None: every relative path of ``rows`` (ShellAnalysis.here)
     here: tuple[tuple[str, str], ...] | None
+    # (name, text, appended): known texts a shell program writes (ShellAnalysis.written_texts)
+    texts: tuple[tuple[str, str, bool], ...] = ()
 
 
 def found_in(analysis: ShellAnalysis, shell: bool) -> Found:
@@ -44,7 +46,7 @@ def found_in(analysis: ShellAnalysis, shell: bool) -> Found:
         return Found(reason, rows, ".", ())
     here = None if analysis.here is None else tuple(
         (access, name) for field, name in analysis.here for access, f in _ACCESS_FIELDS if f == field)
-    return Found(reason, rows, None if analysis.opaque else analysis.folder, here)
+    return Found(reason, rows, None if analysis.opaque else analysis.folder, here, analysis.written_texts)
 
 
 # A worker scores shard after shard of one corpus, and a nightly corpus's shards run one
@@ -66,7 +68,7 @@ def _bytes(text: str) -> int:
 
 
 def _weight(program: tuple[bool, str], found: Found) -> int:
-    rows = [*found.rows, *(found.here or ())]
+    rows = [*found.rows, *(found.here or ()), *((name, text) for name, text, _ in found.texts)]
     return _bytes(program[1]) + _bytes(found.folder or "") + sum(_bytes(a) + _bytes(r) + _ROW_WEIGHT for a, r in rows)
 
 

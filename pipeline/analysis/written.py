@@ -214,27 +214,32 @@ class _File:
         return self.rows
 
 
-def written_programs(con: duckdb.DuckDBPyConnection) -> None:
+def written_programs(con: duckdb.DuckDBPyConnection,
+                     shell_texts: dict[int, tuple[tuple[str, str, bool], ...]] | None = None) -> None:
     """Add to ``resources`` what each written program a program step runs reads, runs,
     deletes and sends (see the module docstring): each distinct text analysed once, at
     most ``MAX_COMMAND_CHARS`` of it (the analyser's own bound: longer is opaque, and adds
-    nothing); the runs and writes come from ``sql/written_runs.sql``."""
+    nothing); the runs and writes come from ``sql/written_runs.sql``. ``shell_texts``: per
+    shell program (its ``program_id``), the known texts it writes (``Found.texts``)."""
     seen: dict[tuple[bool, str], Found] = {}
     pieces = _Pieces(seen)
     rows: set[tuple[str, int, str, str]] = set()
     events = con.execute(load_sql("written_runs")).fetchall()
     # each call read once, however many files it wrote (a patch of thousands of files)
     calls: dict[tuple[str, int], WrittenCall | None] = {}
-    for trajectory_id, step_idx, _, is_write, tool_key, arguments in events:
+    texts = shell_texts or {}
+    for trajectory_id, step_idx, _, is_write, tool_key, arguments, *_ in events:
         if arguments is not None:  # a write's first row (sql/written_runs.sql)
             calls[trajectory_id, step_idx] = written_call(tool_key, arguments)
     followed: tuple[str, str] | None = None  # the file being followed (rows come file by file)
     known = _File()
     budgets: dict[str, list[int]] = {}
-    for trajectory_id, step_idx, name, is_write, _, _ in events:
+    for trajectory_id, step_idx, name, is_write, _, _, program_id, k, appended in events:
         if (trajectory_id, name) != followed:
             followed, known = (trajectory_id, name), _File()
-        if is_write:
+        if is_write and program_id is not None:  # a shell step's known text: whole, or appended
+            known.wrote(name, Written(not appended, (texts[program_id][k][1],)), pieces, trajectory_id)
+        elif is_write:
             call = calls.get((trajectory_id, step_idx))
             if call is not None and (written := call.into(name)) is not None:
                 known.wrote(name, written, pieces, trajectory_id)

@@ -252,6 +252,10 @@ class Analyser(Words):
             elif op in (">", ">>", ">|", "&>", "&>>", "<>") or (op == ">&" and not target.isdigit() and target != "-"):
                 src = ctx.stdout.resources if ctx.stdout else tuple(ctx.stage_reads) + stdin.resources
                 ctx.write(target, src)
+                out = ctx.stdout
+                if op in (">", ">>", ">|") and out is not None and out.literal is not None and not out.resources \
+                        and not out.transformed and not ctx.dynamic(target):  # only known text: `cat > x.py <<'EOF'`
+                    ctx.acc.wrote_text(ctx.text(target), out.literal, op == ">>")
                 out_redirected = out_redirected or op != "<>"
         if out_redirected:
             return Flow()

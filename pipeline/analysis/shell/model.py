@@ -65,6 +65,10 @@ class ShellAnalysis:
     # it (`cd sub && cat x`: `sub/x`): the names a folder carried from an earlier step
     # applies to. None: every relative path recorded (the command has no `cd`).
     here: tuple[tuple[str, str], ...] | None = None
+    # the files the command writes a known text into, in order: (name, text, appended) of
+    # `cat > x.py <<'EOF' ...`, `echo ... >> x.sh` (pipeline/analysis/written.py follows
+    # the text into a later run of the file)
+    written_texts: tuple[tuple[str, str, bool], ...] = ()
 
 
 FIELDS = ("reads", "writes", "executes", "sends", "payloads", "deletes", "credentials")
@@ -109,6 +113,7 @@ class Acc:
         # the last move (None: unknown, before the command)
         self.folder: str | None = "."
         self.oldfolder: str | None = None
+        self.texts: list[tuple[str, str, bool]] = []  # ShellAnalysis.written_texts
 
     def add(self, kind: str, resource: str) -> None:
         """Record ``resource`` under field ``kind`` (normalised, deduplicated). After a
@@ -125,6 +130,14 @@ class Acc:
             self.lists[kind].setdefault(joined)
         if self.here is not None and kind in _PATH_FIELDS:
             self.mark_here(kind, r)
+
+    def wrote_text(self, resource: str, text: str, appended: bool) -> None:
+        """Record that the command writes ``text`` into ``resource`` (at its end when
+        ``appended``), under the names :meth:`add` records it by."""
+        r = normalise(resource)
+        if r is not None:
+            joined = self.under_cwd(r)
+            self.texts.extend((n, text, appended) for n in (r, joined) if n)
 
     def track_here(self) -> None:
         """From now on keep ``here`` explicitly (at a ``cd``, or a nested analysis that had
@@ -187,6 +200,7 @@ class Acc:
             for f, r in other.here if other.here is not None else (
                     (f, r) for f in _PATH_ORDER for r in getattr(other, f) if _relative(r)):
                 self.mark_here(f, r)
+        self.texts.extend(other.written_texts)
         if other.opaque:
             self.fail(other.opaque_reason or "nested command cannot be analysed")
 
@@ -194,7 +208,7 @@ class Acc:
         """Freeze into a ShellAnalysis."""
         return ShellAnalysis(*(tuple(self.lists[f]) for f in FIELDS),
                              opaque=self.reason is not None, opaque_reason=self.reason, folder=self.folder,
-                             here=None if self.here is None else tuple(self.here))
+                             here=None if self.here is None else tuple(self.here), written_texts=tuple(self.texts))
 
 
 @dataclass
