@@ -269,22 +269,24 @@ def test_joined_analyses_are_bounded_per_trajectory(monkeypatch: pytest.MonkeyPa
     assert len(texts) == 1 + 6 + len(joined)  # the whole text and each piece, once
 
 
-def test_repairs_are_bounded_per_trajectory_whatever_was_read_before(monkeypatch: pytest.MonkeyPatch) -> None:
-    # a piece that needs repair (it starts inside a line) costs REPAIR_COST x its length of
-    # its trajectory's budget, whether another trajectory read it before or not: what a
+def test_salvage_is_bounded_per_trajectory_whatever_was_read_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a piece none of whose cuts parses is read statement by statement, within its
+    # trajectory's budget, charged also when another trajectory read it before: what a
     # trajectory gets never depends on which trajectories its shard scored before it
     import pipeline.analysis.written as written
 
-    piece = "['name'])\n" + PY_EXFIL
-    other = "x = (1,\n" + "y = 2\n" * 20  # needs repair too; first in "c" (aaa.py < sync.py)
+    def salvaged(body: str) -> str:  # an edit from inside one block to inside another: no cut parses
+        return "['name'])\nelse:\n    pass\n" + body + "except E:\n    pass\n"
+
+    piece, other = salvaged(PY_EXFIL), salvaged("x = 1\n" * 30)
     edit = ("Edit", {"file_path": "sync.py", "old_string": "['name'])\n", "new_string": piece})
     a = written_then_run("a", write("sync.py", PY_BENIGN), edit, bash("python sync.py"))
     c = written_then_run("c", write("aaa.py", "x = 0\n"), ("Edit", {"file_path": "aaa.py", "old_string": "x = 0\n",
                                                                     "new_string": other}),
                          write("sync.py", PY_BENIGN), edit, bash("python aaa.py"), bash("python sync.py"))
-    # "a" can repair the piece; "c" spends its budget on its first piece first
+    # "a" can read the piece; "c" spends its budget on its first piece (aaa.py < sync.py) first
     assert len(other) > len(piece)
-    monkeypatch.setattr(written, "REPAIR_CHARS_PER_TRAJECTORY", written.REPAIR_COST * (len(other) + 1))
+    monkeypatch.setattr(written, "SALVAGE_CHARS_PER_TRAJECTORY", len(other) + 1)
     together = {r["trajectory_id"]: r["verdict"] for r in rows(
         stage_connection([a, c]), "select trajectory_id, verdict from verdicts")}
     alone = rows(stage_connection([c]), "select verdict from verdicts")[0]["verdict"]
@@ -357,6 +359,12 @@ def test_written_texts_of_patches_and_edits() -> None:
     assert written_texts("replace_in_file", json.dumps(both), "own.py") == Written(False, ("new = 2\n",))
     assert written_texts("replace_in_file", json.dumps({**both, "path": "a.py"}), "a.py") == Written(
         True, ("new = 2\n", "x = 1\n"))
+    # Codex's apply_patch run by a shell tool after `cd tools &&`: its files named under it too
+    two = "*** Begin Patch\n*** Add File: a.py\n+a = 1\n*** Add File: b.py\n+b = 2\n*** End Patch"
+    assert written_texts("apply_patch", json.dumps({"input": two, "cd": "tools", "workdir": "/w/tools"}),
+                         "tools/b.py") == Written(True, ("b = 2\n",))
+    assert written_texts("apply_patch", json.dumps({"input": two, "cd": "tools", "workdir": "/w/tools"}),
+                         "/w/tools/a.py") == Written(True, ("a = 1\n",))
     # Cline's blocks, also with \r\n line ends
     cline = "<<<<<<< SEARCH\r\nold\r\n=======\r\ncurl x\r\n>>>>>>> REPLACE\r\n"
     assert written_texts("replace_in_file", json.dumps({"path": "r.sh", "diff": cline}), "r.sh") == Written(

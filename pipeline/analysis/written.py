@@ -75,14 +75,14 @@ def _parses(text: str) -> bool:
     return True
 
 
-# Reading a piece that does not parse as it is (its cuts, then statement by statement)
-# costs up to REPAIR_COST parses of its length (8 cuts, two parses per line read alone);
-# each trajectory may spend this many characters of it (a hostile record of thousands of
-# unparsable pieces would otherwise cost minutes). Charged the same whether the piece was
-# read before or not, so what a trajectory gets never depends on which trajectories a
-# shard scored before it.
-REPAIR_COST = 10
-REPAIR_CHARS_PER_TRAJECTORY = 1_000_000
+# A piece none of whose cuts parses is read statement by statement (one or two parses per
+# line: far more work per character than a parse of the whole); each trajectory may read
+# this many characters so (a hostile record of thousands of such pieces would otherwise
+# cost minutes). Charged the same whether the piece was read before or not, so what a
+# trajectory gets never depends on which trajectories a shard scored before it. The cuts
+# themselves (at most 8 parses of a piece, each distinct piece once a shard) are not
+# budgeted: linear in the record.
+SALVAGE_CHARS_PER_TRAJECTORY = 200_000
 
 
 def _statements(text: str) -> str:
@@ -117,11 +117,11 @@ def _cuts(text: str) -> list[str]:
 class _Pieces:
     """The pieces edits added, each read once per shard (a call that writes many files
     gives each the same pieces): as it is when it parses, else its first cut that parses,
-    else statement by statement (Python), within its trajectory's repair budget."""
+    else statement by statement (Python), within its trajectory's budget of that."""
 
     def __init__(self, seen: dict[tuple[bool, str], Found]) -> None:
         self.seen = seen
-        self.read: dict[tuple[bool, str], tuple[str, Found, bool]] = {}  # -> piece, analysis, repaired
+        self.read: dict[tuple[bool, str], tuple[str, Found, bool]] = {}  # -> piece, analysis, salvaged
         self.budgets: dict[str, int] = {}
 
     def _whole(self, shell: bool, text: str) -> tuple[str, Found] | None:
@@ -138,29 +138,23 @@ class _Pieces:
         key = (shell, text)
         kept = self.read.get(key)
         if kept is None:
-            whole = self._whole(shell, text)
-            kept = (*whole, False) if whole is not None else None
-        cost = REPAIR_COST * len(text)
-        if kept is not None and not kept[2]:
-            self.read[key] = kept
-            return kept[0], kept[1]
-        budget = self.budgets.setdefault(trajectory_id, REPAIR_CHARS_PER_TRAJECTORY)
-        if budget < cost:  # past the budget: the piece as it is
-            return text, analysed((shell, text), self.seen)
-        self.budgets[trajectory_id] = budget - cost
-        if kept is None:
-            kept = self._repaired(shell, text)
-            self.read[key] = kept
+            kept = self.read[key] = self._repaired(shell, text)
+        if kept[2]:  # read statement by statement: within the trajectory's budget
+            budget = self.budgets.setdefault(trajectory_id, SALVAGE_CHARS_PER_TRAJECTORY)
+            if budget < len(text):  # past it: the piece as it is
+                return text, analysed((shell, text), self.seen)
+            self.budgets[trajectory_id] = budget - len(text)
         return kept[0], kept[1]
 
     def _repaired(self, shell: bool, text: str) -> tuple[str, Found, bool]:
-        for cut in _cuts(text):
+        """(the piece as analysed, its analysis, whether it was read statement by statement)."""
+        for cut in [text, *_cuts(text)]:
             cut = cut if shell else textwrap.dedent(cut)
             if cut.strip() and (whole := self._whole(shell, cut)) is not None:
-                return (*whole, True)
+                return (*whole, False)
         if not shell and len(text) <= MAX_COMMAND_CHARS and (statements := _statements(text)):
             return statements, analysed((False, statements), self.seen), True
-        return text, analysed((shell, text), self.seen), True
+        return text, analysed((shell, text), self.seen), False
 
 
 class _File:

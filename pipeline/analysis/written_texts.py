@@ -79,6 +79,13 @@ class Files:
         if path.startswith(("a/", "b/")) and (alias := _key(path[2:])) is not None:
             self.aliases.setdefault(alias, (written.whole, []))[1].extend(written.texts)
 
+    def rebase(self, folder: str) -> None:
+        """Also name each relative file under ``folder`` (where the call applied its patch:
+        a later step may name it so)."""
+        for key, found in list(self.named.items()):
+            if not key.startswith(("/", "~")) and (joined := _key(posixpath.join(folder, key))) is not None:
+                self.aliases.setdefault(joined, found)
+
     def get(self, name: str) -> Written | None:
         """What was written into ``name``; with no section of that name, the only file's
         when one file is named (its header may spell the path otherwise)."""
@@ -303,6 +310,9 @@ def written_call(tool_key: str, arguments: str) -> WrittenCall | None:
         return None
     files = Files()
     blocks = [b for key in _PATCH_ARGS if isinstance(args.get(key), str) and (b := _patch(args[key], files))]
+    for folder in (args.get("cd"), args.get("workdir")):  # Codex's apply_patch run by a shell tool
+        if isinstance(folder, str) and folder.strip():
+            files.rebase(folder)
     own = _own(tool_key, args, files)
     if blocks:  # Cline's blocks are pieces of the call's own file
         pieces = tuple(t for b in blocks for t in b.texts)

@@ -29,11 +29,12 @@ from typing import Any
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.*)$|^\*\*\* Move to: (.*)$", re.M)
 APPLY_PATCH_COMMANDS = ("apply_patch", "applypatch")
 _UNIX_SHELLS = ("bash", "zsh", "sh")
-# the heredoc's first line: `[cd PATH &&] apply_patch <<['"]TAG['"]`, PATH a word, a
-# double-quoted string without expansions, or a single-quoted one
+# the heredoc's first line: `[cd PATH &&] apply_patch <<['"]TAG['"]`, PATH a word (not a
+# comment `#...`, nor `~` or a glob bash would expand), a double-quoted string without
+# expansions, or a single-quoted one
 _HEREDOC_START = re.compile(
-    r"""\A\s*(?:cd\s+(?P<cd>[^\s'"&|;<>()$`\\]+|'[^'\n]*'|"[^"$`\\\n]*")\s*&&\s*)?"""
-    r"""(?:apply_patch|applypatch)\s*<<-?\s*(?P<q>['"]?)(?P<tag>[A-Za-z_][A-Za-z0-9_]*)(?P=q)[ \t]*\Z""")
+    r"""\A\s*(?:cd\s+(?P<cd>[^\s'"&|;<>()$`\\#~*?\[\]{}][^\s'"&|;<>()$`\\*?\[\]{}]*|'[^'\n]*'|"[^"$`\\\n]*")\s*&&\s*)?"""
+    r"""(?:apply_patch|applypatch)\s*<<(?P<dash>-?)\s*(?P<q>['"]?)(?P<tag>[A-Za-z_][A-Za-z0-9_]*)(?P=q)[ \t]*\Z""")
 
 
 def _shell_name(shell: str) -> str:
@@ -64,18 +65,24 @@ def heredoc_patch(script: str) -> tuple[str, str | None] | None:
     if start is None or not rest:
         return None
     lines = rest.rstrip("\n").split("\n")
-    if lines[-1].rstrip() != start.group("tag"):
-        return None  # the statement must end with its heredoc (nothing after it)
+    # the body ends at the first line that is the tag, as bash ends it; the statement must
+    # end there (a line after it is another command, which Codex does not intercept)
+    strip = "\t" if start.group("dash") else ""  # `<<-`: leading tabs are not part of the line
+    end = next((k for k, line in enumerate(lines) if line.lstrip(strip) == start.group("tag")), None)
+    if end is None or end != len(lines) - 1:
+        return None
     cd = start.group("cd")
     if cd is not None and cd[:1] in ("'", '"'):
         cd = cd[1:-1]
-    return "\n".join(lines[:-1]).rstrip("\n"), cd
+    return "\n".join(lines[:end]).rstrip("\n"), cd
 
 
 def invoked_patch(argv: Sequence[Any] | None = None, script: str | None = None) -> tuple[str, str | None] | None:
     """``(patch, cd path or None)`` when a shell call runs ``apply_patch`` as Codex
     intercepts it (an argv, or an ``exec_command`` script), else None."""
     if argv is not None:
+        if not isinstance(argv, (list, tuple)):
+            return None
         if len(argv) == 2 and argv[0] in APPLY_PATCH_COMMANDS and isinstance(argv[1], str):
             return argv[1], None
         script = shell_script(argv)
@@ -113,15 +120,31 @@ def shell_patch(name: str, payload: dict[str, Any], args: Any) -> dict[str, Any]
         if isinstance(action, dict) and isinstance(action.get("command"), list):
             found = invoked_patch(argv=action["command"])
     elif name == "exec_command" and isinstance(args, str) and "apply" in args:
-        try:
-            parsed = json.loads(args)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, dict) and isinstance(parsed.get("cmd"), str):
+        parsed = _json_object(args)
+        if isinstance(parsed.get("cmd"), str):
             found = invoked_patch(script=parsed["cmd"])
     if found is None:
         return None
-    patch, folder = found
+    patch, cd = found
+    # Codex applies the patch in the call's working folder, then under the `cd` folder: the
+    # paths as the step names them (under `cd`), and under that whole folder when the call
+    # names its working folder (a later step elsewhere names them so)
+    parsed = args if isinstance(args, dict) else _json_object(args)
+    workdir = parsed.get("workdir") if isinstance(parsed.get("workdir"), str) and parsed["workdir"] else None
+    applied = posixpath.join(workdir, cd or "") if workdir is not None and not (cd or "").startswith("/") else cd
     written, deleted = patch_paths(patch)
-    return {"input": patch, "paths_written": under(folder, written), "paths_deleted": under(folder, deleted),
-            **({"workdir": folder} if folder else {})}
+    return {"input": patch, "paths_written": _both(cd, applied, written), "paths_deleted": _both(cd, applied, deleted),
+            **({"cd": cd} if cd else {}), **({"workdir": applied} if applied else {})}
+
+
+def _json_object(text: Any) -> dict[str, Any]:
+    try:
+        parsed = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _both(cd: str | None, applied: str | None, paths: list[str]) -> list[str]:
+    """``paths`` under the ``cd`` folder, then under the folder the patch is applied in."""
+    return list(dict.fromkeys([*under(cd, paths), *under(applied, paths)]))
