@@ -43,7 +43,7 @@ def found_in(analysis: ShellAnalysis, shell: bool) -> Found:
                  if not (field == "payloads" and name.startswith("data:")))
     reason = (analysis.opaque_reason or "cannot be analysed") if analysis.opaque else None
     if not shell:  # a code step neither moves a shell nor runs in one
-        return Found(reason, rows, ".", ())
+        return Found(reason, rows, ".", (), analysis.written_texts)
     here = None if analysis.here is None else tuple(
         (access, name) for field, name in analysis.here for access, f in _ACCESS_FIELDS if f == field)
     return Found(reason, rows, None if analysis.opaque else analysis.folder, here, analysis.written_texts)

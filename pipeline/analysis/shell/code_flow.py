@@ -95,9 +95,14 @@ def track(v: Flows, node: ast.Call, name: str, attr: str) -> None:
     elif not isinstance(node.func, ast.Attribute) or not args:
         return
     elif attr in ("write", "writelines"):
-        _made(v, _written(v, node.func.value), v.sources(args[0]))
+        path = _written(v, node.func.value)
+        _made(v, path, v.sources(args[0]))
+        if path and attr == "write" and (text := v.const(args[0])) is not None:
+            v.acc.wrote_text(path, text, True)  # a piece: a handle's writes follow one another
     elif attr in ("write_text", "write_bytes"):
         _made(v, v.const(node.func.value), v.sources(args[0]))
+        if attr == "write_text" and (path := v.const(node.func.value)) and (text := v.const(args[0])) is not None:
+            v.acc.wrote_text(path, text, False)  # Path(p).write_text(TEXT): the whole file
     elif attr in MESSAGE_FILL and isinstance(node.func.value, ast.Name):
         carried = set().union(*(v.sources(x) for x in [*args, *(k.value for k in node.keywords)]))
         if carried:
