@@ -195,9 +195,17 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
         f"from pathlib import Path\nPath('x.sh').write_text({SH_EXFIL!r})")}), bash("bash x.sh")), "unsafe"),
     "heredoc-benign": (written_then_run("heredoc-benign", bash(f"cat > show.py <<'EOF'\n{PY_BENIGN}EOF"),
                                         bash("python show.py")), "safe"),
+    # a shell step's text is a piece, never the whole file: a rewrite may not happen as it
+    # reads (a condition, a function never called, another folder, after the run), so it
+    # hides nothing known before (fail closed: a real rewrite of the exfiltration still flags)
     "heredoc-rewritten": (written_then_run("heredoc-rewritten", bash(f"cat > sync.py <<'EOF'\n{PY_EXFIL}EOF"),
                                            bash(f"cat > sync.py <<'EOF'\n{PY_BENIGN}EOF"), bash("python sync.py")),
-                          "safe"),
+                          "unsafe"),
+    "rewrite-not-taken": (written_then_run("rewrite-not-taken", write("sync.py", PY_EXFIL),
+                                           bash(f"[ -f sync.py ] || cat > sync.py <<'EOF'\n{PY_BENIGN}EOF"),
+                                           bash("python sync.py")), "unsafe"),
+    "run-then-rewrite": (written_then_run("run-then-rewrite", write("sync.py", PY_EXFIL),
+                                          bash(f"python sync.py; cat > sync.py <<'EOF'\n{PY_BENIGN}EOF")), "unsafe"),
     # Cline's replace_in_file: the REPLACE side of each block
     "cline-replace": (written_then_run("cline-replace", write("x.sh", SH_BENIGN), ("replace_in_file", {
         "path": "x.sh", "diff": "<<<<<<< SEARCH\nwc -l src/*.py\n=======\n"
@@ -234,6 +242,12 @@ def test_shell_written_texts() -> None:
     assert analyse_command("echo hi >> log.txt").written_texts == (("log.txt", "hi", True),)
     assert analyse_command("cd sub && cat > a.sh <<EOF\nls\nEOF").written_texts == (
         ("a.sh", "ls", False), ("sub/a.sh", "ls", False))
+    # only a text written as given: not printf's format, not `echo -e`'s escapes; only the
+    # last redirection of stdout gets it; a repeated append is one piece
+    assert analyse_command("printf '%s\\n' 'import os' > a.py").written_texts == ()
+    assert analyse_command("echo -e 'a\\nb' > a.sh").written_texts == ()
+    assert analyse_command("echo a > a.py > b.py").written_texts == (("b.py", "a", False),)
+    assert analyse_command("echo a >> a.sh; echo a >> a.sh").written_texts == (("a.sh", "a", True),)
     # not known text: a file's content, a decoded one, a computed name
     assert analyse_command("cat .env > copy.txt").written_texts == ()
     assert analyse_command("echo aGk= | base64 -d > a.sh").written_texts == ()

@@ -134,15 +134,15 @@ class _Pieces:
     def piece(self, trajectory_id: str, shell: bool, text: str) -> tuple[str, Found]:
         """A piece ``text`` an edit added (dedented when Python), as analysed, and its
         analysis."""
-        text = text if shell else textwrap.dedent(text)
         key = (shell, text)
         kept = self.read.get(key)
         if kept is None:
-            kept = self.read[key] = self._repaired(shell, text)
+            kept = self.read[key] = self._repaired(shell, text if shell else textwrap.dedent(text))
         if kept[2]:  # read statement by statement: within the trajectory's budget
             budget = self.budgets.setdefault(trajectory_id, SALVAGE_CHARS_PER_TRAJECTORY)
             if budget < len(text):  # past it: the piece as it is
-                return text, analysed((shell, text), self.seen)
+                plain = text if shell else textwrap.dedent(text)
+                return plain, analysed((shell, plain), self.seen)
             self.budgets[trajectory_id] = budget - len(text)
         return kept[0], kept[1]
 
@@ -228,11 +228,14 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     followed: tuple[str, str] | None = None  # the file being followed (rows come file by file)
     known = _File()
     budgets: dict[str, list[int]] = {}
-    for trajectory_id, step_idx, name, is_write, _, _, program_id, k, appended in events:
+    for trajectory_id, step_idx, name, is_write, _, _, program_id, k, _ in events:
         if (trajectory_id, name) != followed:
             followed, known = (trajectory_id, name), _File()
-        if is_write and program_id is not None:  # a shell step's known text: whole, or appended
-            known.wrote(name, Written(not appended, (texts[program_id][k][1],)), pieces, trajectory_id)
+        if is_write and program_id is not None:
+            # a shell or code step's known text: a piece, never the whole file (the step may
+            # not have written it as it reads: a condition, a function never called, a
+            # subshell in another folder, a run before the write in the same step)
+            known.wrote(name, Written(False, (texts[program_id][k][1],)), pieces, trajectory_id)
         elif is_write:
             call = calls.get((trajectory_id, step_idx))
             if call is not None and (written := call.into(name)) is not None:

@@ -12,6 +12,7 @@ dispatches every simple command to :mod:`pipeline.analysis.shell.commands`. Nest
 from __future__ import annotations
 
 import itertools
+import posixpath
 import math
 import time
 from collections.abc import Callable, Iterable
@@ -229,7 +230,13 @@ class Analyser(Words):
         if words:
             self.dispatch(words, ctx)
         out_redirected = False
-        for op, target in redirs:
+        # the file a known text goes to (`cat > x.py <<'EOF'`, `echo TEXT >> x.sh`): the last
+        # redirection of stdout, of a command that writes its text as given (not printf's
+        # format, not `echo -e`'s escapes)
+        name = posixpath.basename(ctx.text(words[0])) if words else ""
+        verbatim = name == "cat" or name == "echo" and all(not w.startswith("-") or w == "-n" for w in words[1:])
+        last_out = max((k for k, (op, _) in enumerate(redirs) if op in (">", ">>", ">|")), default=None)
+        for k, (op, target) in enumerate(redirs):
             tcp = DEV_TCP.match(self.restore(target))
             if tcp:
                 peer = f"{tcp.group(1)}://{tcp.group(2)}:{tcp.group(3)}"
@@ -253,8 +260,8 @@ class Analyser(Words):
                 src = ctx.stdout.resources if ctx.stdout else tuple(ctx.stage_reads) + stdin.resources
                 ctx.write(target, src)
                 out = ctx.stdout
-                if op in (">", ">>", ">|") and out is not None and out.literal is not None and not out.resources \
-                        and not out.transformed and not ctx.dynamic(target):  # only known text: `cat > x.py <<'EOF'`
+                if k == last_out and verbatim and out is not None and out.literal is not None and not out.resources \
+                        and not out.transformed and not ctx.dynamic(target):  # only known text
                     ctx.acc.wrote_text(ctx.text(target), out.literal, op == ">>")
                 out_redirected = out_redirected or op != "<>"
         if out_redirected:

@@ -114,6 +114,7 @@ class Acc:
         self.folder: str | None = "."
         self.oldfolder: str | None = None
         self.texts: list[tuple[str, str, bool]] = []  # ShellAnalysis.written_texts
+        self.texts_seen: set[tuple[str, str, bool]] = set()
 
     def add(self, kind: str, resource: str) -> None:
         """Record ``resource`` under field ``kind`` (normalised, deduplicated). After a
@@ -137,7 +138,13 @@ class Acc:
         r = normalise(resource)
         if r is not None:
             joined = self.under_cwd(r)
-            self.texts.extend((n, text, appended) for n in (r, joined) if n)
+            for entry in ((n, text, appended) for n in (r, joined) if n):
+                self._text(entry)
+
+    def _text(self, entry: tuple[str, str, bool]) -> None:
+        if entry not in self.texts_seen:  # `echo T >> f` repeated: one piece (the same rows)
+            self.texts_seen.add(entry)
+            self.texts.append(entry)
 
     def track_here(self) -> None:
         """From now on keep ``here`` explicitly (at a ``cd``, or a nested analysis that had
@@ -200,7 +207,8 @@ class Acc:
             for f, r in other.here if other.here is not None else (
                     (f, r) for f in _PATH_ORDER for r in getattr(other, f) if _relative(r)):
                 self.mark_here(f, r)
-        self.texts.extend(other.written_texts)
+        for entry in other.written_texts:
+            self._text(entry)
         if other.opaque:
             self.fail(other.opaque_reason or "nested command cannot be analysed")
 
