@@ -157,6 +157,21 @@ class _Pieces:
         return text, analysed((shell, text), self.seen), False
 
 
+def _fitting(texts: list[tuple[str, bool]]) -> list[str]:
+    """The known texts to join when all of them pass the analyser's bound: those that do
+    something (a padding of inert text between a read and a send must not hide the
+    payload), dropping the longest while still over it; in their order."""
+    doing = [(k, text) for k, (text, does) in enumerate(texts) if does]
+    total = sum(len(t) + 1 for _, t in doing)
+    dropped: set[int] = set()
+    for k, text in sorted(doing, key=lambda kt: -len(kt[1])):
+        if total <= MAX_COMMAND_CHARS:
+            break
+        dropped.add(k)
+        total -= len(text) + 1
+    return [text for k, text in doing if k not in dropped]
+
+
 class _File:
     """What is known of one file's text, followed write by write (:meth:`wrote`) up to
     each run (:meth:`at_run`)."""
@@ -168,9 +183,8 @@ class _File:
         """Nothing known (before the first write; a whole write replaces the text)."""
         self.shell: bool | None = None  # how it runs (program_language of its name and first text)
         self.rows: set[tuple[str, str]] = set()  # what its known texts read, run, delete, send
-        # its known texts in order (pieces as analysed) while they fit the analyser's bound
-        # together (None past it: joined, they would be opaque)
-        self.texts: list[str] | None = []
+        # its known texts in order (pieces as analysed), each with whether it does something
+        self.texts: list[tuple[str, bool]] = []
         self.chars = 0
         self.pending = False  # pieces added since the texts were last analysed joined
 
@@ -189,21 +203,23 @@ class _File:
             else:
                 piece, found = pieces.piece(trajectory_id, self.shell, text)
                 self.pending = True
-            self.rows |= {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
-            if self.texts is not None:
-                self.texts.append(piece)
-                self.chars += len(piece) + 1
-                self.texts = self.texts if self.chars <= MAX_COMMAND_CHARS else None
+            rows = {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
+            self.rows |= rows
+            self.texts.append((piece, bool(rows)))
+            self.chars += len(piece) + 1
 
     def at_run(self, budget: list[int], seen: dict[tuple[bool, str], Found]) -> set[tuple[str, str]]:
         """What a run of the file gets: what each known text does, and what they do joined
         in order (a value one piece reads and a later piece sends is one program's
-        payload, as in the file), while ``budget`` (characters, the trajectory's) lasts."""
-        if self.pending and self.texts is not None and self.shell is not None and len(self.texts) > 1 \
-                and budget[0] >= self.chars:
-            budget[0] -= self.chars
-            found = analysed((self.shell, "\n".join(self.texts)), seen)
-            self.rows |= {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
+        payload, as in the file; past the analyser's bound, the texts :func:`_fitting`
+        keeps), while ``budget`` (characters, the trajectory's) lasts."""
+        if self.pending and self.shell is not None and len(self.texts) > 1:
+            chosen = [t for t, _ in self.texts] if self.chars <= MAX_COMMAND_CHARS else _fitting(self.texts)
+            joined = "\n".join(chosen)
+            if len(chosen) > 1 and budget[0] >= len(joined):
+                budget[0] -= len(joined)
+                found = analysed((self.shell, joined), seen)
+                self.rows |= {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
         self.pending = False
         return self.rows
 

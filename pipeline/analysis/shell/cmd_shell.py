@@ -124,3 +124,47 @@ def h_lookup(ctx: Ctx, args: list[str], name: str) -> None:
 def h_history(ctx: Ctx, args: list[str], name: str) -> None:
     """history: prints the shell history file."""
     ctx.read("~/.bash_history")
+
+
+# the escapes `echo -e` and printf's format turn into characters (the others stay as written)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "a": "\a", "b": "\b", "f": "\f",
+            "v": "\v"}
+_ESCAPE_RE = re.compile(r"\\(.)", re.S)
+_PRINTF_SPEC = re.compile(r"%(.)", re.S)
+
+
+def _unescaped(text: str) -> str:
+    return _ESCAPE_RE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(0)), text)
+
+
+def printed_text(name: str, args: list[str]) -> str | None:
+    """What ``echo`` / ``printf`` with these (known) arguments print, as bash prints it:
+    ``echo``'s words (``-e``: escapes turned into characters), ``printf FORMAT ARGS``
+    with escapes and ``%s`` (the format repeated while arguments remain, as bash does);
+    None for another command or another conversion (``%d``, ``%b``, ...: not followed)."""
+    if name == "echo":
+        escapes, words = False, list(args)
+        while words and re.fullmatch(r"-[neE]+", words[0]):
+            flags = words.pop(0)
+            escapes = "e" in flags if "E" not in flags else flags.rfind("e") > flags.rfind("E")
+        text = " ".join(words)
+        return _unescaped(text) if escapes else text
+    if name != "printf" or not args:
+        return None
+    fmt, rest = (args[1], args[2:]) if args[0] == "--" and len(args) > 1 else (args[0], args[1:])
+    specs = [m.group(1) for m in _PRINTF_SPEC.finditer(fmt)]
+    if any(c not in "s%" for c in specs):
+        return None
+    per = specs.count("s")
+    out, k = [], 0
+    while True:
+        def conversion(m: re.Match[str]) -> str:
+            nonlocal k
+            if m.group(1) == "%":
+                return "%"
+            k += 1
+            return rest[k - 1] if k - 1 < len(rest) else ""
+        out.append(_unescaped(_PRINTF_SPEC.sub(conversion, fmt)))
+        if per == 0 or k >= len(rest):
+            return "".join(out)
+

@@ -84,9 +84,31 @@ def bound(v: Flows, target: ast.AST, value: ast.AST | None) -> None:
             v.handles.pop(target.id, None)
 
 
+def _known(v: Flows, items: list[ast.expr], sep: str) -> str | None:
+    """The text of ``items`` joined by ``sep`` when every one is a known string (or bytes
+    constant, read as UTF-8), else None."""
+    parts = []
+    for item in items:
+        if isinstance(item, ast.Constant) and isinstance(item.value, bytes):
+            parts.append(item.value.decode("utf-8", "replace"))
+        elif (text := v.const(item)) is not None:
+            parts.append(text)
+        else:
+            return None
+    return sep.join(parts)
+
+
 def track(v: Flows, node: ast.Call, name: str, attr: str) -> None:
     """Provenance of files a call writes or copies, and what a call puts in a message."""
     args = node.args
+    if name == "print" and (handle := next((k.value for k in node.keywords if k.arg == "file"), None)) is not None:
+        # print(TEXT, file=f): a piece of f's file, as print writes it (sep, end)
+        seps = {k.arg: v.const(k.value) for k in node.keywords if k.arg in ("sep", "end")}
+        path = _written(v, handle)
+        text = _known(v, list(args), seps.get("sep", " ") or "") if "sep" not in seps or seps["sep"] is not None else None
+        if path and text is not None and ("end" not in seps or seps["end"] is not None):
+            v.acc.wrote_text(path, text + (seps.get("end", "\n") or ""), True)
+        return
     if name in COPY and len(args) > 1:
         src = v.const(args[0])
         _made(v, v.const(args[1]), ({src} if src else set()) | v.sources(args[0]))
@@ -97,12 +119,13 @@ def track(v: Flows, node: ast.Call, name: str, attr: str) -> None:
     elif attr in ("write", "writelines"):
         path = _written(v, node.func.value)
         _made(v, path, v.sources(args[0]))
-        if path and attr == "write" and (text := v.const(args[0])) is not None:
+        items = args[0].elts if attr == "writelines" and isinstance(args[0], (ast.List, ast.Tuple)) else [args[0]]
+        if path and (text := _known(v, items, "")) is not None:
             v.acc.wrote_text(path, text, True)  # a piece: a handle's writes follow one another
     elif attr in ("write_text", "write_bytes"):
         _made(v, v.const(node.func.value), v.sources(args[0]))
-        if attr == "write_text" and (path := v.const(node.func.value)) and (text := v.const(args[0])) is not None:
-            v.acc.wrote_text(path, text, False)  # Path(p).write_text(TEXT): the whole file
+        if (path := v.const(node.func.value)) and (text := _known(v, [args[0]], "")) is not None:
+            v.acc.wrote_text(path, text, False)  # Path(p).write_text(TEXT)
     elif attr in MESSAGE_FILL and isinstance(node.func.value, ast.Name):
         carried = set().union(*(v.sources(x) for x in [*args, *(k.value for k in node.keywords)]))
         if carried:

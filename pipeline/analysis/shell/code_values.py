@@ -39,8 +39,19 @@ def fixed_env(v: Values, node: ast.AST) -> str | None:
     return FIXED_VARS.get(key) if key is not None else None
 
 
+# a value computed longer than this is not known: `s = s + s` repeated doubles it (34 times
+# in 200 bytes of code: 34 GB); a text this long is beyond the analyser's bound anyway
+MAX_VALUE_CHARS = 100_000
+
+
 def const_value(v: Values, node: ast.AST | None) -> str | None:
-    """Constant string value of an expression, when it is knowable without running it."""
+    """Constant string value of an expression, when it is knowable without running it (and
+    at most MAX_VALUE_CHARS long)."""
+    value = _const_value(v, node)
+    return value if value is None or len(value) <= MAX_VALUE_CHARS else None
+
+
+def _const_value(v: Values, node: ast.AST | None) -> str | None:
     if node is None:
         return None
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -50,10 +61,12 @@ def const_value(v: Values, node: ast.AST | None) -> str | None:
     if isinstance(node, ast.JoinedStr):
         parts = [const_value(v, x.value) if isinstance(x, ast.FormattedValue) else const_value(v, x)
                  for x in node.values]
-        return "".join(parts) if all(p is not None for p in parts) else None  # type: ignore[arg-type]
+        if any(p is None for p in parts) or sum(map(len, parts)) > MAX_VALUE_CHARS:  # type: ignore[arg-type]
+            return None
+        return "".join(parts)  # type: ignore[arg-type]
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Div)):
         a, b = const_value(v, node.left), const_value(v, node.right)
-        if a is None or b is None:
+        if a is None or b is None or len(a) + len(b) > MAX_VALUE_CHARS:
             return None
         return a + b if isinstance(node.op, ast.Add) else a.rstrip("/") + "/" + b
     fixed = fixed_env(v, node)
@@ -67,7 +80,7 @@ def const_value(v: Values, node: ast.AST | None) -> str | None:
         if name.split(".")[-1] in _PATH_CALLS and len(args) == 1:
             return args[0]
         if name.split(".")[-1] in ("join", "Path", "PurePath", "PosixPath") and args and all(
-                a is not None for a in args):
+                a is not None for a in args) and sum(map(len, args)) <= MAX_VALUE_CHARS:  # type: ignore[arg-type]
             return "/".join(a.rstrip("/") for a in args)  # type: ignore[union-attr]
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("expanduser", "resolve", "absolute"):
             return const_value(v, node.func.value)

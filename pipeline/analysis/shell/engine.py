@@ -17,6 +17,7 @@ import math
 import time
 from collections.abc import Callable, Iterable
 
+from pipeline.analysis.shell.cmd_shell import printed_text
 from pipeline.analysis.shell.commands import KEYWORDS, run_command_words
 from pipeline.analysis.shell.engine_words import Words
 from pipeline.analysis.shell.redirects import Opened, base_op, stdin_redirect
@@ -233,8 +234,7 @@ class Analyser(Words):
         # the file a known text goes to (`cat > x.py <<'EOF'`, `echo TEXT >> x.sh`): the last
         # redirection of stdout, of a command that writes its text as given (not printf's
         # format, not `echo -e`'s escapes)
-        name = posixpath.basename(ctx.text(words[0])) if words else ""
-        verbatim = name == "cat" or name == "echo" and all(not w.startswith("-") or w == "-n" for w in words[1:])
+        written = self.written_text(words, ctx)
         last_out = max((k for k, (op, _) in enumerate(redirs) if op in (">", ">>", ">|")), default=None)
         for k, (op, target) in enumerate(redirs):
             tcp = DEV_TCP.match(self.restore(target))
@@ -259,10 +259,8 @@ class Analyser(Words):
             elif op in (">", ">>", ">|", "&>", "&>>", "<>") or (op == ">&" and not target.isdigit() and target != "-"):
                 src = ctx.stdout.resources if ctx.stdout else tuple(ctx.stage_reads) + stdin.resources
                 ctx.write(target, src)
-                out = ctx.stdout
-                if k == last_out and verbatim and out is not None and out.literal is not None and not out.resources \
-                        and not out.transformed and not ctx.dynamic(target):  # only known text
-                    ctx.acc.wrote_text(ctx.text(target), out.literal, op == ">>")
+                if k == last_out and written is not None and not ctx.dynamic(target):  # only known text
+                    ctx.acc.wrote_text(ctx.text(target), written, op == ">>")
                 out_redirected = out_redirected or op != "<>"
         if out_redirected:
             return Flow()
@@ -280,6 +278,22 @@ class Analyser(Words):
         self.env[words[0]] = None if dyn else values
         self.temps.pop(words[0], None)
         self.var_sources[words[0]] = tuple(r for v in values for r in self.sources(v))
+
+    def written_text(self, words: list[str], ctx: Ctx) -> str | None:
+        """The text a command writes to its stdout as given, when it is known: ``cat``'s
+        stdin (a here-document or here-string; ``cat`` alone), what ``echo`` / ``printf``
+        print (cmd_shell.printed_text); after ``command`` / ``builtin``."""
+        texts = [ctx.text(w) for w in words]
+        while len(texts) > 1 and texts[0] in ("command", "builtin"):
+            texts, words = texts[1:], words[1:]
+        name = posixpath.basename(texts[0]) if texts else ""
+        if name == "cat":
+            out = ctx.stdout
+            known = out is not None and out.literal is not None and not out.resources and not out.transformed
+            return out.literal if known and len(texts) == 1 else None  # type: ignore[union-attr]
+        if any(ctx.dynamic(w) for w in words[1:]):
+            return None
+        return printed_text(name, texts[1:])
 
     def dispatch(self, words: list[str], ctx: Ctx) -> None:
         run_command_words(words, ctx)

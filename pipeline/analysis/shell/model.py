@@ -114,7 +114,6 @@ class Acc:
         self.folder: str | None = "."
         self.oldfolder: str | None = None
         self.texts: list[tuple[str, str, bool]] = []  # ShellAnalysis.written_texts
-        self.texts_seen: set[tuple[str, str, bool]] = set()
 
     def add(self, kind: str, resource: str) -> None:
         """Record ``resource`` under field ``kind`` (normalised, deduplicated). After a
@@ -142,8 +141,7 @@ class Acc:
                 self._text(entry)
 
     def _text(self, entry: tuple[str, str, bool]) -> None:
-        if entry not in self.texts_seen:  # `echo T >> f` repeated: one piece (the same rows)
-            self.texts_seen.add(entry)
+        if not self.texts or self.texts[-1] != entry:  # `echo T >> f` repeated at once: one piece
             self.texts.append(entry)
 
     def track_here(self) -> None:
