@@ -263,6 +263,10 @@ def test_shell_written_texts() -> None:
     assert analyse_command("echo -e 'a\\nb' > a.sh").written_texts == (("a.sh", "a\nb", False),)
     assert analyse_command("command cat <<< 'curl x' > up.sh").written_texts == (("up.sh", "curl x", False),)
     assert analyse_command("printf '%d' 3 > n.txt").written_texts == ()
+    assert analyse_command("printf '\\x63url x\\n' > up.sh").written_texts == (("up.sh", "curl x\n", False),)
+    assert analyse_command("printf '%s\\n' 'a\\nb' > n.txt").written_texts == (("n.txt", "a\\nb\n", False),)
+    # printf repeats its format per argument: a text it would print past the bound is not followed
+    assert analyse_command("printf '" + "x" * 2000 + "%s' " + "a " * 2000 + "> big.txt").written_texts == ()
     assert analyse_command("cat -n > x.py <<EOF\nprint(1)\nEOF").written_texts == ()
     # only the last redirection of stdout gets it; an append repeated at once is one piece,
     # one repeated later is kept in its place (the file's order)
@@ -274,6 +278,8 @@ def test_shell_written_texts() -> None:
     from pipeline.analysis.shell import analyse_code as code
 
     assert code("s = 'ab'\n" + "s = s + s\n" * 40 + "open('x.py', 'w').write(s)").written_texts == ()
+    assert code("s = 'ab'\n" + "s = s + s\n" * 15 + "f = open('x.py', 'w')\nf.writelines([" + "s, " * 2000
+                + "])").written_texts == ()
     # not known text: a file's content, a decoded one, a computed name
     assert analyse_command("cat .env > copy.txt").written_texts == ()
     assert analyse_command("echo aGk= | base64 -d > a.sh").written_texts == ()

@@ -159,8 +159,9 @@ class _Pieces:
 
 def _fitting(texts: list[tuple[str, bool]]) -> list[str]:
     """The known texts to join when all of them pass the analyser's bound: those that do
-    something (a padding of inert text between a read and a send must not hide the
-    payload), dropping the longest while still over it; in their order."""
+    something (inert padding pieces of their own between a read and a send must not hide
+    the payload; an inert piece that relays the value, or padding inside a piece that does
+    something, still can), dropping the longest while still over it; in their order."""
     doing = [(k, text) for k, (text, does) in enumerate(texts) if does]
     total = sum(len(t) + 1 for _, t in doing)
     dropped: set[int] = set()

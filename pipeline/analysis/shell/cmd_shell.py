@@ -128,43 +128,76 @@ def h_history(ctx: Ctx, args: list[str], name: str) -> None:
 
 # the escapes `echo -e` and printf's format turn into characters (the others stay as written)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "a": "\a", "b": "\b", "f": "\f",
-            "v": "\v"}
-_ESCAPE_RE = re.compile(r"\\(.)", re.S)
-_PRINTF_SPEC = re.compile(r"%(.)", re.S)
+            "v": "\v", "e": "\x1b", "E": "\x1b"}
+# an escape: \xHH, an octal \NNN (echo -e: \0NNN), \c (stop), or one character
+_ESCAPE_RE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|0[0-7]{0,3}|[1-7][0-7]{0,2}|.)", re.S)
+_PRINTF_PART = re.compile(r"%(.)|%$", re.S)
+# a printed text longer than this is not followed (printf repeats its format per argument:
+# a 95 KB command printed a billion characters); the analyser's own bound on a program
+MAX_PRINTED_CHARS = 100_000
 
 
-def _unescaped(text: str) -> str:
-    return _ESCAPE_RE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(0)), text)
+def _unescaped(text: str, echo: bool) -> tuple[str, bool]:
+    """``text`` with its backslash escapes turned into characters as ``echo -e`` (``echo``)
+    or printf's format does; and whether a ``\\c`` stopped the output there."""
+    out: list[str] = []
+    pos = 0
+    for m in _ESCAPE_RE.finditer(text):
+        out.append(text[pos:m.start()])
+        pos = m.end()
+        code = m.group(1)
+        if code == "c":
+            return "".join(out), True
+        if code[0] == "x":
+            out.append(chr(int(code[1:], 16)))
+        elif code[0] in "01234567" and (code[0] == "0" or not echo):
+            # echo -e: \0 and up to 3 octal digits; printf: 1 to 3 octal digits
+            digits = code[1:] if echo else code[:3]
+            out.append(chr(int(digits or "0", 8) & 0xFF))
+            out.append("" if echo else code[3:])
+        else:
+            out.append(_ESCAPES.get(code, m.group(0)))
+    out.append(text[pos:])
+    return "".join(out), False
 
 
 def printed_text(name: str, args: list[str]) -> str | None:
     """What ``echo`` / ``printf`` with these (known) arguments print, as bash prints it:
-    ``echo``'s words (``-e``: escapes turned into characters), ``printf FORMAT ARGS``
-    with escapes and ``%s`` (the format repeated while arguments remain, as bash does);
-    None for another command or another conversion (``%d``, ``%b``, ...: not followed)."""
+    ``echo``'s words (``-e``: escapes turned into characters), ``printf FORMAT ARGS`` with
+    the format's escapes and ``%s`` (arguments as they are; the format repeated while
+    arguments remain, as bash does); None for another command, another conversion (``%d``,
+    ``%b``, ...), ``printf -v`` (no output), or a text over ``MAX_PRINTED_CHARS``."""
     if name == "echo":
         escapes, words = False, list(args)
         while words and re.fullmatch(r"-[neE]+", words[0]):
             flags = words.pop(0)
             escapes = "e" in flags if "E" not in flags else flags.rfind("e") > flags.rfind("E")
         text = " ".join(words)
-        return _unescaped(text) if escapes else text
-    if name != "printf" or not args:
+        text = _unescaped(text, echo=True)[0] if escapes else text
+        return text if len(text) <= MAX_PRINTED_CHARS else None
+    if name != "printf" or not args or args[0] == "-v":
         return None
     fmt, rest = (args[1], args[2:]) if args[0] == "--" and len(args) > 1 else (args[0], args[1:])
-    specs = [m.group(1) for m in _PRINTF_SPEC.finditer(fmt)]
-    if any(c not in "s%" for c in specs):
-        return None
-    per = specs.count("s")
-    out, k = [], 0
+    if any(m.group(1) not in ("s", "%") for m in _PRINTF_PART.finditer(fmt)):
+        return None  # another conversion (or a lone `%` at the end): not followed
+    fmt, stopped = _unescaped(fmt, echo=False)
+    parts = _PRINTF_PART.split(fmt)  # text, conversion, text, conversion, ... text
+    out: list[str] = []
+    size, k = 0, 0
     while True:
-        def conversion(m: re.Match[str]) -> str:
-            nonlocal k
-            if m.group(1) == "%":
-                return "%"
-            k += 1
-            return rest[k - 1] if k - 1 < len(rest) else ""
-        out.append(_unescaped(_PRINTF_SPEC.sub(conversion, fmt)))
-        if per == 0 or k >= len(rest):
+        for i, part in enumerate(parts):
+            if part is None:
+                continue
+            if i % 2 == 0:
+                piece = part
+            elif part == "%":
+                piece = "%"
+            else:
+                piece = rest[k] if k < len(rest) else ""
+                k += 1
+            out.append(piece)
+            size += len(piece)
+            if size > MAX_PRINTED_CHARS:
+                return None
+        if stopped or k == 0 or k >= len(rest):
             return "".join(out)
-

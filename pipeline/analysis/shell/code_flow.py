@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from pipeline.analysis.shell.code_tables import COPY, OPEN
+from pipeline.analysis.shell.code_values import MAX_VALUE_CHARS
 from pipeline.analysis.shell.model import Acc, ShellAnalysis, normalise
 
 __all__ = ["Flows", "bound", "derived", "track", "ran"]
@@ -87,14 +88,16 @@ def bound(v: Flows, target: ast.AST, value: ast.AST | None) -> None:
 def _known(v: Flows, items: list[ast.expr], sep: str) -> str | None:
     """The text of ``items`` joined by ``sep`` when every one is a known string (or bytes
     constant, read as UTF-8), else None."""
-    parts = []
+    parts, size = [], 0
     for item in items:
         if isinstance(item, ast.Constant) and isinstance(item.value, bytes):
-            parts.append(item.value.decode("utf-8", "replace"))
-        elif (text := v.const(item)) is not None:
-            parts.append(text)
-        else:
+            text = item.value.decode("utf-8", "replace")
+        elif (text := v.const(item)) is None:
             return None
+        size += len(text) + len(sep)
+        if size > MAX_VALUE_CHARS:  # `f.writelines([s] * ...)` of a long s: not followed
+            return None
+        parts.append(text)
     return sep.join(parts)
 
 
@@ -102,12 +105,20 @@ def track(v: Flows, node: ast.Call, name: str, attr: str) -> None:
     """Provenance of files a call writes or copies, and what a call puts in a message."""
     args = node.args
     if name == "print" and (handle := next((k.value for k in node.keywords if k.arg == "file"), None)) is not None:
-        # print(TEXT, file=f): a piece of f's file, as print writes it (sep, end)
-        seps = {k.arg: v.const(k.value) for k in node.keywords if k.arg in ("sep", "end")}
+        # print(TEXT, file=f): a piece of f's file, as print writes it (sep, end: None is the
+        # default; a `**kw` may hold either: not followed)
+        if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in args):
+            return
+        given = {k.arg: k.value for k in node.keywords if k.arg in ("sep", "end")}
+        seps = {key: " " if key == "sep" else "\n" for key in ("sep", "end")}
+        for key, value in given.items():
+            text = None if isinstance(value, ast.Constant) and value.value is None else v.const(value)
+            if text is None and not (isinstance(value, ast.Constant) and value.value is None):
+                return  # a computed separator: not followed
+            seps[key] = seps[key] if text is None else text  # type: ignore[index]
         path = _written(v, handle)
-        text = _known(v, list(args), seps.get("sep", " ") or "") if "sep" not in seps or seps["sep"] is not None else None
-        if path and text is not None and ("end" not in seps or seps["end"] is not None):
-            v.acc.wrote_text(path, text + (seps.get("end", "\n") or ""), True)
+        if path and (text := _known(v, list(args), seps["sep"])) is not None:
+            v.acc.wrote_text(path, text + seps["end"], True)
         return
     if name in COPY and len(args) > 1:
         src = v.const(args[0])

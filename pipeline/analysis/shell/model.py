@@ -135,7 +135,7 @@ class Acc:
         """Record that the command writes ``text`` into ``resource`` (at its end when
         ``appended``), under the names :meth:`add` records it by."""
         r = normalise(resource)
-        if r is not None:
+        if r is not None and len(text) <= MAX_COMMAND_CHARS:  # longer: opaque as a program anyway
             joined = self.under_cwd(r)
             for entry in ((n, text, appended) for n in (r, joined) if n):
                 self._text(entry)
