@@ -25,6 +25,7 @@ import os
 import shutil
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -188,6 +189,11 @@ def label(config: LabelConfig) -> Counters:
         # SIGTERM / SIGINT from here: Interrupted (exit 143 / 130, one line), also inside a
         # DuckDB query; replies received are in the cache, --out is not written
         continue_after_run()  # the explode published its run: signals would be dropped
+        # requests a signal cuts short leave coroutines that are never awaited (the HTTP
+        # client's lock: `coroutine 'AsyncLock.__aexit__' was never awaited`, printed when
+        # the interrupted frames are freed, during the loop's teardown or at exit): not the
+        # one line a user gets (a CI run caught that warning around the SIGTERM line)
+        warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
         try:
             with interruptible():
                 _label_steps(config, key, prompt, cache, counters, work, run_dir)
