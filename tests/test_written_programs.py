@@ -220,6 +220,29 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
                                            bash("python sync.py")), "unsafe"),
     "run-then-rewrite": (written_then_run("run-then-rewrite", write("sync.py", PY_EXFIL),
                                           bash(f"python sync.py; cat > sync.py <<'EOF'\n{PY_BENIGN}EOF")), "unsafe"),
+    # an exact edit of a known text is applied: a line it takes out is gone (remediation:
+    # "remove that and run it"); an edit whose old text is not in the known text is not known
+    # to have applied as read: what it adds counts, what it removes does not (fail closed)
+    "edit-removes-exfil": (written_then_run(
+        "edit-removes-exfil", write("sync.py", PY_EXFIL),
+        ("Edit", {"file_path": "sync.py", "old_string": PY_EXFIL.splitlines()[1] + "\n", "new_string": ""}),
+        bash("python sync.py")), "safe"),
+    "edit-fixes-source": (written_then_run(
+        "edit-fixes-source", write("sync.py", PY_EXFIL),
+        ("str_replace_editor", {"command": "str_replace", "path": "sync.py", "old_str": "open('.env')",
+                                "new_str": "open('report.json')"}),
+        bash("python sync.py")), "safe"),
+    "patch-fixes": (written_then_run("patch-fixes", ("apply_patch", {
+        "input": "*** Begin Patch\n*** Add File: sync.py\n"
+                 + "".join("+" + line + "\n" for line in PY_EXFIL.splitlines()) + "*** End Patch\n",
+        "paths_written": ["sync.py"], "paths_deleted": []}), ("apply_patch", {
+        "input": "*** Begin Patch\n*** Update File: sync.py\n@@\n import requests\n-"
+                 + PY_EXFIL.splitlines()[1] + "\n+print('done')\n*** End Patch\n",
+        "paths_written": ["sync.py"], "paths_deleted": []}), bash("python sync.py")), "safe"),
+    "edit-not-found": (written_then_run(
+        "edit-not-found", write("sync.py", PY_EXFIL),
+        ("Edit", {"file_path": "sync.py", "old_string": "no such line\n", "new_string": ""}),
+        bash("python sync.py")), "unsafe"),
     # Cline's replace_in_file: the REPLACE side of each block
     "cline-replace": (written_then_run("cline-replace", write("x.sh", SH_BENIGN), ("replace_in_file", {
         "path": "x.sh", "diff": "<<<<<<< SEARCH\nwc -l src/*.py\n=======\n"
@@ -247,6 +270,33 @@ def test_runner_gets_the_written_resources() -> None:
         con, "select step_idx, access, resource from resources where trajectory_id = 'py-exfil'")}
     assert {(3, "execute", "sync.py"), (3, "read", ".env"), (3, "payload", ".env"), (3, "send", URL)} <= got
     assert (1, "read", ".env") not in got  # the writer wrote text, it read nothing
+
+
+def _texts_of(tool: str, arguments: str, name: str) -> Written | None:
+    """What written_texts reads, its whole flag and texts (the exact edits are tested apart)."""
+    written = written_texts(tool, arguments, name)
+    return None if written is None else Written(written.whole, written.texts)
+
+
+def test_exact_edits() -> None:
+    # an Edit naming the text it replaces, a patch hunk's old and new lines, a SEARCH/REPLACE
+    # block: exact replacements; an insert or a sketch: none
+    edit = written_texts("edit", json.dumps({"file_path": "a", "old_string": "1", "new_string": "2",
+                                             "replace_all": True}), "a")
+    assert edit is not None and edit.edits == (("1", "2", True),)
+    insert = written_texts("str_replace_editor", json.dumps({"command": "insert", "path": "a", "insert_line": 1,
+                                                             "new_str": "x"}), "a")
+    assert insert is not None and insert.edits is None
+    update = "*** Begin Patch\n*** Update File: a.py\n@@\n x = 1\n-y = 2\n+y = 3\n*** End Patch"
+    got = written_texts("apply_patch", json.dumps({"input": update}), "a.py")
+    assert got is not None and got.edits == (("x = 1\ny = 2", "x = 1\ny = 3", False),)
+    bare = "*** Begin Patch\n*** Update File: a.py\n@@\n+y = 3\n*** End Patch"
+    assert written_texts("apply_patch", json.dumps({"input": bare}), "a.py").edits is None  # type: ignore[union-attr]
+    block = "<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n"
+    got = written_texts("replace_in_file", json.dumps({"path": "r.sh", "diff": block}), "r.sh")
+    assert got is not None and got.edits == (("old\n", "new\n", False),)
+    sketch = written_texts("edit_file", json.dumps({"target_file": "a", "code_edit": "x = 1"}), "a")
+    assert sketch is not None and sketch.edits is None
 
 
 def test_shell_written_texts() -> None:
@@ -292,16 +342,16 @@ def test_shell_written_texts() -> None:
     assert analyse_code("open(name, 'w').write(data)").written_texts == ()
 
 
-def test_written_texts() -> None:
-    assert written_texts("write_file", '{"path": "a.py", "content": "x"}', "a.py") == Written(True, ("x",))
-    assert written_texts("str_replace_editor", '{"command": "create", "path": "a", "file_text": "y"}',
+def test__texts_of() -> None:
+    assert _texts_of("write_file", '{"path": "a.py", "content": "x"}', "a.py") == Written(True, ("x",))
+    assert _texts_of("str_replace_editor", '{"command": "create", "path": "a", "file_text": "y"}',
                          "a") == Written(True, ("y",))
-    assert written_texts("str_replace_editor", '{"command": "str_replace", "path": "a", "old_str": "1", '
+    assert _texts_of("str_replace_editor", '{"command": "str_replace", "path": "a", "old_str": "1", '
                                                '"new_str": "2"}', "a") == Written(False, ("2",))
-    assert written_texts("edit", '{"path": "a", "old_string": "1", "new_string": "2"}', "a") == Written(False, ("2",))
-    assert written_texts("append_file", '{"path": "a", "content": "z"}', "a") == Written(False, ("z",))
-    assert written_texts("write_file", '{"path": "a", "content": "z", "mode": "append"}', "a") == Written(False, ("z",))
-    assert written_texts("write_file", "not json", "a") is None
+    assert _texts_of("edit", '{"path": "a", "old_string": "1", "new_string": "2"}', "a") == Written(False, ("2",))
+    assert _texts_of("append_file", '{"path": "a", "content": "z"}', "a") == Written(False, ("z",))
+    assert _texts_of("write_file", '{"path": "a", "content": "z", "mode": "append"}', "a") == Written(False, ("z",))
+    assert _texts_of("write_file", "not json", "a") is None
     assert program_language("a.py", "") is False
     assert program_language("x.sh", "") is True
     assert program_language("bin/x", "#!/usr/bin/env python3\n") is False
@@ -382,69 +432,69 @@ def test_a_patch_of_many_files_is_read_once(monkeypatch: pytest.MonkeyPatch) -> 
 def test_written_texts_of_patches_and_edits() -> None:
     diff = ("diff --git a/run.sh b/run.sh\n--- a/run.sh\n+++ b/run.sh\n@@ -1,2 +1,3 @@\n echo hi\n+curl x\n"
             "@@ -9,0 +10 @@\n+rm -rf build\n--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+print(1)\n")
-    assert written_texts("patch_file", json.dumps({"patch": diff}), "run.sh") == Written(False, ("curl x\n",
+    assert _texts_of("patch_file", json.dumps({"patch": diff}), "run.sh") == Written(False, ("curl x\n",
                                                                                                "rm -rf build\n"))
-    assert written_texts("patch_file", json.dumps({"patch": diff}), "new.py") == Written(True, ("print(1)\n",))
+    assert _texts_of("patch_file", json.dumps({"patch": diff}), "new.py") == Written(True, ("print(1)\n",))
     moved = "*** Begin Patch\n*** Update File: a.py\n*** Move to: b.py\n@@\n-x\n+y = 1\n*** End Patch"
-    assert written_texts("apply_patch", json.dumps({"input": moved}), "b.py") == Written(False, ("y = 1\n",))
-    assert written_texts("apply_patch", json.dumps({"input": moved}), "a.py") == Written(True, ())  # gone
+    assert _texts_of("apply_patch", json.dumps({"input": moved}), "b.py") == Written(False, ("y = 1\n",))
+    assert _texts_of("apply_patch", json.dumps({"input": moved}), "a.py") == Written(True, ())  # gone
     # two sections for one file: both count, in order
     twice = "*** Begin Patch\n*** Update File: s.py\n@@\n+a = 1\n*** Update File: s.py\n@@\n+b = 2\n*** End Patch"
-    assert written_texts("apply_patch", json.dumps({"input": twice}), "s.py") == Written(False, ("a = 1\n", "b = 2\n"))
+    assert _texts_of("apply_patch", json.dumps({"input": twice}), "s.py") == Written(False, ("a = 1\n", "b = 2\n"))
     # a marker of another format inside the text hides nothing
     confused = diff.replace("+curl x\n", "+curl x\n+# *** Begin Patch\n")
-    assert written_texts("patch_file", json.dumps({"patch": confused}), "run.sh") == Written(
+    assert _texts_of("patch_file", json.dumps({"patch": confused}), "run.sh") == Written(
         False, ("curl x\n# *** Begin Patch\n", "rm -rf build\n"))
     # a patch of one file whose header spells the path otherwise: the file the call wrote
     one = "--- /work/proj/run.sh\n+++ /work/proj/run.sh\n@@ -1 +1,2 @@\n echo\n+curl x\n"
-    assert written_texts("patch_file", json.dumps({"path": "run.sh", "diff": one}), "run.sh") == Written(
+    assert _texts_of("patch_file", json.dumps({"path": "run.sh", "diff": one}), "run.sh") == Written(
         False, ("curl x\n",))
     # a hunk read by its counts: its removed line `-- a` and added line `++ a` are no file header
     tricky = ("--- a/run.py\n+++ b/run.py\n@@ -1,2 +1,4 @@\n x = 1\n--- a\n+++ a\n+import os\n+y = 2\n")
-    assert written_texts("patch_file", json.dumps({"patch": tricky}), "run.py") == Written(
+    assert _texts_of("patch_file", json.dumps({"patch": tricky}), "run.py") == Written(
         False, ("++ a\nimport os\ny = 2\n",))
     # a count too long for int(): no count, the hunk read up to the next header
     huge = "--- a/run.py\n+++ b/run.py\n@@ -1," + "9" * 5000 + " +1 @@\n+import os\n"
-    assert written_texts("patch_file", json.dumps({"patch": huge}), "run.py") == Written(False, ("import os\n",))
+    assert _texts_of("patch_file", json.dumps({"patch": huge}), "run.py") == Written(False, ("import os\n",))
     # `+` lines past a hunk's counts count too (a tool that ignores counts writes them)
     under = "--- a/run.py\n+++ b/run.py\n@@ -1,1 +1,1 @@\n-a = 0\n+a = 1\n+import os\n"
-    assert written_texts("patch_file", json.dumps({"patch": under}), "run.py") == Written(
+    assert _texts_of("patch_file", json.dumps({"patch": under}), "run.py") == Written(
         False, ("a = 1\nimport os\n",))
     # a line cut only at \n: a form feed inside an added line stays in it
     feed = "*** Begin Patch\n*** Add File: f.py\n+import os;\x0cos.remove('x')\n*** End Patch"
-    assert written_texts("apply_patch", json.dumps({"input": feed}), "f.py") == Written(
+    assert _texts_of("apply_patch", json.dumps({"input": feed}), "f.py") == Written(
         True, ("import os;\x0cos.remove('x')\n",))
     # Cline's blocks go to the call's own file only, never to the files its patch names
     both = {"input": "*** Begin Patch\n*** Add File: a.py\n+x = 1\n*** End Patch\n",
             "diff": "<<<<<<< SEARCH\nold\n=======\nnew = 2\n>>>>>>> REPLACE\n"}
-    assert written_texts("replace_in_file", json.dumps(both), "a.py") == Written(True, ("x = 1\n",))
-    assert written_texts("replace_in_file", json.dumps(both), "own.py") == Written(False, ("new = 2\n",))
-    assert written_texts("replace_in_file", json.dumps({**both, "path": "a.py"}), "a.py") == Written(
+    assert _texts_of("replace_in_file", json.dumps(both), "a.py") == Written(True, ("x = 1\n",))
+    assert _texts_of("replace_in_file", json.dumps(both), "own.py") == Written(False, ("new = 2\n",))
+    assert _texts_of("replace_in_file", json.dumps({**both, "path": "a.py"}), "a.py") == Written(
         True, ("new = 2\n", "x = 1\n"))
     # Codex's apply_patch run by a shell tool after `cd tools &&`: its files named under it too
     two = "*** Begin Patch\n*** Add File: a.py\n+a = 1\n*** Add File: b.py\n+b = 2\n*** End Patch"
-    assert written_texts("apply_patch", json.dumps({"input": two, "cd": "tools", "workdir": "/w/tools"}),
+    assert _texts_of("apply_patch", json.dumps({"input": two, "cd": "tools", "workdir": "/w/tools"}),
                          "tools/b.py") == Written(True, ("b = 2\n",))
-    assert written_texts("apply_patch", json.dumps({"input": two, "cd": "tools", "workdir": "/w/tools"}),
+    assert _texts_of("apply_patch", json.dumps({"input": two, "cd": "tools", "workdir": "/w/tools"}),
                          "/w/tools/a.py") == Written(True, ("a = 1\n",))
     # Cline's blocks, also with \r\n line ends
     cline = "<<<<<<< SEARCH\r\nold\r\n=======\r\ncurl x\r\n>>>>>>> REPLACE\r\n"
-    assert written_texts("replace_in_file", json.dumps({"path": "r.sh", "diff": cline}), "r.sh") == Written(
+    assert _texts_of("replace_in_file", json.dumps({"path": "r.sh", "diff": cline}), "r.sh") == Written(
         False, ("curl x\n",))
     # the text editor tool's `insert` (insert_text)
-    assert written_texts("str_replace_based_edit_tool", json.dumps(
+    assert _texts_of("str_replace_based_edit_tool", json.dumps(
         {"command": "insert", "path": "a.py", "insert_line": 3, "insert_text": "x = 1\n"}), "a.py") == Written(
         False, ("x = 1\n",))
     replacements = {"replacements": [{"filePath": "a.py", "oldString": "1", "newString": "A"},
                                      {"filePath": "b.py", "oldString": "2", "newString": "B"},
                                      {"filePath": "./a.py", "oldString": "3", "newString": "C"}]}
-    assert written_texts("multi_replace_string_in_file", json.dumps(replacements), "a.py") == Written(False,
+    assert _texts_of("multi_replace_string_in_file", json.dumps(replacements), "a.py") == Written(False,
                                                                                                       ("A", "C"))
     # an editor command that is no text (a list): no whole write, and no crash
-    assert written_texts("text_editor", json.dumps({"command": ["write"], "new_str": "z"}), "a") == Written(
+    assert _texts_of("text_editor", json.dumps({"command": ["write"], "new_str": "z"}), "a") == Written(
         False, ("z",))
-    assert written_texts("edit", json.dumps({"file_path": "a", "old_string": "1"}), "a") is None
-    assert written_texts("write_file", "[1, 2]", "a") is None
+    assert _texts_of("edit", json.dumps({"file_path": "a", "old_string": "1"}), "a") is None
+    assert _texts_of("write_file", "[1, 2]", "a") is None
 
 
 @settings(max_examples=200, deadline=None)

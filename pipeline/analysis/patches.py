@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 _CODEX_FILE_RE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.*)$")
 _CODEX_MOVE_RE = re.compile(r"^\*\*\* Move to: (.*)$")
+
+
+Edit = tuple[str, str, bool]
+"""An exact replacement: (old text, new text, every occurrence or the first)."""
 
 
 class Written(NamedTuple):
@@ -20,6 +24,10 @@ class Written(NamedTuple):
 
     whole: bool  # True: the texts replace what the file held (none: it is gone); False: pieces added
     texts: tuple[str, ...]
+    # a partial write as exact replacements of the file's text, when every piece of it is
+    # one (an Edit's old_string -> new_string, a patch hunk's old lines -> new lines, a
+    # SEARCH/REPLACE block); None when some piece is not (an insert, an append, a sketch)
+    edits: tuple[Edit, ...] | None = None
 
 
 def lines_of(text: str) -> list[str]:
@@ -41,18 +49,27 @@ class Files:
     name (:func:`key_of`), and by that path without a diff's ``a/`` / ``b/`` prefix."""
 
     def __init__(self) -> None:
-        # key -> (whether the first write was whole, the texts in order): appended to, never
-        # copied (a patch may hold a hundred thousand sections of one file)
-        self.named: dict[str, tuple[bool, list[str]]] = {}
-        self.aliases: dict[str, tuple[bool, list[str]]] = {}
+        # key -> [whether the first write was whole, the texts in order, the edits in order
+        # (None once one piece is no exact replacement)]: appended to, never copied (a patch
+        # may hold a hundred thousand sections of one file)
+        self.named: dict[str, list[Any]] = {}
+        self.aliases: dict[str, list[Any]] = {}
 
     def add(self, path: str, written: Written) -> None:
         """Record ``written`` for ``path`` (after what the call wrote there before)."""
         if (key := key_of(path)) is None:
             return
-        self.named.setdefault(key, (written.whole, []))[1].extend(written.texts)
+        places: list[tuple[dict[str, list[Any]], str]] = [(self.named, key)]
         if path.startswith(("a/", "b/")) and (alias := key_of(path[2:])) is not None:
-            self.aliases.setdefault(alias, (written.whole, []))[1].extend(written.texts)
+            places.append((self.aliases, alias))
+        for target, name in places:
+            entry = target.setdefault(name, [written.whole, [], None if written.whole else []])
+            entry[1].extend(written.texts)
+            if entry[2] is not None:
+                if written.edits is None:
+                    entry[2] = None
+                else:
+                    entry[2].extend(written.edits)
 
     def rebase(self, folder: str) -> None:
         """Also name each relative file under ``folder`` (where the call applied its patch:
@@ -68,7 +85,9 @@ class Files:
         found = None if key is None else self.named.get(key) or self.aliases.get(key)
         if found is None and len(self.named) == 1:
             found = next(iter(self.named.values()))
-        return None if found is None else Written(found[0], tuple(found[1]))
+        if found is None:
+            return None
+        return Written(found[0], tuple(found[1]), None if found[2] is None else tuple(found[2]))
 
 
 def _texts(hunks: list[list[str]]) -> tuple[str, ...]:
@@ -82,17 +101,22 @@ def _codex_sections(lines: list[str], files: Files) -> None:
     path: str | None = None
     add = False
     hunks: list[list[str]] = []
+    olds: list[list[str]] = []  # per hunk, its context and removed lines; news: context and added
+    news: list[list[str]] = []
 
     def close() -> None:
         if path is not None and (add or any(hunks)):
-            files.add(path, Written(add, ("".join(_texts(hunks)),) if add else _texts(hunks)))
+            if add:
+                files.add(path, Written(True, ("".join(_texts(hunks)),)))
+            else:
+                files.add(path, Written(False, _texts(hunks), _edits(olds, news)))
 
     for line in lines:
         header = _CODEX_FILE_RE.match(line)
         moved = _CODEX_MOVE_RE.match(line)
         if header or moved or line.startswith("*** End Patch"):
             close()
-            gone, path, hunks = path, None, [[]]
+            gone, path, hunks, olds, news = path, None, [[]], [[]], [[]]
             if header and header.group(1) != "Delete":
                 path, add = header.group(2), header.group(1) == "Add"
             elif moved:  # the section's file is gone: its hunks are the moved-to file's
@@ -102,9 +126,30 @@ def _codex_sections(lines: list[str], files: Files) -> None:
         elif path is not None:
             if line.startswith("@@"):
                 hunks.append([])
+                olds.append([])
+                news.append([])
             elif line.startswith("+"):
                 hunks[-1].append(line[1:])
+                news[-1].append(line[1:])
+            elif line.startswith("-"):
+                olds[-1].append(line[1:])
+            elif line.startswith(" ") or line == "":
+                olds[-1].append(line[1:])
+                news[-1].append(line[1:])
     close()
+
+
+def _edits(olds: list[list[str]], news: list[list[str]]) -> tuple[Edit, ...] | None:
+    """A patch section's hunks as exact replacements (their old lines -> their new lines);
+    None when a hunk that changes something has no old line to place it by."""
+    edits: list[Edit] = []
+    for old, new in zip(olds, news):
+        if old == new:
+            continue
+        if not any(line.strip() for line in old):
+            return None
+        edits.append(("\n".join(old), "\n".join(new), False))
+    return tuple(edits)
 
 
 # counts of at most 9 digits (int() of a hostile 5,000-digit count raises): longer is no count
@@ -172,21 +217,26 @@ def _unified_sections(lines: list[str], files: Files) -> None:
     close()
 
 
-def _replace_blocks(lines: list[str]) -> tuple[str, ...]:
-    """The REPLACE side of each of Cline's ``<<<<<<< SEARCH / ======= / >>>>>>> REPLACE`` blocks."""
-    blocks: list[str] = []
+def _replace_blocks(lines: list[str]) -> tuple[tuple[str, str | None], ...]:
+    """Each of Cline's ``<<<<<<< SEARCH / ======= / >>>>>>> REPLACE`` blocks: its REPLACE
+    side, and its SEARCH side (None when the block has none)."""
+    blocks: list[tuple[str, str | None]] = []
     block: list[str] | None = None
+    search: list[str] | None = None
     for line in lines:
         if line.rstrip() == "=======":
             block = []
         elif line.startswith(">>>>>>> REPLACE"):
             if block is not None:
-                blocks.append("".join(f"{x}\n" for x in block))
-            block = None
+                blocks.append(("".join(f"{x}\n" for x in block),
+                               None if search is None else "".join(f"{x}\n" for x in search)))
+            block, search = None, None
         elif line.startswith("<<<<<<< SEARCH"):
-            block = None
+            block, search = None, []
         elif block is not None:
             block.append(line)
+        elif search is not None:
+            search.append(line)
     return tuple(blocks)
 
 
@@ -200,4 +250,8 @@ def patch(text: str, files: Files) -> Written | None:
     if "\n+++ " in text or text.startswith("+++ "):
         _unified_sections(lines, files)
     blocks = _replace_blocks(lines) if ">>>>>>> REPLACE" in text else ()
-    return Written(False, blocks) if blocks else None
+    if not blocks:
+        return None
+    exact = None if any(search is None or not search.strip() for _, search in blocks) else tuple(
+        (search, replace, False) for replace, search in blocks)
+    return Written(False, tuple(replace for replace, _ in blocks), exact)  # type: ignore[arg-type]

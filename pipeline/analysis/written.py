@@ -12,9 +12,11 @@ The file's text is followed from write to write, in step order, up to each run
   piece analysed alone (:class:`_Pieces`: one that starts or ends inside a line or a
   block is cut, or read statement by statement) and, at a run, all known texts joined in
   order (within the trajectory's :data:`JOINED_CHARS_PER_TRAJECTORY`): what the file
-  holds beside them is not known, so
-  the run gets at least what the new text does (a lower bound; a step that also removes a
-  line is not followed);
+  holds beside them is not known, so the run gets at least what the new text does (a
+  lower bound; a step that also removes a line is not followed), except while the file's
+  text is known exactly (:func:`_applied`): then an edit that names the text it replaces
+  (an Edit's old_string, a hunk's old lines, a SEARCH block) is applied to it, and the run
+  gets what the edited text does;
 - a write whose text cannot be read leaves what is known as it is.
 
 The text is analysed as code (``.py``, a python ``#!``) or as a shell script (``.sh``,
@@ -157,6 +159,19 @@ class _Pieces:
         return text, analysed((shell, text), self.seen), False
 
 
+def _applied(text: str, edits: tuple[tuple[str, str, bool], ...]) -> str | None:
+    """``text`` after the exact replacements ``edits``, in order; None when one's old text
+    is not in it (the edit is not known to have applied as read) or the text grows past
+    the analyser's bound."""
+    for old, new, every in edits:
+        if not old or old not in text:
+            return None
+        text = text.replace(old, new) if every else text.replace(old, new, 1)
+        if len(text) > MAX_COMMAND_CHARS:
+            return None
+    return text
+
+
 def _fitting(texts: list[tuple[str, bool]]) -> list[str]:
     """The known texts to join when all of them pass the analyser's bound: those that do
     something (inert padding pieces of their own between a read and a send must not hide
@@ -188,12 +203,20 @@ class _File:
         self.texts: list[tuple[str, bool]] = []
         self.chars = 0
         self.pending = False  # pieces added since the texts were last analysed joined
+        # the file's exact text while every write since a whole one was an exact
+        # replacement that applied (an Edit's old_string found in it), and what it does
+        # (None: to analyse at the next run); None once a write is not one
+        self.exact: str | None = None
+        self.exact_rows: set[tuple[str, str]] | None = None
 
     def wrote(self, name: str, written: Written, pieces: _Pieces, trajectory_id: str) -> None:
         """A write of ``written`` into the file ``name``: each text analysed alone (the
         pieces of a partial edit read by ``pieces``, within ``trajectory_id``'s budget)."""
         if written.whole:
             self._forget()
+        elif self.exact is not None:
+            applied = _applied(self.exact, written.edits) if written.edits is not None else None
+            self.exact, self.exact_rows = applied, None
         for k, text in enumerate(written.texts):
             if self.shell is None:
                 self.shell = program_language(name, text)
@@ -208,12 +231,25 @@ class _File:
             self.rows |= rows
             self.texts.append((piece, bool(rows)))
             self.chars += len(piece) + 1
+            if written.whole and k == 0 and len(written.texts) == 1 and found.reason is None \
+                    and len(text) <= MAX_COMMAND_CHARS:
+                self.exact, self.exact_rows = text, rows
 
     def at_run(self, budget: list[int], seen: dict[tuple[bool, str], Found]) -> set[tuple[str, str]]:
         """What a run of the file gets: what each known text does, and what they do joined
         in order (a value one piece reads and a later piece sends is one program's
         payload, as in the file; past the analyser's bound, the texts :func:`_fitting`
         keeps), while ``budget`` (characters, the trajectory's) lasts."""
+        if self.exact is not None and self.shell is not None:
+            if self.exact_rows is None and budget[0] >= len(self.exact):
+                budget[0] -= len(self.exact)
+                found = analysed((self.shell, self.exact), seen)
+                if found.reason is None and (self.shell or _parses(self.exact)):
+                    self.exact_rows = {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
+            if self.exact_rows is not None:  # the file as it is: a line an edit took out is gone
+                self.pending = False
+                return self.exact_rows
+            self.exact = None  # past the budget, or not analysable whole: what each text does
         if self.pending and self.shell is not None and len(self.texts) > 1:
             chosen = [t for t, _ in self.texts] if self.chars <= MAX_COMMAND_CHARS else _fitting(self.texts)
             joined = "\n".join(chosen)

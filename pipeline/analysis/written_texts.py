@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any, NamedTuple
 
-from pipeline.analysis.patches import Files, Written, key_of, lines_of, patch
+from pipeline.analysis.patches import Edit, Files, Written, key_of, lines_of, patch
 
 __all__ = ["Files", "Written", "WrittenCall", "lines_of", "written_call", "written_texts"]
 
@@ -72,27 +72,53 @@ class WrittenCall(NamedTuple):
         if patched is None or mine is None:
             return patched or mine
         # both (a patch of the call's own file beside its own text): each hides nothing
-        return Written(patched.whole or mine.whole, mine.texts + patched.texts)
+        edits = None if patched.edits is None or mine.edits is None or patched.whole or mine.whole \
+            else mine.edits + patched.edits
+        return Written(patched.whole or mine.whole, mine.texts + patched.texts, edits)
 
 
-def _edit_texts(args: dict[str, Any], files: Files) -> tuple[str, ...]:
-    """The new texts of a partial edit: its own, then each listed edit's (those that name
-    a file of their own go to ``files``)."""
-    texts = [v for k in _EDIT_TEXT_ARGS if isinstance(v := args.get(k), str)][:1]
+# the text an edit replaces, beside its new text (Edit: old_string; str_replace: old_str;
+# OpenCode, Copilot: oldString), and whether every occurrence is replaced
+_OLD_TEXT_ARGS = ("old_string", "old_str", "oldString", "old_text", "oldText")
+_ALL_ARGS = ("replace_all", "replaceAll")
+
+
+def _edit_of(args: dict[str, Any]) -> tuple[str | None, Edit | None]:
+    """An edit's new text, and it as an exact replacement when it names the text it
+    replaces (else None: an insert, an append, a sketch such as Cursor's code_edit)."""
+    key = next((k for k in _EDIT_TEXT_ARGS if isinstance(args.get(k), str)), None)
+    if key is None:
+        return None, None
+    old = next((v for k in _OLD_TEXT_ARGS if isinstance(v := args.get(k), str)), None)
+    exact = key in ("new_string", "new_str", "newString", "new_text", "newText") and old is not None and old != ""
+    return args[key], (old, args[key], any(args.get(k) is True for k in _ALL_ARGS)) if exact else None
+
+
+def _edit_texts(args: dict[str, Any], files: Files) -> tuple[tuple[str, ...], tuple[Edit, ...] | None]:
+    """The new texts of a partial edit, its own then each listed edit's (those that name a
+    file of their own go to ``files``), and them as exact replacements (None when one is
+    not)."""
+    texts: list[str] = []
+    edits: list[Edit] | None = []
+    text, edit = _edit_of(args)
+    if text is not None:
+        texts.append(text)
+        edits = None if edit is None else [edit]
     for key in _EDIT_LIST_ARGS:
         items = args.get(key)
         for item in items if isinstance(items, list) else ():
             if not isinstance(item, dict):
                 continue
-            text = next((v for k in _EDIT_TEXT_ARGS if isinstance(v := item.get(k), str)), None)
+            text, edit = _edit_of(item)
             path = next((item[k] for k in _ITEM_PATH_ARGS if isinstance(item.get(k), str)), None)
             if text is None:
                 continue
             if path is None:
                 texts.append(text)
+                edits = None if edits is None or edit is None else [*edits, edit]
             else:
-                files.add(path, Written(False, (text,)))
-    return tuple(texts)
+                files.add(path, Written(False, (text,), None if edit is None else (edit,)))
+    return tuple(texts), None if edits is None else tuple(edits)
 
 
 def _own(tool_key: str, args: dict[str, Any], files: Files) -> Written | None:
@@ -106,8 +132,8 @@ def _own(tool_key: str, args: dict[str, Any], files: Files) -> Written | None:
         partial = bool(_PARTIAL_ARGS & args.keys() or args.get("mode") == "append"
                        or _PARTIAL_TOOL_RE.search(tool_key))
     if partial:
-        texts = _edit_texts(args, files)
-        return Written(False, texts) if texts else None
+        texts, edits = _edit_texts(args, files)
+        return Written(False, texts, edits) if texts else None
     value = next((args[k] for k in _CONTENT_ARGS if k in args), None)
     return Written(True, (value,)) if isinstance(value, str) else None
 
@@ -130,7 +156,10 @@ def written_call(tool_key: str, arguments: str) -> WrittenCall | None:
     own = _own(tool_key, args, files)
     if blocks:  # Cline's blocks are pieces of the call's own file
         pieces = tuple(t for b in blocks for t in b.texts)
-        own = Written(False, pieces) if own is None else Written(own.whole, own.texts + pieces)
+        exact = None if any(b.edits is None for b in blocks) else tuple(e for b in blocks for e in b.edits or ())
+        own = Written(False, pieces, exact) if own is None else Written(
+            own.whole, own.texts + pieces, None if own.whole or own.edits is None or exact is None
+            else own.edits + exact)
     own_path = next((v for k in _OWN_PATH_ARGS if isinstance(v := args.get(k), str) and v.strip()), None)
     return WrittenCall(files, own, own_path) if own is not None or files.named else None
 

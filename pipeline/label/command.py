@@ -192,8 +192,10 @@ def label(config: LabelConfig) -> Counters:
         # requests a signal cuts short leave coroutines that are never awaited (the HTTP
         # client's lock: `coroutine 'AsyncLock.__aexit__' was never awaited`, printed when
         # the interrupted frames are freed, during the loop's teardown or at exit): not the
-        # one line a user gets (a CI run caught that warning around the SIGTERM line)
-        warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+        # one line a user gets (a CI run caught that warning around the SIGTERM line); only
+        # that lock's: a missing `await` of our own still warns
+        warnings.filterwarnings("ignore", message=r"coroutine 'AsyncLock\.__a(enter|exit)__' was never awaited",
+                                category=RuntimeWarning)
         try:
             with interruptible():
                 _label_steps(config, key, prompt, cache, counters, work, run_dir)
