@@ -37,6 +37,15 @@ shell_writes as (
     join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
     where s.kind = 'tool_call' and s.exec_status in ('executed', 'unknown') and w.step_idx <= l.last_run
 ),
+shell_rewrites as (
+    -- any write of the file by a shell or code step (`cp b x.py`, `sed -i`, `git checkout --
+    -- x.py`, and those of known text): what the file holds after it is not known exactly
+    -- (written_programs then follows it as a lower bound)
+    select distinct r.trajectory_id, r.step_idx, l.name
+    from resources r semi join shell_calls c on c.trajectory_id = r.trajectory_id and c.step_idx = r.step_idx
+    join last_runs l on l.trajectory_id = r.trajectory_id and l.name = lg_norm_path_if(r.resource)
+    where r.access = 'write' and r.step_idx <= l.last_run
+),
 write_rows as (
     -- the first of a call's rows carries its arguments (a patch writes thousands of files:
     -- one copy of its arguments, not one per file)
@@ -45,22 +54,30 @@ write_rows as (
     from writes
 ),
 final as (
-    -- written_programs reads each call's text once, from its first row; a shell write names
-    -- its text by (program_id, k): the k-th known text of that program's analysis
+    -- written_programs reads each call's text once, from its first row (`executed`: the call
+    -- is known to have run, not only maybe: only then does an exact edit of it apply); a
+    -- shell write names its text by (program_id, k): the k-th known text of that program's
+    -- analysis; a shell rewrite has neither tool nor text
     select trajectory_id, step_idx, name, false as is_write, null::varchar as tool_key, null::varchar as arguments,
-        null::bigint as program_id, null::bigint as k, null::boolean as appended
+        null::bigint as program_id, null::bigint as k, null::boolean as executed
     from runs
     union all
-    select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), s.arguments, null, null, null
+    select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), s.arguments, null, null,
+        s.exec_status = 'executed'
     from write_rows w join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
     where w.first_row and s.args_ok
     union all
-    select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), null, null, null, null
+    select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), null, null, null,
+        s.exec_status = 'executed'
     from write_rows w join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
     where not w.first_row and s.args_ok
     union all
-    select trajectory_id, step_idx, name, true, null, null, program_id, k, appended
+    select trajectory_id, step_idx, name, true, null, null, program_id, k, null
     from shell_writes
+    union all
+    select trajectory_id, step_idx, name, true, null, null, null, null, null
+    from shell_rewrites
 )
 -- in step order; in one step, its writes before its runs, its texts in the order written
-select * from final order by trajectory_id, name, step_idx, is_write desc, k
+-- (then its other writes)
+select * from final order by trajectory_id, name, step_idx, is_write desc, k nulls last

@@ -99,7 +99,7 @@ def _codex_sections(lines: list[str], files: Files) -> None:
     each hunk; a file moved away is gone (nothing known of it), the moved-to file gets the
     hunks (what it held before is not followed across the move)."""
     path: str | None = None
-    add = False
+    add = moving = False
     hunks: list[list[str]] = []
     olds: list[list[str]] = []  # per hunk, its context and removed lines; news: context and added
     news: list[list[str]] = []
@@ -108,21 +108,21 @@ def _codex_sections(lines: list[str], files: Files) -> None:
         if path is not None and (add or any(hunks)):
             if add:
                 files.add(path, Written(True, ("".join(_texts(hunks)),)))
-            else:
-                files.add(path, Written(False, _texts(hunks), _edits(olds, news)))
+            else:  # moved: the hunks edit the old file's text, not the moved-to one's
+                files.add(path, Written(False, _texts(hunks), None if moving else _edits(olds, news)))
 
     for line in lines:
         header = _CODEX_FILE_RE.match(line)
         moved = _CODEX_MOVE_RE.match(line)
         if header or moved or line.startswith("*** End Patch"):
             close()
-            gone, path, hunks, olds, news = path, None, [[]], [[]], [[]]
+            gone, path, hunks, olds, news, moving = path, None, [[]], [[]], [[]], False
             if header and header.group(1) != "Delete":
                 path, add = header.group(2), header.group(1) == "Add"
             elif moved:  # the section's file is gone: its hunks are the moved-to file's
                 if gone is not None:
                     files.add(gone, Written(True, ()))
-                path, add = moved.group(1), False
+                path, add, moving = moved.group(1), False, True
         elif path is not None:
             if line.startswith("@@"):
                 hunks.append([])

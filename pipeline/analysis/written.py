@@ -85,6 +85,10 @@ def _parses(text: str) -> bool:
 # themselves (at most 8 parses of a piece, each distinct piece once a shard) are not
 # budgeted: linear in the record.
 SALVAGE_CHARS_PER_TRAJECTORY = 200_000
+# Applying an exact edit copies the file's known text; a trajectory may copy this many
+# characters so (25,000 edits of a 100 KB file took 16 s before), then follows the file as a
+# lower bound
+EXACT_CHARS_PER_TRAJECTORY = 10_000_000
 
 
 def _statements(text: str) -> str:
@@ -125,6 +129,16 @@ class _Pieces:
         self.seen = seen
         self.read: dict[tuple[bool, str], tuple[str, Found, bool]] = {}  # -> piece, analysis, salvaged
         self.budgets: dict[str, int] = {}
+        self.exact_budgets: dict[str, int] = {}
+
+    def charge_exact(self, trajectory_id: str, chars: int) -> bool:
+        """Whether ``trajectory_id`` may still apply exact edits copying ``chars``
+        characters (``EXACT_CHARS_PER_TRAJECTORY``), charged when it may."""
+        left = self.exact_budgets.setdefault(trajectory_id, EXACT_CHARS_PER_TRAJECTORY)
+        if left < chars:
+            return False
+        self.exact_budgets[trajectory_id] = left - chars
+        return True
 
     def _whole(self, shell: bool, text: str) -> tuple[str, Found] | None:
         """The text as it is, when it parses (Python) or is not opaque (shell)."""
@@ -161,10 +175,13 @@ class _Pieces:
 
 def _applied(text: str, edits: tuple[tuple[str, str, bool], ...]) -> str | None:
     """``text`` after the exact replacements ``edits``, in order; None when one's old text
-    is not in it (the edit is not known to have applied as read) or the text grows past
-    the analyser's bound."""
+    is not in it exactly once (every occurrence: at least once), so the edit is not known
+    to have applied as read, or the text grows past the analyser's bound."""
     for old, new, every in edits:
-        if not old or old not in text:
+        # once only, unless every occurrence is replaced: where a tool placed an edit of a
+        # text found twice (Codex's `@@` context, Cline's search from the previous block) is
+        # not read here
+        if not old or (text.count(old) != 1 if not every else old not in text):
             return None
         text = text.replace(old, new) if every else text.replace(old, new, 1)
         if len(text) > MAX_COMMAND_CHARS:
@@ -215,7 +232,9 @@ class _File:
         if written.whole:
             self._forget()
         elif self.exact is not None:
-            applied = _applied(self.exact, written.edits) if written.edits is not None else None
+            # each applied edit copies the text: charged to the trajectory (past it: a lower bound)
+            applied = _applied(self.exact, written.edits) if written.edits is not None \
+                and pieces.charge_exact(trajectory_id, len(self.exact) * len(written.edits)) else None
             self.exact, self.exact_rows = applied, None
         for k, text in enumerate(written.texts):
             if self.shell is None:
@@ -281,10 +300,12 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     followed: tuple[str, str] | None = None  # the file being followed (rows come file by file)
     known = _File()
     budgets: dict[str, list[int]] = {}
-    for trajectory_id, step_idx, name, is_write, _, _, program_id, k, _ in events:
+    for trajectory_id, step_idx, name, is_write, tool_key, _, program_id, k, executed in events:
         if (trajectory_id, name) != followed:
             followed, known = (trajectory_id, name), _File()
-        if is_write and program_id is not None:
+        if is_write and program_id is None and tool_key is None:  # a shell step's other write
+            known.exact = None
+        elif is_write and program_id is not None:
             # a shell or code step's known text: a piece, never the whole file (the step may
             # not have written it as it reads: a condition, a function never called, a
             # subshell in another folder, a run before the write in the same step)
@@ -292,6 +313,8 @@ def written_programs(con: duckdb.DuckDBPyConnection,
         elif is_write:
             call = calls.get((trajectory_id, step_idx))
             if call is not None and (written := call.into(name)) is not None:
+                if not executed:  # it may have run, or not: no exact edit of the known text
+                    written = written._replace(edits=None)
                 known.wrote(name, written, pieces, trajectory_id)
         else:
             budget = budgets.setdefault(trajectory_id, [JOINED_CHARS_PER_TRAJECTORY])

@@ -99,11 +99,12 @@ def _edit_texts(args: dict[str, Any], files: Files) -> tuple[tuple[str, ...], tu
     file of their own go to ``files``), and them as exact replacements (None when one is
     not)."""
     texts: list[str] = []
-    edits: list[Edit] | None = []
+    # str_replace_editor's `insert` (and any other command) inserts its new text: no replacement
+    edits: list[Edit] | None = [] if args.get("command") in (None, "str_replace") else None
     text, edit = _edit_of(args)
     if text is not None:
         texts.append(text)
-        edits = None if edit is None else [edit]
+        edits = None if edit is None or edits is None else [edit]
     for key in _EDIT_LIST_ARGS:
         items = args.get(key)
         for item in items if isinstance(items, list) else ():
