@@ -28,9 +28,11 @@ the writer's own rows say which file it wrote).
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import textwrap
 import warnings
+from collections.abc import Callable
 
 import duckdb
 import pyarrow as pa
@@ -225,8 +227,9 @@ class _File:
         # (None: to analyse at the next run); None once a write is not one
         self.exact: str | None = None
         self.exact_rows: set[tuple[str, str]] | None = None
+        self.exact_since = -1  # the step of the whole write the exact text starts from
 
-    def wrote(self, name: str, written: Written, pieces: _Pieces, trajectory_id: str) -> None:
+    def wrote(self, name: str, written: Written, pieces: _Pieces, trajectory_id: str, step_idx: int = -1) -> None:
         """A write of ``written`` into the file ``name``: each text analysed alone (the
         pieces of a partial edit read by ``pieces``, within ``trajectory_id``'s budget)."""
         if written.whole:
@@ -252,13 +255,18 @@ class _File:
             self.chars += len(piece) + 1
             if written.whole and k == 0 and len(written.texts) == 1 and found.reason is None \
                     and len(text) <= MAX_COMMAND_CHARS:
-                self.exact, self.exact_rows = text, rows
+                self.exact, self.exact_rows, self.exact_since = text, rows, step_idx
 
-    def at_run(self, budget: list[int], seen: dict[tuple[bool, str], Found]) -> set[tuple[str, str]]:
+    def at_run(self, budget: list[int], seen: dict[tuple[bool, str], Found],
+               stepped_between: Callable[[int], bool] = lambda since: False) -> set[tuple[str, str]]:
         """What a run of the file gets: what each known text does, and what they do joined
         in order (a value one piece reads and a later piece sends is one program's
         payload, as in the file; past the analyser's bound, the texts :func:`_fitting`
         keeps), while ``budget`` (characters, the trajectory's) lasts."""
+        if self.exact is not None and stepped_between(self.exact_since):
+            # a shell or code step ran since the whole write: it may have rewritten the file
+            # without a write the analyser sees (`git checkout`, `patch`, `tar x`, a script)
+            self.exact = None
         if self.exact is not None and self.shell is not None:
             if self.exact_rows is None and budget[0] >= len(self.exact):
                 budget[0] -= len(self.exact)
@@ -297,6 +305,10 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     for trajectory_id, step_idx, _, is_write, tool_key, arguments, *_ in events:
         if arguments is not None:  # a write's first row (sql/written_runs.sql)
             calls[trajectory_id, step_idx] = written_call(tool_key, arguments)
+    # the shell and code steps of each trajectory, in order: an exact text holds only while
+    # none ran since its whole write (other than the run being scored)
+    program_steps = {tid: steps for tid, steps in con.execute(
+        "select trajectory_id, list(distinct step_idx order by step_idx) from shell_calls group by all").fetchall()}
     followed: tuple[str, str] | None = None  # the file being followed (rows come file by file)
     known = _File()
     budgets: dict[str, list[int]] = {}
@@ -315,10 +327,16 @@ def written_programs(con: duckdb.DuckDBPyConnection,
             if call is not None and (written := call.into(name)) is not None:
                 if not executed:  # it may have run, or not: no exact edit of the known text
                     written = written._replace(edits=None)
-                known.wrote(name, written, pieces, trajectory_id)
+                known.wrote(name, written, pieces, trajectory_id, step_idx)
         else:
             budget = budgets.setdefault(trajectory_id, [JOINED_CHARS_PER_TRAJECTORY])
-            rows.update((trajectory_id, step_idx, access, resource) for access, resource in known.at_run(budget, seen))
+            steps = program_steps.get(trajectory_id, [])
+
+            def stepped_between(since: int, steps: list[int] = steps, run: int = step_idx) -> bool:
+                return bisect.bisect_right(steps, since) < bisect.bisect_left(steps, run)
+
+            rows.update((trajectory_id, step_idx, access, resource)
+                        for access, resource in known.at_run(budget, seen, stepped_between))
     if not rows:
         return
     schema = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("access", pa.string()),

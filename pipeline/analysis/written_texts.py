@@ -81,6 +81,7 @@ class WrittenCall(NamedTuple):
 # OpenCode, Copilot: oldString), and whether every occurrence is replaced
 _OLD_TEXT_ARGS = ("old_string", "old_str", "oldString", "old_text", "oldText")
 _ALL_ARGS = ("replace_all", "replaceAll")
+_JS_REPLACEMENT = re.compile(r"\$[&$`']")
 
 
 def _edit_of(args: dict[str, Any]) -> tuple[str | None, Edit | None]:
@@ -90,7 +91,10 @@ def _edit_of(args: dict[str, Any]) -> tuple[str | None, Edit | None]:
     if key is None:
         return None, None
     old = next((v for k in _OLD_TEXT_ARGS if isinstance(v := args.get(k), str)), None)
-    exact = key in ("new_string", "new_str", "newString", "new_text", "newText") and old is not None and old != ""
+    # a JavaScript tool's String.replace reads `$&`, `$$`, `` $` ``, `$'` in the new text as
+    # patterns (Gemini CLI, older OpenCode): what it wrote is not the text as given
+    exact = key in ("new_string", "new_str", "newString", "new_text", "newText") and old is not None and old != "" \
+        and _JS_REPLACEMENT.search(args[key]) is None
     return args[key], (old, args[key], any(args.get(k) is True for k in _ALL_ARGS)) if exact else None
 
 

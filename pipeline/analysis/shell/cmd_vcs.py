@@ -62,14 +62,6 @@ def h_git(ctx: Ctx, args: list[str], name: str) -> None:
         ctx.read(remote_name(pos[0] if pos else "origin"))
     elif sub == "remote" and len(pos) >= 3 and ctx.text(pos[0]) in ("add", "set-url"):
         remotes[ctx.text(pos[1])] = ctx.text(pos[2])
-    elif sub in ("checkout", "restore"):
-        # `git checkout [REV] -- PATHS`, `git restore PATHS`: the files are rewritten from the
-        # repository (written_programs then no longer knows their text exactly)
-        raw = [ctx.text(r) for r in rest]
-        paths = rest[raw.index("--") + 1:] if "--" in raw else rest if sub == "restore" else []
-        for p in paths:
-            if not ctx.text(p).startswith("-"):
-                ctx.write(p)
     elif sub == "rm" and not has_opt(o, "--cached"):
         for p in pos:
             ctx.delete(p)
