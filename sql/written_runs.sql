@@ -31,7 +31,7 @@ shell_writes as (
     -- a shell step's write of a known text (`cat > x.py <<'EOF' ...`, `echo ... >> x.sh`:
     -- shell_texts, from the shell analyser), up to and including the step of the last run
     -- (`cat > x.py <<'EOF' ... EOF; python x.py`: the write comes first in its step)
-    select w.trajectory_id, w.step_idx, w.name, w.program_id, w.k, w.appended
+    select w.trajectory_id, w.step_idx, w.name, w.program_id, w.k
     from shell_texts w
     join last_runs l on l.trajectory_id = w.trajectory_id and l.name = w.name
     join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx

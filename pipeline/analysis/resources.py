@@ -30,8 +30,7 @@ _PSEUDO_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")  # a URL or pseudo resource (env
 _PROGRAM_FOLDER_SCHEMA = pa.schema([("program_id", pa.int64()), ("folder", pa.string())])
 _PROGRAM_RES_SCHEMA = pa.schema([("program_id", pa.int64()), ("access", pa.string()), ("resource", pa.string())])
 _PROGRAM_OPAQUE_SCHEMA = pa.schema([("program_id", pa.int64()), ("opaque_reason", pa.string())])
-_PROGRAM_TEXT_SCHEMA = pa.schema([("program_id", pa.int64()), ("k", pa.int64()), ("name", pa.string()),
-                                  ("appended", pa.bool_())])
+_PROGRAM_TEXT_SCHEMA = pa.schema([("program_id", pa.int64()), ("k", pa.int64()), ("name", pa.string())])
 
 # Each distinct (arguments, shell/code argument name) is analysed once: nightly corpora
 # repeat the same commands (ls, git status, pytest) across thousands of calls.
@@ -95,7 +94,7 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     seen: dict[tuple[bool, str], Found] = {}
     by_id: list[Found | None] = []  # by program_id (0, 1, ...): for the carried folders below
     folder_rows: list[tuple[int, str | None]] = []
-    text_rows: list[tuple[int, int, str, bool]] = []  # (program_id, k, name, appended) of Found.texts[k]
+    text_rows: list[tuple[int, int, str]] = []  # (program_id, k, name) of Found.texts[k]
     while batch := cursor.fetchmany(batch_rows):
         for program_id, arguments, shell_arg, code_arg, inferred in batch:
             try:
@@ -114,7 +113,7 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
             if found.folder != ".":
                 folder_rows.append((program_id, found.folder))
             program_rows.extend((program_id, access, name) for access, name in found.rows)
-            text_rows.extend((program_id, k, name, appended) for k, (name, _, appended) in enumerate(found.texts))
+            text_rows.extend((program_id, k, name) for k, (name, _, _) in enumerate(found.texts))
     con.register("program_resources_in", arrow_table(program_rows, _PROGRAM_RES_SCHEMA))
     con.register("program_texts_in", arrow_table(text_rows, _PROGRAM_TEXT_SCHEMA))
     con.register("program_opaque_in", arrow_table(opaque_rows, _PROGRAM_OPAQUE_SCHEMA))
@@ -143,7 +142,7 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     )
     # the known texts shell steps write (`cat > x.py <<'EOF'`): written_programs follows them
     con.execute("create or replace temp table shell_texts as "
-                "select c.trajectory_id, c.step_idx, t.program_id, t.k, lg_norm_path_if(t.name) as name, t.appended "
+                "select c.trajectory_id, c.step_idx, t.program_id, t.k, lg_norm_path_if(t.name) as name "
                 "from shell_calls c join program_texts_in t using (program_id)")
     for name in ("program_resources_in", "program_opaque_in", "program_folders", "program_here_in",
                  "program_texts_in"):

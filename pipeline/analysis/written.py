@@ -122,6 +122,27 @@ def _cuts(text: str) -> list[str]:
     return ["".join(f"{x}\n" for x in lines[a:b]) for a, b in spans if b - a >= 1]
 
 
+_LIMITS = {"joined": lambda: JOINED_CHARS_PER_TRAJECTORY, "salvage": lambda: SALVAGE_CHARS_PER_TRAJECTORY,
+           "exact": lambda: EXACT_CHARS_PER_TRAJECTORY}
+
+
+class _Budgets:
+    """What each trajectory may still spend of each bounded kind of work, in characters
+    (``joined``, ``salvage``, ``exact``: the limits above)."""
+
+    def __init__(self) -> None:
+        self.left: dict[tuple[str, str], int] = {}
+
+    def charge(self, trajectory_id: str, kind: str, chars: int) -> bool:
+        """Whether ``trajectory_id`` may still spend ``chars`` of ``kind``; charged when it may."""
+        left = self.left.get((trajectory_id, kind))
+        left = _LIMITS[kind]() if left is None else left
+        if left < chars:
+            return False
+        self.left[trajectory_id, kind] = left - chars
+        return True
+
+
 class _Pieces:
     """The pieces edits added, each read once per shard (a call that writes many files
     gives each the same pieces): as it is when it parses, else its first cut that parses,
@@ -130,17 +151,7 @@ class _Pieces:
     def __init__(self, seen: dict[tuple[bool, str], Found]) -> None:
         self.seen = seen
         self.read: dict[tuple[bool, str], tuple[str, Found, bool]] = {}  # -> piece, analysis, salvaged
-        self.budgets: dict[str, int] = {}
-        self.exact_budgets: dict[str, int] = {}
-
-    def charge_exact(self, trajectory_id: str, chars: int) -> bool:
-        """Whether ``trajectory_id`` may still apply exact edits copying ``chars``
-        characters (``EXACT_CHARS_PER_TRAJECTORY``), charged when it may."""
-        left = self.exact_budgets.setdefault(trajectory_id, EXACT_CHARS_PER_TRAJECTORY)
-        if left < chars:
-            return False
-        self.exact_budgets[trajectory_id] = left - chars
-        return True
+        self.budgets = _Budgets()  # every bounded kind of work, per trajectory
 
     def _whole(self, shell: bool, text: str) -> tuple[str, Found] | None:
         """The text as it is, when it parses (Python) or is not opaque (shell)."""
@@ -156,12 +167,10 @@ class _Pieces:
         kept = self.read.get(key)
         if kept is None:
             kept = self.read[key] = self._repaired(shell, text if shell else textwrap.dedent(text))
-        if kept[2]:  # read statement by statement: within the trajectory's budget
-            budget = self.budgets.setdefault(trajectory_id, SALVAGE_CHARS_PER_TRAJECTORY)
-            if budget < len(text):  # past it: the piece as it is
-                plain = text if shell else textwrap.dedent(text)
-                return plain, analysed((shell, plain), self.seen)
-            self.budgets[trajectory_id] = budget - len(text)
+        # read statement by statement: within the trajectory's budget (past it: the piece as it is)
+        if kept[2] and not self.budgets.charge(trajectory_id, "salvage", len(text)):
+            plain = text if shell else textwrap.dedent(text)
+            return plain, analysed((shell, plain), self.seen)
         return kept[0], kept[1]
 
     def _repaired(self, shell: bool, text: str) -> tuple[str, Found, bool]:
@@ -237,7 +246,7 @@ class _File:
         elif self.exact is not None:
             # each applied edit copies the text: charged to the trajectory (past it: a lower bound)
             applied = _applied(self.exact, written.edits) if written.edits is not None \
-                and pieces.charge_exact(trajectory_id, len(self.exact) * len(written.edits)) else None
+                and pieces.budgets.charge(trajectory_id, "exact", len(self.exact) * len(written.edits)) else None
             self.exact, self.exact_rows = applied, None
         for k, text in enumerate(written.texts):
             if self.shell is None:
@@ -257,19 +266,21 @@ class _File:
                     and len(text) <= MAX_COMMAND_CHARS:
                 self.exact, self.exact_rows, self.exact_since = text, rows, step_idx
 
-    def at_run(self, budget: list[int], seen: dict[tuple[bool, str], Found],
+    def at_run(self, pieces: _Pieces, trajectory_id: str,
                stepped_between: Callable[[int], bool] = lambda since: False) -> set[tuple[str, str]]:
-        """What a run of the file gets: what each known text does, and what they do joined
-        in order (a value one piece reads and a later piece sends is one program's
-        payload, as in the file; past the analyser's bound, the texts :func:`_fitting`
-        keeps), while ``budget`` (characters, the trajectory's) lasts."""
+        """What a run of the file gets: while its text is known exactly and no shell or code
+        step ran since its whole write (``stepped_between``), what that text does; else what
+        each known text does, and what they do joined in order (a value one piece reads and a
+        later piece sends is one program's payload, as in the file; past the analyser's
+        bound, the texts :func:`_fitting` keeps). Analyses of whole texts are charged to the
+        trajectory's ``joined`` budget."""
+        seen = pieces.seen
         if self.exact is not None and stepped_between(self.exact_since):
             # a shell or code step ran since the whole write: it may have rewritten the file
             # without a write the analyser sees (`git checkout`, `patch`, `tar x`, a script)
             self.exact = None
         if self.exact is not None and self.shell is not None:
-            if self.exact_rows is None and budget[0] >= len(self.exact):
-                budget[0] -= len(self.exact)
+            if self.exact_rows is None and pieces.budgets.charge(trajectory_id, "joined", len(self.exact)):
                 found = analysed((self.shell, self.exact), seen)
                 if found.reason is None and (self.shell or _parses(self.exact)):
                     self.exact_rows = {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
@@ -280,8 +291,7 @@ class _File:
         if self.pending and self.shell is not None and len(self.texts) > 1:
             chosen = [t for t, _ in self.texts] if self.chars <= MAX_COMMAND_CHARS else _fitting(self.texts)
             joined = "\n".join(chosen)
-            if len(chosen) > 1 and budget[0] >= len(joined):
-                budget[0] -= len(joined)
+            if len(chosen) > 1 and pieces.budgets.charge(trajectory_id, "joined", len(joined)):
                 found = analysed((self.shell, joined), seen)
                 self.rows |= {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
         self.pending = False
@@ -311,7 +321,6 @@ def written_programs(con: duckdb.DuckDBPyConnection,
         "select trajectory_id, list(distinct step_idx order by step_idx) from shell_calls group by all").fetchall()}
     followed: tuple[str, str] | None = None  # the file being followed (rows come file by file)
     known = _File()
-    budgets: dict[str, list[int]] = {}
     for trajectory_id, step_idx, name, is_write, tool_key, _, program_id, k, executed in events:
         if (trajectory_id, name) != followed:
             followed, known = (trajectory_id, name), _File()
@@ -329,14 +338,13 @@ def written_programs(con: duckdb.DuckDBPyConnection,
                     written = written._replace(edits=None)
                 known.wrote(name, written, pieces, trajectory_id, step_idx)
         else:
-            budget = budgets.setdefault(trajectory_id, [JOINED_CHARS_PER_TRAJECTORY])
             steps = program_steps.get(trajectory_id, [])
 
             def stepped_between(since: int, steps: list[int] = steps, run: int = step_idx) -> bool:
                 return bisect.bisect_right(steps, since) < bisect.bisect_left(steps, run)
 
             rows.update((trajectory_id, step_idx, access, resource)
-                        for access, resource in known.at_run(budget, seen, stepped_between))
+                        for access, resource in known.at_run(pieces, trajectory_id, stepped_between))
     if not rows:
         return
     schema = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("access", pa.string()),

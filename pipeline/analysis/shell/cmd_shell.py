@@ -11,6 +11,7 @@ import re
 
 from pipeline.analysis.shell.args import parse_opts
 from pipeline.analysis.shell.ctx import Ctx
+from pipeline.analysis.shell.model import MAX_COMMAND_CHARS
 from pipeline.analysis.shell.tables import OPTIONS
 
 
@@ -132,9 +133,9 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "a"
 # an escape: \xHH, an octal \NNN (echo -e: \0NNN), \c (stop), or one character
 _ESCAPE_RE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|0[0-7]{0,3}|[1-7][0-7]{0,2}|.)", re.S)
 _PRINTF_PART = re.compile(r"%(.)|%$", re.S)
-# a printed text longer than this is not followed (printf repeats its format per argument:
-# a 95 KB command printed a billion characters); the analyser's own bound on a program
-MAX_PRINTED_CHARS = 100_000
+# a printed text longer than the analyser's own bound on a program is not followed (printf
+# repeats its format per argument: a 95 KB command printed a billion characters)
+MAX_PRINTED_CHARS = MAX_COMMAND_CHARS
 
 
 def _unescaped(text: str, echo: bool) -> tuple[str, bool]:

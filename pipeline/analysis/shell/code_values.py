@@ -12,7 +12,7 @@ import ast
 from typing import Protocol
 
 from pipeline.analysis.shell.code_names import is_environ
-from pipeline.analysis.shell.model import FIXED_VARS
+from pipeline.analysis.shell.model import FIXED_VARS, MAX_COMMAND_CHARS
 
 __all__ = ["const_value", "fixed_env", "loop_value"]
 
@@ -39,9 +39,9 @@ def fixed_env(v: Values, node: ast.AST) -> str | None:
     return FIXED_VARS.get(key) if key is not None else None
 
 
-# a value computed longer than this is not known: `s = s + s` repeated doubles it (34 times
-# in 200 bytes of code: 34 GB); a text this long is beyond the analyser's bound anyway
-MAX_VALUE_CHARS = 100_000
+# a value computed longer than the analyser's own bound on a program is not known: `s = s + s`
+# repeated doubles it (34 times in 200 bytes of code: 34 GB)
+MAX_VALUE_CHARS = MAX_COMMAND_CHARS
 
 
 def const_value(v: Values, node: ast.AST | None) -> str | None:

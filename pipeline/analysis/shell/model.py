@@ -67,7 +67,7 @@ class ShellAnalysis:
     here: tuple[tuple[str, str], ...] | None = None
     # the files the command writes a known text into, in order: (name, text, appended) of
     # `cat > x.py <<'EOF' ...`, `echo ... >> x.sh` (pipeline/analysis/written.py follows
-    # the text into a later run of the file)
+    # the text into a later run of the file, reading each as a piece, appended or not)
     written_texts: tuple[tuple[str, str, bool], ...] = ()
 
 
