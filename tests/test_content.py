@@ -122,7 +122,7 @@ def test_hostile_outputs_stay_bounded() -> None:
     from pipeline.stages import tables as stages
     from pipeline.config import RunConfig
     from pipeline.policy import load_policy
-    from pipeline.sql import materialize, materialize_per_rule
+    from pipeline.sql import materialize
 
     con = stages.connect(RunConfig(inputs=(), out=Path("unused")))
     for name, table in load_policy().tables().items():
@@ -135,7 +135,7 @@ def test_hostile_outputs_stay_bounded() -> None:
     start = time.perf_counter()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     materialize(con, "content_candidates", pattern=con.execute("select pattern from policy_content_any").fetchall()[0][0])
-    materialize_per_rule(con, "content_spans", stages._rules(con, "policy_content"))
+    stages.content_spans(con)
     assert time.perf_counter() - start < 60
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 1_500_000  # KiB: under 1.5 GB more
     per_output = rows(con, "select trajectory_id, ord, count(*) as n from content_spans group by all")
