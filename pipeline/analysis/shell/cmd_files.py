@@ -57,7 +57,25 @@ def h_write_all(ctx: Ctx, args: list[str], name: str) -> None:
     for p in pos:
         ctx.write(p, ctx.stdin.resources if name == "tee" else ())
     if name == "tee":
+        text = _teed_text(ctx)
+        appended = any(k in ("-a", "--append") for k, _ in opts)
+        for p in pos:
+            if text is not None and not ctx.dynamic(p):  # `echo TEXT | tee x.sh`, `tee x.sh <<'EOF'`
+                ctx.acc.wrote_text(ctx.text(p), text, appended)
         ctx.stdout_passthrough()
+
+
+def _teed_text(ctx: Ctx) -> str | None:
+    """The known text ``tee`` copies into its files: what the command before it printed,
+    exactly (``Flow.exact``: echo, printf, cat of a known text), or its own here-document's
+    or here-string's text (as ``cat``'s: engine.written_text); None when anything else may
+    be in it (a file's content, a decoded text, a program's output)."""
+    into = ctx.stdin_redirect()
+    if into is None:
+        return ctx.stdin.exact
+    # a here-document's substitutions (`$(cat key)`) carry resources: then not known
+    known = into[0] in ("<<", "<<<") and not ctx.stdin.resources and not ctx.stdin.transformed
+    return ctx.stdin_literal() if known else None
 
 
 def h_delete(ctx: Ctx, args: list[str], name: str) -> None:

@@ -12,10 +12,11 @@ dispatches every simple command to :mod:`pipeline.analysis.shell.commands`. Nest
 from __future__ import annotations
 
 import itertools
-import posixpath
 import math
+import posixpath
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from pipeline.analysis.shell.cmd_shell import printed_text
 from pipeline.analysis.shell.commands import KEYWORDS, run_command_words
@@ -48,6 +49,9 @@ __all__ = ["Analyser", "CodeAnalyser", "analyse"]
 
 CodeAnalyser = Callable[[str, bool, int], ShellAnalysis]
 """``code(text, python, depth)``: resources of program text run by a command."""
+
+
+_STDOUT_OPS = (">", ">>", ">|", "&>", "&>>")  # redirections of stdout (`&>`: with stderr)
 
 
 class Analyser(Words):
@@ -231,11 +235,10 @@ class Analyser(Words):
         if words:
             self.dispatch(words, ctx)
         out_redirected = False
-        # the file a known text goes to (`cat > x.py <<'EOF'`, `echo TEXT >> x.sh`): the last
-        # redirection of stdout, of a command that writes its text as given (not printf's
-        # format, not `echo -e`'s escapes)
+        # the file a known text goes to (`cat > x.py <<'EOF'`, `echo TEXT >> x.sh`, `&> x.sh`):
+        # the last redirection of stdout, of a command whose output is known (written_text)
         written = self.written_text(words, ctx)
-        last_out = max((k for k, (op, _) in enumerate(redirs) if op in (">", ">>", ">|")), default=None)
+        last_out = max((k for k, (op, _) in enumerate(redirs) if op in _STDOUT_OPS), default=None)
         for k, (op, target) in enumerate(redirs):
             tcp = DEV_TCP.match(self.restore(target))
             if tcp:
@@ -260,12 +263,12 @@ class Analyser(Words):
                 src = ctx.stdout.resources if ctx.stdout else tuple(ctx.stage_reads) + stdin.resources
                 ctx.write(target, src)
                 if k == last_out and written is not None and not ctx.dynamic(target):  # only known text
-                    ctx.acc.wrote_text(ctx.text(target), written, op == ">>")
+                    ctx.acc.wrote_text(ctx.text(target), written, op in (">>", "&>>"))
                 out_redirected = out_redirected or op != "<>"
         if out_redirected:
             return Flow()
-        if ctx.stdout is not None:
-            return ctx.stdout
+        if ctx.stdout is not None:  # what it prints, exactly when known (`echo TEXT | tee x.sh`)
+            return ctx.stdout if written is None else replace(ctx.stdout, exact=written)
         res = tuple(dict.fromkeys(stdin.resources + tuple(r for r in ctx.stage_reads if r)))
         return Flow(res, transformed=stdin.transformed)
 

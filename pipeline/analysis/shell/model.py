@@ -223,13 +223,15 @@ class Flow:
 
     ``resources``: files/URLs whose content flows on; ``literal``: known text (echo,
     here-doc; beside resources, the part of the output that is known); ``items``: names it lists (find, grep -l) for xargs; ``transformed``: the
-    data was decoded or rewritten (base64 -d, tr, sed). All empty: output of a program
-    we cannot follow."""
+    data was decoded or rewritten (base64 -d, tr, sed); ``exact``: the whole output as the
+    command prints it, when known (echo/printf/cat of a known text: ``tee FILE`` writes it).
+    All empty: output of a program we cannot follow."""
 
     resources: tuple[str, ...] = ()
     literal: str | None = None
     items: tuple[str, ...] = ()
     transformed: bool = False
+    exact: str | None = None
 
 
 def union_flows(flows: list[Flow]) -> Flow:
