@@ -1,5 +1,5 @@
-"""The shell analyser's work bound on hostile text (pipeline/shell_model.Budget,
-pipeline/shell_tree.tree): quadratic parses halted, loop and variable expansion bounded,
+"""The shell analyser's work bound on hostile text (pipeline/analysis/shell/budget.py Budget,
+pipeline/analysis/shell/tree.py tree): quadratic parses halted, loop and variable expansion bounded,
 one budget for all nested analyses, resource sets deduplicated in linear time; and the
 fuzz harness (bench/shell_fuzz.py) run on the crash-prone families in child processes.
 
@@ -16,7 +16,8 @@ from collections.abc import Callable
 import pytest
 
 from pipeline.analysis.shell import ShellAnalysis, analyse_code, analyse_command
-from pipeline.analysis.shell.model import ANALYSIS_CPU_SECONDS, MAX_COMMAND_CHARS, TOO_COMPLEX, Budget, TooComplex
+from pipeline.analysis.shell.budget import ANALYSIS_CPU_SECONDS, TOO_COMPLEX, Budget, TooComplex
+from pipeline.analysis.shell.model import MAX_COMMAND_CHARS
 from pipeline.analysis.shell.tree import PARSE_CPU_SECONDS
 from tests.conftest import REPO
 

@@ -35,7 +35,8 @@ import time
 from pipeline.analysis.shell.code import analyse_code_text
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.engine import analyse
-from pipeline.analysis.shell.model import MAX_COMMAND_CHARS, Acc, ShellAnalysis, budget
+from pipeline.analysis.shell.budget import budget
+from pipeline.analysis.shell.model import MAX_COMMAND_CHARS, Acc, ShellAnalysis
 
 __all__ = ["ShellAnalysis", "analyse_command", "analyse_code", "MAX_COMMAND_CHARS", "Acc", "Ctx"]
 

@@ -23,21 +23,9 @@ from pipeline.analysis.shell.commands import KEYWORDS, run_command_words
 from pipeline.analysis.shell.engine_words import Words
 from pipeline.analysis.shell.redirects import Opened, base_op, stdin_redirect
 from pipeline.analysis.shell.ctx import Ctx, mktemp_glob
+from pipeline.analysis.shell.budget import STAGE_WORK, TOO_COMPLEX, Budget, TooComplex, budget
 from pipeline.analysis.shell.model import (
-    ASSIGN_RE,
-    DEV_TCP,
-    MAX_COMMAND_CHARS,
-    MAX_DEPTH,
-    MAX_PRODUCT,
-    STAGE_WORK,
-    TOO_COMPLEX,
-    VAR_RE,
-    Acc,
-    Budget,
-    Flow,
-    ShellAnalysis,
-    TooComplex,
-    budget,
+    ASSIGN_RE, DEV_TCP, MAX_COMMAND_CHARS, MAX_DEPTH, MAX_PRODUCT, VAR_RE, Acc, Flow, ShellAnalysis,
 )
 from pipeline.analysis.shell.stages import ROOT
 from pipeline.analysis.shell.syntax import Stage, parse

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from pipeline.analysis.shell.model import DEV_TCP, FIXED_VARS, VAR_RE, Budget, Flow, normalise, union_flows
+from pipeline.analysis.shell.budget import Budget
+from pipeline.analysis.shell.model import DEV_TCP, FIXED_VARS, VAR_RE, Flow, normalise, union_flows
 from pipeline.analysis.shell.redirects import (
     Opened, base_op, exec_defaults, keeps_stdin, stdin_redirect, through_opened, unknown_fd,
 )

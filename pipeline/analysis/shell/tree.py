@@ -17,7 +17,7 @@ __all__ = ["tree", "error_reason", "heredoc_reason", "parse_failed", "unglued", 
 
 PARSE_CPU_SECONDS = 0.5
 """CPU time (this thread's) a parse may take unless the caller gives a deadline (the
-analyser gives its own, :class:`pipeline.analysis.shell.model.Budget`). tree-sitter-bash is
+analyser gives its own, :class:`pipeline.analysis.shell.budget.Budget`). tree-sitter-bash is
 quadratic on some text (100,000 characters of ``<<E`` lines: 10 s; of ``[[ ( `` nesting:
 2.4 s); corpus commands parse in under 5 ms. A parse past its deadline is halted and the
 command is opaque."""
