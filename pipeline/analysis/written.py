@@ -267,7 +267,7 @@ class _File:
                 self.exact, self.exact_rows, self.exact_since = text, rows, step_idx
 
     def at_run(self, pieces: _Pieces, trajectory_id: str,
-               stepped_between: Callable[[int], bool] = lambda since: False) -> set[tuple[str, str]]:
+               stepped_between: Callable[[int], bool]) -> set[tuple[str, str]]:
         """What a run of the file gets: while its text is known exactly and no shell or code
         step ran since its whole write (``stepped_between``), what that text does; else what
         each known text does, and what they do joined in order (a value one piece reads and a
