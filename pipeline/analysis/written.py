@@ -225,7 +225,7 @@ class _File:
 
     def _forget(self) -> None:
         """Nothing known (before the first write; a whole write replaces the text)."""
-        self.shell: bool | None = None  # how it runs (program_language of its name and first text)
+        self.shell: bool | None = None  # how it runs (program_language of its name and latest `#!` text)
         self.rows: set[tuple[str, str]] = set()  # what its known texts read, run, delete, send
         # its known texts in order (pieces as analysed), each with whether it does something
         self.texts: list[tuple[str, bool]] = []
@@ -249,8 +249,11 @@ class _File:
                 and pieces.budgets.charge(trajectory_id, "exact", len(self.exact) * len(written.edits)) else None
             self.exact, self.exact_rows = applied, None
         for k, text in enumerate(written.texts):
-            if self.shell is None:
-                self.shell = program_language(name, text)
+            # by its extension, else by the latest text that starts with a `#!` line (a shell
+            # rewrite `cat > bin/x <<EOF` of a script first written with another one); the
+            # texts analysed before keep what they did (fail closed)
+            lang = program_language(name, text)
+            self.shell = self.shell if lang is None else lang
             if self.shell is None:
                 continue
             if written.whole and k == 0:

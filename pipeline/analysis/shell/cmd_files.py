@@ -74,7 +74,8 @@ def _teed_text(ctx: Ctx) -> str | None:
     if into is None:
         return ctx.stdin.exact
     # a here-document's substitutions (`$(cat key)`) carry resources: then not known
-    known = into[0] in ("<<", "<<<") and not ctx.stdin.resources and not ctx.stdin.transformed
+    known = (into[0] == "<<" or into[0] == "<<<" and not ctx.dynamic(into[1])) \
+        and not ctx.stdin.resources and not ctx.stdin.transformed
     return ctx.stdin_literal() if known else None
 
 

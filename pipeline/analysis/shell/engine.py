@@ -42,6 +42,14 @@ CodeAnalyser = Callable[[str, bool, int], ShellAnalysis]
 _STDOUT_OPS = (">", ">>", ">|", "&>", "&>>")  # redirections of stdout (`&>`: with stderr)
 
 
+def _moves_stdout(op: str, target: str) -> bool:
+    """Whether a redirection sends a command's stdout elsewhere than down its pipe
+    (`>&2`, `1>&2`, `>&-`, `> /dev/stderr`, `>&3`): then what it prints is not what the
+    next command reads. Input and other descriptors' redirections (`2>err`, `2>&1`) leave it."""
+    fd = op[:len(op) - len(base_op(op))]
+    return fd in ("", "1") and base_op(op) not in ("<", "<<", "<<<", "<&", "<>")
+
+
 class Analyser(Words):
     """State of one command text at one nesting level (its words' text and what they
     carry: :class:`pipeline.analysis.shell.engine_words.Words`)."""
@@ -186,6 +194,8 @@ class Analyser(Words):
             binding = {n: val for (n, _), val in zip(known, combo)}
             words = [self.expand(w, binding) for w in stage.words]
             redirs, fed = self.redirected(stage, words, binding, stdin, around_names)
+            if fed is not stdin and fed.exact is not None:  # a compound's pipe: a command before may read
+                fed = replace(fed, exact=None)                # from it (`| { read x; tee f; }`)
             # a bare `exec` writes nothing of its own: what arrives passes on (fail closed)
             keep = stage.takes != ROOT or words == ["exec"]
             outs.append(self.simple(words, redirs, fed, stage.scoped, gathered=keep))
@@ -256,7 +266,8 @@ class Analyser(Words):
         if out_redirected:
             return Flow()
         if ctx.stdout is not None:  # what it prints, exactly when known (`echo TEXT | tee x.sh`)
-            return ctx.stdout if written is None else replace(ctx.stdout, exact=written)
+            exact = written is not None and not any(_moves_stdout(op, target) for op, target in redirs)
+            return replace(ctx.stdout, exact=written) if exact else ctx.stdout
         res = tuple(dict.fromkeys(stdin.resources + tuple(r for r in ctx.stage_reads if r)))
         return Flow(res, transformed=stdin.transformed)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pipeline.analysis.shell.words import restore_private
 
@@ -230,10 +230,10 @@ def union_flows(flows: list[Flow]) -> Flow:
     loop's runs): every resource any of them carries, the names they list, the text known
     of them joined by lines (``(crontab -l; echo LINE) | crontab -`` schedules LINE beside the
     old table), rewritten if any was. Commands that wrote nothing known (``cd``, output sent
-    elsewhere) add nothing."""
+    elsewhere) add nothing; so nothing is known to be its exact text (``Flow.exact``)."""
     live = [f for f in flows if f.resources or f.literal is not None or f.items or f.transformed]
-    if len(live) <= 1:
-        return live[0] if live else Flow()
+    if len(live) <= 1:  # never exactly what one printed: the others' output, if any, is not known
+        return replace(live[0], exact=None) if live else Flow()
     literals = [f.literal for f in live if f.literal is not None]
     return Flow(tuple(dict.fromkeys(r for f in live for r in f.resources)),
                 "\n".join(literals) if literals else None,
