@@ -221,11 +221,16 @@ class _File:
     each run (:meth:`at_run`)."""
 
     def __init__(self) -> None:
+        self.name = ""  # the file's name (its extension says how it runs)
         self._forget()
 
     def _forget(self) -> None:
         """Nothing known (before the first write; a whole write replaces the text)."""
         self.shell: bool | None = None  # how it runs (program_language of its name and latest `#!` text)
+        # every language a text of it says it runs as (its extension's alone, else each `#!`
+        # line's), and its texts as written, read again in a language seen later
+        self.langs: set[bool] = set()
+        self.raw: list[str] = []
         self.rows: set[tuple[str, str]] = set()  # what its known texts read, run, delete, send
         # its known texts in order (pieces as analysed), each with whether it does something
         self.texts: list[tuple[str, bool]] = []
@@ -241,6 +246,7 @@ class _File:
     def wrote(self, name: str, written: Written, pieces: _Pieces, trajectory_id: str, step_idx: int = -1) -> None:
         """A write of ``written`` into the file ``name``: each text analysed alone (the
         pieces of a partial edit read by ``pieces``, within ``trajectory_id``'s budget)."""
+        self.name = name
         if written.whole:
             self._forget()
         elif self.exact is not None:
@@ -249,25 +255,39 @@ class _File:
                 and pieces.budgets.charge(trajectory_id, "exact", len(self.exact) * len(written.edits)) else None
             self.exact, self.exact_rows = applied, None
         for k, text in enumerate(written.texts):
-            # by its extension, else by the latest text that starts with a `#!` line (a shell
-            # rewrite `cat > bin/x <<EOF` of a script first written with another one); the
-            # texts analysed before keep what they did (fail closed)
+            # by its extension, else by its `#!` lines: the file runs as its first line says,
+            # and an append or an edit may put one of another language first or not, so each
+            # text it held is also read as each language one of its texts names (fail closed:
+            # a text read as the wrong one finds nothing); the latest says how the joined and
+            # exact texts read (a shell rewrite `cat > bin/x <<EOF` of a Python script)
             lang = program_language(name, text)
+            if lang is not None and lang not in self.langs:
+                for earlier in self.raw:
+                    self._found(pieces.piece(trajectory_id, lang, earlier)[1])
+                self.langs.add(lang)
             self.shell = self.shell if lang is None else lang
+            self.raw.append(text)
             if self.shell is None:
                 continue
+            for other in self.langs - {self.shell}:
+                self._found(pieces.piece(trajectory_id, other, text)[1])
             if written.whole and k == 0:
                 piece, found = text, analysed((self.shell, text), pieces.seen)
             else:
                 piece, found = pieces.piece(trajectory_id, self.shell, text)
                 self.pending = True
-            rows = {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
-            self.rows |= rows
+            rows = self._found(found)
             self.texts.append((piece, bool(rows)))
             self.chars += len(piece) + 1
             if written.whole and k == 0 and len(written.texts) == 1 and found.reason is None \
                     and len(text) <= MAX_COMMAND_CHARS:
                 self.exact, self.exact_rows, self.exact_since = text, rows, step_idx
+
+    def _found(self, found: Found) -> set[tuple[str, str]]:
+        """What one analysis of a text of the file reads, runs, deletes and sends, added to the file's."""
+        rows = {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
+        self.rows |= rows
+        return rows
 
     def at_run(self, pieces: _Pieces, trajectory_id: str,
                stepped_between: Callable[[int], bool]) -> set[tuple[str, str]]:
@@ -282,10 +302,13 @@ class _File:
             # a shell or code step ran since the whole write: it may have rewritten the file
             # without a write the analyser sees (`git checkout`, `patch`, `tar x`, a script)
             self.exact = None
-        if self.exact is not None and self.shell is not None:
+        # the exact text runs as its own first line says (an edit may have put a `#!` line of
+        # another language further down: a comment); without one, not known: what each text does
+        lang = None if self.exact is None else program_language(self.name, self.exact)
+        if self.exact is not None and lang is not None:
             if self.exact_rows is None and pieces.budgets.charge(trajectory_id, "joined", len(self.exact)):
-                found = analysed((self.shell, self.exact), seen)
-                if found.reason is None and (self.shell or _parses(self.exact)):
+                found = analysed((lang, self.exact), seen)
+                if found.reason is None and (lang or _parses(self.exact)):
                     self.exact_rows = {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
             if self.exact_rows is not None:  # the file as it is: a line an edit took out is gone
                 self.pending = False
@@ -294,9 +317,9 @@ class _File:
         if self.pending and self.shell is not None and len(self.texts) > 1:
             chosen = [t for t, _ in self.texts] if self.chars <= MAX_COMMAND_CHARS else _fitting(self.texts)
             joined = "\n".join(chosen)
-            if len(chosen) > 1 and pieces.budgets.charge(trajectory_id, "joined", len(joined)):
-                found = analysed((self.shell, joined), seen)
-                self.rows |= {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
+            for shell in sorted(self.langs):  # in each language a text named (see wrote)
+                if len(chosen) > 1 and pieces.budgets.charge(trajectory_id, "joined", len(joined)):
+                    self._found(analysed((shell, joined), seen))
         self.pending = False
         return self.rows
 

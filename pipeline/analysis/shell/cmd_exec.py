@@ -7,7 +7,6 @@ Handler signature as in :mod:`pipeline.analysis.shell.cmd_text`.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from pipeline.analysis.shell.args import has_opt, looks_like_path, opt_values, parse_opts
 from pipeline.analysis.shell.cmd_serve import interp_serves, serve
@@ -206,7 +205,7 @@ def h_wrapper(ctx: Ctx, args: list[str], name: str) -> None:
     elif name == "xargs":
         for f in opt_values(opts, "-a", "--arg-file"):
             ctx.read(f)
-        ctx.stdin = replace(ctx.stdin, exact=None)  # its commands do not read the pipe (`| xargs tee f`)
+        ctx.stdin_taken = True  # its commands read no stdin (`| xargs tee f`, `xargs tee f <<EOF`)
         rest = rest or ["echo"]
         items = list(ctx.stdin.items) or ["$XARGS_INPUT"]
         repl = (opt_values(opts, "-I", "--replace", "-i") or [None])[-1]
@@ -219,7 +218,7 @@ def h_wrapper(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.run_argv(rest + items[:8])
         return
     if name == "sudo" and has_opt(opts, "-S", "--stdin"):
-        ctx.stdin = replace(ctx.stdin, exact=None)  # its first line is the password, not the command's
+        ctx.stdin_taken = True  # its first line is the password, not the command's
     if rest:
         ctx.run_argv(rest)
     elif name == "sudo" and has_opt(opts, "-i", "-s", "--login", "--shell"):

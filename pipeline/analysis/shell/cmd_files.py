@@ -71,6 +71,8 @@ def _teed_text(ctx: Ctx) -> str | None:
     or here-string's text (as ``cat``'s: engine.written_text); None when anything else may
     be in it (a file's content, a decoded text, a program's output)."""
     into = ctx.stdin_redirect()
+    if ctx.stdin_taken:  # under xargs or sudo -S
+        return None
     if into is None:
         return ctx.stdin.exact
     # a here-document's substitutions (`$(cat key)`) carry resources: then not known

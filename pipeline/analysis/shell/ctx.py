@@ -35,6 +35,7 @@ class Ctx:
         self.stdout: Flow | None = None
         self.scoped = False  # in a subshell, pipeline, function, conditional or loop body (syntax.Stage)
         self.stage_reads: list[str] = []
+        self.stdin_taken = False  # the command it runs gets none of it (xargs) or not all (sudo -S)
 
     # -- words
     def text(self, word: str) -> str:

@@ -44,10 +44,11 @@ _STDOUT_OPS = (">", ">>", ">|", "&>", "&>>")  # redirections of stdout (`&>`: wi
 
 def _moves_stdout(op: str, target: str) -> bool:
     """Whether a redirection sends a command's stdout elsewhere than down its pipe
-    (`>&2`, `1>&2`, `>&-`, `> /dev/stderr`, `>&3`): then what it prints is not what the
-    next command reads. Input and other descriptors' redirections (`2>err`, `2>&1`) leave it."""
+    (`>&2`, `1>&2`, `>&-`, `> /dev/stderr`, `>&3`, `1<&2`, `1<&-`): then what it prints is
+    not what the next command reads. Stdin's and other descriptors' redirections (`< f`,
+    `2>err`, `2>&1`) leave it."""
     fd = op[:len(op) - len(base_op(op))]
-    return fd in ("", "1") and base_op(op) not in ("<", "<<", "<<<", "<&", "<>")
+    return fd == "1" or fd == "" and base_op(op) not in ("<", "<<", "<<<", "<&", "<>")
 
 
 class Analyser(Words):
