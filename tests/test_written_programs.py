@@ -391,11 +391,11 @@ def test_exact_edits() -> None:
 def test_exact_edits_are_bounded_per_trajectory(monkeypatch: pytest.MonkeyPatch) -> None:
     # applying an edit copies the known text: past the trajectory's budget the file is a lower
     # bound again (the removed line counts: fail closed)
-    import pipeline.analysis.written as written
+    import pipeline.analysis.written_pieces as written_pieces
 
     record = CASES["edit-removes-exfil"][0]
     assert rows(stage_connection([record]), "select verdict from verdicts")[0]["verdict"] == "safe"
-    monkeypatch.setattr(written, "EXACT_CHARS_PER_TRAJECTORY", len(PY_EXFIL) - 1)
+    monkeypatch.setattr(written_pieces, "EXACT_CHARS_PER_TRAJECTORY", len(PY_EXFIL) - 1)
     assert rows(stage_connection([record]), "select verdict from verdicts")[0]["verdict"] == "unsafe"
 
 
@@ -499,10 +499,10 @@ def test_joined_analyses_are_bounded_per_trajectory(monkeypatch: pytest.MonkeyPa
     # trajectory's budget of joined characters lasts (else a hostile trajectory has the whole
     # file analysed again at every run)
     import pipeline.analysis.analysed as memo
-    import pipeline.analysis.written as written
+    import pipeline.analysis.written_pieces as written_pieces
 
     budget = 3 * (len(PY_BENIGN) + 40)
-    monkeypatch.setattr(written, "JOINED_CHARS_PER_TRAJECTORY", budget)
+    monkeypatch.setattr(written_pieces, "JOINED_CHARS_PER_TRAJECTORY", budget)
     texts: list[str] = []
     real = memo.analyse_code
     monkeypatch.setattr(memo, "analyse_code", lambda text: texts.append(text) or real(text))
@@ -520,7 +520,7 @@ def test_salvage_is_bounded_per_trajectory_whatever_was_read_before(monkeypatch:
     # a piece none of whose cuts parses is read statement by statement, within its
     # trajectory's budget, charged also when another trajectory read it before: what a
     # trajectory gets never depends on which trajectories its shard scored before it
-    import pipeline.analysis.written as written
+    import pipeline.analysis.written_pieces as written_pieces
 
     def salvaged(body: str) -> str:  # an edit from inside one block to inside another: no cut parses
         return "['name'])\nelse:\n    pass\n" + body + "except E:\n    pass\n"
@@ -533,7 +533,7 @@ def test_salvage_is_bounded_per_trajectory_whatever_was_read_before(monkeypatch:
                          write("sync.py", PY_BENIGN), edit, bash("python aaa.py"), bash("python sync.py"))
     # "a" can read the piece; "c" spends its budget on its first piece (aaa.py < sync.py) first
     assert len(other) > len(piece)
-    monkeypatch.setattr(written, "SALVAGE_CHARS_PER_TRAJECTORY", len(other) + 1)
+    monkeypatch.setattr(written_pieces, "SALVAGE_CHARS_PER_TRAJECTORY", len(other) + 1)
     together = {r["trajectory_id"]: r["verdict"] for r in rows(
         stage_connection([a, c]), "select trajectory_id, verdict from verdicts")}
     alone = rows(stage_connection([c]), "select verdict from verdicts")[0]["verdict"]

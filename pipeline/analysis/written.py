@@ -9,12 +9,12 @@ The file's text is followed from write to write, in step order, up to each run
   patch's added file) replaces what was known of the file;
 - a partial edit (``Edit``'s ``new_string``, ``str_replace``'s ``new_str``, Cursor's
   ``code_edit``, an append's ``content``, the lines a patch adds) adds its new text, each
-  piece analysed alone (:class:`_Pieces`: one that starts or ends inside a line or a
+  piece analysed alone (:class:`Pieces`: one that starts or ends inside a line or a
   block is cut, or read statement by statement) and, at a run, all known texts joined in
-  order (within the trajectory's :data:`JOINED_CHARS_PER_TRAJECTORY`): what the file
+  order (within the trajectory's ``JOINED_CHARS_PER_TRAJECTORY``: :mod:`.written_pieces`): what the file
   holds beside them is not known, so the run gets at least what the new text does (a
   lower bound; a step that also removes a line is not followed), except while the file's
-  text is known exactly (:func:`_applied`): then an edit that names the text it replaces
+  text is known exactly (:func:`applied`): then an edit that names the text it replaces
   (an Edit's old_string, a hunk's old lines, a SEARCH block) is applied to it, and the run
   gets what the edited text does;
 - a write whose text cannot be read leaves what is known as it is.
@@ -27,11 +27,8 @@ the writer's own rows say which file it wrote).
 
 from __future__ import annotations
 
-import ast
 import bisect
 import re
-import textwrap
-import warnings
 from collections.abc import Callable
 
 import duckdb
@@ -39,7 +36,8 @@ import pyarrow as pa
 
 from pipeline.analysis.analysed import Found, analysed, arrow_table
 from pipeline.analysis.shell import MAX_COMMAND_CHARS
-from pipeline.analysis.written_texts import Written, WrittenCall, lines_of, written_call
+from pipeline.analysis.written_pieces import Pieces, applied, fitting, parses
+from pipeline.analysis.written_texts import Written, WrittenCall, written_call
 from pipeline.sql import load_sql
 
 _WRITTEN_ACCESS = frozenset({"read", "execute", "delete", "send", "payload"})
@@ -60,160 +58,6 @@ def program_language(name: str, content: str) -> bool | None:
     if _SHEBANG_SH_RE.match(content):
         return True
     return None
-
-
-# A file's known texts are also analysed joined, at a run after new pieces, until the
-# joined texts analysed for one trajectory reach this many characters: a hostile trajectory
-# alternating edits and runs of big files would otherwise have each whole file analysed
-# again at every run (each piece is still analysed alone, once)
-JOINED_CHARS_PER_TRAJECTORY = 10 * MAX_COMMAND_CHARS
-
-
-def _parses(text: str) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return False
-    return True
-
-
-# A piece none of whose cuts parses is read statement by statement (one or two parses per
-# line: far more work per character than a parse of the whole); each trajectory may read
-# this many characters so (a hostile record of thousands of such pieces would otherwise
-# cost minutes). Charged the same whether the piece was read before or not, so what a
-# trajectory gets never depends on which trajectories a shard scored before it. The cuts
-# themselves (at most 8 parses of a piece, each distinct piece once a shard) are not
-# budgeted: linear in the record.
-SALVAGE_CHARS_PER_TRAJECTORY = 200_000
-# Applying an exact edit copies the file's known text; a trajectory may copy this many
-# characters so (25,000 edits of a 100 KB file took 16 s before), then follows the file as a
-# lower bound
-EXACT_CHARS_PER_TRAJECTORY = 10_000_000
-
-
-def _statements(text: str) -> str:
-    """The lines of ``text`` that parse alone as Python statements (a block's header, such
-    as ``with open('.env') as f:``, with ``pass`` as its body), each at the top level, in
-    order: what a piece says when it opens or closes inside a block of the file
-    (``except ...:``, ``else:``, a dedented context line)."""
-    kept: list[str] = []
-    for line in lines_of(text):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        if _parses(stripped):
-            kept.append(stripped)
-        elif stripped.endswith(":") and _parses(stripped + " pass"):
-            kept.append(stripped + " pass")
-    return "".join(f"{line}\n" for line in kept)
-
-
-def _cuts(text: str) -> list[str]:
-    """``text`` without up to its first two and up to its last two lines (an edit's text
-    may start or end inside a line or a block: ``old_string`` the tail of a line, lines
-    from a ``try:`` body into its ``except:``), fewest first lines dropped first."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the text's final newline ends its last line
-    n = len(lines)
-    spans = [(a, n - b) for a in (0, 1, 2) for b in (0, 1, 2)][1:]
-    return ["".join(f"{x}\n" for x in lines[a:b]) for a, b in spans if b - a >= 1]
-
-
-_LIMITS = {"joined": lambda: JOINED_CHARS_PER_TRAJECTORY, "salvage": lambda: SALVAGE_CHARS_PER_TRAJECTORY,
-           "exact": lambda: EXACT_CHARS_PER_TRAJECTORY}
-
-
-class _Budgets:
-    """What each trajectory may still spend of each bounded kind of work, in characters
-    (``joined``, ``salvage``, ``exact``: the limits above)."""
-
-    def __init__(self) -> None:
-        self.left: dict[tuple[str, str], int] = {}
-
-    def charge(self, trajectory_id: str, kind: str, chars: int) -> bool:
-        """Whether ``trajectory_id`` may still spend ``chars`` of ``kind``; charged when it may."""
-        left = self.left.get((trajectory_id, kind))
-        left = _LIMITS[kind]() if left is None else left
-        if left < chars:
-            return False
-        self.left[trajectory_id, kind] = left - chars
-        return True
-
-
-class _Pieces:
-    """The pieces edits added, each read once per shard (a call that writes many files
-    gives each the same pieces): as it is when it parses, else its first cut that parses,
-    else statement by statement (Python), within its trajectory's budget of that."""
-
-    def __init__(self, seen: dict[tuple[bool, str], Found]) -> None:
-        self.seen = seen
-        self.read: dict[tuple[bool, str], tuple[str, Found, bool]] = {}  # -> piece, analysis, salvaged
-        self.budgets = _Budgets()  # every bounded kind of work, per trajectory
-
-    def _whole(self, shell: bool, text: str) -> tuple[str, Found] | None:
-        """The text as it is, when it parses (Python) or is not opaque (shell)."""
-        if not shell and (len(text) > MAX_COMMAND_CHARS or not _parses(text)):
-            return None
-        found = analysed((shell, text), self.seen)
-        return (text, found) if not shell or found.reason is None else None
-
-    def piece(self, trajectory_id: str, shell: bool, text: str) -> tuple[str, Found]:
-        """A piece ``text`` an edit added (dedented when Python), as analysed, and its
-        analysis."""
-        key = (shell, text)
-        kept = self.read.get(key)
-        if kept is None:
-            kept = self.read[key] = self._repaired(shell, text if shell else textwrap.dedent(text))
-        # read statement by statement: within the trajectory's budget (past it: the piece as it is)
-        if kept[2] and not self.budgets.charge(trajectory_id, "salvage", len(text)):
-            plain = text if shell else textwrap.dedent(text)
-            return plain, analysed((shell, plain), self.seen)
-        return kept[0], kept[1]
-
-    def _repaired(self, shell: bool, text: str) -> tuple[str, Found, bool]:
-        """(the piece as analysed, its analysis, whether it was read statement by statement)."""
-        for cut in [text, *_cuts(text)]:
-            cut = cut if shell else textwrap.dedent(cut)
-            if cut.strip() and (whole := self._whole(shell, cut)) is not None:
-                return (*whole, False)
-        if not shell and len(text) <= MAX_COMMAND_CHARS and (statements := _statements(text)):
-            return statements, analysed((False, statements), self.seen), True
-        return text, analysed((shell, text), self.seen), False
-
-
-def _applied(text: str, edits: tuple[tuple[str, str, bool], ...]) -> str | None:
-    """``text`` after the exact replacements ``edits``, in order; None when one's old text
-    is not in it exactly once (every occurrence: at least once), so the edit is not known
-    to have applied as read, or the text grows past the analyser's bound."""
-    for old, new, every in edits:
-        # once only, unless every occurrence is replaced: where a tool placed an edit of a
-        # text found twice (Codex's `@@` context, Cline's search from the previous block) is
-        # not read here
-        if not old or (text.count(old) != 1 if not every else old not in text):
-            return None
-        text = text.replace(old, new) if every else text.replace(old, new, 1)
-        if len(text) > MAX_COMMAND_CHARS:
-            return None
-    return text
-
-
-def _fitting(texts: list[tuple[str, bool]]) -> list[str]:
-    """The known texts to join when all of them pass the analyser's bound: those that do
-    something (inert padding pieces of their own between a read and a send must not hide
-    the payload; an inert piece that relays the value, or padding inside a piece that does
-    something, still can), dropping the longest while still over it; in their order."""
-    doing = [(k, text) for k, (text, does) in enumerate(texts) if does]
-    total = sum(len(t) + 1 for _, t in doing)
-    dropped: set[int] = set()
-    for k, text in sorted(doing, key=lambda kt: -len(kt[1])):
-        if total <= MAX_COMMAND_CHARS:
-            break
-        dropped.add(k)
-        total -= len(text) + 1
-    return [text for k, text in doing if k not in dropped]
 
 
 class _File:
@@ -243,7 +87,7 @@ class _File:
         self.exact_rows: set[tuple[str, str]] | None = None
         self.exact_since = -1  # the step of the whole write the exact text starts from
 
-    def wrote(self, name: str, written: Written, pieces: _Pieces, trajectory_id: str, step_idx: int = -1) -> None:
+    def wrote(self, name: str, written: Written, pieces: Pieces, trajectory_id: str, step_idx: int = -1) -> None:
         """A write of ``written`` into the file ``name``: each text analysed alone (the
         pieces of a partial edit read by ``pieces``, within ``trajectory_id``'s budget)."""
         self.name = name
@@ -251,9 +95,9 @@ class _File:
             self._forget()
         elif self.exact is not None:
             # each applied edit copies the text: charged to the trajectory (past it: a lower bound)
-            applied = _applied(self.exact, written.edits) if written.edits is not None \
+            edited = applied(self.exact, written.edits) if written.edits is not None \
                 and pieces.budgets.charge(trajectory_id, "exact", len(self.exact) * len(written.edits)) else None
-            self.exact, self.exact_rows = applied, None
+            self.exact, self.exact_rows = edited, None
         for k, text in enumerate(written.texts):
             # by its extension, else by its `#!` lines: the file runs as its first line says,
             # and an append or an edit may put one of another language first or not, so each
@@ -289,13 +133,13 @@ class _File:
         self.rows |= rows
         return rows
 
-    def at_run(self, pieces: _Pieces, trajectory_id: str,
+    def at_run(self, pieces: Pieces, trajectory_id: str,
                stepped_between: Callable[[int], bool]) -> set[tuple[str, str]]:
         """What a run of the file gets: while its text is known exactly and no shell or code
         step ran since its whole write (``stepped_between``), what that text does; else what
         each known text does, and what they do joined in order (a value one piece reads and a
         later piece sends is one program's payload, as in the file; past the analyser's
-        bound, the texts :func:`_fitting` keeps). Analyses of whole texts are charged to the
+        bound, the texts :func:`fitting` keeps). Analyses of whole texts are charged to the
         trajectory's ``joined`` budget."""
         seen = pieces.seen
         if self.exact is not None and stepped_between(self.exact_since):
@@ -308,14 +152,14 @@ class _File:
         if self.exact is not None and lang is not None:
             if self.exact_rows is None and pieces.budgets.charge(trajectory_id, "joined", len(self.exact)):
                 found = analysed((lang, self.exact), seen)
-                if found.reason is None and (lang or _parses(self.exact)):
+                if found.reason is None and (lang or parses(self.exact)):
                     self.exact_rows = {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
             if self.exact_rows is not None:  # the file as it is: a line an edit took out is gone
                 self.pending = False
                 return self.exact_rows
             self.exact = None  # past the budget, or not analysable whole: what each text does
         if self.pending and self.shell is not None and len(self.texts) > 1:
-            chosen = [t for t, _ in self.texts] if self.chars <= MAX_COMMAND_CHARS else _fitting(self.texts)
+            chosen = [t for t, _ in self.texts] if self.chars <= MAX_COMMAND_CHARS else fitting(self.texts)
             joined = "\n".join(chosen)
             for shell in sorted(self.langs):  # in each language a text named (see wrote)
                 if len(chosen) > 1 and pieces.budgets.charge(trajectory_id, "joined", len(joined)):
@@ -332,7 +176,7 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     nothing); the runs and writes come from ``sql/written_runs.sql``. ``shell_texts``: per
     shell program (its ``program_id``), the known texts it writes (``Found.texts``)."""
     seen: dict[tuple[bool, str], Found] = {}
-    pieces = _Pieces(seen)
+    pieces = Pieces(seen)
     rows: set[tuple[str, int, str, str]] = set()
     events = con.execute(load_sql("written_runs")).fetchall()
     # each call read once, however many files it wrote (a patch of thousands of files)
