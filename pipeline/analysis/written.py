@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import textwrap
 from collections.abc import Callable
 
 import duckdb
@@ -70,15 +71,12 @@ class _File:
 
     def _forget(self) -> None:
         """Nothing known (before the first write; a whole write replaces the text)."""
-        self.shell: bool | None = None  # how it runs (program_language of its name and latest `#!` text)
-        # every language a text of it says it runs as (its extension's alone, else each `#!`
-        # line's), and its texts as written, read again in a language seen later
-        self.langs: set[bool] = set()
-        self.raw: list[str] = []
+        self.said: set[bool] = set()  # the languages its texts' `#!` lines named
         self.rows: set[tuple[str, str]] = set()  # what its known texts read, run, delete, send
-        # its known texts in order (pieces as analysed), each with whether it does something
-        self.texts: list[tuple[str, bool]] = []
-        self.chars = 0
+        # its known texts in order, per language they were read as (pieces as analysed),
+        # each with whether it does something, and their characters
+        self.texts: dict[bool, list[tuple[str, bool]]] = {False: [], True: []}
+        self.chars = {False: 0, True: 0}
         self.pending = False  # pieces added since the texts were last analysed joined
         # the file's exact text while every write since a whole one was an exact
         # replacement that applied (an Edit's old_string found in it), and what it does
@@ -88,8 +86,9 @@ class _File:
         self.exact_since = -1  # the step of the whole write the exact text starts from
 
     def wrote(self, name: str, written: Written, pieces: Pieces, trajectory_id: str, step_idx: int = -1) -> None:
-        """A write of ``written`` into the file ``name``: each text analysed alone (the
-        pieces of a partial edit read by ``pieces``, within ``trajectory_id``'s budget)."""
+        """A write of ``written`` into the file ``name``: each text analysed alone in each
+        of its :func:`languages` (the pieces of a partial edit read by ``pieces``, within
+        ``trajectory_id``'s budgets)."""
         self.name = name
         if written.whole:
             self._forget()
@@ -99,33 +98,44 @@ class _File:
                 and pieces.budgets.charge(trajectory_id, "exact", len(self.exact) * len(written.edits)) else None
             self.exact, self.exact_rows = edited, None
         for k, text in enumerate(written.texts):
-            # by its extension, else by its `#!` lines: the file runs as its first line says,
-            # and an append or an edit may put one of another language first or not, so each
-            # text it held is also read as each language one of its texts names (fail closed:
-            # a text read as the wrong one finds nothing); the latest says how the joined and
-            # exact texts read (a shell rewrite `cat > bin/x <<EOF` of a Python script)
-            lang = program_language(name, text)
-            if lang is not None and lang not in self.langs:
-                for earlier in self.raw:
-                    self._found(pieces.piece(trajectory_id, lang, earlier)[1])
-                self.langs.add(lang)
-            self.shell = self.shell if lang is None else lang
-            self.raw.append(text)
-            if self.shell is None:
-                continue
-            for other in self.langs - {self.shell}:
-                self._found(pieces.piece(trajectory_id, other, text)[1])
-            if written.whole and k == 0:
-                piece, found = text, analysed((self.shell, text), pieces.seen)
-            else:
-                piece, found = pieces.piece(trajectory_id, self.shell, text)
-                self.pending = True
-            rows = self._found(found)
-            self.texts.append((piece, bool(rows)))
-            self.chars += len(piece) + 1
-            if written.whole and k == 0 and len(written.texts) == 1 and found.reason is None \
-                    and len(text) <= MAX_COMMAND_CHARS:
-                self.exact, self.exact_rows, self.exact_since = text, rows, step_idx
+            own, langs = self._languages(name, text)
+            whole = written.whole and k == 0
+            for shell in langs:
+                # a shell reading its own `#!` line does not ask for: within the trajectory's budget
+                if shell and own is not True and not pieces.budgets.charge(trajectory_id, "other", len(text)):
+                    continue
+                if whole and shell == own:
+                    piece, found = text, analysed((shell, text), pieces.seen)
+                else:
+                    piece, found = pieces.piece(trajectory_id, shell, text)
+                    self.pending = True
+                rows = self._found(found)
+                self.texts[shell].append((piece, bool(rows)))
+                self.chars[shell] += len(piece) + 1
+                if whole and shell == own and len(written.texts) == 1 and found.reason is None \
+                        and len(text) <= MAX_COMMAND_CHARS:
+                    self.exact, self.exact_rows, self.exact_since = text, rows, step_idx
+
+    def _languages(self, name: str, text: str) -> tuple[bool | None, tuple[bool, ...]]:
+        """(the language ``text`` says of itself, the languages to read it as). By the
+        file's extension (`.py`, `.sh`); without an extension, as Python, and as shell unless
+        it parses as Python and its own `#!` line does not say shell: which `#!` line comes
+        first is not known when an append or an edit may put one first or not (or change
+        one: `python3` -> `bash`), and the runner (`bash x`, `python3 x`) is not read; with
+        another extension (`.cgi`), as each language a `#!` line of its texts named. A text
+        whose `#!` line names another interpreter (node, ruby) is not read."""
+        own = program_language(name, text)
+        base = name.rsplit("/", 1)[-1].lower()
+        if base.endswith((".py", ".sh", ".bash")):
+            return own, (bool(own),)
+        if own is None and text.startswith("#!"):
+            return None, ()
+        if own is not None:
+            self.said.add(own)
+        if "." in base.lstrip("."):
+            return own, tuple(sorted(self.said))
+        python_only = own is not True and parses(textwrap.dedent(text))
+        return own, (False,) if python_only else (False, True)
 
     def _found(self, found: Found) -> set[tuple[str, str]]:
         """What one analysis of a text of the file reads, runs, deletes and sends, added to the file's."""
@@ -137,10 +147,10 @@ class _File:
                stepped_between: Callable[[int], bool]) -> set[tuple[str, str]]:
         """What a run of the file gets: while its text is known exactly and no shell or code
         step ran since its whole write (``stepped_between``), what that text does; else what
-        each known text does, and what they do joined in order (a value one piece reads and a
-        later piece sends is one program's payload, as in the file; past the analyser's
-        bound, the texts :func:`fitting` keeps). Analyses of whole texts are charged to the
-        trajectory's ``joined`` budget."""
+        each known text does, and what they do joined in order, in each language they were
+        read as (a value one piece reads and a later piece sends is one program's payload,
+        as in the file; past the analyser's bound, the texts :func:`fitting` keeps). Analyses
+        of whole texts are charged to the trajectory's ``joined`` budget."""
         seen = pieces.seen
         if self.exact is not None and stepped_between(self.exact_since):
             # a shell or code step ran since the whole write: it may have rewritten the file
@@ -158,12 +168,16 @@ class _File:
                 self.pending = False
                 return self.exact_rows
             self.exact = None  # past the budget, or not analysable whole: what each text does
-        if self.pending and self.shell is not None and len(self.texts) > 1:
-            chosen = [t for t, _ in self.texts] if self.chars <= MAX_COMMAND_CHARS else fitting(self.texts)
+        for shell, texts in self.texts.items() if self.pending else ():
+            if len(texts) < 2:
+                continue
+            chosen = [t for t, _ in texts] if self.chars[shell] <= MAX_COMMAND_CHARS else fitting(texts)
             joined = "\n".join(chosen)
-            for shell in sorted(self.langs):  # in each language a text named (see wrote)
-                if len(chosen) > 1 and pieces.budgets.charge(trajectory_id, "joined", len(joined)):
-                    self._found(analysed((shell, joined), seen))
+            # Python joined only when it parses so, as it was read alone (see languages)
+            if len(chosen) > 1 and (not shell or not parses(joined) or any(
+                    program_language(self.name, t) for t in chosen)) \
+                    and pieces.budgets.charge(trajectory_id, "joined", len(joined)):
+                self._found(analysed((shell, joined), seen))
         self.pending = False
         return self.rows
 
