@@ -667,3 +667,14 @@ def test_written_texts_reads_any_arguments(args: dict[str, Any], tool: str, name
     written = written_texts(tool, json.dumps(args), name)
     assert written is None or (isinstance(written.whole, bool)
                                and all(isinstance(t, str) for t in written.texts) and written.texts)
+
+
+def test_other_language_readings_are_bounded_per_trajectory(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a text of a file without an extension that does not say shell is read as shell too,
+    # within the trajectory's budget of such readings (past it: read as Python only)
+    import pipeline.analysis.written_pieces as written_pieces
+
+    record = CASES["no-shebang-run"][0]
+    assert rows(stage_connection([record]), "select verdict from verdicts")[0]["verdict"] == "unsafe"
+    monkeypatch.setattr(written_pieces, "OTHER_CHARS_PER_TRAJECTORY", 10)
+    assert rows(stage_connection([record]), "select verdict from verdicts")[0]["verdict"] == "safe"
