@@ -87,8 +87,8 @@ class _File:
 
     def wrote(self, name: str, written: Written, pieces: Pieces, trajectory_id: str, step_idx: int = -1) -> None:
         """A write of ``written`` into the file ``name``: each text analysed alone in each
-        of its :func:`languages` (the pieces of a partial edit read by ``pieces``, within
-        ``trajectory_id``'s budgets)."""
+        of its languages (:meth:`_languages`; the pieces of a partial edit read by ``pieces``,
+        within ``trajectory_id``'s budgets)."""
         self.name = name
         if written.whole:
             self._forget()
@@ -98,12 +98,10 @@ class _File:
                 and pieces.budgets.charge(trajectory_id, "exact", len(self.exact) * len(written.edits)) else None
             self.exact, self.exact_rows = edited, None
         for k, text in enumerate(written.texts):
-            own, langs = self._languages(name, text)
             whole = written.whole and k == 0
+            # the file's text known from its first line: a whole text's, or the exact text's
+            own, langs = self._languages(name, text, text if whole else self.exact)
             for shell in langs:
-                # a shell reading its own `#!` line does not ask for: within the trajectory's budget
-                if shell and own is not True and not pieces.budgets.charge(trajectory_id, "other", len(text)):
-                    continue
                 if whole and shell == own:
                     piece, found = text, analysed((shell, text), pieces.seen)
                 else:
@@ -116,14 +114,17 @@ class _File:
                         and len(text) <= MAX_COMMAND_CHARS:
                     self.exact, self.exact_rows, self.exact_since = text, rows, step_idx
 
-    def _languages(self, name: str, text: str) -> tuple[bool | None, tuple[bool, ...]]:
+    def _languages(self, name: str, text: str, first: str | None) -> tuple[bool | None, tuple[bool, ...]]:
         """(the language ``text`` says of itself, the languages to read it as). By the
-        file's extension (`.py`, `.sh`); without an extension, as Python, and as shell unless
-        it parses as Python and its own `#!` line does not say shell: which `#!` line comes
-        first is not known when an append or an edit may put one first or not (or change
-        one: `python3` -> `bash`), and the runner (`bash x`, `python3 x`) is not read; with
-        another extension (`.cgi`), as each language a `#!` line of its texts named. A text
-        whose `#!` line names another interpreter (node, ruby) is not read."""
+        file's extension (`.py`, `.sh`); with another extension (`.cgi`), as each language a
+        `#!` line of its texts named. Without an extension: while the file's text is known
+        from its first line (``first``: a whole text, the exact text), as that line says; else as Python, and as shell unless it parses as
+        Python and neither its own `#!` line nor an earlier text's says shell (which `#!`
+        line comes first is not known when an append, an edit or a shell step may put one
+        first or not, or change `python3` into `bash`, and the runner, `bash x` or `python3
+        x`, is not read: fail closed; Python is not read as shell, where `ENV_PATH = '.env'`
+        would be a command reading `.env`). A text whose `#!` line names another
+        interpreter (node, ruby) is not read."""
         own = program_language(name, text)
         base = name.rsplit("/", 1)[-1].lower()
         if base.endswith((".py", ".sh", ".bash")):
@@ -134,7 +135,10 @@ class _File:
             self.said.add(own)
         if "." in base.lstrip("."):
             return own, tuple(sorted(self.said))
-        python_only = own is not True and parses(textwrap.dedent(text))
+        runs_as = None if first is None else program_language(name, first)
+        if runs_as is not None:
+            return own, (runs_as,)
+        python_only = True not in self.said and parses(textwrap.dedent(text))
         return own, (False,) if python_only else (False, True)
 
     def _found(self, found: Found) -> set[tuple[str, str]]:

@@ -14,8 +14,7 @@ from pipeline.analysis.analysed import Found, analysed
 from pipeline.analysis.shell import MAX_COMMAND_CHARS
 from pipeline.analysis.written_texts import lines_of
 
-__all__ = ["JOINED_CHARS_PER_TRAJECTORY", "SALVAGE_CHARS_PER_TRAJECTORY", "EXACT_CHARS_PER_TRAJECTORY",
-           "OTHER_CHARS_PER_TRAJECTORY", "Budgets",
+__all__ = ["JOINED_CHARS_PER_TRAJECTORY", "SALVAGE_CHARS_PER_TRAJECTORY", "EXACT_CHARS_PER_TRAJECTORY", "Budgets",
            "Pieces", "applied", "fitting", "parses"]
 
 
@@ -49,11 +48,6 @@ SALVAGE_CHARS_PER_TRAJECTORY = 200_000
 # characters so (25,000 edits of a 100 KB file took 16 s before), then follows the file as a
 # lower bound
 EXACT_CHARS_PER_TRAJECTORY = 10_000_000
-# A text of a file without an extension is read as shell too when its own `#!` line does
-# not say shell (pipeline/analysis/written.py ``languages``): the shell analyser's reads of
-# such texts, per trajectory (a mixed file of 40 pieces of 70 KB cost 2.8 times its
-# single reading when every piece was read twice unbounded)
-OTHER_CHARS_PER_TRAJECTORY = 10 * MAX_COMMAND_CHARS
 
 
 def _statements(text: str) -> str:
@@ -86,7 +80,7 @@ def _cuts(text: str) -> list[str]:
 
 
 _LIMITS = {"joined": lambda: JOINED_CHARS_PER_TRAJECTORY, "salvage": lambda: SALVAGE_CHARS_PER_TRAJECTORY,
-           "exact": lambda: EXACT_CHARS_PER_TRAJECTORY, "other": lambda: OTHER_CHARS_PER_TRAJECTORY}
+           "exact": lambda: EXACT_CHARS_PER_TRAJECTORY}
 
 
 class Budgets:
