@@ -118,19 +118,19 @@ class _File:
         """(the language ``text`` says of itself, the languages to read it as). By the
         file's extension (`.py`, `.sh`); with another extension (`.cgi`), as each language a
         `#!` line of its texts named. Without an extension: while the file's text is known
-        from its first line (``first``: a whole text, the exact text), as that line says; else as Python, and as shell unless it parses as
-        Python and neither its own `#!` line nor an earlier text's says shell (which `#!`
-        line comes first is not known when an append, an edit or a shell step may put one
-        first or not, or change `python3` into `bash`, and the runner, `bash x` or `python3
-        x`, is not read: fail closed; Python is not read as shell, where `ENV_PATH = '.env'`
-        would be a command reading `.env`). A text whose `#!` line names another
-        interpreter (node, ruby) is not read."""
+        from its first line (``first``: a whole text, the exact text), as that line says;
+        else as Python, and as shell unless it parses as Python and no `#!` line of its
+        texts said shell (which `#!` line comes first is not known when an append, an edit
+        or a shell step may put one first or not, or change `python3` into `bash`, and the
+        runner, `bash x` or `python3 x`, is not read: fail closed; Python is not read as
+        shell, where `ENV_PATH = '.env'` would be a command reading `.env`). Not read while the file's known first line names
+        another interpreter (node, ruby); a piece's own such line, not first, is a comment."""
         own = program_language(name, text)
         base = name.rsplit("/", 1)[-1].lower()
         if base.endswith((".py", ".sh", ".bash")):
             return own, (bool(own),)
-        if own is None and text.startswith("#!"):
-            return None, ()
+        if first is not None and first.startswith("#!") and program_language(name, first) is None:
+            return None, ()  # its first line names another interpreter (node, ruby); elsewhere a `#!` is a comment
         if own is not None:
             self.said.add(own)
         if "." in base.lstrip("."):
