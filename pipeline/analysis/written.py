@@ -123,14 +123,13 @@ class _File:
         texts said shell (which `#!` line comes first is not known when an append, an edit
         or a shell step may put one first or not, or change `python3` into `bash`, and the
         runner, `bash x` or `python3 x`, is not read: fail closed; Python is not read as
-        shell, where `ENV_PATH = '.env'` would be a command reading `.env`). Not read while the file's known first line names
-        another interpreter (node, ruby); a piece's own such line, not first, is a comment."""
+        shell, where `ENV_PATH = '.env'` would be a command reading `.env`). A `#!` line
+        naming another interpreter (node, ruby) is no language: the step may run the file
+        with `python3` or `bash` whatever its first line says."""
         own = program_language(name, text)
         base = name.rsplit("/", 1)[-1].lower()
         if base.endswith((".py", ".sh", ".bash")):
             return own, (bool(own),)
-        if first is not None and first.startswith("#!") and program_language(name, first) is None:
-            return None, ()  # its first line names another interpreter (node, ruby); elsewhere a `#!` is a comment
         if own is not None:
             self.said.add(own)
         if "." in base.lstrip("."):
