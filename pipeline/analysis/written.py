@@ -101,18 +101,21 @@ class _File:
             whole = written.whole and k == 0
             # the file's text known from its first line: a whole text's, or the exact text's
             own, langs = self._languages(name, text, text if whole else self.exact)
+            whole_rows: set[tuple[str, str]] = set()
+            readable = False  # the whole text analysed as its own language says, as it is
             for shell in langs:
                 if whole and shell == own:
                     piece, found = text, analysed((shell, text), pieces.seen)
+                    readable = found.reason is None and (shell or parses(text))
                 else:
                     piece, found = pieces.piece(trajectory_id, shell, text)
                     self.pending = True
                 rows = self._found(found)
+                whole_rows |= rows
                 self.texts[shell].append((piece, bool(rows)))
                 self.chars[shell] += len(piece) + 1
-                if whole and shell == own and len(written.texts) == 1 and found.reason is None \
-                        and len(text) <= MAX_COMMAND_CHARS:
-                    self.exact, self.exact_rows, self.exact_since = text, rows, step_idx
+            if whole and readable and len(written.texts) == 1 and len(text) <= MAX_COMMAND_CHARS:
+                self.exact, self.exact_rows, self.exact_since = text, whole_rows, step_idx
 
     def _languages(self, name: str, text: str, first: str | None) -> tuple[bool | None, tuple[bool, ...]]:
         """(the language ``text`` says of itself, the languages to read it as). By the
@@ -136,7 +139,10 @@ class _File:
             return own, tuple(sorted(self.said))
         runs_as = None if first is None else program_language(name, first)
         if runs_as is not None:
-            return own, (runs_as,)
+            # the step may name the interpreter (`bash x` with a python `#!` line): a whole
+            # text that is not what its first line says is read as the other language too
+            other = text is first and (not parses(text) if runs_as is False else parses(text))
+            return own, (runs_as, not runs_as) if other else (runs_as,)
         python_only = True not in self.said and parses(textwrap.dedent(text))
         return own, (False,) if python_only else (False, True)
 
@@ -167,6 +173,10 @@ class _File:
                 found = analysed((lang, self.exact), seen)
                 if found.reason is None and (lang or parses(self.exact)):
                     self.exact_rows = {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
+                    if lang and not self.name.lower().endswith((".sh", ".bash")) and parses(self.exact):
+                        # Python behind a shell `#!` line: `python3 x` runs it as Python
+                        python = analysed((False, self.exact), seen)
+                        self.exact_rows |= {(a, r) for a, r in python.rows if a in _WRITTEN_ACCESS}
             if self.exact_rows is not None:  # the file as it is: a line an edit took out is gone
                 self.pending = False
                 return self.exact_rows
