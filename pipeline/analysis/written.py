@@ -102,11 +102,11 @@ class _File:
             # the file's text known from its first line: a whole text's, or the exact text's
             own, langs = self._languages(name, text, text if whole else self.exact)
             whole_rows: set[tuple[str, str]] = set()
-            readable = False  # the whole text analysed as its own language says, as it is
+            readable = False  # the whole text analysed as its own language says
             for shell in langs:
                 if whole and shell == own:
                     piece, found = text, analysed((shell, text), pieces.seen)
-                    readable = found.reason is None and (shell or parses(text))
+                    readable = found.reason is None
                 else:
                     piece, found = pieces.piece(trajectory_id, shell, text)
                     self.pending = True
