@@ -171,12 +171,16 @@ class _File:
         if self.exact is not None and lang is not None:
             if self.exact_rows is None and pieces.budgets.charge(trajectory_id, "joined", len(self.exact)):
                 found = analysed((lang, self.exact), seen)
+                bare = not self.name.lower().endswith((".py", ".sh", ".bash"))  # its line decides, not a name
                 if found.reason is None and (lang or parses(self.exact)):
                     self.exact_rows = {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
-                    if lang and not self.name.lower().endswith((".sh", ".bash")) and parses(self.exact):
+                    if lang and bare and parses(self.exact):
                         # Python behind a shell `#!` line: `python3 x` runs it as Python
                         python = analysed((False, self.exact), seen)
                         self.exact_rows |= {(a, r) for a, r in python.rows if a in _WRITTEN_ACCESS}
+                elif not lang and bare and (shell := analysed((True, self.exact), seen)).reason is None:
+                    # not Python behind a python `#!` line: `bash x` runs it as shell
+                    self.exact_rows = {(a, r) for a, r in shell.rows if a in _WRITTEN_ACCESS}
             if self.exact_rows is not None:  # the file as it is: a line an edit took out is gone
                 self.pending = False
                 return self.exact_rows
