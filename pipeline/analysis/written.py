@@ -61,6 +61,12 @@ def program_language(name: str, content: str) -> bool | None:
     return None
 
 
+def _kept(found: Found) -> set[tuple[str, str]]:
+    """What an analysis of a written text finds that a run of the file does (what it writes
+    is the run's own business)."""
+    return {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
+
+
 class _File:
     """What is known of one file's text, followed write by write (:meth:`wrote`) up to
     each run (:meth:`at_run`)."""
@@ -148,7 +154,7 @@ class _File:
 
     def _found(self, found: Found) -> set[tuple[str, str]]:
         """What one analysis of a text of the file reads, runs, deletes and sends, added to the file's."""
-        rows = {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
+        rows = _kept(found)
         self.rows |= rows
         return rows
 
@@ -173,14 +179,13 @@ class _File:
                 found = analysed((lang, self.exact), seen)
                 bare = not self.name.lower().endswith((".py", ".sh", ".bash"))  # its line decides, not a name
                 if found.reason is None and (lang or parses(self.exact)):
-                    self.exact_rows = {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
+                    self.exact_rows = _kept(found)
                     if lang and bare and parses(self.exact):
                         # Python behind a shell `#!` line: `python3 x` runs it as Python
-                        python = analysed((False, self.exact), seen)
-                        self.exact_rows |= {(a, r) for a, r in python.rows if a in _WRITTEN_ACCESS}
+                        self.exact_rows |= _kept(analysed((False, self.exact), seen))
                 elif not lang and bare and (shell := analysed((True, self.exact), seen)).reason is None:
                     # not Python behind a python `#!` line: `bash x` runs it as shell
-                    self.exact_rows = {(a, r) for a, r in shell.rows if a in _WRITTEN_ACCESS}
+                    self.exact_rows = _kept(shell)
             if self.exact_rows is not None:  # the file as it is: a line an edit took out is gone
                 self.pending = False
                 return self.exact_rows
@@ -190,7 +195,8 @@ class _File:
                 continue
             chosen = [t for t, _ in texts] if self.chars[shell] <= MAX_COMMAND_CHARS else fitting(texts)
             joined = "\n".join(chosen)
-            # Python joined only when it parses so, as it was read alone (see languages)
+            # not as shell when the joined text parses as Python and no text says shell
+            # (Python read as shell invents commands: see _languages)
             if len(chosen) > 1 and (not shell or not parses(joined) or any(
                     program_language(self.name, t) for t in chosen)) \
                     and pieces.budgets.charge(trajectory_id, "joined", len(joined)):
