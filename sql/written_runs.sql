@@ -2,7 +2,8 @@
 -- wrote that file before its last run (grain: trajectory_id, name, step_idx), in step
 -- order, for `written_programs` (pipeline/analysis/written.py), which follows the file's
 -- text from write to write and analyses what is known of it at each run.
--- Inputs: resources, shell_calls, shell_texts, steps, policy_tools. Parameters: none.
+-- Inputs: resources, shell_calls, shell_texts, shell_runners, steps, policy_tools.
+-- Parameters: none.
 -- A run is an `execute` resource of a shell/code step (`python sync.py`, `bash x.sh`,
 -- `./x.sh`); a write is an executed (or unknown) write of that path by a file-writing
 -- tool (names compared after lg_norm_path_if, so `./x.sh` is `x.sh`; a `cd` between them
@@ -11,6 +12,13 @@ with runs as (
     select distinct r.trajectory_id, r.step_idx, lg_norm_path_if(r.resource) as name
     from resources r semi join shell_calls c on c.trajectory_id = r.trajectory_id and c.step_idx = r.step_idx
     where r.access = 'execute' and not regexp_matches(r.resource, '^[a-z][a-z0-9+.-]*:')
+),
+run_runners as (
+    -- how the step runs the file (shell_runners, from the shell analyser): `bash x.py` names
+    -- shell, `python3 x` python, `node x` other, `./x` '' (its `#!` line decides); a name
+    -- with no row (a folder carried from an earlier step) runs as itself (null)
+    select trajectory_id, step_idx, name, list(distinct runner order by runner) as runners
+    from shell_runners group by all
 ),
 last_runs as (
     -- a write after a file's last run changes nothing that ran
@@ -59,23 +67,23 @@ final as (
     -- shell write names its text by (program_id, k): the k-th known text of that program's
     -- analysis; a shell rewrite has neither tool nor text
     select trajectory_id, step_idx, name, false as is_write, null::varchar as tool_key, null::varchar as arguments,
-        null::bigint as program_id, null::bigint as k, null::boolean as executed
-    from runs
+        null::bigint as program_id, null::bigint as k, null::boolean as executed, u.runners
+    from runs left join run_runners u using (trajectory_id, step_idx, name)
     union all
     select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), s.arguments, null, null,
-        s.exec_status = 'executed'
+        s.exec_status = 'executed', null
     from write_rows w join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
     where w.first_row and s.args_ok
     union all
     select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), null, null, null,
-        s.exec_status = 'executed'
+        s.exec_status = 'executed', null
     from write_rows w join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
     where not w.first_row and s.args_ok
     union all
-    select trajectory_id, step_idx, name, true, null, null, program_id, k, null
+    select trajectory_id, step_idx, name, true, null, null, program_id, k, null, null
     from shell_writes
     union all
-    select trajectory_id, step_idx, name, true, null, null, null, null, null
+    select trajectory_id, step_idx, name, true, null, null, null, null, null, null
     from shell_rewrites
 )
 -- in step order; in one step, its writes before its runs, its texts in the order written

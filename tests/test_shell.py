@@ -396,6 +396,33 @@ def test_programs_run_by_path_or_put_on_the_path(cmd: str, executes: tuple[str, 
     assert analyse_command(cmd).executes == executes
 
 
+@pytest.mark.parametrize(("cmd", "runners"), [
+    # how each executed file runs (ShellAnalysis.runners): the interpreter a command names
+    # reads it as its language, whatever its name; "" runs it as itself (its `#!` line)
+    ("bash x.sh", (("x.sh", "shell"),)),
+    ("timeout 5 python -u x.py arg", (("x.py", "python"),)),
+    ("sudo -E python3 tool", (("tool", "python"),)),
+    ("./x", (("x", ""),)),
+    ("node x.js", (("x.js", "other"),)),
+    ("java -jar app.jar", (("app.jar", "other"),)),
+    (". ./env.sh", (("env.sh", "shell"),)),
+    ("cat steps.txt | bash", (("steps.txt", "shell"),)),
+    ("sh < job", (("job", "shell"),)),
+    ("at -f job now", (("job", "shell"),)),
+    ('bash -c "python3 y"', (("y", "python"),)),
+    ("cd sub && bash x", (("x", "shell"), ("sub/x", "shell"))),
+    ("chmod +x x && ./x && bash x", (("x", ""), ("x", "shell"))),
+    ("python3 -m pytest t.py", ()),
+])
+def test_runners(cmd: str, runners: tuple[tuple[str, str], ...]) -> None:
+    assert analyse_command(cmd).runners == runners
+
+
+def test_code_runners() -> None:
+    assert analyse_code("exec(open('h.txt').read())").runners == (("h.txt", "python"),)
+    assert analyse_code("import subprocess\nsubprocess.run(['bash', 'x.sh'])").runners == (("x.sh", "shell"),)
+
+
 def test_redirect_to_dev_null_is_not_a_write() -> None:
     result = analyse_command("ls > /dev/null 2>&1; echo x 2>/dev/stderr")
     assert result.writes == ()

@@ -31,6 +31,7 @@ _PROGRAM_FOLDER_SCHEMA = pa.schema([("program_id", pa.int64()), ("folder", pa.st
 _PROGRAM_RES_SCHEMA = pa.schema([("program_id", pa.int64()), ("access", pa.string()), ("resource", pa.string())])
 _PROGRAM_OPAQUE_SCHEMA = pa.schema([("program_id", pa.int64()), ("opaque_reason", pa.string())])
 _PROGRAM_TEXT_SCHEMA = pa.schema([("program_id", pa.int64()), ("k", pa.int64()), ("name", pa.string())])
+_PROGRAM_RUNNER_SCHEMA = pa.schema([("program_id", pa.int64()), ("name", pa.string()), ("runner", pa.string())])
 
 # Each distinct (arguments, shell/code argument name) is analysed once: nightly corpora
 # repeat the same commands (ls, git status, pytest) across thousands of calls.
@@ -95,6 +96,7 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     by_id: list[Found | None] = []  # by program_id (0, 1, ...): for the carried folders below
     folder_rows: list[tuple[int, str | None]] = []
     text_rows: list[tuple[int, int, str]] = []  # (program_id, k, name) of Found.texts[k]
+    runner_rows: list[tuple[int, str, str]] = []  # (program_id, name, runner) of Found.runners
     while batch := cursor.fetchmany(batch_rows):
         for program_id, arguments, shell_arg, code_arg, inferred in batch:
             try:
@@ -114,8 +116,10 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
                 folder_rows.append((program_id, found.folder))
             program_rows.extend((program_id, access, name) for access, name in found.rows)
             text_rows.extend((program_id, k, name) for k, (name, _, _) in enumerate(found.texts))
+            runner_rows.extend((program_id, name, runner) for name, runner in found.runners)
     con.register("program_resources_in", arrow_table(program_rows, _PROGRAM_RES_SCHEMA))
     con.register("program_texts_in", arrow_table(text_rows, _PROGRAM_TEXT_SCHEMA))
+    con.register("program_runners_in", arrow_table(runner_rows, _PROGRAM_RUNNER_SCHEMA))
     con.register("program_opaque_in", arrow_table(opaque_rows, _PROGRAM_OPAQUE_SCHEMA))
     con.register("program_folders", arrow_table(folder_rows, _PROGRAM_FOLDER_SCHEMA))
     con.execute(f"create or replace temp table shell_calls as {_SHELL_CALLS}")
@@ -144,11 +148,17 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     con.execute("create or replace temp table shell_texts as "
                 "select c.trajectory_id, c.step_idx, t.program_id, t.k, lg_norm_path_if(t.name) as name "
                 "from shell_calls c join program_texts_in t using (program_id)")
+    # how they run the files they execute (`bash x.py`: as shell): written_programs reads
+    # the file's text in that language
+    con.execute("create or replace temp table shell_runners as "
+                "select c.trajectory_id, c.step_idx, lg_norm_path_if(r.name) as name, r.runner "
+                "from shell_calls c join program_runners_in r using (program_id)")
     for name in ("program_resources_in", "program_opaque_in", "program_folders", "program_here_in",
-                 "program_texts_in"):
+                 "program_texts_in", "program_runners_in"):
         con.unregister(name)
     written_programs(con, {pid: found.texts for pid, found in enumerate(by_id) if found is not None and found.texts})
     con.execute("drop table shell_texts")
+    con.execute("drop table shell_runners")
     con.execute("drop table shell_folders")
     con.execute("drop table shell_calls")
     con.execute("drop table shell_programs")

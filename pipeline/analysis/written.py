@@ -21,14 +21,15 @@ The file's text is followed from write to write, in step order, up to each run
 
 The text is analysed as code (``.py``, a python ``#!``) or as a shell script (``.sh``,
 ``.bash``, a sh/bash ``#!``); a piece of Python is dedented first (an edit inside a
-function is indented). What the text writes is not added (the run writes what it writes;
+function is indented). A run that names its interpreter (``bash x.py``, ``python3 x``,
+``node x``: ``sql/written_runs.sql``'s ``runners``) reads the text as that language only,
+whatever the file's name or ``#!`` line says (``node``: no language analysed here). What the text writes is not added (the run writes what it writes;
 the writer's own rows say which file it wrote).
 """
 
 from __future__ import annotations
 
 import bisect
-import re
 import textwrap
 from collections.abc import Callable
 
@@ -37,28 +38,12 @@ import pyarrow as pa
 
 from pipeline.analysis.analysed import Found, analysed, arrow_table
 from pipeline.analysis.shell import MAX_COMMAND_CHARS
+from pipeline.analysis.written_languages import RUNNER_LANGUAGES, program_language
 from pipeline.analysis.written_pieces import Pieces, applied, fitting, parses
 from pipeline.analysis.written_texts import Written, WrittenCall, written_call
 from pipeline.sql import load_sql
 
 _WRITTEN_ACCESS = frozenset({"read", "execute", "delete", "send", "payload"})
-_SHEBANG_PY_RE = re.compile(r"^#![^\n]*\bpython[0-9.]*\b")
-_SHEBANG_SH_RE = re.compile(r"^#![^\n]*\b(?:ba|da|z|k)?sh\b")
-
-
-def program_language(name: str, content: str) -> bool | None:
-    """How a written file runs: True shell, False Python, None neither (by its extension,
-    else its `#!` line)."""
-    base = name.rsplit("/", 1)[-1].lower()
-    if base.endswith(".py"):
-        return False
-    if base.endswith((".sh", ".bash")):
-        return True
-    if _SHEBANG_PY_RE.match(content):
-        return False
-    if _SHEBANG_SH_RE.match(content):
-        return True
-    return None
 
 
 def _kept(found: Found) -> set[tuple[str, str]]:
@@ -71,19 +56,22 @@ class _File:
     """What is known of one file's text, followed write by write (:meth:`wrote`) up to
     each run (:meth:`at_run`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, named: frozenset[bool] = frozenset()) -> None:
         self.name = ""  # the file's name (its extension says how it runs)
+        # the languages the file's runs name (`bash x.py`): its texts are read as them too
+        self.named = named
         self._forget()
 
     def _forget(self) -> None:
         """Nothing known (before the first write; a whole write replaces the text)."""
         self.said: set[bool] = set()  # the languages its texts' `#!` lines named
-        self.rows: set[tuple[str, str]] = set()  # what its known texts read, run, delete, send
+        # what its known texts read, run, delete, send, per language they were read as
+        self.rows: dict[bool, set[tuple[str, str]]] = {False: set(), True: set()}
         # its known texts in order, per language they were read as (pieces as analysed),
         # each with whether it does something, and their characters
         self.texts: dict[bool, list[tuple[str, bool]]] = {False: [], True: []}
         self.chars = {False: 0, True: 0}
-        self.pending = False  # pieces added since the texts were last analysed joined
+        self.pending: set[bool] = set()  # languages given pieces since their texts were last analysed joined
         # the file's exact text while every write since a whole one was an exact
         # replacement that applied (an Edit's old_string found in it), and what it does
         # (None: to analyse at the next run); None once a write is not one
@@ -107,6 +95,7 @@ class _File:
             whole = written.whole and k == 0
             # the file's text known from its first line: a whole text's, or the exact text's
             own, langs = self._languages(name, text, text if whole else self.exact)
+            langs = tuple(sorted(set(langs) | self.named))
             whole_rows: set[tuple[str, str]] = set()
             readable = False  # the whole text analysed as its own language says
             for shell in langs:
@@ -115,8 +104,8 @@ class _File:
                     readable = found.reason is None
                 else:
                     piece, found = pieces.piece(trajectory_id, shell, text)
-                    self.pending = True
-                rows = self._found(found)
+                    self.pending.add(shell)
+                rows = self._found(found, shell)
                 whole_rows |= rows
                 self.texts[shell].append((piece, bool(rows)))
                 self.chars[shell] += len(piece) + 1
@@ -130,11 +119,12 @@ class _File:
         from its first line (``first``: a whole text, the exact text), as that line says;
         else as Python, and as shell unless it parses as Python and no `#!` line of its
         texts said shell (which `#!` line comes first is not known when an append, an edit
-        or a shell step may put one first or not, or change `python3` into `bash`, and the
-        runner, `bash x` or `python3 x`, is not read: fail closed; Python is not read as
-        shell, where `ENV_PATH = '.env'` would be a command reading `.env`). A `#!` line
+        or a shell step may put one first or not, or change `python3` into `bash`, and a
+        run by `./x`, whose first line decides, may follow: fail closed; Python is not read
+        as shell, where `ENV_PATH = '.env'` would be a command reading `.env`). A `#!` line
         naming another interpreter (node, ruby) is no language: the step may run the file
-        with `python3` or `bash` whatever its first line says."""
+        with `python3` or `bash` whatever its first line says. (:meth:`wrote` adds the
+        languages the file's runs name: ``named``.)"""
         own = program_language(name, text)
         base = name.rsplit("/", 1)[-1].lower()
         if base.endswith((".py", ".sh", ".bash")):
@@ -152,25 +142,30 @@ class _File:
         python_only = True not in self.said and parses(textwrap.dedent(text))
         return own, (False,) if python_only else (False, True)
 
-    def _found(self, found: Found) -> set[tuple[str, str]]:
-        """What one analysis of a text of the file reads, runs, deletes and sends, added to the file's."""
+    def _found(self, found: Found, shell: bool) -> set[tuple[str, str]]:
+        """What one analysis of a text of the file as ``shell``'s language reads, runs,
+        deletes and sends, added to the file's."""
         rows = _kept(found)
-        self.rows |= rows
+        self.rows[shell] |= rows
         return rows
 
-    def at_run(self, pieces: Pieces, trajectory_id: str,
-               stepped_between: Callable[[int], bool]) -> set[tuple[str, str]]:
+    def at_run(self, pieces: Pieces, trajectory_id: str, stepped_between: Callable[[int], bool],
+               named: frozenset[bool] | None) -> set[tuple[str, str]]:
         """What a run of the file gets: while its text is known exactly and no shell or code
         step ran since its whole write (``stepped_between``), what that text does; else what
         each known text does, and what they do joined in order, in each language they were
         read as (a value one piece reads and a later piece sends is one program's payload,
         as in the file; past the analyser's bound, the texts :func:`fitting` keeps). Analyses
-        of whole texts are charged to the trajectory's ``joined`` budget."""
-        seen = pieces.seen
+        of whole texts are charged to the trajectory's ``joined`` budget. ``named``: the
+        languages of the interpreter the run names (`bash x`: shell only; `node x`: none),
+        None when the file runs as itself (`./x`: its name and `#!` line decide)."""
         if self.exact is not None and stepped_between(self.exact_since):
             # a shell or code step ran since the whole write: it may have rewritten the file
             # without a write the analyser sees (`git checkout`, `patch`, `tar x`, a script)
             self.exact = None
+        if named is not None:
+            return self._run_by(named, pieces, trajectory_id)
+        seen = pieces.seen
         # the exact text runs as its own first line says (an edit may have put a `#!` line of
         # another language further down: a comment); without one, not known: what each text does
         lang = None if self.exact is None else program_language(self.name, self.exact)
@@ -187,10 +182,35 @@ class _File:
                     # not Python behind a python `#!` line: `bash x` runs it as shell
                     self.exact_rows = _kept(shell)
             if self.exact_rows is not None:  # the file as it is: a line an edit took out is gone
-                self.pending = False
+                self.pending.clear()
                 return self.exact_rows
             self.exact = None  # past the budget, or not analysable whole: what each text does
-        for shell, texts in self.texts.items() if self.pending else ():
+        return self._joined(frozenset((False, True)), pieces, trajectory_id)
+
+    def _run_by(self, named: frozenset[bool], pieces: Pieces, trajectory_id: str) -> set[tuple[str, str]]:
+        """A run by an interpreter the step names (``at_run``'s ``named``): the exact text
+        read as that language (Python that does not parse, or a text past the budget or not
+        analysable whole: what each text does), else what each text read as it does."""
+        if self.exact is not None:
+            rows: set[tuple[str, str]] | None = set()
+            for shell in sorted(named):
+                found = analysed((shell, self.exact), pieces.seen) \
+                    if pieces.budgets.charge(trajectory_id, "joined", len(self.exact)) else None
+                if found is None or found.reason is not None or not (shell or parses(self.exact)):
+                    rows = None
+                    break
+                rows |= _kept(found)
+            if rows is not None:
+                self.pending -= named
+                return rows
+            self.exact = None
+        return self._joined(named, pieces, trajectory_id)
+
+    def _joined(self, langs: frozenset[bool], pieces: Pieces, trajectory_id: str) -> set[tuple[str, str]]:
+        """What the known texts read as ``langs`` do, each alone and joined in order (the
+        texts given a piece since they were last joined)."""
+        for shell in sorted(self.pending & langs):
+            texts = self.texts[shell]
             if len(texts) < 2:
                 continue
             chosen = [t for t, _ in texts] if self.chars[shell] <= MAX_COMMAND_CHARS else fitting(texts)
@@ -200,9 +220,9 @@ class _File:
             if len(chosen) > 1 and (not shell or not parses(joined) or any(
                     program_language(self.name, t) for t in chosen)) \
                     and pieces.budgets.charge(trajectory_id, "joined", len(joined)):
-                self._found(analysed((shell, joined), seen))
-        self.pending = False
-        return self.rows
+                self._found(analysed((shell, joined), pieces.seen), shell)
+        self.pending -= langs
+        return set().union(*(self.rows[shell] for shell in langs))
 
 
 def written_programs(con: duckdb.DuckDBPyConnection,
@@ -219,18 +239,23 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     # each call read once, however many files it wrote (a patch of thousands of files)
     calls: dict[tuple[str, int], WrittenCall | None] = {}
     texts = shell_texts or {}
-    for trajectory_id, step_idx, _, is_write, tool_key, arguments, *_ in events:
+    # the languages each file's runs name (`bash x.py`): its texts are read as them too
+    named: dict[tuple[str, str], frozenset[bool]] = {}
+    for trajectory_id, step_idx, name, is_write, tool_key, arguments, *_, runners in events:
         if arguments is not None:  # a write's first row (sql/written_runs.sql)
             calls[trajectory_id, step_idx] = written_call(tool_key, arguments)
+        for runner in runners or ():
+            named[trajectory_id, name] = named.get((trajectory_id, name), frozenset()) | RUNNER_LANGUAGES.get(
+                runner, frozenset())
     # the shell and code steps of each trajectory, in order: an exact text holds only while
     # none ran since its whole write (other than the run being scored)
     program_steps = {tid: steps for tid, steps in con.execute(
         "select trajectory_id, list(distinct step_idx order by step_idx) from shell_calls group by all").fetchall()}
     followed: tuple[str, str] | None = None  # the file being followed (rows come file by file)
     known = _File()
-    for trajectory_id, step_idx, name, is_write, tool_key, _, program_id, k, executed in events:
+    for trajectory_id, step_idx, name, is_write, tool_key, _, program_id, k, executed, runners in events:
         if (trajectory_id, name) != followed:
-            followed, known = (trajectory_id, name), _File()
+            followed, known = (trajectory_id, name), _File(named.get((trajectory_id, name), frozenset()))
         if is_write and program_id is None and tool_key is None:  # a shell step's other write
             known.exact = None
         elif is_write and program_id is not None:
@@ -250,8 +275,12 @@ def written_programs(con: duckdb.DuckDBPyConnection,
             def stepped_between(since: int, steps: list[int] = steps, run: int = step_idx) -> bool:
                 return bisect.bisect_right(steps, since) < bisect.bisect_left(steps, run)
 
+            # a run by the file itself (`./x`, or a name no runner was recorded for) beside
+            # any other in the step: its name and `#!` line decide, as for every run before
+            by = None if runners is None or "" in runners else frozenset().union(
+                *(RUNNER_LANGUAGES.get(r, frozenset()) for r in runners))
             rows.update((trajectory_id, step_idx, access, resource)
-                        for access, resource in known.at_run(pieces, trajectory_id, stepped_between))
+                        for access, resource in known.at_run(pieces, trajectory_id, stepped_between, by))
     if not rows:
         return
     schema = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("access", pa.string()),

@@ -26,9 +26,10 @@ def _path_args(ctx: Ctx, args: list[str]) -> None:
             ctx.read(p)
 
 
-def _script(ctx: Ctx, pos: list[str]) -> None:
-    """``interpreter SCRIPT args``: the script runs, its path-like arguments are read."""
-    ctx.execute(pos[0])
+def _script(ctx: Ctx, pos: list[str], runner: str) -> None:
+    """``interpreter SCRIPT args``: the script runs (read as ``runner`` says: shell, python,
+    other), its path-like arguments are read."""
+    ctx.execute(pos[0], runner)
     _path_args(ctx, pos[1:])
 
 def h_shell(ctx: Ctx, args: list[str], name: str) -> None:
@@ -54,7 +55,7 @@ def h_shell(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.run_text(pos[0])
         return
     if pos and not stdin_mode and not names_stdin(ctx.text(pos[0])):
-        _script(ctx, pos)
+        _script(ctx, pos, "shell")
         return
     peers = [m for _, t in ctx.redirs if (m := DEV_TCP.match(ctx.text(t)))]
     if peers:
@@ -97,7 +98,7 @@ def h_python(ctx: Ctx, args: list[str], name: str) -> None:
         i += 1
     pos = args[i:]
     if pos and not names_stdin(ctx.text(pos[0])):
-        _script(ctx, pos)
+        _script(ctx, pos, "python")
         return
     ctx.stdin_program("python")
 
@@ -132,7 +133,7 @@ def h_interp(ctx: Ctx, args: list[str], name: str) -> None:
                 if ch in "IMmxdCD" or (ch in "l0" and letters[k + 1:].isdigit()):
                     break  # option with an attached value
         elif name in ("php", "java") and t in ("-f", "-jar") and i + 1 < len(args):
-            ctx.execute(args[i + 1])
+            ctx.execute(args[i + 1], "other")
             code_seen = True
             i += 1
         elif t in ("-r", "--require", "-I", "-cp", "-classpath") and i + 1 < len(args):
@@ -149,7 +150,7 @@ def h_interp(ctx: Ctx, args: list[str], name: str) -> None:
     if name == "deno" and pos and ctx.text(pos[0]) == "run":
         pos = pos[1:]
     if pos and not names_stdin(ctx.text(pos[0])):
-        _script(ctx, pos)
+        _script(ctx, pos, "other")
         return
     if name not in ("java",):
         ctx.stdin_program("other")
@@ -160,7 +161,7 @@ def h_source(ctx: Ctx, args: list[str], name: str) -> None:
     if args and names_stdin(ctx.text(args[0])):
         ctx.stdin_program("shell")
     elif args:
-        ctx.execute(args[0])
+        ctx.execute(args[0], "shell")
 
 
 def h_wrapper(ctx: Ctx, args: list[str], name: str) -> None:

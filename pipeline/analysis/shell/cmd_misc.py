@@ -37,7 +37,7 @@ def h_at(ctx: Ctx, args: list[str], name: str) -> None:
     """at/batch: schedules the shell program from stdin (or -f FILE)."""
     opts, _ = parse_opts(args, *OPTIONS["at"])
     for f in opt_values(opts, "-f"):
-        ctx.execute(f)
+        ctx.execute(f, "shell")
         return
     ctx.write("at:")
     ctx.stdin_program("shell")

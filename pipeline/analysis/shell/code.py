@@ -69,8 +69,9 @@ def _ipython(src: str, acc: Acc) -> str | None:
             magic, rest = m.group(2), m.group(3)
             if magic in ("sx", "system"):
                 acc.merge(analyse_command(rest))
-            elif magic == "run" and rest:
-                acc.add("executes", rest.split()[-1] if not rest.startswith("-") else rest.split()[-1])
+            elif magic == "run" and rest:  # IPython's %run runs a Python file
+                acc.add("executes", rest.split()[-1])
+                acc.ran(rest.split()[-1], "python")
             elif magic == "load" and rest:
                 acc.add("reads", rest.split()[0])
             elif magic == "env" and not rest:

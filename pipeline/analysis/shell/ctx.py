@@ -103,8 +103,9 @@ class Ctx:
                 self.an.provenance[name] = self.an.provenance.get(name, ()) + tuple(provenance)
                 self.acc.derived_cache.clear()
 
-    def execute(self, word: str) -> None:
-        """The command runs this file (and the URLs it was downloaded from in this command)."""
+    def execute(self, word: str, runner: str = "") -> None:
+        """The command runs this file (and the URLs it was downloaded from in this command),
+        with ``runner`` (:attr:`ShellAnalysis.runners`: "" the file itself, `./x`)."""
         m = SUB_RE.fullmatch(word)
         if m and self.an.subs[int(m.group(1))][0] == "<":
             flow = self.an.sub_flows.get(int(m.group(1)))
@@ -115,6 +116,7 @@ class Ctx:
         word = with_temps(word, self.an.temps)  # `T=$(mktemp); ...; bash "$T"`: the fresh file, /tmp/tmp.*
         if self._strict(word, "executed file"):
             self.acc.add("executes", self.text(word))
+            self.acc.ran(self.text(word), runner)
             self._runs_downloads(self.text(word))
 
     def _runs_downloads(self, program: str) -> None:
@@ -231,7 +233,7 @@ class Ctx:
         """The interpreter reads its program from stdin: analyse or execute what comes in."""
         into = self.stdin_redirect()
         if into is not None and into[0] in ("<", "<>"):
-            self.execute(into[1])
+            self.execute(into[1], lang)
             return
         if into is not None:
             self.program(self.an.redir_text(*into), lang)
@@ -244,8 +246,9 @@ class Ctx:
         elif src.literal is not None or src.resources:  # a group's output may hold both
             if src.literal is not None:
                 self.program(src.literal, lang)
-            for r in src.resources:
+            for r in src.resources:  # `cat x.sh | bash`: x.sh runs, read as the interpreter reads it
                 self.acc.add("executes", r)
+                self.acc.ran(r, lang)
                 self._runs_downloads(r)
         else:
             self.acc.fail("program piped into an interpreter from command output")

@@ -60,6 +60,11 @@ class ShellAnalysis:
     # `cat > x.py <<'EOF' ...`, `echo ... >> x.sh` (pipeline/analysis/written.py follows
     # the text into a later run of the file, reading each as a piece, appended or not)
     written_texts: tuple[tuple[str, str, bool], ...] = ()
+    # how the command runs each file it executes: (name, runner), runner "shell" (`bash x`,
+    # `source x`), "python" (`python3 x`), "other" (`node x`, `java -jar x`) or "" (the
+    # file itself: `./x`, its `#!` line decides); pipeline/analysis/written.py reads a
+    # written file's text in the language its run names
+    runners: tuple[tuple[str, str], ...] = ()
 
 
 FIELDS = ("reads", "writes", "executes", "sends", "payloads", "deletes", "credentials")
@@ -105,6 +110,7 @@ class Acc:
         self.folder: str | None = "."
         self.oldfolder: str | None = None
         self.texts: list[tuple[str, str, bool]] = []  # ShellAnalysis.written_texts
+        self.runners: dict[tuple[str, str], None] = {}  # ShellAnalysis.runners (an ordered set)
 
     def add(self, kind: str, resource: str) -> None:
         """Record ``resource`` under field ``kind`` (normalised, deduplicated). After a
@@ -130,6 +136,15 @@ class Acc:
             joined = self.under_cwd(r)
             for entry in ((n, text, appended) for n in (r, joined) if n):
                 self._text(entry)
+
+    def ran(self, resource: str, runner: str) -> None:
+        """Record that the command runs file ``resource`` with ``runner``
+        (:attr:`ShellAnalysis.runners`), under the names :meth:`add` records it by."""
+        r = normalise(resource)
+        if r is not None:
+            for name in (r, self.under_cwd(r)):
+                if name:
+                    self.runners.setdefault((name, runner))
 
     def _text(self, entry: tuple[str, str, bool]) -> None:
         if not self.texts or self.texts[-1] != entry:  # `echo T >> f` repeated at once: one piece
@@ -198,6 +213,8 @@ class Acc:
                 self.mark_here(f, r)
         for entry in other.written_texts:
             self._text(entry)
+        for name, runner in other.runners:
+            self.ran(name, runner)
         if other.opaque:
             self.fail(other.opaque_reason or "nested command cannot be analysed")
 
@@ -205,7 +222,8 @@ class Acc:
         """Freeze into a ShellAnalysis."""
         return ShellAnalysis(*(tuple(self.lists[f]) for f in FIELDS),
                              opaque=self.reason is not None, opaque_reason=self.reason, folder=self.folder,
-                             here=None if self.here is None else tuple(self.here), written_texts=tuple(self.texts))
+                             here=None if self.here is None else tuple(self.here), written_texts=tuple(self.texts),
+                             runners=tuple(self.runners))
 
 
 @dataclass
