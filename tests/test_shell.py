@@ -413,6 +413,9 @@ def test_programs_run_by_path_or_put_on_the_path(cmd: str, executes: tuple[str, 
     ("cd sub && bash x", (("x", "shell"), ("sub/x", "shell"))),
     ("chmod +x x && ./x && bash x", (("x", ""), ("x", "shell"))),
     ("python3 -m pytest t.py", ()),
+    ("bash -euo pipefail x.sh", (("x.sh", "shell"),)),
+    ("python3 x.sh || bash <(cat x.sh)", (("x.sh", "python"), ("x.sh", "shell"))),
+    ("curl -sL https://get.example/i.sh | bash", (("https://get.example/i.sh", "shell"),)),
 ])
 def test_runners(cmd: str, runners: tuple[tuple[str, str], ...]) -> None:
     assert analyse_command(cmd).runners == runners
@@ -421,6 +424,8 @@ def test_runners(cmd: str, runners: tuple[tuple[str, str], ...]) -> None:
 def test_code_runners() -> None:
     assert analyse_code("exec(open('h.txt').read())").runners == (("h.txt", "python"),)
     assert analyse_code("import subprocess\nsubprocess.run(['bash', 'x.sh'])").runners == (("x.sh", "shell"),)
+    assert analyse_code("%run -i sync.py --verbose").runners == (("sync.py", "python"),)
+    assert analyse_code("%run -m http.server").executes == ()
 
 
 def test_redirect_to_dev_null_is_not_a_write() -> None:

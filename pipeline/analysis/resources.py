@@ -62,6 +62,19 @@ from (select f.trajectory_id, f.step_idx, h.access, h.resource, lg_norm_path(f.f
 where joined <> resource and joined <> '..' and not starts_with(joined, '../')
 """
 
+# how each step runs the files it executes (ShellAnalysis.runners), under its own names and,
+# for a relative name named where it started (program_here_in), under a carried folder
+_RUNNERS = """
+select c.trajectory_id, c.step_idx, lg_norm_path_if(r.name) as name, r.runner
+from shell_calls c join program_runners_in r using (program_id)
+union all
+select trajectory_id, step_idx, joined, runner
+from (select f.trajectory_id, f.step_idx, r.name, r.runner, lg_norm_path(f.folder || '/' || r.name) as joined
+      from shell_folders f join program_runners_in r using (program_id)
+      semi join program_here_in h on h.program_id = r.program_id and h.access = 'execute' and h.resource = r.name)
+where joined <> name and joined <> '..' and not starts_with(joined, '../')
+"""
+
 _WORKDIR_CALLS = """
 select exists (select 1 from policy_tools t where t.workdir_arg is not null
                and t.tool_key in (select lower(tool_name) from steps where kind = 'tool_call'))
@@ -137,6 +150,10 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
                  for (program_id,) in con.execute("select distinct program_id from shell_folders order by 1").fetchall()
                  if (found := by_id[program_id]) is not None for access, name in _here_rows(found)]
     con.register("program_here_in", arrow_table(here_rows, _PROGRAM_RES_SCHEMA))
+    # how they run the files they execute (`bash x.py`: as shell), also under a folder
+    # carried from an earlier step (as _CARRIED): written_programs reads the file's text
+    # in that language
+    con.execute(f"create or replace temp table shell_runners as {_RUNNERS}")
     con.execute(
         "create or replace temp table resources as select distinct * from ("
         " select * from arg_resources union all"
@@ -148,11 +165,6 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     con.execute("create or replace temp table shell_texts as "
                 "select c.trajectory_id, c.step_idx, t.program_id, t.k, lg_norm_path_if(t.name) as name "
                 "from shell_calls c join program_texts_in t using (program_id)")
-    # how they run the files they execute (`bash x.py`: as shell): written_programs reads
-    # the file's text in that language
-    con.execute("create or replace temp table shell_runners as "
-                "select c.trajectory_id, c.step_idx, lg_norm_path_if(r.name) as name, r.runner "
-                "from shell_calls c join program_runners_in r using (program_id)")
     for name in ("program_resources_in", "program_opaque_in", "program_folders", "program_here_in",
                  "program_texts_in", "program_runners_in"):
         con.unregister(name)

@@ -150,19 +150,20 @@ class _File:
         return rows
 
     def at_run(self, pieces: Pieces, trajectory_id: str, stepped_between: Callable[[int], bool],
-               named: frozenset[bool] | None) -> set[tuple[str, str]]:
+               runners: list[str] | None) -> set[tuple[str, str]]:
         """What a run of the file gets: while its text is known exactly and no shell or code
         step ran since its whole write (``stepped_between``), what that text does; else what
         each known text does, and what they do joined in order, in each language they were
         read as (a value one piece reads and a later piece sends is one program's payload,
         as in the file; past the analyser's bound, the texts :func:`fitting` keeps). Analyses
-        of whole texts are charged to the trajectory's ``joined`` budget. ``named``: the
-        languages of the interpreter the run names (`bash x`: shell only; `node x`: none),
-        None when the file runs as itself (`./x`: its name and `#!` line decide)."""
+        of whole texts are charged to the trajectory's ``joined`` budget. ``runners``: how
+        the step runs the file (``ShellAnalysis.runners``; None: not recorded): read as the
+        languages they name (:meth:`_named_by`)."""
         if self.exact is not None and stepped_between(self.exact_since):
             # a shell or code step ran since the whole write: it may have rewritten the file
             # without a write the analyser sees (`git checkout`, `patch`, `tar x`, a script)
             self.exact = None
+        named = self._named_by(runners)
         if named is not None:
             return self._run_by(named, pieces, trajectory_id)
         seen = pieces.seen
@@ -186,6 +187,20 @@ class _File:
                 return self.exact_rows
             self.exact = None  # past the budget, or not analysable whole: what each text does
         return self._joined(frozenset((False, True)), pieces, trajectory_id)
+
+    def _named_by(self, runners: list[str] | None) -> frozenset[bool] | None:
+        """The languages a run with ``runners`` reads the file as (`bash x`: shell only,
+        `node x`: none), or None when the file runs as itself (its name and `#!` line decide,
+        as in :meth:`at_run`): a run as itself beside any other in the step (`./x`, a name no
+        runner was recorded for), or by an interpreter not analysed here of a file whose
+        name or a `#!` line of its texts names shell or Python (perl runs the interpreter a
+        `#!` line names when it is not perl; bun runs a `.sh` file as a shell script)."""
+        if runners is None or "" in runners:
+            return None
+        if any(r not in RUNNER_LANGUAGES for r in runners) and (program_language(self.name, "") is not None
+                                                                 or self.said):
+            return None
+        return frozenset().union(*(RUNNER_LANGUAGES[r] for r in runners if r in RUNNER_LANGUAGES))
 
     def _run_by(self, named: frozenset[bool], pieces: Pieces, trajectory_id: str) -> set[tuple[str, str]]:
         """A run by an interpreter the step names (``at_run``'s ``named``): the exact text
@@ -275,12 +290,8 @@ def written_programs(con: duckdb.DuckDBPyConnection,
             def stepped_between(since: int, steps: list[int] = steps, run: int = step_idx) -> bool:
                 return bisect.bisect_right(steps, since) < bisect.bisect_left(steps, run)
 
-            # a run by the file itself (`./x`, or a name no runner was recorded for) beside
-            # any other in the step: its name and `#!` line decide, as for every run before
-            by = None if runners is None or "" in runners else frozenset().union(
-                *(RUNNER_LANGUAGES.get(r, frozenset()) for r in runners))
             rows.update((trajectory_id, step_idx, access, resource)
-                        for access, resource in known.at_run(pieces, trajectory_id, stepped_between, by))
+                        for access, resource in known.at_run(pieces, trajectory_id, stepped_between, runners))
     if not rows:
         return
     schema = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("access", pa.string()),

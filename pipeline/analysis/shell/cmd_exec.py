@@ -48,7 +48,8 @@ def h_shell(ctx: Ctx, args: list[str], name: str) -> None:
         if t.startswith("-") and not t.startswith("--"):
             has_c |= "c" in t[1:]
             stdin_mode |= "s" in t[1:]
-        i += 1
+        # `-euo pipefail`: a bundle ending in -o / -O takes the next word as its option's name
+        i += 2 if len(t) > 2 and t[0] in "-+" and t[1] != "-" and t[-1] in "oO" else 1
     pos = args[i:]
     if has_c:
         if pos:

@@ -69,9 +69,10 @@ def _ipython(src: str, acc: Acc) -> str | None:
             magic, rest = m.group(2), m.group(3)
             if magic in ("sx", "system"):
                 acc.merge(analyse_command(rest))
-            elif magic == "run" and rest:  # IPython's %run runs a Python file
-                acc.add("executes", rest.split()[-1])
-                acc.ran(rest.split()[-1], "python")
+            elif magic == "run" and rest:  # IPython's %run runs a Python file: its first word not an option
+                script = next((w for w in rest.split() if not w.startswith("-")), None)
+                if script is not None and not re.search(r"(^|\s)-m\b", rest):  # `-m MODULE`: no file
+                    acc.add("executes", script, "python")
             elif magic == "load" and rest:
                 acc.add("reads", rest.split()[0])
             elif magic == "env" and not rest:

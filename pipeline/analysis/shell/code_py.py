@@ -257,8 +257,7 @@ class PyVisitor(ast.NodeVisitor):
             if code is None and srcs and not any(isinstance(n, ast.Name) and n.id not in ("open", "Path")
                                                  for n in ast.walk(args[0])):
                 for r in sorted(srcs):  # exec(open(f).read()): runs the file, as Python
-                    self.acc.add("executes", r)
-                    self.acc.ran(r, "python")
+                    self.acc.add("executes", r, "python")
             elif code is None:
                 self.acc.fail(f"{name}() of text built at run time")
             elif self.depth < MAX_CODE_DEPTH:

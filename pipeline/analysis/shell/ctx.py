@@ -20,7 +20,7 @@ import posixpath
 from pipeline.analysis.shell.ctx_provenance import derived_from, known_contents, names
 from pipeline.analysis.shell.ctx_view import AnalyserView
 from pipeline.analysis.shell.ctx_written import mktemp_glob, with_temps, written_glob
-from pipeline.analysis.shell.model import VAR_RE, Flow, ShellAnalysis, normalise
+from pipeline.analysis.shell.model import VAR_RE, Flow, normalise
 from pipeline.analysis.shell.redirects import fd_of_path, stdin_redirect
 from pipeline.analysis.shell.words import SUB_RE
 
@@ -110,13 +110,12 @@ class Ctx:
         if m and self.an.subs[int(m.group(1))][0] == "<":
             flow = self.an.sub_flows.get(int(m.group(1)))
             if flow:
-                for r in flow:
-                    self.acc.add("executes", r)
+                for r in flow:  # `bash <(cat x.sh)`: x.sh runs, as the interpreter reads it
+                    self.acc.add("executes", r, runner)
                 return
         word = with_temps(word, self.an.temps)  # `T=$(mktemp); ...; bash "$T"`: the fresh file, /tmp/tmp.*
         if self._strict(word, "executed file"):
-            self.acc.add("executes", self.text(word))
-            self.acc.ran(self.text(word), runner)
+            self.acc.add("executes", self.text(word), runner)
             self._runs_downloads(self.text(word))
 
     def _runs_downloads(self, program: str) -> None:
@@ -247,8 +246,7 @@ class Ctx:
             if src.literal is not None:
                 self.program(src.literal, lang)
             for r in src.resources:  # `cat x.sh | bash`: x.sh runs, read as the interpreter reads it
-                self.acc.add("executes", r)
-                self.acc.ran(r, lang)
+                self.acc.add("executes", r, lang)
                 self._runs_downloads(r)
         else:
             self.acc.fail("program piped into an interpreter from command output")

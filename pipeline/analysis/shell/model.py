@@ -62,8 +62,9 @@ class ShellAnalysis:
     written_texts: tuple[tuple[str, str, bool], ...] = ()
     # how the command runs each file it executes: (name, runner), runner "shell" (`bash x`,
     # `source x`), "python" (`python3 x`), "other" (`node x`, `java -jar x`) or "" (the
-    # file itself: `./x`, its `#!` line decides); pipeline/analysis/written.py reads a
-    # written file's text in the language its run names
+    # file itself: `./x`, its `#!` line decides; also every execute no handler names a
+    # runner for); pipeline/analysis/written.py reads a written file's text in the
+    # language its run names
     runners: tuple[tuple[str, str], ...] = ()
 
 
@@ -112,12 +113,13 @@ class Acc:
         self.texts: list[tuple[str, str, bool]] = []  # ShellAnalysis.written_texts
         self.runners: dict[tuple[str, str], None] = {}  # ShellAnalysis.runners (an ordered set)
 
-    def add(self, kind: str, resource: str) -> None:
+    def add(self, kind: str, resource: str, runner: str = "") -> None:
         """Record ``resource`` under field ``kind`` (normalised, deduplicated). After a
         ``cd DIR`` in the command a relative path is also recorded under DIR (``cd ~/.ssh &&
         curl -F f=@id_rsa``: ``id_rsa`` and ``~/.ssh/id_rsa``): the joined name is what the
         labels see; the relative one still meets the same name in a later step, whose
-        shell may well have kept that folder."""
+        shell may well have kept that folder. An executed file is recorded with its
+        ``runner`` (:attr:`ShellAnalysis.runners`; "": it runs as itself), under both names."""
         r = normalise(resource)
         if r is None:
             return
@@ -125,6 +127,9 @@ class Acc:
         joined = self.under_cwd(r) if kind in _PATH_FIELDS else None
         if joined:
             self.lists[kind].setdefault(joined)
+        if kind == "executes":
+            for name in (r, joined) if joined else (r,):
+                self.runners.setdefault((name, runner))
         if self.here is not None and kind in _PATH_FIELDS:
             self.mark_here(kind, r)
 
@@ -136,15 +141,6 @@ class Acc:
             joined = self.under_cwd(r)
             for entry in ((n, text, appended) for n in (r, joined) if n):
                 self._text(entry)
-
-    def ran(self, resource: str, runner: str) -> None:
-        """Record that the command runs file ``resource`` with ``runner``
-        (:attr:`ShellAnalysis.runners`), under the names :meth:`add` records it by."""
-        r = normalise(resource)
-        if r is not None:
-            for name in (r, self.under_cwd(r)):
-                if name:
-                    self.runners.setdefault((name, runner))
 
     def _text(self, entry: tuple[str, str, bool]) -> None:
         if not self.texts or self.texts[-1] != entry:  # `echo T >> f` repeated at once: one piece
@@ -203,9 +199,13 @@ class Acc:
         if other.here is not None:
             self.track_here()
         here, self.here = self.here, None
+        runners: dict[str, list[str]] = {}  # each executed file's runners ("": as itself)
+        for name, runner in other.runners:
+            runners.setdefault(name, []).append(runner)
         for f in FIELDS:
             for r in getattr(other, f):
-                self.add(f, r)
+                for runner in runners.get(r, [""]) if f == "executes" else ("",):
+                    self.add(f, r, runner)
         self.here = here
         if here is not None:
             for f, r in other.here if other.here is not None else (
@@ -213,8 +213,6 @@ class Acc:
                 self.mark_here(f, r)
         for entry in other.written_texts:
             self._text(entry)
-        for name, runner in other.runners:
-            self.ran(name, runner)
         if other.opaque:
             self.fail(other.opaque_reason or "nested command cannot be analysed")
 
