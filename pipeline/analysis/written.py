@@ -21,9 +21,9 @@ The file's text is followed from write to write, in step order, up to each run
 
 The text is analysed as code (``.py``, a python ``#!``) or as a shell script (``.sh``,
 ``.bash``, a sh/bash ``#!``); a piece of Python is dedented first (an edit inside a
-function is indented). A run that names its interpreter (``bash x.py``, ``python3 x``,
-``node x``: ``sql/written_runs.sql``'s ``runners``) reads the text as that language only,
-whatever the file's name or ``#!`` line says (``node``: no language analysed here). What the text writes is not added (the run writes what it writes;
+function is indented). A run that names its interpreter (``bash x.py``, ``python3 x``:
+``sql/written_runs.sql``'s ``runners``) also reads the text as that language, whatever
+the file's name or ``#!`` line says (also, never instead: :meth:`_File.at_run`). What the text writes is not added (the run writes what it writes;
 the writer's own rows say which file it wrote).
 """
 
@@ -157,15 +157,21 @@ class _File:
         read as (a value one piece reads and a later piece sends is one program's payload,
         as in the file; past the analyser's bound, the texts :func:`fitting` keeps). Analyses
         of whole texts are charged to the trajectory's ``joined`` budget. ``runners``: how
-        the step runs the file (``ShellAnalysis.runners``; None: not recorded): read as the
-        languages they name (:meth:`_named_by`)."""
+        the step runs the file (``ShellAnalysis.runners``; None: not recorded): the
+        languages they name are read too (:meth:`_run_by`), never instead: the name may be
+        rebound (`alias python3=bash`, a `bin/python3` put first on PATH), and a decoy run by
+        one interpreter may stand beside a run the analyser does not see (`python3 x.sh ||
+        { cp x.sh y; sh y; }`)."""
         if self.exact is not None and stepped_between(self.exact_since):
             # a shell or code step ran since the whole write: it may have rewritten the file
             # without a write the analyser sees (`git checkout`, `patch`, `tar x`, a script)
             self.exact = None
-        named = self._named_by(runners)
-        if named is not None:
-            return self._run_by(named, pieces, trajectory_id)
+        named = frozenset().union(*(RUNNER_LANGUAGES.get(r, frozenset()) for r in runners or ()))
+        extra = self._run_by(named, pieces, trajectory_id) if named else set()
+        return self._as_itself(pieces, trajectory_id) | extra
+
+    def _as_itself(self, pieces: Pieces, trajectory_id: str) -> set[tuple[str, str]]:
+        """What a run of the file as itself gets (``at_run``): as its name and `#!` line say."""
         seen = pieces.seen
         # the exact text runs as its own first line says (an edit may have put a `#!` line of
         # another language further down: a comment); without one, not known: what each text does
@@ -188,51 +194,36 @@ class _File:
             self.exact = None  # past the budget, or not analysable whole: what each text does
         return self._joined(frozenset((False, True)), pieces, trajectory_id)
 
-    def _named_by(self, runners: list[str] | None) -> frozenset[bool] | None:
-        """The languages a run with ``runners`` reads the file as (`bash x`: shell only,
-        `node x`: none), or None when the file runs as itself (its name and `#!` line decide,
-        as in :meth:`at_run`): a run as itself beside any other in the step (`./x`, a name no
-        runner was recorded for), or by an interpreter not analysed here of a file whose
-        name or a `#!` line of its texts names shell or Python (perl runs the interpreter a
-        `#!` line names when it is not perl; bun runs a `.sh` file as a shell script)."""
-        if runners is None or "" in runners:
-            return None
-        if any(r not in RUNNER_LANGUAGES for r in runners) and (program_language(self.name, "") is not None
-                                                                 or self.said):
-            return None
-        return frozenset().union(*(RUNNER_LANGUAGES[r] for r in runners if r in RUNNER_LANGUAGES))
-
     def _run_by(self, named: frozenset[bool], pieces: Pieces, trajectory_id: str) -> set[tuple[str, str]]:
-        """A run by an interpreter the step names (``at_run``'s ``named``): the exact text
-        read as that language (Python that does not parse, or a text past the budget or not
-        analysable whole: what each text does), else what each text read as it does."""
+        """What a run by an interpreter the step names gets as ``named``'s languages: the
+        exact text read as them, else (Python that does not parse; past the budget; not
+        analysable whole) what each text read as them does."""
         if self.exact is not None:
-            rows: set[tuple[str, str]] | None = set()
+            rows: set[tuple[str, str]] = set()
             for shell in sorted(named):
                 found = analysed((shell, self.exact), pieces.seen) \
                     if pieces.budgets.charge(trajectory_id, "joined", len(self.exact)) else None
                 if found is None or found.reason is not None or not (shell or parses(self.exact)):
-                    rows = None
                     break
                 rows |= _kept(found)
-            if rows is not None:
-                self.pending -= named
+            else:
                 return rows
-            self.exact = None
-        return self._joined(named, pieces, trajectory_id)
+        return self._joined(named, pieces, trajectory_id, named=True)
 
-    def _joined(self, langs: frozenset[bool], pieces: Pieces, trajectory_id: str) -> set[tuple[str, str]]:
+    def _joined(self, langs: frozenset[bool], pieces: Pieces, trajectory_id: str,
+                named: bool = False) -> set[tuple[str, str]]:
         """What the known texts read as ``langs`` do, each alone and joined in order (the
-        texts given a piece since they were last joined)."""
+        texts given a piece since they were last joined); ``named``: the run names the
+        interpreter, which reads them as its language whatever they parse as."""
         for shell in sorted(self.pending & langs):
             texts = self.texts[shell]
             if len(texts) < 2:
                 continue
             chosen = [t for t, _ in texts] if self.chars[shell] <= MAX_COMMAND_CHARS else fitting(texts)
             joined = "\n".join(chosen)
-            # not as shell when the joined text parses as Python and no text says shell
-            # (Python read as shell invents commands: see _languages)
-            if len(chosen) > 1 and (not shell or not parses(joined) or any(
+            # not as shell when the joined text parses as Python and no text or run says
+            # shell (Python read as shell invents commands: see _languages)
+            if len(chosen) > 1 and (named or not shell or not parses(joined) or any(
                     program_language(self.name, t) for t in chosen)) \
                     and pieces.budgets.charge(trajectory_id, "joined", len(joined)):
                 self._found(analysed((shell, joined), pieces.seen), shell)
