@@ -11,7 +11,8 @@ import re
 from pipeline.analysis.shell.args import has_opt, looks_like_path, opt_values, parse_opts, sql_effects
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.cmd_serve import serve
-from pipeline.analysis.shell.tables import FOLDER_SERVERS, OPTIONS, PUBLISH, PUBLISH_LEAVES_OUT, PUBLISH_REGISTRY_OPTS
+from pipeline.analysis.shell.tables import (ENV_RUNNERS, FOLDER_SERVERS, OPTIONS, PUBLISH, PUBLISH_LEAVES_OUT,
+                                             PUBLISH_REGISTRY_OPTS)
 
 
 def h_crontab(ctx: Ctx, args: list[str], name: str) -> None:
@@ -201,6 +202,8 @@ def h_pkg(ctx: Ctx, args: list[str], name: str) -> None:
     named files, or the package folder or dist/*, to the registry."""
     if name == "npx" and _npx_serves(ctx, args):
         return
+    if name in ENV_RUNNERS and _env_run(ctx, args, name):
+        return
     opts, pos = parse_opts(args, *OPTIONS["pkg"])
     words = [ctx.text(p) for p in pos]
     if name == "yarn" and words[:1] == ["npm"]:
@@ -226,6 +229,30 @@ def h_pkg(ctx: Ctx, args: list[str], name: str) -> None:
         t = ctx.text(p)
         if "://" in t or looks_like_path(t):
             ctx.read(p)
+
+
+def _env_run(ctx: Ctx, args: list[str], name: str) -> bool:
+    """``uv run CMD``, ``poetry run CMD``, ``uvx TOOL``, ... (ENV_RUNNERS): CMD is analysed as
+    a command of its own (``uv run x.py`` and ``uv run -m M`` run python); False when the
+    words name no such subcommand (``uv pip install``: a package command)."""
+    subs, short, long = ENV_RUNNERS[name]
+    opts, pos = parse_opts(args, short, long, stop=True)
+    words = [ctx.text(p) for p in pos]
+    for sub in subs:
+        if tuple(words[:len(sub)]) != sub:
+            continue
+        more, rest = parse_opts(pos[len(sub):], short, long, stop=True)
+        if not rest:
+            return True
+        if name in ("uv", "uvx", "rye") and sub != ("tool", "run") and has_opt(opts + more, "-m", "--module"):
+            ctx.run_argv(["python", "-m", *rest])
+        elif name in ("uv", "rye") and sub == ("run",) and (
+                ctx.text(rest[0]).endswith((".py", ".pyw")) or has_opt(more, "--script")):
+            ctx.run_argv(["python", *rest])
+        else:
+            ctx.run_argv(rest)
+        return True
+    return False
 
 
 def h_none(ctx: Ctx, args: list[str], name: str) -> None:

@@ -35,11 +35,7 @@ def run_subprocess(v: Spawner, node: ast.Call, name: str) -> None:
     if target is None:
         return
     if name.startswith(("os.exec", "os.spawn")):  # execv(path, argv) / execl(path, arg0, ...)
-        rest = node.args[1:] if name.startswith("os.exec") else node.args[2:]
-        if len(rest) == 1 and isinstance(rest[0], (ast.List, ast.Tuple)):
-            target = rest[0]
-        elif rest:
-            target = ast.List(elts=list(rest), ctx=ast.Load())
+        target = _exec_argv(node, name) or target
     text = command_text(v, target)
     if text is None:
         v.acc.fail("subprocess command built at run time")
@@ -47,6 +43,25 @@ def run_subprocess(v: Spawner, node: ast.Call, name: str) -> None:
     result = v.shell(text)
     v.acc.merge(result)
     ran(v, result)
+
+
+def _exec_argv(node: ast.Call, name: str) -> ast.List | None:
+    """The command an ``os.exec*`` / ``os.spawn*`` call runs: its path (a name looked up on
+    PATH for the ``p`` variants), then its arguments after ``argv[0]``, which is only the
+    name the program is told (`os.execv('/usr/bin/curl', ['ls', ...])` runs curl); an
+    ``e`` variant's last argument is the environment."""
+    kind = name.rsplit(".", 1)[-1].removeprefix("exec").removeprefix("spawn")
+    args = list(node.args) if name.startswith("os.exec") else list(node.args[1:])  # spawn*: a mode first
+    if not args:
+        return None
+    path, rest = args[0], args[1:]
+    if "e" in kind and rest:
+        rest = rest[:-1]
+    if "v" in kind:
+        if not rest or not isinstance(rest[0], (ast.List, ast.Tuple)):
+            return None
+        rest = list(rest[0].elts)
+    return ast.List(elts=[path, *rest[1:]], ctx=ast.Load())
 
 
 def command_text(v: Flows, node: ast.AST) -> str | None:

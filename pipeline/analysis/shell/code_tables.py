@@ -16,7 +16,8 @@ SUBPROCESS = {"subprocess.run", "subprocess.call", "subprocess.check_call", "sub
               "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput", "os.system",
               "os.popen", "asyncio.create_subprocess_shell", "asyncio.create_subprocess_exec", "pty.spawn",
               "commands.getoutput", "os.execv", "os.execvp", "os.execl", "os.execlp", "os.spawnl",
-              "os.spawnlp", "os.spawnv", "os.spawnvp"}
+              "os.spawnlp", "os.spawnv", "os.spawnvp", "os.execve", "os.execvpe", "os.execle", "os.execlpe",
+              "os.spawnve", "os.spawnvpe", "os.spawnle", "os.spawnlpe"}
 DELETE = {"os.remove", "os.unlink", "os.rmdir", "os.removedirs", "shutil.rmtree", "send2trash.send2trash"}
 COPY = {"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.move", "os.rename",
          "os.replace", "os.symlink", "os.link", "urllib.request.urlretrieve", "wget.download"}

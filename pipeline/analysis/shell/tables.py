@@ -123,6 +123,26 @@ WRAPPERS = {"sudo": "ugpCUrtThDR", "doas": "uC", "nohup": "", "time": "fo", "nic
             "valgrind": "", "catchsegv": "", "systemd-run": "upEM", "doppler": "", "dotenv": "e",
             "sg": "", "chronic": "", "ts": "", "faketime": "f", "nsenter": "tSGw", "unshare": "S"}
 
+# Package managers that run a command in a project's environment (`uv run python x.py`,
+# `poetry run pytest`, `conda run -n ENV python x.py`, `uvx TOOL`, `pipx run APP`): the
+# command is analysed as one of its own. Per program: the words naming the subcommand
+# (`()`: the program itself runs it), then the one-letter and long options taking a value,
+# before or after them.
+_UV_VALUES = ("with", "with-editable", "with-requirements", "python", "package", "extra", "group", "only-group",
+              "no-group", "env-file", "directory", "project", "index", "default-index", "index-url",
+              "extra-index-url", "find-links", "index-strategy", "resolution", "prerelease", "exclude-newer",
+              "link-mode", "config-setting", "refresh-package", "reinstall-package", "upgrade-package",
+              "python-platform", "color", "cache-dir", "config-file", "from", "allow-insecure-host")
+_CONDA_RUN = ((("run",),), "np", ("name", "prefix", "cwd"))
+ENV_RUNNERS: dict[str, tuple[tuple[tuple[str, ...], ...], str, tuple[str, ...]]] = {
+    "uv": ((("run",), ("tool", "run")), "p", _UV_VALUES), "uvx": (((),), "p", _UV_VALUES),
+    "poetry": ((("run",),), "CP", ("directory", "project")), "pipenv": ((("run",),), "", ()),
+    "pdm": ((("run",),), "p", ("project", "venv")), "rye": ((("run",),), "", ("pyproject",)),
+    "hatch": ((("run",),), "ep", ("env", "project", "data-dir", "cache-dir", "config")),
+    "conda": _CONDA_RUN, "mamba": _CONDA_RUN, "micromamba": _CONDA_RUN,
+    "pipx": ((("run",),), "", ("spec", "python", "pip-args", "index-url")),
+}
+
 
 SYSTEM_BIN = re.compile(r"/(?:usr/(?:local/)?)?s?bin|/opt/homebrew/bin|/snap/bin")
 """Folders whose programs are the system's own: one named like a known command is that command."""
@@ -142,7 +162,8 @@ COMMAND_FAMILIES: dict[str, str] = {
     ),
     "pkg": (
         "pip pip3 pipx npm npx yarn pnpm apt apt-get aptitude yum dnf apk brew snap gem cargo go "
-        "conda mamba poetry uv dpkg rpm zypper pacman composer mvn gradle twine hatch flit"
+        "conda mamba poetry uv dpkg rpm zypper pacman composer mvn gradle twine hatch flit "
+        "uvx pipenv pdm micromamba rye"
     ),
     "dns": "ping ping6 dig host nslookup traceroute tracepath whois mtr",
     "cd": "cd pushd popd",
