@@ -54,12 +54,15 @@ def _kept(found: Found) -> set[tuple[str, str]]:
 
 class _File:
     """What is known of one file's text, followed write by write (:meth:`wrote`) up to
-    each run (:meth:`at_run`)."""
+    each run (:meth:`at_run`), read as its name and `#!` lines say; or, ``forced``, read
+    as those languages alone (the interpreters the file's runs name: :meth:`at_named_run`),
+    with budgets of its own (``named_*``), so that a follower of the file as itself is
+    the same whether or not a run names an interpreter."""
 
-    def __init__(self, named: frozenset[bool] = frozenset()) -> None:
+    def __init__(self, forced: frozenset[bool] = frozenset()) -> None:
         self.name = ""  # the file's name (its extension says how it runs)
-        # the languages the file's runs name (`bash x.py`): its texts are read as them too
-        self.named = named
+        self.forced = forced
+        self._kind = "named_" if forced else ""  # the budgets it charges: Budgets' kinds
         self._forget()
 
     def _forget(self) -> None:
@@ -88,22 +91,24 @@ class _File:
             self._forget()
         elif self.exact is not None:
             # each applied edit copies the text: charged to the trajectory (past it: a lower bound)
-            edited = applied(self.exact, written.edits) if written.edits is not None \
-                and pieces.budgets.charge(trajectory_id, "exact", len(self.exact) * len(written.edits)) else None
+            edited = applied(self.exact, written.edits) if written.edits is not None and pieces.budgets.charge(
+                trajectory_id, self._kind + "exact", len(self.exact) * len(written.edits)) else None
             self.exact, self.exact_rows = edited, None
         for k, text in enumerate(written.texts):
             whole = written.whole and k == 0
             # the file's text known from its first line: a whole text's, or the exact text's
             own, langs = self._languages(name, text, text if whole else self.exact)
-            langs = tuple(sorted(set(langs) | self.named))
+            if self.forced:  # the whole text is the file's, whatever it says; its runs decide
+                own, langs = (None, tuple(sorted(self.forced)))
             whole_rows: set[tuple[str, str]] = set()
-            readable = False  # the whole text analysed as its own language says
+            # the whole text analysed as its own language says (forced: known, whatever it reads as)
+            readable = bool(self.forced)
             for shell in langs:
-                if whole and shell == own:
+                if whole and (shell == own or self.forced):
                     piece, found = text, analysed((shell, text), pieces.seen)
-                    readable = found.reason is None
+                    readable = readable or found.reason is None
                 else:
-                    piece, found = pieces.piece(trajectory_id, shell, text)
+                    piece, found = pieces.piece(trajectory_id, shell, text, self._kind + "salvage")
                     self.pending.add(shell)
                 rows = self._found(found, shell)
                 whole_rows |= rows
@@ -123,8 +128,7 @@ class _File:
         run by `./x`, whose first line decides, may follow: fail closed; Python is not read
         as shell, where `ENV_PATH = '.env'` would be a command reading `.env`). A `#!` line
         naming another interpreter (node, ruby) is no language: the step may run the file
-        with `python3` or `bash` whatever its first line says. (:meth:`wrote` adds the
-        languages the file's runs name: ``named``.)"""
+        with `python3` or `bash` whatever its first line says."""
         own = program_language(name, text)
         base = name.rsplit("/", 1)[-1].lower()
         if base.endswith((".py", ".sh", ".bash")):
@@ -149,30 +153,15 @@ class _File:
         self.rows[shell] |= rows
         return rows
 
-    def at_run(self, pieces: Pieces, trajectory_id: str, stepped_between: Callable[[int], bool],
-               runners: list[str] | None) -> set[tuple[str, str]]:
+    def at_run(self, pieces: Pieces, trajectory_id: str, stepped_between: Callable[[int], bool]) -> set[tuple[str, str]]:
         """What a run of the file gets: while its text is known exactly and no shell or code
         step ran since its whole write (``stepped_between``), what that text does; else what
         each known text does, and what they do joined in order, in each language they were
         read as (a value one piece reads and a later piece sends is one program's payload,
         as in the file; past the analyser's bound, the texts :func:`fitting` keeps). Analyses
-        of whole texts are charged to the trajectory's ``joined`` budget. ``runners``: how
-        the step runs the file (``ShellAnalysis.runners``; None: not recorded): the
-        languages they name are read too (:meth:`_run_by`), never instead: the name may be
-        rebound (`alias python3=bash`, a `bin/python3` put first on PATH), and a decoy run by
-        one interpreter may stand beside a run the analyser does not see (`python3 x.sh ||
-        { cp x.sh y; sh y; }`)."""
-        if self.exact is not None and stepped_between(self.exact_since):
-            # a shell or code step ran since the whole write: it may have rewritten the file
-            # without a write the analyser sees (`git checkout`, `patch`, `tar x`, a script)
-            self.exact = None
-        named = frozenset().union(*(RUNNER_LANGUAGES.get(r, frozenset()) for r in runners or ()))
-        extra = self._run_by(named, pieces, trajectory_id) if named else set()
-        return self._as_itself(pieces, trajectory_id) | extra
-
-    def _as_itself(self, pieces: Pieces, trajectory_id: str) -> set[tuple[str, str]]:
-        """What a run of the file as itself gets (``at_run``): as its name and `#!` line say."""
+        of whole texts are charged to the trajectory's ``joined`` budget."""
         seen = pieces.seen
+        self._stale(stepped_between)
         # the exact text runs as its own first line says (an edit may have put a `#!` line of
         # another language further down: a comment); without one, not known: what each text does
         lang = None if self.exact is None else program_language(self.name, self.exact)
@@ -194,38 +183,44 @@ class _File:
             self.exact = None  # past the budget, or not analysable whole: what each text does
         return self._joined(frozenset((False, True)), pieces, trajectory_id)
 
-    def _run_by(self, named: frozenset[bool], pieces: Pieces, trajectory_id: str) -> set[tuple[str, str]]:
-        """What a run by an interpreter the step names gets as ``named``'s languages: the
-        exact text read as them, else (Python that does not parse; past the budget; not
-        analysable whole) what each text read as them does."""
+    def at_named_run(self, pieces: Pieces, trajectory_id: str, stepped_between: Callable[[int], bool],
+                     named: frozenset[bool]) -> set[tuple[str, str]]:
+        """What a run by an interpreter the step names gets (a ``forced`` follower; ``named``:
+        its languages): the exact text read as them, else (Python that does not parse, past
+        the budget, not analysable whole) what each text read as them does, alone and joined."""
+        self._stale(stepped_between)
         if self.exact is not None:
             rows: set[tuple[str, str]] = set()
             for shell in sorted(named):
                 found = analysed((shell, self.exact), pieces.seen) \
-                    if pieces.budgets.charge(trajectory_id, "joined", len(self.exact)) else None
+                    if pieces.budgets.charge(trajectory_id, "named_joined", len(self.exact)) else None
                 if found is None or found.reason is not None or not (shell or parses(self.exact)):
                     break
                 rows |= _kept(found)
             else:
                 return rows
-        return self._joined(named, pieces, trajectory_id, named=True)
+        return self._joined(named, pieces, trajectory_id)
 
-    def _joined(self, langs: frozenset[bool], pieces: Pieces, trajectory_id: str,
-                named: bool = False) -> set[tuple[str, str]]:
+    def _stale(self, stepped_between: Callable[[int], bool]) -> None:
+        """A shell or code step ran since the whole write: it may have rewritten the file
+        without a write the analyser sees (`git checkout`, `patch`, `tar x`, a script)."""
+        if self.exact is not None and stepped_between(self.exact_since):
+            self.exact = None
+
+    def _joined(self, langs: frozenset[bool], pieces: Pieces, trajectory_id: str) -> set[tuple[str, str]]:
         """What the known texts read as ``langs`` do, each alone and joined in order (the
-        texts given a piece since they were last joined); ``named``: the run names the
-        interpreter, which reads them as its language whatever they parse as."""
+        texts given a piece since they were last joined)."""
         for shell in sorted(self.pending & langs):
             texts = self.texts[shell]
             if len(texts) < 2:
                 continue
             chosen = [t for t, _ in texts] if self.chars[shell] <= MAX_COMMAND_CHARS else fitting(texts)
             joined = "\n".join(chosen)
-            # not as shell when the joined text parses as Python and no text or run says
-            # shell (Python read as shell invents commands: see _languages)
-            if len(chosen) > 1 and (named or not shell or not parses(joined) or any(
+            # not as shell when the joined text parses as Python and no text says shell
+            # (Python read as shell invents commands: see _languages), unless a run names it
+            if len(chosen) > 1 and (self.forced or not shell or not parses(joined) or any(
                     program_language(self.name, t) for t in chosen)) \
-                    and pieces.budgets.charge(trajectory_id, "joined", len(joined)):
+                    and pieces.budgets.charge(trajectory_id, self._kind + "joined", len(joined)):
                 self._found(analysed((shell, joined), pieces.seen), shell)
         self.pending -= langs
         return set().union(*(self.rows[shell] for shell in langs))
@@ -258,31 +253,44 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     program_steps = {tid: steps for tid, steps in con.execute(
         "select trajectory_id, list(distinct step_idx order by step_idx) from shell_calls group by all").fetchall()}
     followed: tuple[str, str] | None = None  # the file being followed (rows come file by file)
-    known = _File()
+    # the file as itself, and (when runs name interpreters) as their languages alone
+    known, as_named = _File(), _File()
     for trajectory_id, step_idx, name, is_write, tool_key, _, program_id, k, executed, runners in events:
         if (trajectory_id, name) != followed:
-            followed, known = (trajectory_id, name), _File(named.get((trajectory_id, name), frozenset()))
+            followed, known = (trajectory_id, name), _File()
+            as_named = _File(named.get((trajectory_id, name), frozenset()))
+        followers = (known, as_named) if as_named.forced else (known,)
         if is_write and program_id is None and tool_key is None:  # a shell step's other write
-            known.exact = None
+            for f in followers:
+                f.exact = None
         elif is_write and program_id is not None:
             # a shell or code step's known text: a piece, never the whole file (the step may
             # not have written it as it reads: a condition, a function never called, a
             # subshell in another folder, a run before the write in the same step)
-            known.wrote(name, Written(False, (texts[program_id][k][1],)), pieces, trajectory_id)
+            for f in followers:
+                f.wrote(name, Written(False, (texts[program_id][k][1],)), pieces, trajectory_id)
         elif is_write:
             call = calls.get((trajectory_id, step_idx))
             if call is not None and (written := call.into(name)) is not None:
                 if not executed:  # it may have run, or not: no exact edit of the known text
                     written = written._replace(edits=None)
-                known.wrote(name, written, pieces, trajectory_id, step_idx)
+                for f in followers:
+                    f.wrote(name, written, pieces, trajectory_id, step_idx)
         else:
             steps = program_steps.get(trajectory_id, [])
 
             def stepped_between(since: int, steps: list[int] = steps, run: int = step_idx) -> bool:
                 return bisect.bisect_right(steps, since) < bisect.bisect_left(steps, run)
 
-            rows.update((trajectory_id, step_idx, access, resource)
-                        for access, resource in known.at_run(pieces, trajectory_id, stepped_between, runners))
+            # the languages the step's interpreters read it as, beside (never instead of) the
+            # file as itself: a name may be rebound (`alias python3=bash`, a `bin/python3` first
+            # on PATH), a decoy run may stand beside one the analyser misses (`python3 x.sh ||
+            # { cp x.sh y; sh y; }`); its own budgets leave the file as itself as it was
+            by = frozenset().union(*(RUNNER_LANGUAGES.get(r, frozenset()) for r in runners or ()))
+            got = known.at_run(pieces, trajectory_id, stepped_between)
+            if by:
+                got = got | as_named.at_named_run(pieces, trajectory_id, stepped_between, by)
+            rows.update((trajectory_id, step_idx, access, resource) for access, resource in got)
     if not rows:
         return
     schema = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("access", pa.string()),

@@ -81,11 +81,14 @@ def _cuts(text: str) -> list[str]:
 
 _LIMITS = {"joined": lambda: JOINED_CHARS_PER_TRAJECTORY, "salvage": lambda: SALVAGE_CHARS_PER_TRAJECTORY,
            "exact": lambda: EXACT_CHARS_PER_TRAJECTORY}
+# the same work of the follower reading a file as the interpreters its runs name: budgets of
+# its own, so it never takes from the file read as itself (pipeline/analysis/written.py)
+_LIMITS.update({f"named_{kind}": limit for kind, limit in _LIMITS.items()})
 
 
 class Budgets:
     """What each trajectory may still spend of each bounded kind of work, in characters
-    (``joined``, ``salvage``, ``exact``: the limits above)."""
+    (``joined``, ``salvage``, ``exact``: the limits above; ``named_*`` the same again)."""
 
     def __init__(self) -> None:
         self.left: dict[tuple[str, str], int] = {}
@@ -117,15 +120,15 @@ class Pieces:
         found = analysed((shell, text), self.seen)
         return (text, found) if not shell or found.reason is None else None
 
-    def piece(self, trajectory_id: str, shell: bool, text: str) -> tuple[str, Found]:
+    def piece(self, trajectory_id: str, shell: bool, text: str, kind: str = "salvage") -> tuple[str, Found]:
         """A piece ``text`` an edit added (dedented when Python), as analysed, and its
-        analysis."""
+        analysis; read statement by statement within the trajectory's ``kind`` budget."""
         key = (shell, text)
         kept = self.read.get(key)
         if kept is None:
             kept = self.read[key] = self._repaired(shell, text if shell else textwrap.dedent(text))
         # read statement by statement: within the trajectory's budget (past it: the piece as it is)
-        if kept[2] and not self.budgets.charge(trajectory_id, "salvage", len(text)):
+        if kept[2] and not self.budgets.charge(trajectory_id, kind, len(text)):
             plain = text if shell else textwrap.dedent(text)
             return plain, analysed((shell, plain), self.seen)
         return kept[0], kept[1]

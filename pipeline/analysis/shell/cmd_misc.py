@@ -244,11 +244,14 @@ def _env_run(ctx: Ctx, args: list[str], name: str) -> bool:
         more, rest = parse_opts(pos[len(sub):], short, long, stop=True)
         if not rest:
             return True
+        first = ctx.text(rest[0])
+        if name == "hatch" and ":" in first and "/" not in first.split(":", 1)[0] and not ctx.dynamic(rest[0]):
+            rest = [first.split(":", 1)[1], *rest[1:]]  # `hatch run ENV:CMD`
         if name in ("uv", "uvx", "rye") and sub != ("tool", "run") and has_opt(opts + more, "-m", "--module"):
             ctx.run_argv(["python", "-m", *rest])
-        elif name in ("uv", "rye") and sub == ("run",) and (
-                ctx.text(rest[0]).endswith((".py", ".pyw")) or has_opt(more, "--script")):
-            ctx.run_argv(["python", *rest])
+        elif name in ("uv", "rye") and sub == ("run",) and (first.endswith((".py", ".pyw")) or first == "-"
+                                                            or has_opt(more, "-s", "--script")):
+            ctx.run_argv(["python", *rest])  # a script, `-` (stdin): run by python
         else:
             ctx.run_argv(rest)
         return True

@@ -31,11 +31,15 @@ class Spawner(Flows, Protocol):
 def run_subprocess(v: Spawner, node: ast.Call, name: str) -> None:
     """Commands handed to a shell or exec (``name``: the call's qualified name): analysed
     as shell text; a command whose name is built at run time cannot be analysed."""
-    target = node.args[0] if node.args else v.kw(node, "args", "cmd", "command")
-    if target is None:
-        return
     if name.startswith(("os.exec", "os.spawn")):  # execv(path, argv) / execl(path, arg0, ...)
-        target = _exec_argv(node, name) or target
+        target: ast.AST | None = _exec_argv(node, name)
+        if target is None:  # an argv not written out (a variable, `*args`, keywords)
+            v.acc.fail("subprocess command built at run time")
+            return
+    else:
+        target = node.args[0] if node.args else v.kw(node, "args", "cmd", "command")
+        if target is None:
+            return
     text = command_text(v, target)
     if text is None:
         v.acc.fail("subprocess command built at run time")
@@ -52,13 +56,14 @@ def _exec_argv(node: ast.Call, name: str) -> ast.List | None:
     ``e`` variant's last argument is the environment."""
     kind = name.rsplit(".", 1)[-1].removeprefix("exec").removeprefix("spawn")
     args = list(node.args) if name.startswith("os.exec") else list(node.args[1:])  # spawn*: a mode first
-    if not args:
+    if not args or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
         return None
     path, rest = args[0], args[1:]
     if "e" in kind and rest:
         rest = rest[:-1]
     if "v" in kind:
-        if not rest or not isinstance(rest[0], (ast.List, ast.Tuple)):
+        if not rest or not isinstance(rest[0], (ast.List, ast.Tuple)) or any(
+                isinstance(e, ast.Starred) for e in rest[0].elts):
             return None
         rest = list(rest[0].elts)
     return ast.List(elts=[path, *rest[1:]], ctx=ast.Load())

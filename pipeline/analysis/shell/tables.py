@@ -132,14 +132,18 @@ _UV_VALUES = ("with", "with-editable", "with-requirements", "python", "package",
               "no-group", "env-file", "directory", "project", "index", "default-index", "index-url",
               "extra-index-url", "find-links", "index-strategy", "resolution", "prerelease", "exclude-newer",
               "link-mode", "config-setting", "refresh-package", "reinstall-package", "upgrade-package",
-              "python-platform", "color", "cache-dir", "config-file", "from", "allow-insecure-host")
+              "python-platform", "color", "cache-dir", "config-file", "from", "allow-insecure-host",
+              "keyring-provider", "no-extra", "fork-strategy", "no-build-package", "no-binary-package",
+              "python-preference", "exclude-newer-package", "torch-backend", "only-binary")
 _CONDA_RUN = ((("run",),), "np", ("name", "prefix", "cwd"))
 ENV_RUNNERS: dict[str, tuple[tuple[tuple[str, ...], ...], str, tuple[str, ...]]] = {
-    "uv": ((("run",), ("tool", "run")), "p", _UV_VALUES), "uvx": (((),), "p", _UV_VALUES),
-    "poetry": ((("run",),), "CP", ("directory", "project")), "pipenv": ((("run",),), "", ()),
+    # uv: -p python, -i index URL, -f find-links, -C config setting, -P upgrade package, -w with
+    "uv": ((("run",), ("tool", "run")), "pifCPw", _UV_VALUES), "uvx": (((),), "pifCPw", _UV_VALUES),
+    "poetry": ((("run",),), "CP", ("directory", "project")), "pipenv": ((("run",),), "", ("python",)),
     "pdm": ((("run",),), "p", ("project", "venv")), "rye": ((("run",),), "", ("pyproject",)),
     "hatch": ((("run",),), "ep", ("env", "project", "data-dir", "cache-dir", "config")),
-    "conda": _CONDA_RUN, "mamba": _CONDA_RUN, "micromamba": _CONDA_RUN,
+    "conda": _CONDA_RUN, "mamba": _CONDA_RUN,
+    "micromamba": ((("run",),), "npaer", ("name", "prefix", "cwd", "attach", "env", "root-prefix", "label")),
     "pipx": ((("run",),), "", ("spec", "python", "pip-args", "index-url")),
 }
 
