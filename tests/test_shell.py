@@ -426,6 +426,9 @@ def test_code_runners() -> None:
     assert analyse_code("import subprocess\nsubprocess.run(['bash', 'x.sh'])").runners == (("x.sh", "shell"),)
     assert analyse_code("%run -i sync.py --verbose").runners == (("sync.py", "python"),)
     assert analyse_code("%run -m http.server").executes == ()
+    # %run's options that take a value (review round 12: `-N 5` ran `5`)
+    for src in ("%run -t -N 5 sync.py", "%run -p -l 10 sync.py", "%run sync.py -m fast", "%run -d -b40 sync.py"):
+        assert analyse_code(src).runners == (("sync.py", "python"),), src
 
 
 @pytest.mark.parametrize(("cmd", "executes", "sends", "reads"), [

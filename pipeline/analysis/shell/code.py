@@ -39,6 +39,27 @@ _STRINGS_RE = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _DYN_EVAL_RE = re.compile(r"""\beval\s*\(\s*(?!['"`)])""")
 
 
+
+# IPython's %run options (its getopt string 'nidtN:b:pD:l:rs:T:em:G'): these take a value
+_RUN_VALUES = frozenset("NbDlsTm")
+
+
+def _run_script(words: list[str]) -> str | None:
+    """The file ``%run WORDS`` runs: the first word after its options (None: ``-m MODULE``
+    runs a module, or no file is named)."""
+    k = 0
+    while k < len(words) and words[k].startswith("-") and len(words[k]) > 1:
+        letters = words[k][1:]
+        for j, ch in enumerate(letters):
+            if ch in _RUN_VALUES:
+                if ch == "m":
+                    return None
+                k += 0 if letters[j + 1:] else 1  # the value: the rest of the word, else the next one
+                break
+        k += 1
+    return words[k] if k < len(words) else None
+
+
 def analyse_command(text: str) -> ShellAnalysis:
     """A command string found in code, analysed as a shell command of its own."""
     return analyse(text, analyse_code_text)
@@ -69,9 +90,9 @@ def _ipython(src: str, acc: Acc) -> str | None:
             magic, rest = m.group(2), m.group(3)
             if magic in ("sx", "system"):
                 acc.merge(analyse_command(rest))
-            elif magic == "run" and rest:  # IPython's %run runs a Python file: its first word not an option
-                script = next((w for w in rest.split() if not w.startswith("-")), None)
-                if script is not None and not re.search(r"(^|\s)-m\b", rest):  # `-m MODULE`: no file
+            elif magic == "run" and rest:  # IPython's %run runs a Python file
+                script = _run_script(rest.split())
+                if script is not None:
                     acc.add("executes", script, "python")
             elif magic == "load" and rest:
                 acc.add("reads", rest.split()[0])
