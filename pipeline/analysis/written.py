@@ -23,8 +23,9 @@ The text is analysed as code (``.py``, a python ``#!``) or as a shell script (``
 ``.bash``, a sh/bash ``#!``); a piece of Python is dedented first (an edit inside a
 function is indented). A run that names its interpreter (``bash x.py``, ``python3 x``:
 ``sql/written_runs.sql``'s ``runners``) also reads the text as that language, whatever
-the file's name or ``#!`` line says (also, never instead: :meth:`_File.at_run`). What the text writes is not added (the run writes what it writes;
-the writer's own rows say which file it wrote).
+the file's name or ``#!`` line says: a second follower of the file, with budgets of its
+own (:meth:`_File.at_named_run`). What the text writes is not added (the run writes what
+it writes; the writer's own rows say which file it wrote).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import pyarrow as pa
 
 from pipeline.analysis.analysed import Found, analysed, arrow_table
 from pipeline.analysis.shell import MAX_COMMAND_CHARS
-from pipeline.analysis.written_languages import RUNNER_LANGUAGES, program_language
+from pipeline.analysis.written_languages import program_language, runner_languages
 from pipeline.analysis.written_pieces import Pieces, applied, fitting, parses
 from pipeline.analysis.written_texts import Written, WrittenCall, written_call
 from pipeline.sql import load_sql
@@ -153,7 +154,8 @@ class _File:
         self.rows[shell] |= rows
         return rows
 
-    def at_run(self, pieces: Pieces, trajectory_id: str, stepped_between: Callable[[int], bool]) -> set[tuple[str, str]]:
+    def at_run(self, pieces: Pieces, trajectory_id: str,
+               stepped_between: Callable[[int], bool]) -> set[tuple[str, str]]:
         """What a run of the file gets: while its text is known exactly and no shell or code
         step ran since its whole write (``stepped_between``), what that text does; else what
         each known text does, and what they do joined in order, in each language they were
@@ -245,9 +247,8 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     for trajectory_id, step_idx, name, is_write, tool_key, arguments, *_, runners in events:
         if arguments is not None:  # a write's first row (sql/written_runs.sql)
             calls[trajectory_id, step_idx] = written_call(tool_key, arguments)
-        for runner in runners or ():
-            named[trajectory_id, name] = named.get((trajectory_id, name), frozenset()) | RUNNER_LANGUAGES.get(
-                runner, frozenset())
+        if runners:
+            named[trajectory_id, name] = named.get((trajectory_id, name), frozenset()) | runner_languages(runners)
     # the shell and code steps of each trajectory, in order: an exact text holds only while
     # none ran since its whole write (other than the run being scored)
     program_steps = {tid: steps for tid, steps in con.execute(
@@ -286,7 +287,7 @@ def written_programs(con: duckdb.DuckDBPyConnection,
             # file as itself: a name may be rebound (`alias python3=bash`, a `bin/python3` first
             # on PATH), a decoy run may stand beside one the analyser misses (`python3 x.sh ||
             # { cp x.sh y; sh y; }`); its own budgets leave the file as itself as it was
-            by = frozenset().union(*(RUNNER_LANGUAGES.get(r, frozenset()) for r in runners or ()))
+            by = runner_languages(runners)
             got = known.at_run(pieces, trajectory_id, stepped_between)
             if by:
                 got = got | as_named.at_named_run(pieces, trajectory_id, stepped_between, by)
