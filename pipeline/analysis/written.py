@@ -98,9 +98,10 @@ class _File:
         for k, text in enumerate(written.texts):
             whole = written.whole and k == 0
             # the file's text known from its first line: a whole text's, or the exact text's
-            own, langs = self._languages(name, text, text if whole else self.exact)
-            if self.forced:  # the whole text is the file's, whatever it says; its runs decide
-                own, langs = (None, tuple(sorted(self.forced)))
+            # forced: the whole text is the file's, whatever it says; its runs decide (no
+            # `#!` rules, whose Python parse of each text would be thrown away)
+            own, langs = (None, tuple(sorted(self.forced))) if self.forced else \
+                self._languages(name, text, text if whole else self.exact)
             whole_rows: set[tuple[str, str]] = set()
             # the whole text analysed as its own language says (forced: known, whatever it reads as)
             readable = bool(self.forced)
