@@ -1,14 +1,17 @@
--- written_runs: program steps that run a file, and the calls of file-writing tools that
--- wrote that file before its last run (grain: trajectory_id, name, step_idx), in step
--- order, for `written_programs` (pipeline/analysis/written.py), which follows the file's
--- text from write to write and analyses what is known of it at each run.
--- Inputs: resources, shell_calls, shell_texts, shell_runners, steps, policy_tools.
+-- written_runs: program steps that run a file, the calls of file-writing tools that wrote
+-- that file before its last run, and the copies of other files into it (grain:
+-- trajectory_id, step_idx, name, and a copy's original), in step order, for
+-- `written_programs` (pipeline/analysis/written.py), which follows each file's text from
+-- write to write and analyses what is known of it at each run.
+-- Inputs: resources, shell_calls, shell_texts, shell_runners, shell_copies, steps, policy_tools.
 -- Parameters: none.
 -- A run is an `execute` resource of a shell/code step (`python sync.py`, `bash x.sh`,
 -- `./x.sh`); a write is an executed (or unknown) write of that path by a file-writing
 -- tool (names compared after lg_norm_path_if, so `./x.sh` is `x.sh`; a `cd` between them
--- is not resolved beyond what `resources` already joined).
-with runs as (
+-- is not resolved beyond what `resources` already joined). A copy a shell step makes of
+-- another file (`cp x.sh y`, `mv notes.txt run.sh`, `cat x > y`: shell_copies) is followed
+-- from its original, which is followed up to the copy.
+with recursive runs as (
     select distinct r.trajectory_id, r.step_idx, lg_norm_path_if(r.resource) as name
     from resources r semi join shell_calls c on c.trajectory_id = r.trajectory_id and c.step_idx = r.step_idx
     where r.access = 'execute' and not regexp_matches(r.resource, '^[a-z][a-z0-9+.-]*:')
@@ -24,26 +27,42 @@ last_runs as (
     -- a write after a file's last run changes nothing that ran
     select trajectory_id, name, max(step_idx) as last_run from runs group by all
 ),
+copies as (
+    select distinct trajectory_id, step_idx, copy, original, k from shell_copies
+),
+followed as (
+    -- the files followed, each up to a step: those run, up to their last run, and the
+    -- originals of copies into a followed file up to the copy (in the same step too: `cp
+    -- x.sh y && bash y`), transitively (a copy of a copy); one row per copy at most
+    select trajectory_id, name, last_run as upto from last_runs
+    union
+    select c.trajectory_id, c.original, c.step_idx
+    from followed f join copies c on c.trajectory_id = f.trajectory_id and c.copy = f.name and c.step_idx <= f.upto
+),
+bounds as (
+    select trajectory_id, name, max(upto) as upto from followed group by all
+),
 writes as (
     -- calls of file-writing tools only: a program step's write of the file (`chmod +x`,
     -- `touch`, `sed -i`, `cat >`) is not told apart from a rewrite, and is not one here
     select distinct r.trajectory_id, r.step_idx, l.name
     from resources r join steps s on s.trajectory_id = r.trajectory_id and s.step_idx = r.step_idx
     join policy_tools t on t.tool_key = lower(s.tool_name)
-    join last_runs l on l.trajectory_id = r.trajectory_id and l.name = lg_norm_path_if(r.resource)
+    join bounds l on l.trajectory_id = r.trajectory_id and l.name = lg_norm_path_if(r.resource)
     where r.access = 'write' and s.kind = 'tool_call' and s.exec_status in ('executed', 'unknown')
         and len(t.writes) > 0 and t.shell_arg is null and t.code_arg is null
-        and r.step_idx < l.last_run
+        and r.step_idx < l.upto
 ),
 shell_writes as (
     -- a shell step's write of a known text (`cat > x.py <<'EOF' ...`, `echo ... >> x.sh`:
     -- shell_texts, from the shell analyser), up to and including the step of the last run
-    -- (`cat > x.py <<'EOF' ... EOF; python x.py`: the write comes first in its step)
+    -- (`cat > x.py <<'EOF' ... EOF; python x.py`: the write comes first in its step) or of
+    -- the copy
     select w.trajectory_id, w.step_idx, w.name, w.program_id, w.k
     from shell_texts w
-    join last_runs l on l.trajectory_id = w.trajectory_id and l.name = w.name
+    join bounds l on l.trajectory_id = w.trajectory_id and l.name = w.name
     join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
-    where s.kind = 'tool_call' and s.exec_status in ('executed', 'unknown') and w.step_idx <= l.last_run
+    where s.kind = 'tool_call' and s.exec_status in ('executed', 'unknown') and w.step_idx <= l.upto
 ),
 shell_rewrites as (
     -- any write of the file by a shell or code step (`cp b x.py`, `sed -i`, `git checkout --
@@ -51,8 +70,8 @@ shell_rewrites as (
     -- (written_programs then follows it as a lower bound)
     select distinct r.trajectory_id, r.step_idx, l.name
     from resources r semi join shell_calls c on c.trajectory_id = r.trajectory_id and c.step_idx = r.step_idx
-    join last_runs l on l.trajectory_id = r.trajectory_id and l.name = lg_norm_path_if(r.resource)
-    where r.access = 'write' and r.step_idx <= l.last_run
+    join bounds l on l.trajectory_id = r.trajectory_id and l.name = lg_norm_path_if(r.resource)
+    where r.access = 'write' and r.step_idx <= l.upto
 ),
 write_rows as (
     -- the first of a call's rows carries its arguments (a patch writes thousands of files:
@@ -65,27 +84,33 @@ final as (
     -- written_programs reads each call's text once, from its first row (`executed`: the call
     -- is known to have run, not only maybe: only then does an exact edit of it apply); a
     -- shell write names its text by (program_id, k): the k-th known text of that program's
-    -- analysis; a shell rewrite has neither tool nor text
+    -- analysis; a shell rewrite has neither tool nor text; a copy names its `original`.
+    -- `phase` orders a step's events: the files' writes (1), the copies (2), the runs (3)
     select trajectory_id, step_idx, name, false as is_write, null::varchar as tool_key, null::varchar as arguments,
-        null::bigint as program_id, null::bigint as k, null::boolean as executed, u.runners
+        null::bigint as program_id, null::bigint as k, null::boolean as executed, u.runners,
+        null::varchar as original, 3 as phase
     from runs left join run_runners u using (trajectory_id, step_idx, name)
     union all
     select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), s.arguments, null, null,
-        s.exec_status = 'executed', null
+        s.exec_status = 'executed', null, null, 1
     from write_rows w join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
     where w.first_row and s.args_ok
     union all
     select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), null, null, null,
-        s.exec_status = 'executed', null
+        s.exec_status = 'executed', null, null, 1
     from write_rows w join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
     where not w.first_row and s.args_ok
     union all
-    select trajectory_id, step_idx, name, true, null, null, program_id, k, null, null
+    select trajectory_id, step_idx, name, true, null, null, program_id, k, null, null, null, 1
     from shell_writes
     union all
-    select trajectory_id, step_idx, name, true, null, null, null, null, null, null
+    select trajectory_id, step_idx, name, true, null, null, null, null, null, null, null, 1
     from shell_rewrites
+    union all
+    -- the copies into followed files (in a step, in the order the step makes them: `k`)
+    select c.trajectory_id, c.step_idx, c.copy, true, null, null, null, c.k, null, null, c.original, 2
+    from copies c join bounds b on b.trajectory_id = c.trajectory_id and b.name = c.copy and c.step_idx <= b.upto
 )
--- in step order; in one step, its writes before its runs, its texts in the order written
--- (then its other writes)
-select * from final order by trajectory_id, name, step_idx, is_write desc, k nulls last
+-- in step order; in one step, the files' writes (a file's texts in the order written, then
+-- its other writes), then the copies, then the runs
+select * exclude (phase) from final order by trajectory_id, step_idx, phase, k nulls last, name, original

@@ -421,6 +421,50 @@ def test_runners(cmd: str, runners: tuple[tuple[str, str], ...]) -> None:
     assert analyse_command(cmd).runners == runners
 
 
+@pytest.mark.parametrize(("cmd", "copies"), [
+    # the files a command makes a copy of another (ShellAnalysis.copies: (copy, original)):
+    # what is known of the original's text is the copy's (pipeline/analysis/written.py)
+    # DEST/name too: DEST may be a folder (`cp x.sh /usr/local/bin`)
+    ("cp x.sh /tmp/y.sh", (("/tmp/y.sh", "x.sh"), ("/tmp/y.sh/x.sh", "x.sh"))),
+    ("mv notes.txt run.sh", (("run.sh", "notes.txt"), ("run.sh/notes.txt", "notes.txt"))),
+    ("install -m 755 x.sh /usr/local/bin", (("/usr/local/bin", "x.sh"), ("/usr/local/bin/x.sh", "x.sh"))),
+    ("cp sync.py /tmp/", (("/tmp/sync.py", "sync.py"),)),
+    ("cp a b dir", (("dir/a", "a"), ("dir/b", "b"))),
+    ("cp -t /opt x.sh", (("/opt/x.sh", "x.sh"),)),
+    ("sudo cp ./x.sh /opt/y.sh", (("/opt/y.sh", "x.sh"), ("/opt/y.sh/x.sh", "x.sh"))),
+    ("cat x.txt > run.sh", (("run.sh", "x.txt"),)),
+    ("cat -- x.txt >| run.sh", (("run.sh", "x.txt"),)),
+    # a symbolic link's relative target is relative to the link's folder
+    ("ln -s x.sh run.sh", (("run.sh", "x.sh"),)),
+    ("ln -sf ../x.sh bin/run", (("bin/run", "x.sh"),)),
+    ("ln x.sh bin/run", (("bin/run", "x.sh"),)),
+    ("cd /work && cp a.sh b.sh", (("b.sh", "a.sh"), ("/work/b.sh", "/work/a.sh"), ("b.sh/a.sh", "a.sh"),
+                                  ("/work/b.sh/a.sh", "/work/a.sh"))),
+    ('bash -c "mv a.sh b.sh"', (("b.sh", "a.sh"), ("b.sh/a.sh", "a.sh"))),
+    # not a copy of one known file: a computed name, several files joined, a rewrite, an append
+    ("mv $F run.sh", ()),
+    ("cat a.txt b.txt > run.sh", ()),
+    ("cat -n x.txt > run.sh", ()),
+    ("cat x.txt | sed s/a/b/ > run.sh", ()),
+    ("cat x.txt >> run.sh", ()),
+    ("echo hi | cat > run.sh", ()),
+    ("cp x.sh x.sh", ()),
+])
+def test_copies(cmd: str, copies: tuple[tuple[str, str], ...]) -> None:
+    assert analyse_command(cmd).copies == copies
+
+
+def test_code_copies() -> None:
+    assert analyse_code("import shutil\nshutil.copy('x.sh', '/tmp/y.sh')").copies == (("/tmp/y.sh", "x.sh"),)
+    assert analyse_code("import shutil\nshutil.move('x.sh', '/tmp/')").copies == (("/tmp/x.sh", "x.sh"),)
+    assert analyse_code("import os\nos.rename('notes.txt', 'run.sh')").copies == (("run.sh", "notes.txt"),)
+    assert analyse_code("import os\nos.symlink('../x.sh', 'bin/run')").copies == (("bin/run", "x.sh"),)
+    # a tree, a download, a name computed at run time: no one known file's copy
+    for src in ("import shutil\nshutil.copytree('a', 'b')", "import urllib.request\n"
+                "urllib.request.urlretrieve('https://x.example/i.sh', 'i.sh')", "import shutil\nshutil.copy(src, 'y')"):
+        assert analyse_code(src).copies == (), src
+
+
 def test_code_runners() -> None:
     assert analyse_code("exec(open('h.txt').read())").runners == (("h.txt", "python"),)
     assert analyse_code("import subprocess\nsubprocess.run(['bash', 'x.sh'])").runners == (("x.sh", "shell"),)

@@ -36,6 +36,8 @@ class Found(NamedTuple):
     texts: tuple[tuple[str, str, bool], ...] = ()
     # (name, runner): how it runs each file it executes (ShellAnalysis.runners)
     runners: tuple[tuple[str, str], ...] = ()
+    # (copy, original): the files it makes a copy of another (ShellAnalysis.copies)
+    copies: tuple[tuple[str, str], ...] = ()
 
 
 def found_in(analysis: ShellAnalysis, shell: bool) -> Found:
@@ -45,11 +47,11 @@ def found_in(analysis: ShellAnalysis, shell: bool) -> Found:
                  if not (field == "payloads" and name.startswith("data:")))
     reason = (analysis.opaque_reason or "cannot be analysed") if analysis.opaque else None
     if not shell:  # a code step neither moves a shell nor runs in one
-        return Found(reason, rows, ".", (), analysis.written_texts, analysis.runners)
+        return Found(reason, rows, ".", (), analysis.written_texts, analysis.runners, analysis.copies)
     here = None if analysis.here is None else tuple(
         (access, name) for field, name in analysis.here for access, f in _ACCESS_FIELDS if f == field)
     return Found(reason, rows, None if analysis.opaque else analysis.folder, here, analysis.written_texts,
-                 analysis.runners)
+                 analysis.runners, analysis.copies)
 
 
 # A worker scores shard after shard of one corpus, and a nightly corpus's shards run one
@@ -71,7 +73,8 @@ def _bytes(text: str) -> int:
 
 
 def _weight(program: tuple[bool, str], found: Found) -> int:
-    rows = [*found.rows, *(found.here or ()), *((name, text) for name, text, _ in found.texts), *found.runners]
+    rows = [*found.rows, *(found.here or ()), *((name, text) for name, text, _ in found.texts), *found.runners,
+            *found.copies]
     return _bytes(program[1]) + _bytes(found.folder or "") + sum(_bytes(a) + _bytes(r) + _ROW_WEIGHT for a, r in rows)
 
 

@@ -32,6 +32,8 @@ _PROGRAM_RES_SCHEMA = pa.schema([("program_id", pa.int64()), ("access", pa.strin
 _PROGRAM_OPAQUE_SCHEMA = pa.schema([("program_id", pa.int64()), ("opaque_reason", pa.string())])
 _PROGRAM_TEXT_SCHEMA = pa.schema([("program_id", pa.int64()), ("k", pa.int64()), ("name", pa.string())])
 _PROGRAM_RUNNER_SCHEMA = pa.schema([("program_id", pa.int64()), ("name", pa.string()), ("runner", pa.string())])
+_PROGRAM_COPY_SCHEMA = pa.schema([("program_id", pa.int64()), ("k", pa.int64()), ("copy", pa.string()),
+                                  ("original", pa.string())])
 
 # Each distinct (arguments, shell/code argument name) is analysed once: nightly corpora
 # repeat the same commands (ls, git status, pytest) across thousands of calls.
@@ -110,6 +112,7 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     folder_rows: list[tuple[int, str | None]] = []
     text_rows: list[tuple[int, int, str]] = []  # (program_id, k, name) of Found.texts[k]
     runner_rows: list[tuple[int, str, str]] = []  # (program_id, name, runner) of Found.runners
+    copy_rows: list[tuple[int, int, str, str]] = []  # (program_id, k, copy, original) of Found.copies[k]
     while batch := cursor.fetchmany(batch_rows):
         for program_id, arguments, shell_arg, code_arg, inferred in batch:
             try:
@@ -130,9 +133,11 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
             program_rows.extend((program_id, access, name) for access, name in found.rows)
             text_rows.extend((program_id, k, name) for k, (name, _, _) in enumerate(found.texts))
             runner_rows.extend((program_id, name, runner) for name, runner in found.runners)
+            copy_rows.extend((program_id, k, copy, original) for k, (copy, original) in enumerate(found.copies))
     con.register("program_resources_in", arrow_table(program_rows, _PROGRAM_RES_SCHEMA))
     con.register("program_texts_in", arrow_table(text_rows, _PROGRAM_TEXT_SCHEMA))
     con.register("program_runners_in", arrow_table(runner_rows, _PROGRAM_RUNNER_SCHEMA))
+    con.register("program_copies_in", arrow_table(copy_rows, _PROGRAM_COPY_SCHEMA))
     con.register("program_opaque_in", arrow_table(opaque_rows, _PROGRAM_OPAQUE_SCHEMA))
     con.register("program_folders", arrow_table(folder_rows, _PROGRAM_FOLDER_SCHEMA))
     con.execute(f"create or replace temp table shell_calls as {_SHELL_CALLS}")
@@ -162,14 +167,21 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
         f" {_CARRIED})"
     )
     # the known texts shell steps write (`cat > x.py <<'EOF'`): written_programs follows them
+    # the copies shell steps make (`cp x.sh y`, `mv a b`): written_programs follows a file's
+    # known text into its copies
+    con.execute("create or replace temp table shell_copies as "
+                "select c.trajectory_id, c.step_idx, t.k, lg_norm_path_if(t.copy) as copy, "
+                "lg_norm_path_if(t.original) as original "
+                "from shell_calls c join program_copies_in t using (program_id)")
     con.execute("create or replace temp table shell_texts as "
                 "select c.trajectory_id, c.step_idx, t.program_id, t.k, lg_norm_path_if(t.name) as name "
                 "from shell_calls c join program_texts_in t using (program_id)")
     for name in ("program_resources_in", "program_opaque_in", "program_folders", "program_here_in",
-                 "program_texts_in", "program_runners_in"):
+                 "program_texts_in", "program_runners_in", "program_copies_in"):
         con.unregister(name)
     written_programs(con, {pid: found.texts for pid, found in enumerate(by_id) if found is not None and found.texts})
     con.execute("drop table shell_texts")
+    con.execute("drop table shell_copies")
     con.execute("drop table shell_runners")
     con.execute("drop table shell_folders")
     con.execute("drop table shell_calls")

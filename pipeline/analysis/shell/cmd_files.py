@@ -37,15 +37,31 @@ def h_copy(ctx: Ctx, args: list[str], name: str) -> None:
             base = posixpath.basename(ctx.text(s).rstrip("/"))
             if base and not ctx.dynamic(s):
                 ctx.write(join_path(ctx.text(dest), base), (ctx.text(s),))
+                ctx.acc.copied(join_path(ctx.text(dest), base), ctx.text(s))
+    elif not ctx.dynamic(srcs[0]) and not ctx.dynamic(dest) and ctx.text(srcs[0]) != ctx.text(dest):
+        # one file, copied (moved) as it is
+        ctx.acc.copied(ctx.text(dest), ctx.text(srcs[0]))
+        base = posixpath.basename(ctx.text(srcs[0]))
+        if base:  # into DEST/ when DEST is a folder (`cp x.sh /usr/local/bin`)
+            ctx.acc.copied(join_path(ctx.text(dest), base), ctx.text(srcs[0]))
 
 
 def h_ln(ctx: Ctx, args: list[str], name: str) -> None:
     """ln [-s] TARGET LINK: the link is written."""
-    _, pos = parse_opts(args, *OPTIONS["ln"])
+    opts, pos = parse_opts(args, *OPTIONS["ln"])
     if len(pos) >= 2:
         ctx.write(pos[-1])
     elif pos:
         ctx.write(posixpath.basename(ctx.text(pos[0])))
+    if len(pos) == 2 and not opt_values(opts, "-t", "--target-directory") and not any(map(ctx.dynamic, pos)):
+        # the link reads as its target; a symbolic link's relative target is relative to
+        # the link's folder, a hard link's to where the command runs
+        target, link = ctx.text(pos[0]), ctx.text(pos[1])
+        symbolic = has_opt(opts, "-s", "--symbolic")
+        if not link.endswith("/") and link not in (".", "..", "~"):
+            relative = symbolic and posixpath.dirname(link) and not target.startswith(("/", "~"))
+            ctx.acc.copied(link, posixpath.normpath(posixpath.join(posixpath.dirname(link), target))
+                           if relative else target)
 
 
 def h_write_all(ctx: Ctx, args: list[str], name: str) -> None:

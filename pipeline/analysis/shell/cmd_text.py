@@ -6,6 +6,7 @@ argument words (``argv[1:]``) and its table name, and records resources through 
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from pipeline.analysis.shell.args import has_opt, opt_values, parse_opts
@@ -43,6 +44,20 @@ def h_reader(ctx: Ctx, args: list[str], name: str) -> None:
             ctx.stdout_passthrough()
     elif name in TRANSFORMERS:
         ctx.stdout_transformed()
+
+
+def catted_file(words: list[str], ctx: Ctx) -> str | None:
+    """The one file a ``cat`` command prints as it is (``cat x.txt``, ``cat -- x.txt``),
+    when that is all it prints (``words``: the whole command): its redirection into a file
+    makes a copy of that file (:meth:`pipeline.analysis.shell.model.Acc.copied`)."""
+    texts = [ctx.text(w) for w in words]
+    while len(texts) > 1 and texts[0] in ("command", "builtin"):
+        texts = texts[1:]
+    files = [t for t in texts[1:] if t != "--"]
+    if not texts or posixpath.basename(texts[0]) != "cat" or len(files) != 1 or files[0].startswith("-") \
+            or ctx.stdout is not None or any(ctx.dynamic(w) for w in words):
+        return None
+    return files[0]
 
 
 def h_sort(ctx: Ctx, args: list[str], name: str) -> None:

@@ -10,6 +10,7 @@ imports neither the engine nor :mod:`pipeline.analysis.shell.code`.
 from __future__ import annotations
 
 import ast
+import posixpath
 from collections.abc import Callable
 
 from pipeline.analysis.shell.code_credentials import passed_env
@@ -17,7 +18,7 @@ from pipeline.analysis.shell.code_flow import bound, derived, track
 from pipeline.analysis.shell.code_net import network
 from pipeline.analysis.shell.code_subprocess import run_subprocess
 from pipeline.analysis.shell.code_tables import (
-    COPY, DELETE, HTTP_READ, HTTP_SEND, LIST, MKDIR, NO_READ, OPEN, READ_METHODS, SUBPROCESS,
+    COPY, COPY_FILE, DELETE, HTTP_READ, HTTP_SEND, LIST, MKDIR, NO_READ, OPEN, READ_METHODS, SUBPROCESS,
     URL_RE, WRITE_METHODS
 )
 from pipeline.analysis.shell.code_names import dotted, is_environ, pathlike
@@ -245,6 +246,10 @@ class PyVisitor(ast.NodeVisitor):
                 self.acc.add("reads", a[0])
             if a[1]:
                 self.acc.add("writes", a[1])
+            if a[0] and a[1] and name in COPY_FILE:  # shutil.copy('x.sh', 'y.sh'): y holds x's text
+                copy = posixpath.join(a[1], posixpath.basename(a[0])) if a[1].endswith("/") else a[1]
+                self.acc.copied(copy, posixpath.normpath(posixpath.join(posixpath.dirname(copy), a[0]))
+                                if name == "os.symlink" and not a[0].startswith(("/", "~")) else a[0])
         elif name in LIST and a and a[0]:
             self.acc.add("reads", a[0])
         elif name in MKDIR and a and a[0]:

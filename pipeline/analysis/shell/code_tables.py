@@ -21,6 +21,10 @@ SUBPROCESS = {"subprocess.run", "subprocess.call", "subprocess.check_call", "sub
 DELETE = {"os.remove", "os.unlink", "os.rmdir", "os.removedirs", "shutil.rmtree", "send2trash.send2trash"}
 COPY = {"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.move", "os.rename",
          "os.replace", "os.symlink", "os.link", "urllib.request.urlretrieve", "wget.download"}
+# those that make a copy of one file (ShellAnalysis.copies; os.symlink's relative source is
+# relative to the link's folder)
+COPY_FILE = {"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.move", "os.rename", "os.replace",
+             "os.symlink", "os.link"}
 LIST = {"os.listdir", "os.scandir", "os.walk", "glob.glob", "glob.iglob", "os.stat", "os.path.getsize"}
 MKDIR = {"os.makedirs", "os.mkdir", "os.chmod", "os.chown"}
 READ_METHODS = {"read_text", "read_bytes", "read_csv", "read_excel", "read_json", "read_parquet", "read_table",

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from pipeline.analysis.shell.cmd_shell import printed_text
+from pipeline.analysis.shell.cmd_text import catted_file
 from pipeline.analysis.shell.commands import KEYWORDS, run_command_words
 from pipeline.analysis.shell.engine_words import Words
 from pipeline.analysis.shell.redirects import Opened, base_op, stdin_redirect
@@ -263,6 +264,9 @@ class Analyser(Words):
                 ctx.write(target, src)
                 if k == last_out and written is not None and not ctx.dynamic(target):  # only known text
                     ctx.acc.wrote_text(ctx.text(target), written, op in (">>", "&>>"))
+                elif k == last_out and op in (">", ">|") and not ctx.dynamic(target) \
+                        and (original := catted_file(words, ctx)) is not None:
+                    ctx.acc.copied(ctx.text(target), original)  # `cat x.txt > run.sh`: a copy
                 out_redirected = out_redirected or op != "<>"
         if out_redirected:
             return Flow()

@@ -66,6 +66,11 @@ class ShellAnalysis:
     # runner for); pipeline/analysis/written.py reads a written file's text in the
     # language its run names
     runners: tuple[tuple[str, str], ...] = ()
+    # the files the command makes a copy of another file, in order: (copy, original) of
+    # `cp x.sh y`, `mv notes.txt run.sh`, `install x /usr/local/bin/y`, `ln -s x.sh y`, `cat
+    # x > y` (pipeline/analysis/written.py follows what is known of the original's text
+    # into a later run of the copy)
+    copies: tuple[tuple[str, str], ...] = ()
 
 
 FIELDS = ("reads", "writes", "executes", "sends", "payloads", "deletes", "credentials")
@@ -112,6 +117,7 @@ class Acc:
         self.oldfolder: str | None = None
         self.texts: list[tuple[str, str, bool]] = []  # ShellAnalysis.written_texts
         self.runners: dict[tuple[str, str], None] = {}  # ShellAnalysis.runners (an ordered set)
+        self.copies: dict[tuple[str, str], None] = {}  # ShellAnalysis.copies (an ordered set)
 
     def add(self, kind: str, resource: str, runner: str = "") -> None:
         """Record ``resource`` under field ``kind`` (normalised, deduplicated). After a
@@ -141,6 +147,18 @@ class Acc:
             joined = self.under_cwd(r)
             for entry in ((n, text, appended) for n in (r, joined) if n):
                 self._text(entry)
+
+    def copied(self, copy: str, original: str) -> None:
+        """Record that the command makes ``copy`` a copy of ``original`` (both as written in
+        the command), under the names :meth:`add` records them by: as given, and joined
+        under the folder of its last ``cd`` when both are."""
+        c, o = normalise(copy), normalise(original)
+        if c is None or o is None or c == o or _PSEUDO_RE.match(c) or _PSEUDO_RE.match(o):
+            return
+        self.copies.setdefault((c, o))
+        joined_c, joined_o = self.under_cwd(c), self.under_cwd(o)
+        if joined_c or joined_o:
+            self.copies.setdefault((joined_c or c, joined_o or o))
 
     def _text(self, entry: tuple[str, str, bool]) -> None:
         if not self.texts or self.texts[-1] != entry:  # `echo T >> f` repeated at once: one piece
@@ -213,6 +231,8 @@ class Acc:
                 self.mark_here(f, r)
         for entry in other.written_texts:
             self._text(entry)
+        for copy, original in other.copies:
+            self.copied(copy, original)
         if other.opaque:
             self.fail(other.opaque_reason or "nested command cannot be analysed")
 
@@ -221,7 +241,7 @@ class Acc:
         return ShellAnalysis(*(tuple(self.lists[f]) for f in FIELDS),
                              opaque=self.reason is not None, opaque_reason=self.reason, folder=self.folder,
                              here=None if self.here is None else tuple(self.here), written_texts=tuple(self.texts),
-                             runners=tuple(self.runners))
+                             runners=tuple(self.runners), copies=tuple(self.copies))
 
 
 @dataclass
