@@ -28,7 +28,10 @@ last_runs as (
     select trajectory_id, name, max(step_idx) as last_run from runs group by all
 ),
 copies as (
-    select distinct trajectory_id, step_idx, copy, original, k from shell_copies
+    -- the copies of steps that ran (or may have: `unknown`), as for their texts below
+    select distinct c.trajectory_id, c.step_idx, c.copy, c.original, c.k
+    from shell_copies c join steps s on s.trajectory_id = c.trajectory_id and s.step_idx = c.step_idx
+    where s.kind = 'tool_call' and s.exec_status in ('executed', 'unknown')
 ),
 followed as (
     -- the files followed, each up to a step: those run, up to their last run, and the

@@ -436,8 +436,20 @@ def test_runners(cmd: str, runners: tuple[tuple[str, str], ...]) -> None:
     ("cat -- x.txt >| run.sh", (("run.sh", "x.txt"),)),
     # a symbolic link's relative target is relative to the link's folder
     ("ln -s x.sh run.sh", (("run.sh", "x.sh"),)),
-    ("ln -sf ../x.sh bin/run", (("bin/run", "x.sh"),)),
-    ("ln x.sh bin/run", (("bin/run", "x.sh"),)),
+    ("ln -sf ../x.sh bin/run", (("bin/run", "x.sh"), ("bin/run/x.sh", "bin/x.sh"))),
+    ("ln x.sh bin/run", (("bin/run", "x.sh"), ("bin/run/x.sh", "x.sh"))),
+    ("ln -s /w/x.sh /usr/local/bin/", (("/usr/local/bin/x.sh", "/w/x.sh"),)),
+    ("ln -s -t /usr/local/bin /w/x.sh", (("/usr/local/bin/x.sh", "/w/x.sh"),)),
+    ("rsync x.sh y.sh", (("y.sh", "x.sh"), ("y.sh/x.sh", "x.sh"))),
+    ("dd if=x.sh of=y.sh", (("y.sh", "x.sh"),)),
+    ("tee y.sh < x.sh > /dev/null", (("y.sh", "x.sh"),)),
+    ("cat x.sh | tee -a y.sh", (("y.sh", "x.sh"),)),
+    ("sudo -u root cat x.sh > y.sh", (("y.sh", "x.sh"),)),
+    ("cat < x.sh > y.sh", (("y.sh", "x.sh"),)),
+    # appended: added to what the file holds, as every copy is
+    ("cat x.txt >> run.sh", (("run.sh", "x.txt"),)),
+    # a copy made again counts again, in order (`cp t o; cp e t; cp t o`)
+    ("cp t o/ && cp e t/ && cp t o/", (("o/t", "t"), ("t/e", "e"), ("o/t", "t"))),
     ("cd /work && cp a.sh b.sh", (("b.sh", "a.sh"), ("/work/b.sh", "/work/a.sh"), ("b.sh/a.sh", "a.sh"),
                                   ("/work/b.sh/a.sh", "/work/a.sh"))),
     ('bash -c "mv a.sh b.sh"', (("b.sh", "a.sh"), ("b.sh/a.sh", "a.sh"))),
@@ -446,7 +458,9 @@ def test_runners(cmd: str, runners: tuple[tuple[str, str], ...]) -> None:
     ("cat a.txt b.txt > run.sh", ()),
     ("cat -n x.txt > run.sh", ()),
     ("cat x.txt | sed s/a/b/ > run.sh", ()),
-    ("cat x.txt >> run.sh", ()),
+    ("dd if=x.sh of=y.sh conv=ucase", ()),
+    ("rsync x.sh host:/tmp/", ()),
+    ("echo cat x > y", ()),
     ("echo hi | cat > run.sh", ()),
     ("cp x.sh x.sh", ()),
 ])
@@ -455,10 +469,13 @@ def test_copies(cmd: str, copies: tuple[tuple[str, str], ...]) -> None:
 
 
 def test_code_copies() -> None:
-    assert analyse_code("import shutil\nshutil.copy('x.sh', '/tmp/y.sh')").copies == (("/tmp/y.sh", "x.sh"),)
+    assert analyse_code("import shutil\nshutil.copy('x.sh', '/tmp/y.sh')").copies == (("/tmp/y.sh", "x.sh"),
+                                                                                   ("/tmp/y.sh/x.sh", "x.sh"))
+    assert analyse_code("import shutil\nshutil.copyfile(src='a', dst='b/')").copies == (("b/a", "a"),)
+    assert analyse_code("from pathlib import Path\nPath('a.txt').rename('b/')").copies == (("b/a.txt", "a.txt"),)
     assert analyse_code("import shutil\nshutil.move('x.sh', '/tmp/')").copies == (("/tmp/x.sh", "x.sh"),)
-    assert analyse_code("import os\nos.rename('notes.txt', 'run.sh')").copies == (("run.sh", "notes.txt"),)
-    assert analyse_code("import os\nos.symlink('../x.sh', 'bin/run')").copies == (("bin/run", "x.sh"),)
+    assert analyse_code("import os\nos.rename('notes.txt', 'run/')").copies == (("run/notes.txt", "notes.txt"),)
+    assert analyse_code("import os\nos.symlink('../x.sh', 'bin/run/')").copies == (("bin/run/x.sh", "bin/x.sh"),)
     # a tree, a download, a name computed at run time: no one known file's copy
     for src in ("import shutil\nshutil.copytree('a', 'b')", "import urllib.request\n"
                 "urllib.request.urlretrieve('https://x.example/i.sh', 'i.sh')", "import shutil\nshutil.copy(src, 'y')"):

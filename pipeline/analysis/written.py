@@ -20,9 +20,9 @@ trajectory by trajectory, in step order; :class:`FileFollower` keeps what is kno
   gets what the edited text does;
 - a write whose text cannot be read leaves what is known as it is;
 - a copy of another file by a shell or code step (``cp x.sh y``, ``mv``, ``cat x > y``,
-  ``shutil.copy``: ``ShellAnalysis.copies``) adds what the original's text does then (the
-  original followed up to the copy: :meth:`FileFollower.absorb`); what the file held
-  stays beside it (a copy may fail).
+  ``shutil.copy``: ``ShellAnalysis.copies``) adds the original's known text then, as
+  pieces read as the copy (the original followed up to the copy: :meth:`FileFollower.absorb`);
+  what the file held stays beside it (a copy may fail).
 
 The text is analysed as code (``.py``, a python ``#!``) or as a shell script (``.sh``,
 ``.bash``, a sh/bash ``#!``); a piece of Python is dedented first (an edit inside a
@@ -54,16 +54,6 @@ def _between(steps: list[int], run: int) -> Callable[[int], bool]:
     return lambda since: bisect.bisect_right(steps, since) < bisect.bisect_left(steps, run)
 
 
-def _named_through_copies(named: dict[tuple[str, str], frozenset[bool]], copies: list[tuple[str, str, str]]) -> None:
-    """The languages a copy's runs name are its original's too (the original's text, read
-    as them, is what the copy's runs read). ``copies``: (trajectory, copy, original) in step
-    order; taken last to first, a copy of a copy passes them on to the first original."""
-    for trajectory_id, copy, original in reversed(copies):
-        langs = named.get((trajectory_id, copy), frozenset())
-        if langs:
-            named[trajectory_id, original] = named.get((trajectory_id, original), frozenset()) | langs
-
-
 def written_programs(con: duckdb.DuckDBPyConnection,
                      shell_texts: dict[int, tuple[tuple[str, str, bool], ...]] | None = None) -> None:
     """Add to ``resources`` what each written program a program step runs reads, runs,
@@ -80,15 +70,11 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     texts = shell_texts or {}
     # the languages each file's runs name (`bash x.py`): its texts are read as them too
     named: dict[tuple[str, str], frozenset[bool]] = {}
-    copies: list[tuple[str, str, str]] = []  # (trajectory, copy, original)
-    for trajectory_id, step_idx, name, is_write, tool_key, arguments, *_, runners, original in events:
+    for trajectory_id, step_idx, name, is_write, tool_key, arguments, *_, runners, _ in events:
         if arguments is not None:  # a write's first row (sql/written_runs.sql)
             calls[trajectory_id, step_idx] = written_call(tool_key, arguments)
         if runners:
             named[trajectory_id, name] = named.get((trajectory_id, name), frozenset()) | runner_languages(runners)
-        if original is not None:
-            copies.append((trajectory_id, name, original))
-    _named_through_copies(named, copies)
     # the shell and code steps of each trajectory, in order: an exact text holds only while
     # none ran since its whole write (other than the run being scored)
     program_steps = {tid: steps for tid, steps in con.execute(
@@ -105,13 +91,12 @@ def written_programs(con: duckdb.DuckDBPyConnection,
         known, as_named = files[name]
         followers = (known, as_named) if as_named.forced else (known,)
         if original is not None:
-            # a copy of another file (`cp x.sh y`): what the original's text does then is the
-            # copy's too (its own stays: a copy may fail); its writes up to it came before
+            # a copy of another file (`cp x.sh y`): the original's known text (its writes up
+            # to the copy came before) is the copy's too, read as the copy; its own stays
             if original in files:
-                at = _between(program_steps.get(trajectory_id, []), step_idx)
-                known.absorb(files[original][0].at_run(pieces, trajectory_id, at))
-                if as_named.forced:
-                    as_named.absorb(files[original][1].at_named_run(pieces, trajectory_id, at, as_named.forced))
+                copied = files[original][0].copy_of(_between(program_steps.get(trajectory_id, []), step_idx))
+                for f in followers:
+                    f.absorb(name, copied, pieces, trajectory_id)
         elif is_write and program_id is None and tool_key is None:  # a shell step's other write
             for f in followers:
                 f.exact = None

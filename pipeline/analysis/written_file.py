@@ -1,6 +1,6 @@
 """What is known of one written file's text, followed write by write up to each run
 (:class:`FileFollower`): the mechanism :func:`pipeline.analysis.written.written_programs`
-drives, file by file (its module docstring gives the rules).
+drives, trajectory by trajectory in step order (its module docstring gives the rules).
 """
 
 from __future__ import annotations
@@ -52,14 +52,23 @@ class FileFollower:
         self.exact: str | None = None
         self.exact_rows: set[tuple[str, str]] | None = None
         self.exact_since = -1  # the step of the whole write the exact text starts from
-        self.copied: set[tuple[str, str]] = set()  # what the texts of copies over it do (absorb)
+        self.raw: list[str] = []  # its known texts as written (a whole text first): what a copy of it holds
 
-    def absorb(self, rows: set[tuple[str, str]]) -> None:
-        """A copy of another file came over this one (``cp x.sh y``): what the original's
-        text does then (``rows``) is added to what is known of the file, and its own known
-        texts stay (a copy may fail: a lower bound) until a whole write replaces them."""
+    def copy_of(self, stepped_between: Callable[[int], bool]) -> list[str]:
+        """What a copy of the file made now holds, as far as is known: its exact text (while
+        no shell or code step ran since its whole write: ``stepped_between``), else its
+        known texts as written."""
+        self._stale(stepped_between)
+        return [self.exact] if self.exact is not None else list(self.raw)
+
+    def absorb(self, name: str, texts: list[str], pieces: Pieces, trajectory_id: str) -> None:
+        """A copy of another file came over the file ``name`` (``cp x.sh y``): the original's
+        ``texts`` (:meth:`copy_of`) are added as pieces, read as this file's name and runs
+        say, and its own known texts stay (a copy may fail: a lower bound) until a whole
+        write replaces them."""
+        for text in texts:
+            self.wrote(name, Written(False, (text,)), pieces, trajectory_id)
         self.exact = None
-        self.copied |= rows
 
     def wrote(self, name: str, written: Written, pieces: Pieces, trajectory_id: str, step_idx: int = -1) -> None:
         """A write of ``written`` into the file ``name``: each text analysed alone in each
@@ -73,6 +82,7 @@ class FileFollower:
             edited = applied(self.exact, written.edits) if written.edits is not None and pieces.budgets.charge(
                 trajectory_id, self._kind + "exact", len(self.exact) * len(written.edits)) else None
             self.exact, self.exact_rows = edited, None
+        self.raw.extend(written.texts)
         for k, text in enumerate(written.texts):
             whole = written.whole and k == 0
             # the file's text known from its first line: a whole text's, or the exact text's
@@ -204,4 +214,4 @@ class FileFollower:
                     and pieces.budgets.charge(trajectory_id, self._kind + "joined", len(joined)):
                 self._found(analysed((shell, joined), pieces.seen), shell)
         self.pending -= langs
-        return set().union(self.copied, *(self.rows[shell] for shell in langs))
+        return set().union(*(self.rows[shell] for shell in langs))

@@ -13,6 +13,7 @@ import re
 from pipeline.analysis.shell.args import MODE_RE, has_opt, join_path, looks_like_path, opt_values, parse_opts
 from pipeline.analysis.shell.tables import OPTIONS
 from pipeline.analysis.shell.ctx import Ctx
+from pipeline.analysis.shell.model import passed_file
 
 
 def h_copy(ctx: Ctx, args: list[str], name: str) -> None:
@@ -37,31 +38,50 @@ def h_copy(ctx: Ctx, args: list[str], name: str) -> None:
             base = posixpath.basename(ctx.text(s).rstrip("/"))
             if base and not ctx.dynamic(s):
                 ctx.write(join_path(ctx.text(dest), base), (ctx.text(s),))
-                ctx.acc.copied(join_path(ctx.text(dest), base), ctx.text(s))
-    elif not ctx.dynamic(srcs[0]) and not ctx.dynamic(dest) and ctx.text(srcs[0]) != ctx.text(dest):
-        # one file, copied (moved) as it is
-        ctx.acc.copied(ctx.text(dest), ctx.text(srcs[0]))
-        base = posixpath.basename(ctx.text(srcs[0]))
-        if base:  # into DEST/ when DEST is a folder (`cp x.sh /usr/local/bin`)
-            ctx.acc.copied(join_path(ctx.text(dest), base), ctx.text(srcs[0]))
+    copies(ctx, srcs, dest, is_dir)
+
+
+def copies(ctx: Ctx, originals: list[str], dest: str, into: bool, symbolic: bool = False) -> None:
+    """Record the copies a command makes of ``originals`` at ``dest`` (ShellAnalysis.copies):
+    ``dest`` itself for one original unless it is a folder (``into``), and DEST/name for
+    each (DEST may be a folder: `cp x.sh /usr/local/bin`). A ``symbolic`` link's relative
+    original is read from the link's folder (`ln -s ../x.sh bin/run`: x.sh)."""
+    if ctx.dynamic(dest):
+        return
+    d = ctx.text(dest)
+
+    def original_of(o: str, link: str) -> str:
+        folder = posixpath.dirname(link)
+        return posixpath.normpath(posixpath.join(folder, o)) if symbolic and folder and not o.startswith(("/", "~")) \
+            else o
+
+    for word in originals:
+        o = ctx.text(word)
+        if ctx.dynamic(word) or o == d:
+            continue
+        if not into and len(originals) == 1:
+            ctx.acc.copied(d, original_of(o, d))
+        base = posixpath.basename(o.rstrip("/"))
+        if base:
+            ctx.acc.copied(join_path(d, base), original_of(o, join_path(d, base)))
 
 
 def h_ln(ctx: Ctx, args: list[str], name: str) -> None:
-    """ln [-s] TARGET LINK: the link is written."""
+    """ln [-s] TARGET... LINK (-t DIR): the link is written; it reads as its target."""
     opts, pos = parse_opts(args, *OPTIONS["ln"])
-    if len(pos) >= 2:
+    target = opt_values(opts, "-t", "--target-directory")
+    if len(pos) >= 2 and not target:
         ctx.write(pos[-1])
     elif pos:
         ctx.write(posixpath.basename(ctx.text(pos[0])))
-    if len(pos) == 2 and not opt_values(opts, "-t", "--target-directory") and not any(map(ctx.dynamic, pos)):
-        # the link reads as its target; a symbolic link's relative target is relative to
-        # the link's folder, a hard link's to where the command runs
-        target, link = ctx.text(pos[0]), ctx.text(pos[1])
-        symbolic = has_opt(opts, "-s", "--symbolic")
-        if not link.endswith("/") and link not in (".", "..", "~"):
-            relative = symbolic and posixpath.dirname(link) and not target.startswith(("/", "~"))
-            ctx.acc.copied(link, posixpath.normpath(posixpath.join(posixpath.dirname(link), target))
-                           if relative else target)
+    symbolic = has_opt(opts, "-s", "--symbolic")
+    if target:
+        copies(ctx, pos, target[0], True, symbolic)
+    elif len(pos) >= 2:
+        link = ctx.text(pos[-1])
+        copies(ctx, pos[:-1], pos[-1], len(pos) > 2 or link.endswith("/") or link in (".", "..", "~"), symbolic)
+    elif pos:  # `ln -s /w/x.sh`: the link is ./x.sh
+        copies(ctx, pos, ".", True, symbolic)
 
 
 def h_write_all(ctx: Ctx, args: list[str], name: str) -> None:
@@ -72,6 +92,10 @@ def h_write_all(ctx: Ctx, args: list[str], name: str) -> None:
         ctx.read(r)
     for p in pos:
         ctx.write(p, ctx.stdin.resources if name == "tee" else ())
+    if name == "tee" and (original := _stdin_file(ctx)) is not None:  # `tee y.sh < x.sh`, `cat x.sh | tee y.sh`
+        for p in pos:
+            if not ctx.dynamic(p):
+                ctx.acc.copied(ctx.text(p), original)
     if name == "tee":
         text = _teed_text(ctx)
         appended = any(k in ("-a", "--append") for k, _ in opts)
@@ -79,6 +103,15 @@ def h_write_all(ctx: Ctx, args: list[str], name: str) -> None:
             if text is not None and not ctx.dynamic(p):  # `echo TEXT | tee x.sh`, `tee x.sh <<'EOF'`
                 ctx.acc.wrote_text(ctx.text(p), text, appended)
         ctx.stdout_passthrough()
+
+
+def _stdin_file(ctx: Ctx) -> str | None:
+    """The one file the command's stdin carries as it is: its `< FILE`, else what a pipe
+    passes on unchanged (:func:`pipeline.analysis.shell.model.passed_file`)."""
+    into = ctx.stdin_redirect()
+    if into is None:
+        return passed_file(ctx.stdin)
+    return ctx.text(into[1]) if into[0] == "<" and not ctx.dynamic(into[1]) else None
 
 
 def _teed_text(ctx: Ctx) -> str | None:
@@ -108,7 +141,8 @@ def h_delete(ctx: Ctx, args: list[str], name: str) -> None:
 
 
 def h_dd(ctx: Ctx, args: list[str], name: str) -> None:
-    """dd if=IN of=OUT: OUT is written and destroyed."""
+    """dd if=IN of=OUT: OUT is written and destroyed (and, without a `conv=`, a copy of IN)."""
+    given: dict[str, str] = {}
     for a in args:
         t = ctx.text(a)
         if t.startswith("if="):
@@ -116,6 +150,9 @@ def h_dd(ctx: Ctx, args: list[str], name: str) -> None:
         elif t.startswith("of="):
             ctx.write(a[3:])
             ctx.delete(a[3:])
+        given[t.split("=", 1)[0]] = a[3:] if t[:3] in ("if=", "of=") else t
+    if "if" in given and "of" in given and "conv" not in given and not any(map(ctx.dynamic, (given["if"], given["of"]))):
+        ctx.acc.copied(ctx.text(given["of"]), ctx.text(given["if"]))
 
 
 def h_mkfs(ctx: Ctx, args: list[str], name: str) -> None:

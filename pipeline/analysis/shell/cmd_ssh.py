@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from pipeline.analysis.shell.args import has_opt, opt_values, parse_opts, remote_target
+from pipeline.analysis.shell.cmd_files import copies
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.tables import OPTIONS
 
@@ -41,6 +42,8 @@ def h_scp(ctx: Ctx, args: list[str], name: str) -> None:
         ctx.send(rdest[0])
     else:
         ctx.write(dest, tuple(ctx.text(s) for s in srcs))
+        local = [s for s in srcs if not remote_target(ctx.text(s))]  # a local copy (`rsync x.sh y.sh`)
+        copies(ctx, local, dest, len(srcs) > 1 or ctx.text(dest).endswith("/"))
     if any(k.startswith("--delete") for k, _ in opts):
         ctx.delete(dest)
 

@@ -12,6 +12,7 @@ import re
 from pipeline.analysis.shell.args import has_opt, opt_values, parse_opts
 from pipeline.analysis.shell.tables import METADATA_READERS, OPTIONS, READERS, TRANSFORMERS
 from pipeline.analysis.shell.ctx import Ctx
+from pipeline.analysis.shell.model import passed_file
 
 
 def h_reader(ctx: Ctx, args: list[str], name: str) -> None:
@@ -46,18 +47,26 @@ def h_reader(ctx: Ctx, args: list[str], name: str) -> None:
         ctx.stdout_transformed()
 
 
+_CAT_WRAPPERS = frozenset({"sudo", "doas", "command", "builtin", "nohup", "exec"})
+
+
 def catted_file(words: list[str], ctx: Ctx) -> str | None:
-    """The one file a ``cat`` command prints as it is (``cat x.txt``, ``cat -- x.txt``),
-    when that is all it prints (``words``: the whole command): its redirection into a file
-    makes a copy of that file (:meth:`pipeline.analysis.shell.model.Acc.copied`)."""
-    texts = [ctx.text(w) for w in words]
-    while len(texts) > 1 and texts[0] in ("command", "builtin"):
-        texts = texts[1:]
-    files = [t for t in texts[1:] if t != "--"]
-    if not texts or posixpath.basename(texts[0]) != "cat" or len(files) != 1 or files[0].startswith("-") \
-            or ctx.stdout is not None or any(ctx.dynamic(w) for w in words):
+    """The one file a ``cat`` command prints as it is (``cat x.txt``, ``cat -- x.txt``,
+    ``cat < x.txt``, ``sudo cat x.txt``), when that is all it prints (``words``: the whole
+    command): its redirection into a file makes a copy of that file
+    (:meth:`pipeline.analysis.shell.model.Acc.copied`)."""
+    if any(ctx.dynamic(w) for w in words):
         return None
-    return files[0]
+    texts = [ctx.text(w) for w in words]
+    at = next((i for i, t in enumerate(texts) if posixpath.basename(t) == "cat"), None)
+    # only wrappers and their options before it (`sudo -u root cat`)
+    if at is None or not all(posixpath.basename(t) in _CAT_WRAPPERS or t.startswith("-")
+                             or (i and texts[i - 1] in ("-u", "-g")) for i, t in enumerate(texts[:at])):
+        return None
+    files = [t for t in texts[at + 1:] if t != "--"]
+    if not files:
+        return passed_file(ctx.stdout)  # its stdin: `cat < x.sh`
+    return files[0] if len(files) == 1 and not files[0].startswith("-") and ctx.stdout is None else None
 
 
 def h_sort(ctx: Ctx, args: list[str], name: str) -> None:

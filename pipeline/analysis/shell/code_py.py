@@ -138,6 +138,14 @@ class PyVisitor(ast.NodeVisitor):
     def kw(node: ast.Call, *names: str) -> ast.AST | None:
         return next((k.value for k in node.keywords if k.arg in names), None)
 
+    def copied(self, original: str, dest: str, symbolic: bool = False) -> None:
+        """A call makes a copy of ``original`` at ``dest``, or in it when ``dest`` is a folder
+        (ShellAnalysis.copies; a ``symbolic`` link's relative original is read from the
+        link's folder)."""
+        for copy in ((dest,) if not dest.endswith("/") else ()) + (posixpath.join(dest, posixpath.basename(original)),):
+            self.acc.copied(copy, posixpath.normpath(posixpath.join(posixpath.dirname(copy), original))
+                            if symbolic and not original.startswith(("/", "~")) else original)
+
     # ---- statements binding names
     def bind(self, target: ast.AST, value: ast.AST | None) -> None:
         src = self.sources(value)
@@ -247,9 +255,11 @@ class PyVisitor(ast.NodeVisitor):
             if a[1]:
                 self.acc.add("writes", a[1])
             if a[0] and a[1] and name in COPY_FILE:  # shutil.copy('x.sh', 'y.sh'): y holds x's text
-                copy = posixpath.join(a[1], posixpath.basename(a[0])) if a[1].endswith("/") else a[1]
-                self.acc.copied(copy, posixpath.normpath(posixpath.join(posixpath.dirname(copy), a[0]))
-                                if name == "os.symlink" and not a[0].startswith(("/", "~")) else a[0])
+                self.copied(a[0], a[1], name == "os.symlink")
+        elif name in COPY_FILE and (src := self.const(self.kw(node, "src"))) and (dst := self.const(self.kw(node, "dst"))):
+            self.copied(src, dst, name == "os.symlink")  # shutil.copyfile(src=..., dst=...)
+        elif attr in ("rename", "replace") and recv is not None and a and a[0] and pathlike(recv):
+            self.copied(recv, a[0])  # Path('a.txt').rename('b.sh')
         elif name in LIST and a and a[0]:
             self.acc.add("reads", a[0])
         elif name in MKDIR and a and a[0]:

@@ -264,9 +264,9 @@ class Analyser(Words):
                 ctx.write(target, src)
                 if k == last_out and written is not None and not ctx.dynamic(target):  # only known text
                     ctx.acc.wrote_text(ctx.text(target), written, op in (">>", "&>>"))
-                elif k == last_out and op in (">", ">|") and not ctx.dynamic(target) \
+                elif k == last_out and op in (">", ">|", ">>", "&>", "&>>") and not ctx.dynamic(target) \
                         and (original := catted_file(words, ctx)) is not None:
-                    ctx.acc.copied(ctx.text(target), original)  # `cat x.txt > run.sh`: a copy
+                    ctx.acc.copied(ctx.text(target), original)  # `cat x.txt > run.sh`: a copy (`>>`: added)
                 out_redirected = out_redirected or op != "<>"
         if out_redirected:
             return Flow()

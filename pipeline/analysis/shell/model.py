@@ -117,7 +117,7 @@ class Acc:
         self.oldfolder: str | None = None
         self.texts: list[tuple[str, str, bool]] = []  # ShellAnalysis.written_texts
         self.runners: dict[tuple[str, str], None] = {}  # ShellAnalysis.runners (an ordered set)
-        self.copies: dict[tuple[str, str], None] = {}  # ShellAnalysis.copies (an ordered set)
+        self.copies: list[tuple[str, str]] = []  # ShellAnalysis.copies, in order (a copy made again counts again)
 
     def add(self, kind: str, resource: str, runner: str = "") -> None:
         """Record ``resource`` under field ``kind`` (normalised, deduplicated). After a
@@ -151,14 +151,14 @@ class Acc:
     def copied(self, copy: str, original: str) -> None:
         """Record that the command makes ``copy`` a copy of ``original`` (both as written in
         the command), under the names :meth:`add` records them by: as given, and joined
-        under the folder of its last ``cd`` when both are."""
+        under the folder of its last ``cd`` when either is relative."""
         c, o = normalise(copy), normalise(original)
         if c is None or o is None or c == o or _PSEUDO_RE.match(c) or _PSEUDO_RE.match(o):
             return
-        self.copies.setdefault((c, o))
         joined_c, joined_o = self.under_cwd(c), self.under_cwd(o)
-        if joined_c or joined_o:
-            self.copies.setdefault((joined_c or c, joined_o or o))
+        for entry in [(c, o)] + ([(joined_c or c, joined_o or o)] if joined_c or joined_o else []):
+            if not self.copies or self.copies[-1] != entry:  # the same copy at once: one
+                self.copies.append(entry)
 
     def _text(self, entry: tuple[str, str, bool]) -> None:
         if not self.texts or self.texts[-1] != entry:  # `echo T >> f` repeated at once: one piece
@@ -259,6 +259,14 @@ class Flow:
     items: tuple[str, ...] = ()
     transformed: bool = False
     exact: str | None = None
+
+
+def passed_file(flow: Flow | None) -> str | None:
+    """The one file whose content ``flow`` passes on as it is (`cat x.sh`, `< x.sh`): no
+    known text beside it, not rewritten, no names listed; else None."""
+    if flow is None or len(flow.resources) != 1 or flow.literal is not None or flow.transformed or flow.items:
+        return None
+    return flow.resources[0]
 
 
 def union_flows(flows: list[Flow]) -> Flow:
