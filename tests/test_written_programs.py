@@ -10,12 +10,15 @@ Codex patch, Cline's SEARCH/REPLACE blocks) adds what it does."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from pipeline.analysis.written_file import FileFollower
 from pipeline.analysis.written_languages import program_language
+from pipeline.analysis.written_pieces import Pieces
 from pipeline.sql import load_sql
 from pipeline.analysis.written_texts import Written, written_texts
 from tests.conftest import calls, result, rows, stage_connection, traj, user
@@ -966,3 +969,18 @@ def test_a_copy_runs_what_its_original_runs(histories: list[list[tuple[str, str,
         if got[f"orig-{n}"] == "unsafe":
             assert got[f"copy-{n}"] == "unsafe", history
             assert got[f"over-{n}"] == "unsafe", history
+
+
+def test_copies_back_and_forth_add_each_text_once() -> None:
+    """`cp a b; cp b a` again and again: each copy adds only the texts the file does not
+    hold yet, so the texts stay one each (they doubled at each copy, growing as Fibonacci:
+    a trajectory of 50 such copies never finished)."""
+    pieces = Pieces({})
+    a, b = FileFollower(), FileFollower()
+    a.wrote("a.sh", Written(True, (SH_EXFIL,)), pieces, "t", 0)
+    never: Callable[[int], bool] = lambda since: True  # a shell step ran since: no exact text
+    for _ in range(6):
+        b.absorb("b.sh", a.copy_of(never), pieces, "t")
+        a.absorb("a.sh", b.copy_of(never), pieces, "t")
+    assert a.raw == [SH_EXFIL] and b.raw == [SH_EXFIL]
+    assert ("send", URL) in b.at_run(pieces, "t", never)

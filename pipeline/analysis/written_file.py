@@ -65,9 +65,12 @@ class FileFollower:
         """A copy of another file came over the file ``name`` (``cp x.sh y``): the original's
         ``texts`` (:meth:`copy_of`) are added as pieces, read as this file's name and runs
         say, and its own known texts stay (a copy may fail: a lower bound) until a whole
-        write replaces them."""
-        for text in texts:
-            self.wrote(name, Written(False, (text,)), pieces, trajectory_id)
+        write replaces them. A text the file already holds is not added again (copies back
+        and forth, `cp a b; cp b a`, would else double the texts at each copy)."""
+        held = set(self.raw)
+        for text in dict.fromkeys(texts):
+            if text not in held:
+                self.wrote(name, Written(False, (text,)), pieces, trajectory_id)
         self.exact = None
 
     def wrote(self, name: str, written: Written, pieces: Pieces, trajectory_id: str, step_idx: int = -1) -> None:
