@@ -444,6 +444,9 @@ def test_runners(cmd: str, runners: tuple[tuple[str, str], ...]) -> None:
     ("dd if=x.sh of=y.sh", (("y.sh", "x.sh"),)),
     ("tee y.sh < x.sh > /dev/null", (("y.sh", "x.sh"),)),
     ("cat x.sh | tee -a y.sh", (("y.sh", "x.sh"),)),
+    ("cat e.txt | sudo tee y.sh > /dev/null", (("y.sh", "e.txt"),)),
+    ("git mv notes.txt run.sh", (("run.sh", "notes.txt"), ("run.sh/notes.txt", "notes.txt"))),
+    ("dd if=x.sh of=y.sh conv=fsync", (("y.sh", "x.sh"),)),
     ("sudo -u root cat x.sh > y.sh", (("y.sh", "x.sh"),)),
     ("cat < x.sh > y.sh", (("y.sh", "x.sh"),)),
     # appended: added to what the file holds, as every copy is
@@ -459,6 +462,11 @@ def test_runners(cmd: str, runners: tuple[tuple[str, str], ...]) -> None:
     ("cat -n x.txt > run.sh", ()),
     ("cat x.txt | sed s/a/b/ > run.sh", ()),
     ("dd if=x.sh of=y.sh conv=ucase", ()),
+    # a pipe of part of a file, or of what a program makes of it (review round 14)
+    ("grep -v curl x.sh | tee y.sh", ()),
+    ("head -n 2 x.sh | tee y.sh", ()),
+    ("cat -n x.sh | tee y.sh", ()),
+    ("grep x a.txt | cat > y.sh", ()),
     ("rsync x.sh host:/tmp/", ()),
     ("echo cat x > y", ()),
     ("echo hi | cat > run.sh", ()),
@@ -476,6 +484,10 @@ def test_code_copies() -> None:
     assert analyse_code("import shutil\nshutil.move('x.sh', '/tmp/')").copies == (("/tmp/x.sh", "x.sh"),)
     assert analyse_code("import os\nos.rename('notes.txt', 'run/')").copies == (("run/notes.txt", "notes.txt"),)
     assert analyse_code("import os\nos.symlink('../x.sh', 'bin/run/')").copies == (("bin/run/x.sh", "bin/x.sh"),)
+    assert analyse_code("import shutil\nshutil.copy('e.sh', dst='y.sh')").copies == (("y.sh", "e.sh"),
+                                                                                 ("y.sh/e.sh", "e.sh"))
+    # a str's replace is no Path's (review round 14: `./deploy` ran deploy.sh's text)
+    assert analyse_code("print('deploy.sh'.replace('deploy', 'release'))").copies == ()
     # a tree, a download, a name computed at run time: no one known file's copy
     for src in ("import shutil\nshutil.copytree('a', 'b')", "import urllib.request\n"
                 "urllib.request.urlretrieve('https://x.example/i.sh', 'i.sh')", "import shutil\nshutil.copy(src, 'y')"):

@@ -525,12 +525,19 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
     "copy-then-append": (written_then_run("copy-then-append", write("x.sh", SH_BENIGN), bash("cp x.sh y.sh"),
                                           bash(f"echo '{SH_EXFIL.splitlines()[1]}' >> y.sh"), bash("bash y.sh")),
                          "unsafe"),
-    # after a copy (a shell step) the exact text is not known: an edit taking the line out
-    # leaves the file's texts as a lower bound (fail closed, as after any shell step)
+    # a copy into a file nothing is known of holds the original's exact text: an exact edit
+    # taking the line out applies (review round 14; was a lower bound: unsafe)
     "edit-after-copy": (written_then_run("edit-after-copy", write("x.sh", SH_EXFIL), bash("cp x.sh y.sh"),
                                          ("Edit", {"file_path": "y.sh", "old_string": SH_EXFIL.splitlines()[1] + "\n",
                                                    "new_string": ""}),
-                                         bash("bash y.sh")), "unsafe"),
+                                         bash("bash y.sh")), "safe"),
+    # ... but not over a file with known text of its own (the copy may have failed)
+    "edit-after-copy-over": (written_then_run("edit-after-copy-over", write("y.sh", SH_BENIGN), write("x.sh", SH_EXFIL),
+                                              bash("cp x.sh y.sh"),
+                                              ("Edit", {"file_path": "y.sh",
+                                                        "old_string": SH_EXFIL.splitlines()[1] + "\n",
+                                                        "new_string": ""}),
+                                              bash("bash y.sh")), "unsafe"),
     "two-copies-exfil-last": (written_then_run("two-copies-exfil-last", write("e.sh", SH_EXFIL),
                                                write("b.sh", SH_BENIGN), bash("cp b.sh y"), bash("cp e.sh y"),
                                                bash("bash y")), "unsafe"),
@@ -980,7 +987,7 @@ def test_copies_back_and_forth_add_each_text_once() -> None:
     a.wrote("a.sh", Written(True, (SH_EXFIL,)), pieces, "t", 0)
     never: Callable[[int], bool] = lambda since: True  # a shell step ran since: no exact text
     for _ in range(6):
-        b.absorb("b.sh", a.copy_of(never), pieces, "t")
-        a.absorb("a.sh", b.copy_of(never), pieces, "t")
+        b.absorb("b.sh", a.copy_of(never), pieces, "t", 1)
+        a.absorb("a.sh", b.copy_of(never), pieces, "t", 2)
     assert a.raw == [SH_EXFIL] and b.raw == [SH_EXFIL]
     assert ("send", URL) in b.at_run(pieces, "t", never)

@@ -20,9 +20,9 @@ trajectory by trajectory, in step order; :class:`FileFollower` keeps what is kno
   gets what the edited text does;
 - a write whose text cannot be read leaves what is known as it is;
 - a copy of another file by a shell or code step (``cp x.sh y``, ``mv``, ``cat x > y``,
-  ``shutil.copy``: ``ShellAnalysis.copies``) adds the original's known text then, as
-  pieces read as the copy (the original followed up to the copy: :meth:`FileFollower.absorb`);
-  what the file held stays beside it (a copy may fail).
+  ``shutil.copy``: ``ShellAnalysis.copies``) adds the original's known text then, each
+  text analysed whole, read as the copy (the original followed up to the copy:
+  :meth:`FileFollower.absorb`); what the file held stays beside it (a copy may fail).
 
 The text is analysed as code (``.py``, a python ``#!``) or as a shell script (``.sh``,
 ``.bash``, a sh/bash ``#!``); a piece of Python is dedented first (an edit inside a
@@ -96,7 +96,7 @@ def written_programs(con: duckdb.DuckDBPyConnection,
             if original in files:
                 copied = files[original][0].copy_of(_between(program_steps.get(trajectory_id, []), step_idx))
                 for f in followers:
-                    f.absorb(name, copied, pieces, trajectory_id)
+                    f.absorb(name, copied, pieces, trajectory_id, step_idx)
         elif is_write and program_id is None and tool_key is None:  # a shell step's other write
             for f in followers:
                 f.exact = None

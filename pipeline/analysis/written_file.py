@@ -54,29 +54,37 @@ class FileFollower:
         self.exact_since = -1  # the step of the whole write the exact text starts from
         self.raw: list[str] = []  # its known texts as written (a whole text first): what a copy of it holds
 
-    def copy_of(self, stepped_between: Callable[[int], bool]) -> list[str]:
-        """What a copy of the file made now holds, as far as is known: its exact text (while
-        no shell or code step ran since its whole write: ``stepped_between``), else its
-        known texts as written."""
+    def copy_of(self, stepped_between: Callable[[int], bool]) -> tuple[list[str], bool]:
+        """What a copy of the file made now holds, as far as is known, and whether exactly:
+        its exact text (while no shell or code step ran since its whole write:
+        ``stepped_between``), else its known texts as written."""
         self._stale(stepped_between)
-        return [self.exact] if self.exact is not None else list(self.raw)
+        return ([self.exact], True) if self.exact is not None else (list(self.raw), False)
 
-    def absorb(self, name: str, texts: list[str], pieces: Pieces, trajectory_id: str) -> None:
-        """A copy of another file came over the file ``name`` (``cp x.sh y``): the original's
-        ``texts`` (:meth:`copy_of`) are added as pieces, read as this file's name and runs
-        say, and its own known texts stay (a copy may fail: a lower bound) until a whole
-        write replaces them. A text the file already holds is not added again (copies back
-        and forth, `cp a b; cp b a`, would else double the texts at each copy)."""
+    def absorb(self, name: str, copied: tuple[list[str], bool], pieces: Pieces, trajectory_id: str,
+               step_idx: int) -> None:
+        """A copy of another file came over the file ``name`` at ``step_idx`` (``cp x.sh
+        y``): the original's texts (:meth:`copy_of`) are added, each analysed whole (never
+        cut as an edit's piece is), read as this file's name and runs say; its own known
+        texts stay (a copy may fail: a lower bound) until a whole write replaces them. Into
+        a file nothing is known of, an exact text is a whole write (an exact edit of the copy
+        applies). A text the file already holds is not added again (copies back and forth,
+        `cp a b; cp b a`, would else double the texts at each copy)."""
+        texts, exact = copied
+        if exact and not self.raw and self.exact is None:
+            self.wrote(name, Written(True, (texts[0],)), pieces, trajectory_id, step_idx)
+            return
         held = set(self.raw)
         for text in dict.fromkeys(texts):
             if text not in held:
-                self.wrote(name, Written(False, (text,)), pieces, trajectory_id)
+                self.wrote(name, Written(False, (text,)), pieces, trajectory_id, as_is=True)
         self.exact = None
 
-    def wrote(self, name: str, written: Written, pieces: Pieces, trajectory_id: str, step_idx: int = -1) -> None:
+    def wrote(self, name: str, written: Written, pieces: Pieces, trajectory_id: str, step_idx: int = -1,
+              as_is: bool = False) -> None:
         """A write of ``written`` into the file ``name``: each text analysed alone in each
         of its languages (:meth:`_languages`; the pieces of a partial edit read by ``pieces``,
-        within ``trajectory_id``'s budgets)."""
+        within ``trajectory_id``'s budgets; ``as_is``: whole texts, of a copy, added as they are)."""
         self.name = name
         if written.whole:
             self._forget()
@@ -100,6 +108,9 @@ class FileFollower:
                 if whole and (shell == own or self.forced):
                     piece, found = text, analysed((shell, text), pieces.seen)
                     readable = readable or found.reason is None
+                elif as_is:
+                    piece, found = text, analysed((shell, text), pieces.seen)
+                    self.pending.add(shell)
                 else:
                     piece, found = pieces.piece(trajectory_id, shell, text, self._kind + "salvage")
                     self.pending.add(shell)

@@ -13,7 +13,6 @@ import re
 from pipeline.analysis.shell.args import MODE_RE, has_opt, join_path, looks_like_path, opt_values, parse_opts
 from pipeline.analysis.shell.tables import OPTIONS
 from pipeline.analysis.shell.ctx import Ctx
-from pipeline.analysis.shell.model import passed_file
 
 
 def h_copy(ctx: Ctx, args: list[str], name: str) -> None:
@@ -92,7 +91,7 @@ def h_write_all(ctx: Ctx, args: list[str], name: str) -> None:
         ctx.read(r)
     for p in pos:
         ctx.write(p, ctx.stdin.resources if name == "tee" else ())
-    if name == "tee" and (original := _stdin_file(ctx)) is not None:  # `tee y.sh < x.sh`, `cat x.sh | tee y.sh`
+    if name == "tee" and (original := ctx.stdin_file()) is not None:  # `tee y.sh < x.sh`
         for p in pos:
             if not ctx.dynamic(p):
                 ctx.acc.copied(ctx.text(p), original)
@@ -103,15 +102,6 @@ def h_write_all(ctx: Ctx, args: list[str], name: str) -> None:
             if text is not None and not ctx.dynamic(p):  # `echo TEXT | tee x.sh`, `tee x.sh <<'EOF'`
                 ctx.acc.wrote_text(ctx.text(p), text, appended)
         ctx.stdout_passthrough()
-
-
-def _stdin_file(ctx: Ctx) -> str | None:
-    """The one file the command's stdin carries as it is: its `< FILE`, else what a pipe
-    passes on unchanged (:func:`pipeline.analysis.shell.model.passed_file`)."""
-    into = ctx.stdin_redirect()
-    if into is None:
-        return passed_file(ctx.stdin)
-    return ctx.text(into[1]) if into[0] == "<" and not ctx.dynamic(into[1]) else None
 
 
 def _teed_text(ctx: Ctx) -> str | None:
@@ -141,7 +131,8 @@ def h_delete(ctx: Ctx, args: list[str], name: str) -> None:
 
 
 def h_dd(ctx: Ctx, args: list[str], name: str) -> None:
-    """dd if=IN of=OUT: OUT is written and destroyed (and, without a `conv=`, a copy of IN)."""
+    """dd if=IN of=OUT: OUT is written and destroyed (and, unless a `conv=` rewrites the
+    bytes, a copy of IN)."""
     given: dict[str, str] = {}
     for a in args:
         t = ctx.text(a)
@@ -150,8 +141,9 @@ def h_dd(ctx: Ctx, args: list[str], name: str) -> None:
         elif t.startswith("of="):
             ctx.write(a[3:])
             ctx.delete(a[3:])
-        given[t.split("=", 1)[0]] = a[3:] if t[:3] in ("if=", "of=") else t
-    if "if" in given and "of" in given and "conv" not in given and not any(map(ctx.dynamic, (given["if"], given["of"]))):
+        given[t.split("=", 1)[0]] = a[3:] if t[:3] in ("if=", "of=") else t.split("=", 1)[-1]
+    rewrites = {"ascii", "ebcdic", "ibm", "block", "unblock", "lcase", "ucase", "swab"} & set(given.get("conv", "").split(","))
+    if "if" in given and "of" in given and not rewrites and not any(map(ctx.dynamic, (given["if"], given["of"]))):
         ctx.acc.copied(ctx.text(given["of"]), ctx.text(given["if"]))
 
 

@@ -12,7 +12,6 @@ import re
 from pipeline.analysis.shell.args import has_opt, opt_values, parse_opts
 from pipeline.analysis.shell.tables import METADATA_READERS, OPTIONS, READERS, TRANSFORMERS
 from pipeline.analysis.shell.ctx import Ctx
-from pipeline.analysis.shell.model import passed_file
 
 
 def h_reader(ctx: Ctx, args: list[str], name: str) -> None:
@@ -65,7 +64,7 @@ def catted_file(words: list[str], ctx: Ctx) -> str | None:
         return None
     files = [t for t in texts[at + 1:] if t != "--"]
     if not files:
-        return passed_file(ctx.stdout)  # its stdin: `cat < x.sh`
+        return ctx.stdin_file()  # `cat < x.sh`
     return files[0] if len(files) == 1 and not files[0].startswith("-") and ctx.stdout is None else None
 
 

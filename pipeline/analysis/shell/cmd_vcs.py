@@ -11,6 +11,7 @@ import re
 
 from pipeline.analysis.shell.args import REMOTE_RE, has_opt, join_path, opt_values, parse_opts, publishes, remote_target
 from pipeline.analysis.shell.cmd_misc import h_unknown
+from pipeline.analysis.shell.cmd_files import copies
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.tables import GIT_COMMITS, OPTIONS
 
@@ -35,6 +36,8 @@ def h_git(ctx: Ctx, args: list[str], name: str) -> None:
         ctx.read(remote_name(pos[0]))
         dest = pos[1] if len(pos) > 1 else re.sub(r"\.git$", "", posixpath.basename(ctx.text(pos[0]).rstrip("/")))
         ctx.write(dest, (ctx.text(pos[0]),))
+    elif sub == "mv" and len(pos) >= 2 and not work:  # `git mv notes.txt run.sh`: a copy (a move)
+        copies(ctx, pos[:-1], pos[-1], len(pos) > 2 or ctx.text(pos[-1]).endswith("/"))
     elif sub == "push":
         repo = opt_values(o, "--repo")
         ctx.send(remote_name(repo[0] if repo else pos[0] if pos else "origin"))

@@ -256,10 +256,13 @@ class PyVisitor(ast.NodeVisitor):
                 self.acc.add("writes", a[1])
             if a[0] and a[1] and name in COPY_FILE:  # shutil.copy('x.sh', 'y.sh'): y holds x's text
                 self.copied(a[0], a[1], name == "os.symlink")
-        elif name in COPY_FILE and (src := self.const(self.kw(node, "src"))) and (dst := self.const(self.kw(node, "dst"))):
-            self.copied(src, dst, name == "os.symlink")  # shutil.copyfile(src=..., dst=...)
-        elif attr in ("rename", "replace") and recv is not None and a and a[0] and pathlike(recv):
-            self.copied(recv, a[0])  # Path('a.txt').rename('b.sh')
+        elif name in COPY_FILE and (src := a[0] if a else self.const(self.kw(node, "src"))) \
+                and (dst := self.const(self.kw(node, "dst"))):
+            self.copied(src, dst, name == "os.symlink")  # shutil.copyfile('a', dst='b'), (src=..., dst=...)
+        elif recv is not None and a and a[0] and (attr == "rename" or attr == "replace" and isinstance(
+                node.func, ast.Attribute) and isinstance(node.func.value, ast.Call)
+                and self.qual(node.func.value.func).split(".")[-1] in ("Path", "PosixPath", "PurePath")):
+            self.copied(recv, a[0])  # Path('a.txt').rename('b.sh') (a str has no rename; str.replace is no copy)
         elif name in LIST and a and a[0]:
             self.acc.add("reads", a[0])
         elif name in MKDIR and a and a[0]:

@@ -209,6 +209,15 @@ class Ctx:
         then ``stdin`` holds only what a here-document or here-string carries, no pipe's data."""
         return stdin_redirect(self.redirs)
 
+    def stdin_file(self) -> str | None:
+        """The file stdin carries as it is, if any: a copy's original (`tee y.sh < x.sh`,
+        `cat x.sh | tee y.sh`; a pipe's data may be any part of what the command before it
+        read: `grep -v curl x.sh | tee y.sh` is no copy)."""
+        into = self.stdin_redirect()
+        if into is None:
+            return self.stdin.resources[0] if self.stdin.whole and len(self.stdin.resources) == 1 else None
+        return self.text(into[1]) if into[0] == "<" and not self.dynamic(into[1]) else None
+
     def stdin_literal(self) -> str | None:
         """Known text on stdin: a here-doc, here-string or piped literal."""
         into = self.stdin_redirect()

@@ -274,7 +274,9 @@ class Analyser(Words):
             exact = written is not None and not any(_moves_stdout(op, target) for op, target in redirs)
             return replace(ctx.stdout, exact=written) if exact else ctx.stdout
         res = tuple(dict.fromkeys(stdin.resources + tuple(r for r in ctx.stage_reads if r)))
-        return Flow(res, transformed=stdin.transformed)
+        # `cat x.sh |`: the pipe carries that file as it is (`| tee y.sh` makes a copy)
+        whole = len(res) == 1 and not stdin.transformed and catted_file(words, ctx) is not None
+        return Flow(res, transformed=stdin.transformed, whole=whole)
 
     def bind_for(self, words: list[str]) -> None:
         """``for VAR in WORDS``: VAR takes each literal word (unknown if any is dynamic)."""

@@ -259,14 +259,8 @@ class Flow:
     items: tuple[str, ...] = ()
     transformed: bool = False
     exact: str | None = None
-
-
-def passed_file(flow: Flow | None) -> str | None:
-    """The one file whose content ``flow`` passes on as it is (`cat x.sh`, `< x.sh`): no
-    known text beside it, not rewritten, no names listed; else None."""
-    if flow is None or len(flow.resources) != 1 or flow.literal is not None or flow.transformed or flow.items:
-        return None
-    return flow.resources[0]
+    # the output is its one resource's content as it is (`cat x.sh`): `| tee y.sh` copies it
+    whole: bool = False
 
 
 def union_flows(flows: list[Flow]) -> Flow:
