@@ -467,6 +467,9 @@ def test_runners(cmd: str, runners: tuple[tuple[str, str], ...]) -> None:
     ("head -n 2 x.sh | tee y.sh", ()),
     ("cat -n x.sh | tee y.sh", ()),
     ("grep x a.txt | cat > y.sh", ()),
+    # a group prints more than the one file (review round 15: it was an exact copy)
+    ("(cat t.sh; date) | tee y.sh", ()),
+    ("{ cat t.sh; python3 gen.py; } | tee y.sh", ()),
     ("rsync x.sh host:/tmp/", ()),
     ("echo cat x > y", ()),
     ("echo hi | cat > run.sh", ()),

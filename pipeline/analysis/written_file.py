@@ -110,6 +110,10 @@ class FileFollower:
                     readable = readable or found.reason is None
                 elif as_is:
                     piece, found = text, analysed((shell, text), pieces.seen)
+                    if found.reason is not None or not (shell or parses(text)):
+                        # read whole, it says nothing sure (an opaque line, indented Python):
+                        # also as an edit's piece is (cut, dedented), both kept
+                        self._found(pieces.piece(trajectory_id, shell, text, self._kind + "salvage")[1], shell)
                     self.pending.add(shell)
                 else:
                     piece, found = pieces.piece(trajectory_id, shell, text, self._kind + "salvage")

@@ -138,6 +138,21 @@ class PyVisitor(ast.NodeVisitor):
     def kw(node: ast.Call, *names: str) -> ast.AST | None:
         return next((k.value for k in node.keywords if k.arg in names), None)
 
+    def copies_of(self, node: ast.Call, name: str, attr: str, a: list[str | None], recv: str | None) -> None:
+        """The copies a call makes that the branches of :meth:`visit_Call` do not record (what
+        it reads and writes they still do): by keyword (``shutil.copyfile('a', dst='b')``,
+        ``(src=..., dst=...)``), and a ``Path``'s ``rename`` / ``replace`` (a str has no
+        rename; a str's replace is no copy), whose original it reads."""
+        if name in COPY_FILE and len(a) < 2 and (src := a[0] if a else self.const(self.kw(node, "src"))) \
+                and (dst := self.const(self.kw(node, "dst"))):
+            self.acc.add("reads", src)
+            self.copied(src, dst, name == "os.symlink")
+        elif recv is not None and a and a[0] and (attr == "rename" or attr == "replace" and isinstance(
+                node.func, ast.Attribute) and isinstance(node.func.value, ast.Call)
+                and self.qual(node.func.value.func).split(".")[-1] in ("Path", "PosixPath", "PurePath")):
+            self.acc.add("reads", recv)
+            self.copied(recv, a[0])
+
     def copied(self, original: str, dest: str, symbolic: bool = False) -> None:
         """A call makes a copy of ``original`` at ``dest``, or in it when ``dest`` is a folder
         (ShellAnalysis.copies; a ``symbolic`` link's relative original is read from the
@@ -234,6 +249,7 @@ class PyVisitor(ast.NodeVisitor):
         for r in self.call_reads(node):
             self.acc.add("reads", r)
         track(self, node, name, attr)
+        self.copies_of(node, name, attr, a, recv)
         if name in OPEN or (attr == "open" and recv is not None):
             path, mode = self.open_args(node)
             if path and any(c in mode for c in "wax+"):
@@ -256,13 +272,6 @@ class PyVisitor(ast.NodeVisitor):
                 self.acc.add("writes", a[1])
             if a[0] and a[1] and name in COPY_FILE:  # shutil.copy('x.sh', 'y.sh'): y holds x's text
                 self.copied(a[0], a[1], name == "os.symlink")
-        elif name in COPY_FILE and (src := a[0] if a else self.const(self.kw(node, "src"))) \
-                and (dst := self.const(self.kw(node, "dst"))):
-            self.copied(src, dst, name == "os.symlink")  # shutil.copyfile('a', dst='b'), (src=..., dst=...)
-        elif recv is not None and a and a[0] and (attr == "rename" or attr == "replace" and isinstance(
-                node.func, ast.Attribute) and isinstance(node.func.value, ast.Call)
-                and self.qual(node.func.value.func).split(".")[-1] in ("Path", "PosixPath", "PurePath")):
-            self.copied(recv, a[0])  # Path('a.txt').rename('b.sh') (a str has no rename; str.replace is no copy)
         elif name in LIST and a and a[0]:
             self.acc.add("reads", a[0])
         elif name in MKDIR and a and a[0]:

@@ -271,7 +271,7 @@ def union_flows(flows: list[Flow]) -> Flow:
     elsewhere) add nothing; so nothing is known to be its exact text (``Flow.exact``)."""
     live = [f for f in flows if f.resources or f.literal is not None or f.items or f.transformed]
     if len(live) <= 1:  # never exactly what one printed: the others' output, if any, is not known
-        return replace(live[0], exact=None) if live else Flow()
+        return replace(live[0], exact=None, whole=False) if live else Flow()
     literals = [f.literal for f in live if f.literal is not None]
     return Flow(tuple(dict.fromkeys(r for f in live for r in f.resources)),
                 "\n".join(literals) if literals else None,
