@@ -89,6 +89,27 @@ def join_path(d: str, name: str) -> str:
     return name if d in ("", ".") else d.rstrip("/") + "/" + name
 
 
+def copy_pairs(originals: list[str], dest: str, into: bool, symbolic: bool = False) -> list[tuple[str, str]]:
+    """The (copy, original) pairs of copying ``originals`` to ``dest`` (ShellAnalysis.copies):
+    ``dest`` itself for one original unless it is a folder (``into``), and DEST/name for
+    each (DEST may be a folder: `cp x.sh /usr/local/bin`). A ``symbolic`` link's relative
+    original is read from the link's folder (`ln -s ../x.sh bin/run`: x.sh)."""
+    def original_of(original: str, link: str) -> str:
+        folder = posixpath.dirname(link)
+        relative = symbolic and folder and not original.startswith(("/", "~"))
+        return posixpath.normpath(posixpath.join(folder, original)) if relative else original
+
+    pairs = []
+    for o in originals:
+        if o == dest:
+            continue
+        if not into and len(originals) == 1:
+            pairs.append((dest, original_of(o, dest)))
+        if base := posixpath.basename(o.rstrip("/")):
+            pairs.append((join_path(dest, base), original_of(o, join_path(dest, base))))
+    return pairs
+
+
 def url_basename(url: str) -> str:
     path = re.sub(r"^[a-z]+://[^/]*", "", url).split("?")[0].split("#")[0]
     return posixpath.basename(path) or "index.html"

@@ -10,7 +10,8 @@ from __future__ import annotations
 import posixpath
 import re
 
-from pipeline.analysis.shell.args import MODE_RE, has_opt, join_path, looks_like_path, opt_values, parse_opts
+from pipeline.analysis.shell.args import (MODE_RE, copy_pairs, has_opt, join_path, looks_like_path, opt_values,
+                                          parse_opts)
 from pipeline.analysis.shell.tables import OPTIONS
 from pipeline.analysis.shell.ctx import Ctx
 
@@ -41,28 +42,12 @@ def h_copy(ctx: Ctx, args: list[str], name: str) -> None:
 
 
 def copies(ctx: Ctx, originals: list[str], dest: str, into: bool, symbolic: bool = False) -> None:
-    """Record the copies a command makes of ``originals`` at ``dest`` (ShellAnalysis.copies):
-    ``dest`` itself for one original unless it is a folder (``into``), and DEST/name for
-    each (DEST may be a folder: `cp x.sh /usr/local/bin`). A ``symbolic`` link's relative
-    original is read from the link's folder (`ln -s ../x.sh bin/run`: x.sh)."""
-    if ctx.dynamic(dest):
-        return
-    d = ctx.text(dest)
-
-    def original_of(o: str, link: str) -> str:
-        folder = posixpath.dirname(link)
-        return posixpath.normpath(posixpath.join(folder, o)) if symbolic and folder and not o.startswith(("/", "~")) \
-            else o
-
-    for word in originals:
-        o = ctx.text(word)
-        if ctx.dynamic(word) or o == d:
-            continue
-        if not into and len(originals) == 1:
-            ctx.acc.copied(d, original_of(o, d))
-        base = posixpath.basename(o.rstrip("/"))
-        if base:
-            ctx.acc.copied(join_path(d, base), original_of(o, join_path(d, base)))
+    """Record the copies a command makes of ``originals`` (words) at ``dest``
+    (:func:`pipeline.analysis.shell.args.copy_pairs`; names computed at run time: none)."""
+    if not ctx.dynamic(dest):
+        known = [ctx.text(w) for w in originals if not ctx.dynamic(w)]
+        for copy, original in copy_pairs(known, ctx.text(dest), into or len(originals) > 1, symbolic):
+            ctx.acc.copied(copy, original)
 
 
 def h_ln(ctx: Ctx, args: list[str], name: str) -> None:

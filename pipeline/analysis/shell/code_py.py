@@ -10,9 +10,9 @@ imports neither the engine nor :mod:`pipeline.analysis.shell.code`.
 from __future__ import annotations
 
 import ast
-import posixpath
 from collections.abc import Callable
 
+from pipeline.analysis.shell.args import copy_pairs
 from pipeline.analysis.shell.code_credentials import passed_env
 from pipeline.analysis.shell.code_flow import bound, derived, track
 from pipeline.analysis.shell.code_net import network
@@ -155,11 +155,9 @@ class PyVisitor(ast.NodeVisitor):
 
     def copied(self, original: str, dest: str, symbolic: bool = False) -> None:
         """A call makes a copy of ``original`` at ``dest``, or in it when ``dest`` is a folder
-        (ShellAnalysis.copies; a ``symbolic`` link's relative original is read from the
-        link's folder)."""
-        for copy in ((dest,) if not dest.endswith("/") else ()) + (posixpath.join(dest, posixpath.basename(original)),):
-            self.acc.copied(copy, posixpath.normpath(posixpath.join(posixpath.dirname(copy), original))
-                            if symbolic and not original.startswith(("/", "~")) else original)
+        (:func:`pipeline.analysis.shell.args.copy_pairs`)."""
+        for copy, source in copy_pairs([original], dest, dest.endswith("/"), symbolic):
+            self.acc.copied(copy, source)
 
     # ---- statements binding names
     def bind(self, target: ast.AST, value: ast.AST | None) -> None:
