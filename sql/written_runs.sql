@@ -11,17 +11,46 @@
 -- is not resolved beyond what `resources` already joined). A copy a shell step makes of
 -- another file (`cp x.sh y`, `mv notes.txt run.sh`, `cat x > y`: shell_copies) is followed
 -- from its original, which is followed up to the copy.
-with recursive runs as (
+with recursive named_runs as (
     select distinct r.trajectory_id, r.step_idx, lg_norm_path_if(r.resource) as name
     from resources r semi join shell_calls c on c.trajectory_id = r.trajectory_id and c.step_idx = r.step_idx
     where r.access = 'execute' and not regexp_matches(r.resource, '^[a-z][a-z0-9+.-]*:')
 ),
+test_folders as (
+    -- a pytest run names the conftest.py of each folder it collects from (runner 'pytest'):
+    -- it also runs the test files it finds under that folder ('' where it starts)
+    select distinct trajectory_id, step_idx, regexp_replace(name, '/?conftest\.py$', '') as folder
+    from shell_runners where runner = 'pytest' and regexp_matches(name, '(^|/)conftest\.py$')
+),
+written_tests as (
+    -- the files written earlier that pytest collects by their name (test_*.py, *_test.py)
+    select distinct trajectory_id, step_idx, lg_norm_path_if(resource) as name
+    from resources
+    where access = 'write'
+      and regexp_full_match(regexp_extract(resource, '[^/]*$'), 'test_[^/]*\.py|[^/]*_test\.py')
+),
+discovered as (
+    select distinct f.trajectory_id, f.step_idx, w.name
+    from test_folders f
+    join written_tests w on w.trajectory_id = f.trajectory_id and w.step_idx <= f.step_idx
+    where (f.folder = '' and not starts_with(w.name, '/') and not starts_with(w.name, '~'))
+       or starts_with(w.name, f.folder || '/')
+),
+runs as (
+    select * from named_runs
+    union
+    select * from discovered
+),
 run_runners as (
     -- how the step runs the file (shell_runners, from the shell analyser): `bash x.py` names
-    -- shell, `python3 x` python, `node x` other, `./x` '' (its `#!` line decides); a name
-    -- with no row (a folder carried from an earlier step) runs as itself (null)
+    -- shell, `python3 x` python, `node x` other, `./x` '' (its `#!` line decides), a
+    -- pytest run a conftest.py 'pytest' (python) and the test files it finds 'python'; a
+    -- name with no row (a folder carried from an earlier step) runs as itself (null)
     select trajectory_id, step_idx, name, list(distinct runner order by runner) as runners
-    from shell_runners group by all
+    from (select trajectory_id, step_idx, name, runner from shell_runners
+          union all
+          select trajectory_id, step_idx, name, 'python' from discovered)
+    group by all
 ),
 last_runs as (
     -- a write after a file's last run changes nothing that ran

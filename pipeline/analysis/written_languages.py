@@ -9,7 +9,9 @@ import re
 _SHEBANG_PY_RE = re.compile(r"^#![^\n]*\bpython[0-9.]*\b")
 _SHEBANG_SH_RE = re.compile(r"^#![^\n]*\b(?:ba|da|z|k)?sh\b")
 # the languages a run's interpreter reads (ShellAnalysis.runners): True shell, False Python
-_RUNNER_LANGUAGES: dict[str, frozenset[bool]] = {"shell": frozenset({True}), "python": frozenset({False})}
+# (a pytest run's conftest.py: python)
+_RUNNER_LANGUAGES: dict[str, frozenset[bool]] = {"shell": frozenset({True}), "python": frozenset({False}),
+                                                 "pytest": frozenset({False})}
 
 
 def runner_languages(runners: list[str] | tuple[str, ...] | None) -> frozenset[bool]:

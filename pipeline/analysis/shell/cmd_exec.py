@@ -93,6 +93,8 @@ def h_python(ctx: Ctx, args: list[str], name: str) -> None:
                 ctx.program(val, "python")
             elif val in FOLDER_SERVERS:  # python -m http.server: serves a folder
                 serve(ctx, val, args[i + 1:])
+            elif val in ("pytest", "py.test"):  # runs the test files and conftest.py files
+                ctx.run_argv(["pytest", *args[i + 1:]])
             else:
                 _path_args(ctx, args[i + 1:])
             return

@@ -1,5 +1,5 @@
 """Shell command handlers: schedulers (crontab, at), database clients, docker, compilers,
-make, package managers, tr, commands with no resource, and the fallback for commands not in
+package managers (make, pytest and package scripts: :mod:`.cmd_tools`), tr, commands with no resource, and the fallback for commands not in
 the table (the shell's own commands are in :mod:`pipeline.analysis.shell.cmd_shell`). Handler
 signature as in :mod:`pipeline.analysis.shell.cmd_text`.
 """
@@ -11,6 +11,7 @@ import re
 from pipeline.analysis.shell.args import has_opt, looks_like_path, opt_values, parse_opts, sql_effects
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.cmd_serve import serve
+from pipeline.analysis.shell.cmd_tools import package_scripts
 from pipeline.analysis.shell.tables import (ENV_RUNNERS, FOLDER_SERVERS, OPTIONS, PUBLISH, PUBLISH_LEAVES_OUT,
                                              PUBLISH_REGISTRY_OPTS)
 
@@ -177,13 +178,6 @@ def h_compiler(ctx: Ctx, args: list[str], name: str) -> None:
         i += 1
 
 
-def h_make(ctx: Ctx, args: list[str], name: str) -> None:
-    """make [-f FILE] [-C DIR] targets."""
-    opts, _ = parse_opts(args, *OPTIONS["make"])
-    for f in opt_values(opts, "-f", "--file", "--makefile"):
-        ctx.read(f)
-
-
 def _npx_serves(ctx: Ctx, args: list[str]) -> bool:
     """``npx [-y] http-server|serve ARGS``: the package serves a folder (True)."""
     i = 0
@@ -204,6 +198,8 @@ def h_pkg(ctx: Ctx, args: list[str], name: str) -> None:
         return
     if name in ENV_RUNNERS and _env_run(ctx, args, name):
         return
+    if name in ("npm", "pnpm", "yarn"):
+        package_scripts(ctx, args, name)
     opts, pos = parse_opts(args, *OPTIONS["pkg"])
     words = [ctx.text(p) for p in pos]
     if name == "yarn" and words[:1] == ["npm"]:

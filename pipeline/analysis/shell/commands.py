@@ -22,6 +22,7 @@ from pipeline.analysis.shell import cmd_serve as shell_cmd_serve
 from pipeline.analysis.shell import cmd_shell as shell_cmd_shell
 from pipeline.analysis.shell import cmd_ssh as shell_cmd_ssh
 from pipeline.analysis.shell import cmd_text as shell_cmd_text
+from pipeline.analysis.shell import cmd_tools as shell_cmd_tools
 from pipeline.analysis.shell import cmd_vcs as shell_cmd_vcs
 from pipeline.analysis.shell.args import Handler
 from pipeline.analysis.shell.ctx import Ctx
@@ -40,7 +41,7 @@ from pipeline.analysis.shell.tables import (
 __all__ = ["HANDLERS", "KEYWORDS", "canonical", "run_command_words"]
 
 _MODULES = (shell_cmd_archive, shell_cmd_exec, shell_cmd_files, shell_cmd_http, shell_cmd_misc, shell_cmd_net, shell_cmd_serve,
-            shell_cmd_shell, shell_cmd_ssh, shell_cmd_text, shell_cmd_vcs)
+            shell_cmd_shell, shell_cmd_ssh, shell_cmd_text, shell_cmd_tools, shell_cmd_vcs)
 
 
 def _handler(family: str) -> Handler:

@@ -160,8 +160,8 @@ COMMAND_FAMILIES: dict[str, str] = {
         "journalctl systemctl service seq yes expr bc tput stty getent groups last w who locale "
         "tty clear reset exit return break continue shift wait jobs fg bg disown trap shopt "
         "ulimit umask alias unalias unset local readonly let hash whereis hostname "
-        "mktemp mkfifo sync usermod useradd groupadd passwd chpasswd visudo pip-compile pytest "
-        "py.test tox nosetests mypy ruff black flake8 pylint isort unittest coverage C-c C-d C-z "
+        "mktemp mkfifo sync usermod useradd groupadd passwd chpasswd visudo pip-compile "
+        "tox nosetests mypy ruff black flake8 pylint isort unittest coverage C-c C-d C-z "
         "q :q"
     ),
     "pkg": (
@@ -224,6 +224,7 @@ COMMAND_FAMILIES: dict[str, str] = {
     "docker": "docker podman",
     "compiler": "gcc cc g++ clang clang++ rustc tcc",
     "make": "make",
+    "pytest": "pytest py.test",
     "history": "history",
     "tr": "tr",
     "pathcalc": "pwd basename dirname realpath readlink",

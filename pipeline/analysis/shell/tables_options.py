@@ -63,6 +63,13 @@ OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
         "log-basename", "debuglevel", "directory", "max-protocol", "socket-options", "netbiosname",
         "tar", "timeout", "send-buffer", "name-resolve", "message")),
     "make": ("fCIjlo", ("file", "makefile", "directory", "include-dir", "jobs")),
+    # pytest's options that take a value (and pytest-xdist's -n, pytest-cov's --cov*)
+    "pytest": ("kmpcroWn", (
+        "config-file", "rootdir", "basetemp", "confcutdir", "deselect", "ignore", "ignore-glob", "junitxml",
+        "junit-prefix", "log-file", "log-level", "log-cli-level", "log-format", "maxfail", "override-ini",
+        "tb", "capture", "durations", "import-mode", "cov", "cov-report", "cov-config", "numprocesses",
+        "dist", "reruns", "timeout", "html", "result-log", "cache-dir", "color", "code-highlight",
+        "show-capture", "log-file-level", "doctest-glob", "randomly-seed", "count", "workers")),
     "mkfs": ("tLbcnNIoOUEeCgGmrJ", ()),
     "mysql": ("uhPDeSA", (
         "user", "host", "port", "database", "execute", "socket", "defaults-file", "result-file"

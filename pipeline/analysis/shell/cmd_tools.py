@@ -1,0 +1,93 @@
+"""Shell command handlers: build and test tools that run files which are no programs
+themselves (``make``, ``pytest``, a package manager running ``package.json`` scripts:
+:func:`package_scripts`, called by ``cmd_misc.h_pkg``). Each names its runs by a runner of
+:mod:`pipeline.analysis.shell.tool_runs`. Handler signature as in
+:mod:`pipeline.analysis.shell.cmd_text`.
+"""
+
+from __future__ import annotations
+
+from pipeline.analysis.shell.args import join_path, looks_like_path, opt_values, parse_opts
+from pipeline.analysis.shell.ctx import Ctx
+from pipeline.analysis.shell.tables import OPTIONS
+from pipeline.analysis.shell.tool_runs import (MAKEFILES, NPM_INSTALL_SCRIPTS, NPM_SCRIPT_COMMANDS, PM_COMMANDS,
+                                               make_runner, npm_runner)
+
+
+def h_make(ctx: Ctx, args: list[str], name: str) -> None:
+    """make [-f FILE] [-C DIR] [VAR=value] goals: runs the recipes of FILE (without -f, the
+    first of GNUmakefile, makefile and Makefile found; under DIR) for those goals (runner
+    ``make:<goals>``: written programs read a written makefile's recipes,
+    :mod:`pipeline.analysis.written_tools`). A folder named by a variable names no file."""
+    opts, pos = parse_opts(args, *OPTIONS["make"])
+    files = opt_values(opts, "-f", "--file", "--makefile")
+    dirs = opt_values(opts, "-C", "--directory")
+    if any(ctx.dynamic(d) for d in dirs):
+        for f in files:
+            ctx.read(f)
+        return
+    folder = ""
+    for d in dirs:  # each -C is taken from the folder the one before it left
+        folder = ctx.text(d) if ctx.text(d).startswith("/") else join_path(folder, ctx.text(d))
+    runner = make_runner([ctx.text(p) for p in pos if "=" not in ctx.text(p)])
+    for f in files:
+        if ctx.dynamic(f) or ctx.text(f) == "-":
+            ctx.read(f)
+        else:
+            ctx.execute(join_path(folder, ctx.text(f)), runner)
+    for default in MAKEFILES if not files else ():
+        ctx.execute(join_path(folder, default), runner)
+
+
+def h_pytest(ctx: Ctx, args: list[str], name: str) -> None:
+    """pytest [options] [FILE[::test] | FOLDER ...] (also ``python -m pytest``): runs each
+    test file named (runner python) and the ``conftest.py`` of the folder it starts in and
+    of each folder named, runner ``pytest``: the test files it finds there (``test_*.py``,
+    ``*_test.py``) are matched to written files by ``sql/written_runs.sql``. Options taking
+    a value are skipped; their values (``-k expr``) are no files."""
+    opts, pos = parse_opts(args, *OPTIONS["pytest"])
+    # folder -> whether pytest collects the test files under it (else: only its conftest.py)
+    folders: dict[str, bool] = {"": not pos}
+    for p in pos:
+        t = ctx.text(p).split("::", 1)[0]
+        if ctx.dynamic(p) or not t:
+            continue
+        if t.endswith(".py"):
+            ctx.execute(t, "python")
+            folders.setdefault(t.rsplit("/", 1)[0] if "/" in t else "", False)
+        elif looks_like_path(t) or "." not in t:
+            folders[t.rstrip("/")] = True
+    for c in opt_values(opts, "-c", "--config-file", "--rootdir"):
+        ctx.read(c)
+    for folder, collects in folders.items():
+        # runner 'pytest': the test files under the folder run too (sql/written_runs.sql)
+        ctx.execute(join_path(folder, "conftest.py"), "pytest" if collects else "python")
+
+
+def package_scripts(ctx: Ctx, args: list[str], name: str) -> None:
+    """npm / pnpm / yarn running the package's own scripts (``npm test``, ``npm run build``,
+    ``yarn build``, an install of the package itself): they run the ``package.json`` of
+    the folder (``--prefix``, ``--cwd``, ``-C``, ``--dir``), runner ``npm:<scripts>``
+    (:mod:`pipeline.analysis.shell.tool_runs`); a folder named by a variable names no file."""
+    opts, pos = parse_opts(args, "C", ("prefix", "cwd", "dir", "filter", "workspace", "registry", "loglevel"))
+    words = [ctx.text(p) for p in pos]
+    dirs = opt_values(opts, "-C", "--prefix", "--cwd", "--dir")
+    if any(ctx.dynamic(d) for d in dirs) or any(ctx.dynamic(p) for p in pos[:2]):
+        return
+    first = words[0] if words else ("install" if name == "yarn" else "")
+    scripts: list[str] = []
+    lifecycle = True
+    if first in NPM_SCRIPT_COMMANDS:
+        scripts = [NPM_SCRIPT_COMMANDS[first]]
+    elif first in ("run", "run-script", "rum", "urn") and len(words) > 1:
+        scripts = [words[1]]
+    elif first in ("install", "i", "ci", "add") and len(words) <= 1:
+        scripts, lifecycle = list(NPM_INSTALL_SCRIPTS), False
+    elif name != "npm" and first and first not in PM_COMMANDS and not first.startswith("-"):
+        scripts = [first]  # `yarn build`, `pnpm lint`: the script of that name
+    if not scripts:
+        return
+    folder = ""
+    for d in dirs:
+        folder = ctx.text(d) if ctx.text(d).startswith("/") else join_path(folder, ctx.text(d))
+    ctx.execute(join_path(folder, "package.json"), npm_runner(scripts, lifecycle))

@@ -1,0 +1,37 @@
+"""How the shell analyser names a run by a build or test tool of a file that is no program
+itself (``ShellAnalysis.runners``): ``make`` runs a makefile's recipes (``make:<goals>``),
+a package manager a ``package.json``'s scripts (``npm:<scripts>``). Written programs read
+such a file's known text through :func:`pipeline.analysis.written_tools.tool_text`."""
+
+from __future__ import annotations
+
+MAKE_PREFIX = "make:"
+NPM_PREFIX = "npm:"
+TOOL_PREFIXES = (MAKE_PREFIX, NPM_PREFIX)
+# the most goals or scripts one run names (a hostile list ends there)
+MAX_NAMES = 32
+# the makefiles GNU make looks for, in order, without -f
+MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
+# package-manager commands that run a package's scripts (each with its pre/post script)
+NPM_SCRIPT_COMMANDS = {"test": "test", "t": "test", "tst": "test", "start": "start", "stop": "stop",
+                       "restart": "restart"}
+# the scripts an install of the package itself (no package named) runs
+NPM_INSTALL_SCRIPTS = ("preinstall", "install", "postinstall", "preprepare", "prepare", "postprepare")
+# yarn's and pnpm's own commands: any other first word runs the script of that name
+PM_COMMANDS = frozenset(
+    "add audit autoclean bin cache config create dedupe dlx exec global help import info init install link list "
+    "login logout ls outdated owner pack patch patch-commit plugin prune publish rebuild remove root search set "
+    "store tag team unlink unplug up update upgrade upgrade-interactive version versions why workspace "
+    "workspaces x npm node env fetch deploy licenses doctor setup i ci".split())
+
+
+def make_runner(goals: list[str]) -> str:
+    """The runner of ``make GOALS`` (none: the makefile's default goal)."""
+    return MAKE_PREFIX + ",".join(goals[:MAX_NAMES])
+
+
+def npm_runner(scripts: list[str] | tuple[str, ...], lifecycle: bool = True) -> str:
+    """The runner of a package manager running ``scripts`` (``lifecycle``: each with its
+    ``pre`` and ``post`` script, as npm runs them)."""
+    names = [n for s in list(scripts)[:MAX_NAMES] for n in ((f"pre{s}", s, f"post{s}") if lifecycle else (s,))]
+    return NPM_PREFIX + ",".join(dict.fromkeys(names))
