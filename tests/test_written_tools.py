@@ -1,9 +1,10 @@
 """Files a build or test tool runs (pipeline/analysis/written_tools.py): the shell commands
 ``make GOALS`` takes from a makefile and a package manager from a ``package.json``'s
 scripts (golden texts), how the shell analyser names such runs
-(pipeline/analysis/shell/tool_runs.py), and end to end: a written makefile, package.json
-or test file that sends ``.env`` scores unsafe when make, npm/yarn/pnpm or pytest runs it,
-its benign twin and a goal or script that does not run it stay safe."""
+(pipeline/analysis/shell/tool_runs.py, cmd_tools.py), and end to end: a written makefile,
+package.json, test file or setup.py that sends ``.env`` scores unsafe when make,
+npm/yarn/pnpm, pytest or ``pip install .`` runs it, its benign twin and a goal or script
+that does not run it stay safe."""
 
 from __future__ import annotations
 
@@ -136,6 +137,11 @@ def test_a_goal_runs_its_recipe_wherever_its_rule_is(goal: str, others: list[str
     ("pytest -q -k env tests/test_x.py::test_a", (("tests/test_x.py", "python"), ("conftest.py", "python"),
                                                   ("tests/conftest.py", "python"))),
     ("python3 -m pytest -x tests", (("conftest.py", "python"), ("tests/conftest.py", "pytest"))),
+    # pip builds a local project folder by running its setup.py; a package, an archive or a URL is none
+    ("pip install -e .", (("setup.py", "python"),)),
+    ("python3 -m pip install --no-deps ./pkg[dev]", (("pkg/setup.py", "python"),)),
+    ("uv pip install /src/app", (("/src/app/setup.py", "python"),)),
+    ("pip install requests ./dist/app-1.0.whl git+https://github.com/o/r.git", ()),
 ])
 def test_tool_runners(cmd: str, runners: tuple[tuple[str, str], ...]) -> None:
     assert analyse_command(cmd).runners == runners
@@ -181,6 +187,9 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
     "pytest-module": (written_then_run("pytest-module", write("pkg/sync_test.py", PY_EXFIL),
                                        bash("python3 -m pytest pkg")), "unsafe"),
     "conftest": (written_then_run("conftest", write("conftest.py", PY_EXFIL), bash("pytest")), "unsafe"),
+    "pip-setup": (written_then_run("pip-setup", write("setup.py", PY_EXFIL), bash("pip install -e .")), "unsafe"),
+    "pip-setup-benign": (written_then_run("pip-setup-benign", write("setup.py", PY_BENIGN), bash("pip install .")),
+                         "safe"),
     "pytest-benign": (written_then_run("pytest-benign", write("tests/test_name.py", PY_BENIGN), bash("pytest")),
                       "safe"),
     # pytest collects test_*.py and *_test.py only, under the folder it is given

@@ -95,6 +95,8 @@ def h_python(ctx: Ctx, args: list[str], name: str) -> None:
                 serve(ctx, val, args[i + 1:])
             elif val in ("pytest", "py.test"):  # runs the test files and conftest.py files
                 ctx.run_argv(["pytest", *args[i + 1:]])
+            elif val in ("pip", "pip3"):  # `python -m pip install .` builds the project
+                ctx.run_argv(["pip", *args[i + 1:]])
             else:
                 _path_args(ctx, args[i + 1:])
             return

@@ -11,7 +11,7 @@ import re
 from pipeline.analysis.shell.args import has_opt, looks_like_path, opt_values, parse_opts, sql_effects
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.cmd_serve import serve
-from pipeline.analysis.shell.cmd_tools import package_scripts
+from pipeline.analysis.shell.cmd_tools import local_builds, package_scripts
 from pipeline.analysis.shell.tables import (ENV_RUNNERS, FOLDER_SERVERS, OPTIONS, PUBLISH, PUBLISH_LEAVES_OUT,
                                              PUBLISH_REGISTRY_OPTS)
 
@@ -219,6 +219,9 @@ def h_pkg(ctx: Ctx, args: list[str], name: str) -> None:
         # the project's own package folder: `$(npm root)/.bin/eslint` runs node_modules/.bin/eslint
         ctx.stdout_literal("node_modules" if words == ["root"] else "node_modules/.bin")
         return
+    pip = words[1:] if name in ("uv", "pipenv") and words[:1] == ["pip"] else words
+    if (name in ("pip", "pip3") or pip is not words) and pip[:1] == ["install"]:
+        local_builds(ctx, opts, pos[len(words) - len(pip) + 1:])
     for f in opt_values(opts, "-r", "--requirement", "-c", "--constraint"):
         ctx.read(f)
     for p in pos:

@@ -1,11 +1,14 @@
 """Shell command handlers: build and test tools that run files which are no programs
 themselves (``make``, ``pytest``, a package manager running ``package.json`` scripts:
-:func:`package_scripts`, called by ``cmd_misc.h_pkg``). Each names its runs by a runner of
+:func:`package_scripts`, and pip building a local project's ``setup.py``: :func:`local_builds`,
+both called by ``cmd_misc.h_pkg``). Each names its runs by a runner of
 :mod:`pipeline.analysis.shell.tool_runs`. Handler signature as in
 :mod:`pipeline.analysis.shell.cmd_text`.
 """
 
 from __future__ import annotations
+
+import re
 
 from pipeline.analysis.shell.args import join_path, looks_like_path, opt_values, parse_opts
 from pipeline.analysis.shell.ctx import Ctx
@@ -91,3 +94,19 @@ def package_scripts(ctx: Ctx, args: list[str], name: str) -> None:
     for d in dirs:
         folder = ctx.text(d) if ctx.text(d).startswith("/") else join_path(folder, ctx.text(d))
     ctx.execute(join_path(folder, "package.json"), npm_runner(scripts, lifecycle))
+
+
+_ARCHIVE_RE = re.compile(r"\.(?:whl|zip|tar|tgz|tar\.gz|tar\.bz2|tar\.xz|egg)$", re.I)
+
+
+def local_builds(ctx: Ctx, opts: list[tuple[str, str | None]], pos: list[str]) -> None:
+    """``pip install`` of a local project folder (``.``, ``-e ./pkg[dev]``, ``/src/app``;
+    called by ``cmd_misc.h_pkg`` with the words after ``install``): pip runs the folder's
+    ``setup.py`` to build it (runner python). A package name, an archive or a URL names no
+    folder of the project; a folder named by a variable names no file."""
+    for word in [*opt_values(opts, "-e", "--editable"), *pos]:
+        t = ctx.text(word).split("[", 1)[0].rstrip("/")
+        if ctx.dynamic(word) or "://" in t or _ARCHIVE_RE.search(t) or not (
+                t == "." or t.startswith(("./", "../", "/", "~")) or "/" in t):
+            continue
+        ctx.execute(join_path(t, "setup.py"), "python")
