@@ -123,6 +123,7 @@ def test_a_goal_runs_its_recipe_wherever_its_rule_is(goal: str, others: list[str
                                    ("sub/Makefile", "make:test"))),
     ("make -f build.mk all deploy", (("build.mk", "make:all,deploy"),)),
     ("make -C $DIR", ()),  # a folder not known here: no file named
+    ("make -n test", ()), ("make --dry-run -f x.mk", ()),  # a dry run runs no recipe
     ("npm test", (("package.json", "npm:pretest,test,posttest"),)),
     ("npm run build --if-present", (("package.json", "npm:prebuild,build,postbuild"),)),
     ("npm --prefix app run lint", (("app/package.json", "npm:prelint,lint,postlint"),)),

@@ -10,22 +10,24 @@ from __future__ import annotations
 
 import re
 
-from pipeline.analysis.shell.args import join_path, looks_like_path, opt_values, parse_opts
+from pipeline.analysis.shell.args import has_opt, join_path, looks_like_path, opt_values, parse_opts
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.tables import OPTIONS
-from pipeline.analysis.shell.tool_runs import (MAKEFILES, NPM_INSTALL_SCRIPTS, NPM_SCRIPT_COMMANDS, PM_COMMANDS,
-                                               make_runner, npm_runner)
+from pipeline.analysis.shell.tool_runs import (MAKE_NO_RUN, MAKEFILES, NPM_INSTALL_SCRIPTS, NPM_SCRIPT_COMMANDS,
+                                               PM_COMMANDS, make_runner, npm_runner)
 
 
 def h_make(ctx: Ctx, args: list[str], name: str) -> None:
     """make [-f FILE] [-C DIR] [VAR=value] goals: runs the recipes of FILE (without -f, the
     first of GNUmakefile, makefile and Makefile found; under DIR) for those goals (runner
     ``make:<goals>``: written programs read a written makefile's recipes,
-    :mod:`pipeline.analysis.written_tools`). A folder named by a variable names no file."""
+    :mod:`pipeline.analysis.written_tools`). A folder named by a variable names no file; a
+    dry run (``-n``), a question (``-q``), ``--help`` or ``--version`` runs no recipe: the
+    files named are read."""
     opts, pos = parse_opts(args, *OPTIONS["make"])
     files = opt_values(opts, "-f", "--file", "--makefile")
     dirs = opt_values(opts, "-C", "--directory")
-    if any(ctx.dynamic(d) for d in dirs):
+    if any(ctx.dynamic(d) for d in dirs) or has_opt(opts, *MAKE_NO_RUN):
         for f in files:
             ctx.read(f)
         return

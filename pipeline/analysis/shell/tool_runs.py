@@ -12,6 +12,9 @@ TOOL_PREFIXES = (MAKE_PREFIX, NPM_PREFIX)
 MAX_NAMES = 32
 # the makefiles GNU make looks for, in order, without -f
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
+# make's options that run no recipe (a dry run prints them; `+` lines and $(shell ...) are
+# not told apart here)
+MAKE_NO_RUN = ("-n", "--dry-run", "--just-print", "--recon", "-q", "--question", "-h", "--help", "-v", "--version")
 # package-manager commands that run a package's scripts (each with its pre/post script)
 NPM_SCRIPT_COMMANDS = {"test": "test", "t": "test", "tst": "test", "start": "start", "stop": "stop",
                        "restart": "restart"}
