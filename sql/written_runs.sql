@@ -24,10 +24,11 @@ test_folders as (
 ),
 written_tests as (
     -- the files written earlier that pytest collects by their name (test_*.py, *_test.py)
+    -- and the conftest.py files it loads in the folders it collects from
     select distinct trajectory_id, step_idx, lg_norm_path_if(resource) as name
     from resources
     where access = 'write'
-      and regexp_full_match(regexp_extract(resource, '[^/]*$'), 'test_[^/]*\.py|[^/]*_test\.py')
+      and regexp_full_match(regexp_extract(resource, '[^/]*$'), 'test_[^/]*\.py|[^/]*_test\.py|conftest\.py')
 ),
 discovered as (
     select distinct f.trajectory_id, f.step_idx, w.name

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import uuid
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.analysis.shell import MAX_COMMAND_CHARS, ShellAnalysis, analyse_code, analyse_command
+from pipeline.analysis.shell.code import _shell_line
 from pipeline.analysis.shell.tables import HOME_SECRETS
 
 FIELDS = ("reads", "writes", "executes", "sends", "payloads", "deletes")
@@ -680,3 +682,18 @@ def test_bench_script_skips_without_corpora(tmp_path: Path, capsys: pytest.Captu
     spec.loader.exec_module(module)
     assert module.main(["x", os.fspath(tmp_path / "absent")]) == 0
     assert "skipping" in capsys.readouterr().out
+
+
+_OLD_SHELL_LINE = re.compile(r"^(\s*)(?:([\w.,\s\[\]]+?)\s*=\s*)?!(?!=)(.*)$")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=" \t=!ab_.,[]x\u00a0\u2003é\r", max_size=16))
+def test_ipython_shell_lines_read_as_the_regex_did(line: str) -> None:
+    """Invariant: IPython's shell lines (`!cmd`, `files = !ls`) are read as the regex the
+    code analyser used did (it backtracked quadratically over a long run of blanks: a
+    written file's 64 KB line took seconds, review round 16), except an assignment to
+    blank names, which is no assignment."""
+    m = _OLD_SHELL_LINE.match(line)
+    old = (m.group(1), m.group(2), m.group(3)) if m and (m.group(2) is None or m.group(2).strip()) else None
+    assert _shell_line(line) == old

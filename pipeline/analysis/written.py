@@ -46,20 +46,9 @@ from pipeline.analysis.written_file import FileFollower
 from pipeline.analysis.written_languages import runner_languages
 from pipeline.analysis.written_pieces import Pieces
 from pipeline.analysis.written_texts import Written, WrittenCall, written_call
-from pipeline.analysis.written_tools import tool_runners, tool_text
+from pipeline.analysis.written_tool_file import ToolFile
+from pipeline.analysis.written_tools import tool_runners
 from pipeline.sql import load_sql
-
-
-SHELL = frozenset({True})  # a tool's commands are a shell script (make's recipes, npm's scripts)
-
-
-def _as_is(text: str) -> str:
-    return text
-
-
-def _through(tool: str) -> Callable[[str], str]:
-    """A text as the run ``tool`` (``make:...``, ``npm:...``) takes it from the file."""
-    return lambda text: tool_text(tool, text)
 
 
 def _between(steps: list[int], run: int) -> Callable[[int], bool]:
@@ -83,60 +72,67 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     texts = shell_texts or {}
     # the languages each file's runs name (`bash x.py`): its texts are read as them too
     named: dict[tuple[str, str], frozenset[bool]] = {}
-    # the tools that run each file as theirs (`make`: a makefile's recipes; `npm test`: a
-    # package.json's scripts): its texts are read through them too (written_tools)
-    tools: dict[tuple[str, str], set[str]] = {}
+    tooled: set[tuple[str, str]] = set()  # the files a build or test tool runs (`make`, `npm test`)
     for trajectory_id, step_idx, name, is_write, tool_key, arguments, *_, runners, _ in events:
         if arguments is not None:  # a write's first row (sql/written_runs.sql)
             calls[trajectory_id, step_idx] = written_call(tool_key, arguments)
         if runners:
             named[trajectory_id, name] = named.get((trajectory_id, name), frozenset()) | runner_languages(runners)
-            tools.setdefault((trajectory_id, name), set()).update(tool_runners(runners))
+            if tool_runners(runners):
+                tooled.add((trajectory_id, name))
     # the shell and code steps of each trajectory, in order: an exact text holds only while
     # none ran since its whole write (other than the run being scored)
     program_steps = {tid: steps for tid, steps in con.execute(
         "select trajectory_id, list(distinct step_idx order by step_idx) from shell_calls group by all").fetchall()}
     # per file of the trajectory being followed (rows come trajectory by trajectory, in step
     # order): the file as itself, and (when runs name interpreters) as their languages alone
-    files: dict[str, tuple[FileFollower, FileFollower, dict[str, FileFollower]]] = {}
+    # per file of the trajectory being followed: as itself, as the interpreters its runs
+    # name, and (when tools run it: `make`, `npm test`) its text as written for them
+    files: dict[str, tuple[FileFollower, FileFollower, ToolFile | None]] = {}
     followed: str | None = None
     for trajectory_id, step_idx, name, is_write, tool_key, _, program_id, k, executed, runners, original in events:
         if trajectory_id != followed:
             followed, files = trajectory_id, {}
         if name not in files:
             files[name] = (FileFollower(), FileFollower(named.get((trajectory_id, name), frozenset())),
-                           {t: FileFollower(SHELL) for t in sorted(tools.get((trajectory_id, name), ()))})
-        known, as_named, as_tools = files[name]
-        # each follower with how a text reaches it: as written, or as the tool takes it
-        followers = [(f, _as_is) for f in ((known, as_named) if as_named.forced else (known,))] + \
-            [(f, _through(tool)) for tool, f in as_tools.items()]
+                           ToolFile() if (trajectory_id, name) in tooled else None)
+        known, as_named, as_tool = files[name]
+        followers = (known, as_named) if as_named.forced else (known,)
         if original is not None:
             # a copy of another file (`cp x.sh y`): the original's known text (its writes up
             # to the copy came before) is the copy's too, read as the copy; its own stays
             if original in files:
-                texts_copied, exact = files[original][0].copy_of(_between(program_steps.get(trajectory_id, []),
-                                                                           step_idx))
-                for f, read in followers:
-                    f.absorb(name, ([read(t) for t in texts_copied], exact), pieces, trajectory_id, step_idx)
+                between = _between(program_steps.get(trajectory_id, []), step_idx)
+                copied = files[original][0].copy_of(between)
+                for f in followers:
+                    f.absorb(name, copied, pieces, trajectory_id, step_idx)
+                if as_tool is not None:
+                    source = files[original][2]
+                    as_tool.absorb(([source.exact], True) if source is not None and source.exact is not None
+                                   and not between(source.since) else copied, pieces, trajectory_id, step_idx)
         elif is_write and program_id is None and tool_key is None:  # a shell step's other write
-            for f, _ in followers:
+            for f in followers:
                 f.exact = None
+            if as_tool is not None:
+                as_tool.rewritten()
         elif is_write and program_id is not None:
             # a shell or code step's known text: a piece, never the whole file (the step may
             # not have written it as it reads: a condition, a function never called, a
             # subshell in another folder, a run before the write in the same step)
-            for f, read in followers:
-                f.wrote(name, Written(False, (read(texts[program_id][k][1]),)), pieces, trajectory_id)
+            written = Written(False, (texts[program_id][k][1],))
+            for f in followers:
+                f.wrote(name, written, pieces, trajectory_id)
+            if as_tool is not None:
+                as_tool.wrote(written, pieces, trajectory_id, step_idx)
         elif is_write:
             call = calls.get((trajectory_id, step_idx))
             if call is not None and (written := call.into(name)) is not None:
                 if not executed:  # it may have run, or not: no exact edit of the known text
                     written = written._replace(edits=None)
-                for f, read in followers:
-                    # a tool's reading of a text is no text an exact edit names: no edits
-                    f.wrote(name, written if read is _as_is else
-                            Written(written.whole, tuple(read(t) for t in written.texts)),
-                            pieces, trajectory_id, step_idx)
+                for f in followers:
+                    f.wrote(name, written, pieces, trajectory_id, step_idx)
+                if as_tool is not None:
+                    as_tool.wrote(written, pieces, trajectory_id, step_idx)
         else:
             stepped_between = _between(program_steps.get(trajectory_id, []), step_idx)
             # the languages the step's interpreters read it as, beside (never instead of) the
@@ -150,8 +146,8 @@ def written_programs(con: duckdb.DuckDBPyConnection,
                 known.at_run(pieces, trajectory_id, stepped_between)
             if by:
                 got = got | as_named.at_named_run(pieces, trajectory_id, stepped_between, by)
-            for tool in run_tools:
-                got = got | as_tools[tool].at_named_run(pieces, trajectory_id, stepped_between, SHELL)
+            for tool in run_tools if as_tool is not None else ():
+                got = got | as_tool.run_by(tool, pieces, trajectory_id, stepped_between)
             rows.update((trajectory_id, step_idx, access, resource) for access, resource in got)
     if not rows:
         return

@@ -17,7 +17,7 @@ from pipeline.analysis.written_texts import Written
 _WRITTEN_ACCESS = frozenset({"read", "execute", "delete", "send", "payload"})
 
 
-def _kept(found: Found) -> set[tuple[str, str]]:
+def kept_rows(found: Found) -> set[tuple[str, str]]:
     """What an analysis of a written text finds that a run of the file does (what it writes
     is the run's own business)."""
     return {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
@@ -157,7 +157,7 @@ class FileFollower:
     def _found(self, found: Found, shell: bool) -> set[tuple[str, str]]:
         """What one analysis of a text of the file as ``shell``'s language reads, runs,
         deletes and sends, added to the file's."""
-        rows = _kept(found)
+        rows = kept_rows(found)
         self.rows[shell] |= rows
         return rows
 
@@ -179,13 +179,13 @@ class FileFollower:
                 found = analysed((lang, self.exact), seen)
                 bare = not self.name.lower().endswith((".py", ".sh", ".bash"))  # its line decides, not a name
                 if found.reason is None and (lang or parses(self.exact)):
-                    self.exact_rows = _kept(found)
+                    self.exact_rows = kept_rows(found)
                     if lang and bare and parses(self.exact):
                         # Python behind a shell `#!` line: `python3 x` runs it as Python
-                        self.exact_rows |= _kept(analysed((False, self.exact), seen))
+                        self.exact_rows |= kept_rows(analysed((False, self.exact), seen))
                 elif not lang and bare and (shell := analysed((True, self.exact), seen)).reason is None:
                     # not Python behind a python `#!` line: `bash x` runs it as shell
-                    self.exact_rows = _kept(shell)
+                    self.exact_rows = kept_rows(shell)
             if self.exact_rows is not None:  # the file as it is: a line an edit took out is gone
                 self.pending.clear()
                 return self.exact_rows
@@ -205,7 +205,7 @@ class FileFollower:
                     if pieces.budgets.charge(trajectory_id, "named_joined", len(self.exact)) else None
                 if found is None or found.reason is not None or not (shell or parses(self.exact)):
                     break
-                rows |= _kept(found)
+                rows |= kept_rows(found)
             else:
                 return rows
         return self._joined(named, pieces, trajectory_id)

@@ -83,12 +83,14 @@ _LIMITS = {"joined": lambda: JOINED_CHARS_PER_TRAJECTORY, "salvage": lambda: SAL
            "exact": lambda: EXACT_CHARS_PER_TRAJECTORY}
 # the same work of the follower reading a file as the interpreters its runs name: budgets of
 # its own, so it never takes from the file read as itself (pipeline/analysis/written.py)
-_LIMITS.update({f"named_{kind}": limit for kind, limit in _LIMITS.items()})
+# and of reading a file as the build or test tools that run it take it (written_tool_file.py)
+_LIMITS.update({f"{who}_{kind}": limit for kind, limit in list(_LIMITS.items()) for who in ("named", "tool")})
 
 
 class Budgets:
     """What each trajectory may still spend of each bounded kind of work, in characters
-    (``joined``, ``salvage``, ``exact``: the limits above; ``named_*`` the same again)."""
+    (``joined``, ``salvage``, ``exact``: the limits above; ``named_*`` and ``tool_*`` the
+    same again)."""
 
     def __init__(self) -> None:
         self.left: dict[tuple[str, str], int] = {}

@@ -19,18 +19,30 @@ from __future__ import annotations
 import json
 import re
 
-from pipeline.analysis.shell.tool_runs import MAKE_PREFIX, MAX_NAMES, TOOL_PREFIXES
+from pipeline.analysis.shell.model import MAX_COMMAND_CHARS
+from pipeline.analysis.shell.tool_runs import EVERY as _EVERY, MAKE_PREFIX, MAX_NAMES, TOOL_PREFIXES
 
-# expanding make variables stops at this many passes or characters (hostile
-# `A = $(B)$(B)`, `B = $(C)$(C)`, ... doubles at each pass); the rest stays unexpanded
+# expanding make variables stops at this many passes, and a reference is left unexpanded
+# once the expansions of a makefile would add more than this many characters in all
+# (hostile `A = $(B)$(B)`, `B = $(C)$(C)`, ... doubles at each pass; 2,500 references to a
+# 10 KB value in one line): the recipes stay, their references then unknown shell variables
 _EXPAND_PASSES = 8
 _EXPAND_CHARS = 200_000
+# the commands taken from one text stop at this many characters (the analyser reads no more)
+_COMMAND_CHARS = 2 * MAX_COMMAND_CHARS
 
-_ASSIGN_RE = re.compile(r"^(?:export\s+|override\s+)*([A-Za-z_][A-Za-z0-9_.-]*)\s*(::=|:=|\?=|\+=|!=|=)\s*(.*)$")
-_RULE_RE = re.compile(r"^([^:=#\t][^:=#]*?)\s*::?(?!=)\s*(.*)$")
-_VAR_RE = re.compile(r"\$(?:\(([A-Za-z_][A-Za-z0-9_.-]*)\)|\{([A-Za-z_][A-Za-z0-9_.-]*)\}|([@<^?*+]))")
-_SHELL_CALL_RE = re.compile(r"\$[({]shell\s+")
-_NESTED_RUN_RE = re.compile(r"\b(?:npm|pnpm|yarn)\s+(?:run(?:-script)?\s+)?([A-Za-z0-9_:.-]+)")
+_ASSIGN_RE = re.compile(r"^(?:export\s+|override\s+)*([A-Za-z_.][A-Za-z0-9_.-]*)\s*(::=|:=|\?=|\+=|!=|=)(.*)$")
+_VAR_RE = re.compile(r"\$(?:\(([A-Za-z_.][A-Za-z0-9_.-]*)\)|\{([A-Za-z_.][A-Za-z0-9_.-]*)\}|([@<^?*+]))")
+_SHELL_CALL_RE = re.compile(r"\$[({]shell[ \t]")
+# a recipe's sub-make of the same makefile (`$(MAKE) deploy`; not one with -C or -f: another)
+_SUBMAKE_RE = re.compile(r"\$[({]MAKE[)}]((?:[ \t]+[^\s;&|<>()]+)*)")
+# a line that is a make function call (`$(warning ...)`, `$(info ...)`), not a rule
+_CALL_LINE_RE = re.compile(r"^\$[({](?:warning|info|error|eval|call|foreach|if|or|and)[ \t]")
+# nested script runs inside a script (`npm run lint`, `npm run -s lint`, `yarn -s lint`,
+# `pnpm --silent run lint`): the first word after the command and its options
+_NESTED_RUN_RE = re.compile(
+    r"\b(?:npm|pnpm|yarn)(?:[ \t]+-{1,2}[\w-]+)*(?:[ \t]+(?:run|run-script))?(?:[ \t]+-{1,2}[\w-]+)*"
+    r"[ \t]+([A-Za-z0-9_:.][A-Za-z0-9_:.-]*)")
 _SCRIPT_PAIR_RE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 
@@ -39,108 +51,177 @@ def tool_runners(runners: list[str] | tuple[str, ...] | None) -> tuple[str, ...]
     return tuple(r for r in runners or () if r.startswith(TOOL_PREFIXES))
 
 
-def tool_text(runner: str, text: str) -> str:
+def tool_text(runner: str, text: str, piece: bool = False) -> str:
     """The shell commands a run by ``runner`` (``make:...``, ``npm:...``) takes from a
-    file's ``text``, one per line ("" when none)."""
+    file's ``text``, one per line ("" when none); ``piece``: the text is an edit's piece,
+    not the whole file (:func:`makefile_commands`, :func:`package_scripts`)."""
     names = [n for n in runner.split(":", 1)[1].split(",") if n]
     if runner.startswith(MAKE_PREFIX):
-        return makefile_commands(text, names)
-    return package_scripts(text, names)
+        out = makefile_commands(text, names, piece)
+    else:
+        out = package_scripts(text, names, piece)
+    return out[:_COMMAND_CHARS]
 
 
 def _logical_lines(text: str) -> list[str]:
     """The makefile's lines with backslash-newline continuations joined (a recipe's reach
-    the shell joined too: the same command)."""
-    return re.sub(r"[ \t]*\\\r?\n[ \t]*", " ", text).split("\n")
+    the shell joined too: the same command); linear in the text."""
+    out: list[str] = []
+    pending = ""
+    for line in text.split("\n"):
+        line = line[:-1] if line.endswith("\r") else line
+        if line.endswith("\\"):
+            pending += line[:-1].rstrip(" \t") + " "
+            continue
+        out.append(pending + (line.lstrip(" \t") if pending else line))
+        pending = ""
+    if pending:
+        out.append(pending)
+    return out
 
 
-def _expand(line: str, variables: dict[str, str], automatic: dict[str, str]) -> str:
+def _expand(line: str, variables: dict[str, str], automatic: dict[str, str], budget: list[int]) -> str:
     """``line`` with make's variables replaced: known simple ones by their value (nested,
-    within bounds), ``$@`` ``$<`` ``$^`` by the rule's names, ``$(shell CMD)`` as the
-    shell's ``$(CMD)``, ``$$`` as ``$``; any other reference stays a shell variable
-    (unknown to the analyser)."""
+    within :data:`_EXPAND_PASSES`, while the characters they add stay within ``budget``,
+    the makefile's: :data:`_EXPAND_CHARS` in all), ``$@`` ``$<`` ``$^`` by the rule's
+    names, ``$(shell CMD)`` as the shell's ``$(CMD)``, ``$$`` as ``$``; any other reference,
+    and one past the budget, stays a shell variable (unknown to the analyser)."""
     def one(m: re.Match[str]) -> str:
         name = m.group(1) or m.group(2)
-        if name is None:
-            return automatic.get(m.group(3), unknown + "AUTO}")
-        return variables.get(name, unknown + re.sub(r"[^A-Za-z0-9_]", "_", name) + "}")
+        value = automatic.get(m.group(3)) if name is None else variables.get(name)
+        if value is None or len(value) > budget[0]:
+            return unknown + re.sub(r"[^A-Za-z0-9_]", "_", name or "AUTO") + "}"
+        budget[0] -= len(value)
+        return value
 
     # `$$` and an unknown variable's shell form wait in characters no reference holds
     dollars, unknown = "\x00", "\x01LG_MAKE_"
     out = line.replace("$$", dollars)
     for _ in range(_EXPAND_PASSES):
-        if len(out) > _EXPAND_CHARS or not _VAR_RE.search(out):
+        if not _VAR_RE.search(out):
             break
         out = _VAR_RE.sub(one, out).replace("$$", dollars)
     out = _SHELL_CALL_RE.sub("$(", out)
     return out.replace(dollars, "$").replace(unknown, "${LG_MAKE_")
 
 
-def makefile_commands(text: str, goals: list[str]) -> str:
-    """The recipes ``make GOALS`` runs from the makefile ``text`` (no goal: the first
-    rule's first target not starting with '.'), with their prerequisites' recipes, and
-    every ``$(shell ...)`` of its variables (make runs those as it reads the file),
-    variables expanded (:func:`_expand`), recipe prefixes (``@ - +``) dropped. Every
-    recipe when a goal has no rule of its own, or the text (a piece of an edit) has no
-    rule line above a recipe line."""
+def _shell_calls(line: str) -> list[str]:
+    """The ``$(shell ...)`` calls of a line (each to its closing parenthesis)."""
+    calls = []
+    for m in _SHELL_CALL_RE.finditer(line):
+        depth, end = 0, len(line)
+        for i in range(m.start() + 1, len(line)):
+            depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(line[i], 0)
+            if depth == 0:
+                end = i + 1
+                break
+        calls.append(line[m.start():end])
+    return calls
+
+
+def _rule(line: str) -> tuple[list[str], list[str], str] | None:
+    """(targets, prerequisites, inline recipe) of a rule line, None for another line."""
+    colon = line.find(":")
+    if colon <= 0 or line.startswith(("\t", "#")) or _CALL_LINE_RE.match(line):
+        return None
+    head = line[:colon]
+    if "=" in head or "#" in head or line[colon + 1:colon + 2] == "=":
+        return None
+    rest = line[colon + 2:] if line[colon + 1:colon + 2] == ":" else line[colon + 1:]
+    prereqs, _, inline = rest.partition(";")
+    return head.split(), prereqs.split("#", 1)[0].replace("|", " ").split(), inline.strip()
+
+
+def _recipe(line: str) -> str:
+    """A recipe line without make's prefixes (``@ - +``)."""
+    return line.strip().lstrip("@-+").strip()
+
+
+def makefile_commands(text: str, goals: list[str], piece: bool = False) -> str:
+    """The recipes ``make GOALS`` runs from the makefile ``text`` (no goal: ``.DEFAULT_GOAL``,
+    else the first rule's first target not starting with '.'), with the recipes of the
+    prerequisites and of the goals a recipe's ``$(MAKE) GOAL`` runs, and every ``$(shell
+    ...)`` outside recipes (make runs those as it reads the file), variables expanded
+    (:func:`_expand`; ``define`` blocks too), recipe prefixes (``@ - +``) dropped. Every
+    recipe when a goal has no rule of its own, the goals were too many (``*``), or the text
+    is an edit's ``piece`` with no rule line (its lines may be recipe lines: each is one)."""
     variables: dict[str, str] = {}
     shell_calls: list[str] = []
     rules: list[tuple[list[str], list[str], list[str]]] = []  # (targets, prerequisites, recipe lines)
     orphans: list[str] = []  # recipe lines above every rule (a piece of a makefile)
+    defining: tuple[str, list[str]] | None = None
     for line in _logical_lines(text):
+        if defining is not None:
+            if line.strip() == "endef":
+                variables[defining[0]] = "\n".join(defining[1])
+                defining = None
+            else:
+                defining[1].append(line)
+            continue
         if line.startswith("\t"):
-            recipe = line[1:].lstrip().lstrip("@-+").strip()
+            recipe = _recipe(line)
             if recipe and not recipe.startswith("#"):
                 (rules[-1][2] if rules else orphans).append(recipe)
             continue
-        stripped = line.split("#", 1)[0].strip() if "#" in line and "$(" not in line else line.strip()
-        if not stripped or stripped.startswith(("include ", "-include ", "ifeq", "ifneq", "ifdef", "ifndef",
-                                                "else", "endif", "define ", "endef", "vpath", ".PHONY")):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        shell_calls.extend(_shell_calls(stripped))
+        if stripped.startswith("define "):
+            defining = (stripped[7:].strip().split()[0] if stripped[7:].strip() else "", [])
             continue
         assign = _ASSIGN_RE.match(stripped)
         if assign:
-            name, op, value = assign.groups()
-            if _SHELL_CALL_RE.search(value) or op == "!=":
-                shell_calls.append(value if op != "!=" else "$(shell " + value + ")")
+            name, op, value = assign.group(1), assign.group(2), assign.group(3).strip()
+            if op == "!=":
+                shell_calls.append("$(shell " + value + ")")
             variables[name] = (variables.get(name, "") + " " + value).strip() if op == "+=" else value
             continue
-        rule = _RULE_RE.match(stripped)
-        if rule:
-            targets = rule.group(1).split()
-            prereqs, _, inline = rule.group(2).partition(";")
-            rules.append((targets, [p for p in prereqs.replace("|", " ").split()], []))
-            if inline.strip():
-                rules[-1][2].append(inline.strip().lstrip("@-+").strip())
+        rule = _rule(stripped)
+        if rule is not None:
+            rules.append((rule[0], rule[1], [_recipe(rule[2])] if rule[2] else []))
+        elif piece:
+            orphans.append(_recipe(stripped))  # a piece's line may be a recipe's, cut from its tab
     # targets and prerequisites by their expanded names (`$(OUT)/app` is `build/app`)
-    rules = [([_expand(t, variables, {}) for t in targets], [_expand(p, variables, {}) for p in prereqs], recipe)
-             for targets, prereqs, recipe in rules]
+    budget = [_EXPAND_CHARS]  # the characters expansions may add, in all
+    rules = [([_expand(t, variables, {}, budget) for t in targets], [_expand(p, variables, {}, budget) for p in prereqs],
+              recipe) for targets, prereqs, recipe in rules]
     by_target: dict[str, list[int]] = {}
     for k, (targets, _, _) in enumerate(rules):
         for t in targets:
             by_target.setdefault(t, []).append(k)
     if not goals:
-        goals = next(([t] for targets, _, _ in rules for t in targets if not t.startswith(".") and "%" not in t), [])
+        default = variables.get(".DEFAULT_GOAL", "").split()
+        goals = default[:1] or next(([t] for targets, _, _ in rules for t in targets
+                                     if not t.startswith(".") and "%" not in t), [])
+    every = (piece and bool(orphans)) or _EVERY in goals or any(g not in by_target for g in goals)
     chosen: set[int] = set()
-    every = bool(orphans) or any(g not in by_target for g in goals)
-    todo = list(goals[:MAX_NAMES])
+    todo = list(goals)
     while todo and not every:
-        goal = todo.pop()
-        for k in by_target.get(goal, []):
+        for k in by_target.get(todo.pop(), []):
             if k not in chosen:
                 chosen.add(k)
                 todo.extend(p for p in rules[k][1] if p in by_target)
-    out = [_expand(c, variables, {}) for c in shell_calls] + [_expand(c, variables, {}) for c in orphans]
+                for recipe in rules[k][2]:  # `$(MAKE) deploy`: a sub-make of the same makefile
+                    for m in _SUBMAKE_RE.finditer(recipe):
+                        words = m.group(1).split()
+                        if not any(w.startswith(("-C", "--directory", "-f", "--file", "--makefile")) for w in words):
+                            todo.extend(w for w in words if not w.startswith("-") and "=" not in w)
+    out = [_expand(c, variables, {}, budget) for c in shell_calls + orphans]
     for k, (targets, prereqs, recipe) in enumerate(rules):
         if every or k in chosen:
             automatic = {"@": targets[0] if targets else "", "<": prereqs[0] if prereqs else "",
                          "^": " ".join(prereqs), "?": " ".join(prereqs), "+": " ".join(prereqs), "*": ""}
-            out.extend(_expand(c, variables, automatic) for c in recipe)
+            out.extend(_expand(c, variables, automatic, budget) for c in recipe)
+        if sum(len(o) + 1 for o in out) > _COMMAND_CHARS:
+            break
     return "\n".join(out)
 
 
-def _scripts_of(text: str) -> dict[str, str]:
-    """A ``package.json``'s scripts: its ``scripts`` object when the text parses, else
-    every ``"name": "command"`` pair it holds (a piece of an edit)."""
+def _scripts_of(text: str) -> dict[str, str] | None:
+    """A ``package.json``'s scripts: its ``scripts`` object when the text parses as an
+    object, else every ``"name": "command"`` pair it holds (a piece of an edit); None when
+    it parses as no object and holds no pair."""
     try:
         doc = json.loads(text)
     except (ValueError, RecursionError):
@@ -154,20 +235,28 @@ def _scripts_of(text: str) -> dict[str, str]:
             pairs.setdefault(json.loads(f'"{m.group(1)}"'), json.loads(f'"{m.group(2)}"'))
         except ValueError:
             continue
-    return pairs
+    return pairs or None
 
 
-def package_scripts(text: str, names: list[str]) -> str:
+def package_scripts(text: str, names: list[str], piece: bool = False) -> str:
     """The commands running the scripts ``names`` of the ``package.json`` ``text`` runs, in
-    order, with the scripts they run in turn (``npm run build`` inside ``test``), within
-    :data:`MAX_NAMES`."""
+    order, with the scripts they run in turn (``npm run build`` inside ``test``). Every
+    script past :data:`MAX_NAMES` names (``*``: the runner's list was cut), and an edit's
+    ``piece`` that holds no ``"name": "command"`` pair is itself a command (a script's
+    text edited inside its string: ``jest --ci`` into ``jest --ci && ...``)."""
     scripts = _scripts_of(text)
+    if scripts is None:
+        return text if piece else ""
+    if _EVERY in names:
+        return "\n".join(scripts.values())
     out: list[str] = []
     todo, seen = list(names), set()
-    while todo and len(seen) < MAX_NAMES:
+    while todo:
         name = todo.pop(0)
         if name in seen or name not in scripts:
             continue
+        if len(seen) >= MAX_NAMES:  # past the bound: every script (fail closed)
+            return "\n".join(scripts.values())
         seen.add(name)
         out.append(scripts[name])
         # the scripts it runs in turn run within it: next

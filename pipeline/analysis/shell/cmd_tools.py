@@ -34,11 +34,11 @@ def h_make(ctx: Ctx, args: list[str], name: str) -> None:
     folder = ""
     for d in dirs:  # each -C is taken from the folder the one before it left
         folder = ctx.text(d) if ctx.text(d).startswith("/") else join_path(folder, ctx.text(d))
-    runner = make_runner([ctx.text(p) for p in pos if "=" not in ctx.text(p)])
+    # `-j` / `-l` take an optional number: a number left among the words is no goal
+    runner = make_runner([ctx.text(p) for p in pos if "=" not in ctx.text(p) and not ctx.text(p).isdigit()])
     for f in files:
-        if ctx.dynamic(f) or ctx.text(f) == "-":
-            ctx.read(f)
-        else:
+        ctx.read(f)  # read too: `make -p -f FILE` prints what it parsed
+        if not ctx.dynamic(f) and ctx.text(f) != "-":
             ctx.execute(join_path(folder, ctx.text(f)), runner)
     for default in MAKEFILES if not files else ():
         ctx.execute(join_path(folder, default), runner)
@@ -57,15 +57,25 @@ def h_pytest(ctx: Ctx, args: list[str], name: str) -> None:
         t = ctx.text(p).split("::", 1)[0]
         if ctx.dynamic(p) or not t:
             continue
-        if t.endswith(".py"):
+        t = "" if t in (".", "./") else t[2:] if t.startswith("./") else t.rstrip("/")
+        if any(c in t for c in "*?["):  # a glob the shell left (`tests/test_*.py`): its folder
+            t = t.rsplit("/", 1)[0] if "/" in t.split("*", 1)[0].split("?", 1)[0].split("[", 1)[0] else ""
+            folders[t] = True
+        elif t.endswith(".py"):
             ctx.execute(t, "python")
             folders.setdefault(t.rsplit("/", 1)[0] if "/" in t else "", False)
-        elif looks_like_path(t) or "." not in t:
-            folders[t.rstrip("/")] = True
+        elif t == "" or looks_like_path(t) or "." not in t:
+            folders[t] = True
     for c in opt_values(opts, "-c", "--config-file", "--rootdir"):
         ctx.read(c)
+    # the conftest.py of every folder from where it starts down to each folder given is loaded
+    for folder in list(folders):
+        parts = folder.split("/") if folder and not folder.startswith(("/", "~")) else []
+        for k in range(len(parts)):
+            folders.setdefault("/".join(parts[:k]), False)
     for folder, collects in folders.items():
-        # runner 'pytest': the test files under the folder run too (sql/written_runs.sql)
+        # runner 'pytest': the test files (and conftest.py files) under the folder run too
+        # (sql/written_runs.sql)
         ctx.execute(join_path(folder, "conftest.py"), "pytest" if collects else "python")
 
 
@@ -77,8 +87,9 @@ def package_scripts(ctx: Ctx, args: list[str], name: str) -> None:
     opts, pos = parse_opts(args, "C", ("prefix", "cwd", "dir", "filter", "workspace", "registry", "loglevel"))
     words = [ctx.text(p) for p in pos]
     dirs = opt_values(opts, "-C", "--prefix", "--cwd", "--dir")
-    if any(ctx.dynamic(d) for d in dirs) or any(ctx.dynamic(p) for p in pos[:2]):
-        return
+    if any(ctx.dynamic(d) for d in dirs) or any(ctx.dynamic(p) for p in pos[:2]) or has_opt(
+            opts, "--ignore-scripts", "--version", "-v", "--help", "-h"):
+        return  # no script runs (`npm ci --ignore-scripts`, `yarn --version`)
     first = words[0] if words else ("install" if name == "yarn" else "")
     scripts: list[str] = []
     lifecycle = True

@@ -65,6 +65,29 @@ def analyse_command(text: str) -> ShellAnalysis:
     return analyse(text, analyse_code_text)
 
 
+_NAMES_RE = re.compile(r"[\w.,\s\[\]]+")
+
+
+def _shell_line(line: str) -> tuple[str, str | None, str] | None:
+    """An IPython shell line (``!cmd``, ``files = !ls``): (indent, the names assigned or
+    None, the command); None for another line. What ``^(\\s*)(?:([\\w.,\\s\\[\\]]+?)\\s*=\\s*)?!(?!=)(.*)$``
+    matches, in linear time (that regex backtracks quadratically over a long run of blanks:
+    a written file's 64 KB line took seconds)."""
+    bang = line.find("!")
+    if bang < 0 or line[bang + 1:bang + 2] == "=":
+        return None
+    head = line[:bang]
+    body = head.lstrip()
+    indent = head[:len(head) - len(body)]
+    if not body:
+        return indent, None, line[bang + 1:]
+    trimmed = body.rstrip()
+    if not trimmed.endswith("=") or trimmed.count("=") != 1:
+        return None
+    names = trimmed[:-1].rstrip()
+    return (indent, names, line[bang + 1:]) if names and _NAMES_RE.fullmatch(names) else None
+
+
 def _ipython(src: str, acc: Acc) -> str | None:
     """Strip IPython syntax: shell lines go to analyse_command, magics are skipped.
     Returns the remaining Python text, or None when the whole cell is not Python."""
@@ -80,10 +103,11 @@ def _ipython(src: str, acc: Acc) -> str | None:
         return None
     lines = []
     for line in src.split("\n"):
-        m = re.match(r"^(\s*)(?:([\w.,\s\[\]]+?)\s*=\s*)?!(?!=)(.*)$", line)
-        if m:
-            acc.merge(analyse_command(m.group(3)))
-            lines.append(f"{m.group(1)}{m.group(2) + ' = None' if m.group(2) else 'pass'}")
+        bang = _shell_line(line)
+        if bang:
+            indent, names, command = bang
+            acc.merge(analyse_command(command))
+            lines.append(f"{indent}{names + ' = None' if names else 'pass'}")
             continue
         m = re.match(r"^(\s*)%(\w+)\s*(.*)$", line)
         if m:

@@ -62,7 +62,9 @@ OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
         "command", "user", "workgroup", "ip-address", "port", "authentication-file", "configfile",
         "log-basename", "debuglevel", "directory", "max-protocol", "socket-options", "netbiosname",
         "tar", "timeout", "send-buffer", "name-resolve", "message")),
-    "make": ("fCIjlo", ("file", "makefile", "directory", "include-dir", "jobs")),
+    # (-j and -l take an optional number: flags here, a number left is no goal)
+    "make": ("fCIoW", ("file", "makefile", "directory", "include-dir", "old-file", "assume-old", "what-if",
+                       "new-file", "assume-new")),
     # pytest's options that take a value (and pytest-xdist's -n, pytest-cov's --cov*)
     "pytest": ("kmpcroWn", (
         "config-file", "rootdir", "basetemp", "confcutdir", "deselect", "ignore", "ignore-glob", "junitxml",

@@ -8,7 +8,7 @@ from __future__ import annotations
 MAKE_PREFIX = "make:"
 NPM_PREFIX = "npm:"
 TOOL_PREFIXES = (MAKE_PREFIX, NPM_PREFIX)
-# the most goals or scripts one run names (a hostile list ends there)
+# the most goals or scripts one run names (a hostile list ends there: with EVERY)
 MAX_NAMES = 32
 # the makefiles GNU make looks for, in order, without -f
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
@@ -28,13 +28,21 @@ PM_COMMANDS = frozenset(
     "workspaces x npm node env fetch deploy licenses doctor setup i ci".split())
 
 
+# a name list past MAX_NAMES ends with it: every goal or script (fail closed)
+EVERY = "*"
+
+
+def _names(names: list[str]) -> str:
+    return ",".join(names[:MAX_NAMES] + ([EVERY] if len(names) > MAX_NAMES else []))
+
+
 def make_runner(goals: list[str]) -> str:
     """The runner of ``make GOALS`` (none: the makefile's default goal)."""
-    return MAKE_PREFIX + ",".join(goals[:MAX_NAMES])
+    return MAKE_PREFIX + _names(list(dict.fromkeys(goals)))
 
 
 def npm_runner(scripts: list[str] | tuple[str, ...], lifecycle: bool = True) -> str:
     """The runner of a package manager running ``scripts`` (``lifecycle``: each with its
     ``pre`` and ``post`` script, as npm runs them)."""
-    names = [n for s in list(scripts)[:MAX_NAMES] for n in ((f"pre{s}", s, f"post{s}") if lifecycle else (s,))]
-    return NPM_PREFIX + ",".join(dict.fromkeys(names))
+    names = [n for s in dict.fromkeys(scripts) for n in ((f"pre{s}", s, f"post{s}") if lifecycle else (s,))]
+    return NPM_PREFIX + _names(list(dict.fromkeys(names)))
