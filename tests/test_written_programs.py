@@ -610,11 +610,16 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def scored() -> dict[str, dict[str, Any]]:
-    con = stage_connection([c[0] for c in CASES.values()])
+def verdicts_of(cases: dict[str, tuple[dict[str, Any], str]]) -> dict[str, dict[str, Any]]:
+    """The verdict row of each case's trajectory, all scored in one connection (none lost)."""
+    con = stage_connection([c[0] for c in cases.values()])
     assert rows(con, "select * from attrition") == []
     return {r["trajectory_id"]: r for r in rows(con, "select * from verdicts")}
+
+
+@pytest.fixture(scope="module")
+def scored() -> dict[str, dict[str, Any]]:
+    return verdicts_of(CASES)
 
 
 @pytest.mark.parametrize("tid", sorted(CASES))
