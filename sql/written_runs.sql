@@ -30,12 +30,21 @@ written_tests as (
     where access = 'write'
       and regexp_full_match(regexp_extract(resource, '[^/]*$'), 'test_[^/]*\.py|[^/]*_test\.py|conftest\.py')
 ),
+deletes as (
+    select trajectory_id, step_idx, lg_norm_path_if(resource) as name from resources where access = 'delete'
+),
 discovered as (
+    -- not above where it starts (`../x/test_a.py`), nor a file deleted since its write
+    -- (`rm tests/test_a.py`, `rm -rf tests`)
     select distinct f.trajectory_id, f.step_idx, w.name
     from test_folders f
     join written_tests w on w.trajectory_id = f.trajectory_id and w.step_idx <= f.step_idx
-    where (f.folder = '' and not starts_with(w.name, '/') and not starts_with(w.name, '~'))
-       or starts_with(w.name, f.folder || '/')
+    where ((f.folder = '' and not starts_with(w.name, '/') and not starts_with(w.name, '~')
+            and not starts_with(w.name, '../'))
+           or starts_with(w.name, f.folder || '/'))
+      and not exists (select 1 from deletes d
+                      where d.trajectory_id = w.trajectory_id and d.step_idx > w.step_idx and d.step_idx < f.step_idx
+                        and (d.name = w.name or starts_with(w.name, d.name || '/')))
 ),
 runs as (
     select * from named_runs

@@ -20,8 +20,8 @@ from pipeline.analysis.written_tools import tool_text
 
 class ToolFile:
     """A file's known text for the tools that run it: exact (``exact``) while every write
-    since a whole one was an exact edit that applied and no shell or code step ran since;
-    else its texts as written (``texts``: a whole write's first, ``whole_first``)."""
+    since a whole one was an exact edit that applied (``since``: that whole write's step);
+    and its texts as written (``texts``: a whole write's first, ``whole_first``)."""
 
     def __init__(self) -> None:
         self.exact: str | None = None
@@ -61,15 +61,19 @@ class ToolFile:
     def run_by(self, tool: str, pieces: Pieces, trajectory_id: str,
                stepped_between: Callable[[int], bool]) -> set[tuple[str, str]]:
         """What a run by ``tool`` (``make:...``, ``npm:...``) gets: the commands it takes from
-        the exact text (while no shell or code step ran since its whole write:
-        ``stepped_between``), else from each known text (a whole text as the file, an edit's
-        piece as a piece), joined and analysed as a shell script within the trajectory's
-        ``tool_joined`` budget."""
-        if self.exact is not None and stepped_between(self.since):
-            self.exact = None
-        texts = [self.exact] if self.exact is not None else self.texts
-        whole = self.exact is not None or self.whole_first
-        commands = "\n".join(c for k, t in enumerate(texts) if (c := tool_text(tool, t, piece=not (k == 0 and whole))))
+        the exact text (edits applied); and, when there is none or a shell or code step ran
+        since its whole write (``stepped_between``: it may have rewritten the file unseen,
+        or not), also from each known text alone (a whole text as the file, an edit's piece
+        as a piece) and from all of them joined in order (a piece naming a rule or script
+        another text holds: `test:` edited into `test: deploy`); joined and analysed as a
+        shell script within the trajectory's ``tool_joined`` budget (fail closed)."""
+        readings = [] if self.exact is None else [tool_text(tool, self.exact)]
+        if self.exact is None or stepped_between(self.since):
+            whole = self.whole_first
+            readings += [tool_text(tool, t, piece=not (k == 0 and whole)) for k, t in enumerate(self.texts)]
+            if len(self.texts) > 1:
+                readings.append(tool_text(tool, "\n".join(self.texts), piece=True))
+        commands = "\n".join(dict.fromkeys(c for c in readings if c))
         if not commands or not pieces.budgets.charge(trajectory_id, "tool_joined", len(commands)):
             return set()
         return kept_rows(analysed((True, commands), pieces.seen))

@@ -40,10 +40,11 @@ _SUBMAKE_RE = re.compile(r"\$[({]MAKE[)}]((?:[ \t]+[^\s;&|<>()]+)*)")
 _CALL_LINE_RE = re.compile(r"^\$[({](?:warning|info|error|eval|call|foreach|if|or|and)[ \t]")
 # nested script runs inside a script (`npm run lint`, `npm run -s lint`, `yarn -s lint`,
 # `pnpm --silent run lint`): the first word after the command and its options
+# (possessive: the options are never given back, so a long run of them costs one pass)
 _NESTED_RUN_RE = re.compile(
-    r"\b(?:npm|pnpm|yarn)(?:[ \t]+-{1,2}[\w-]+)*(?:[ \t]+(?:run|run-script))?(?:[ \t]+-{1,2}[\w-]+)*"
-    r"[ \t]+([A-Za-z0-9_:.][A-Za-z0-9_:.-]*)")
-_SCRIPT_PAIR_RE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+    r"\b(?:npm|pnpm|yarn)(?:[ \t]+-{1,2}[\w-]++)*+(?:[ \t]+(?:run|run-script)\b)?+(?:[ \t]+-{1,2}[\w-]++)*+"
+    r"[ \t]+([A-Za-z0-9_:.][A-Za-z0-9_:.-]*+)")
+_STRING_END_RE = re.compile(r'(?:[^"\\]|\\.)*+"')  # the rest of a JSON string, its closing quote
 
 
 def tool_runners(runners: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
@@ -106,9 +107,12 @@ def _expand(line: str, variables: dict[str, str], automatic: dict[str, str], bud
 
 
 def _shell_calls(line: str) -> list[str]:
-    """The ``$(shell ...)`` calls of a line (each to its closing parenthesis)."""
-    calls = []
+    """The ``$(shell ...)`` calls of a line (each to its closing parenthesis; one left open
+    takes the rest of the line, and the calls inside it are its own): linear in the line."""
+    calls, end = [], 0
     for m in _SHELL_CALL_RE.finditer(line):
+        if m.start() < end:
+            continue  # inside the call before it
         depth, end = 0, len(line)
         for i in range(m.start() + 1, len(line)):
             depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(line[i], 0)
@@ -116,6 +120,8 @@ def _shell_calls(line: str) -> list[str]:
                 end = i + 1
                 break
         calls.append(line[m.start():end])
+        if end == len(line):
+            break
     return calls
 
 
@@ -143,8 +149,9 @@ def makefile_commands(text: str, goals: list[str], piece: bool = False) -> str:
     prerequisites and of the goals a recipe's ``$(MAKE) GOAL`` runs, and every ``$(shell
     ...)`` outside recipes (make runs those as it reads the file), variables expanded
     (:func:`_expand`; ``define`` blocks too), recipe prefixes (``@ - +``) dropped. Every
-    recipe when a goal has no rule of its own, the goals were too many (``*``), or the text
-    is an edit's ``piece`` with no rule line (its lines may be recipe lines: each is one)."""
+    recipe when a goal has no rule of its own or the goals were too many (``*``); the recipe
+    lines above every rule, and in an edit's ``piece`` every line that is no rule nor
+    assignment (it may be a recipe line cut from its tab), are commands whatever the goal."""
     variables: dict[str, str] = {}
     shell_calls: list[str] = []
     rules: list[tuple[list[str], list[str], list[str]]] = []  # (targets, prerequisites, recipe lines)
@@ -178,14 +185,20 @@ def makefile_commands(text: str, goals: list[str], piece: bool = False) -> str:
             variables[name] = (variables.get(name, "") + " " + value).strip() if op == "+=" else value
             continue
         rule = _rule(stripped)
-        if rule is not None:
+        if rule is not None and "=" in " ".join(rule[1]):
+            # a target-specific variable (`deploy: CMD = curl ...`): taken as the makefile's
+            specific = _ASSIGN_RE.match(stripped[stripped.index(":") + 1:].strip())
+            if specific:
+                variables[specific.group(1)] = specific.group(3).strip()
+        elif rule is not None:
             rules.append((rule[0], rule[1], [_recipe(rule[2])] if rule[2] else []))
         elif piece:
             orphans.append(_recipe(stripped))  # a piece's line may be a recipe's, cut from its tab
     # targets and prerequisites by their expanded names (`$(OUT)/app` is `build/app`)
     budget = [_EXPAND_CHARS]  # the characters expansions may add, in all
-    rules = [([_expand(t, variables, {}, budget) for t in targets], [_expand(p, variables, {}, budget) for p in prereqs],
-              recipe) for targets, prereqs, recipe in rules]
+    rules = [([n for t in targets for n in _expand(t, variables, {}, budget).split()],
+               [n for p in prereqs for n in _expand(p, variables, {}, budget).split()], recipe)
+             for targets, prereqs, recipe in rules]
     by_target: dict[str, list[int]] = {}
     for k, (targets, _, _) in enumerate(rules):
         for t in targets:
@@ -194,7 +207,7 @@ def makefile_commands(text: str, goals: list[str], piece: bool = False) -> str:
         default = variables.get(".DEFAULT_GOAL", "").split()
         goals = default[:1] or next(([t] for targets, _, _ in rules for t in targets
                                      if not t.startswith(".") and "%" not in t), [])
-    every = (piece and bool(orphans)) or _EVERY in goals or any(g not in by_target for g in goals)
+    every = _EVERY in goals or any(g not in by_target for g in goals)
     chosen: set[int] = set()
     todo = list(goals)
     while todo and not every:
@@ -208,14 +221,32 @@ def makefile_commands(text: str, goals: list[str], piece: bool = False) -> str:
                         if not any(w.startswith(("-C", "--directory", "-f", "--file", "--makefile")) for w in words):
                             todo.extend(w for w in words if not w.startswith("-") and "=" not in w)
     out = [_expand(c, variables, {}, budget) for c in shell_calls + orphans]
+    size = sum(len(o) + 1 for o in out)
     for k, (targets, prereqs, recipe) in enumerate(rules):
+        if size > _COMMAND_CHARS:
+            break
         if every or k in chosen:
             automatic = {"@": targets[0] if targets else "", "<": prereqs[0] if prereqs else "",
                          "^": " ".join(prereqs), "?": " ".join(prereqs), "+": " ".join(prereqs), "*": ""}
-            out.extend(_expand(c, variables, automatic, budget) for c in recipe)
-        if sum(len(o) + 1 for o in out) > _COMMAND_CHARS:
-            break
+            for c in recipe:
+                out.append(_expand(c, variables, automatic, budget))
+                size += len(out[-1]) + 1
     return "\n".join(out)
+
+
+def _json_strings(text: str) -> list[tuple[str, int]]:
+    """The JSON string literals of ``text`` in order, each with where it ends (for the first)
+    or starts (for the next): (literal with its quotes, end offset); one past the last
+    quote when the text ends inside a string. Linear: each character is read once."""
+    out: list[tuple[str, int]] = []
+    i = text.find('"')
+    while i >= 0:
+        m = _STRING_END_RE.match(text, i + 1)
+        if m is None:
+            break
+        out.append((text[i:m.end()], m.end()))
+        i = text.find('"', m.end())
+    return out
 
 
 def _scripts_of(text: str) -> dict[str, str] | None:
@@ -230,11 +261,15 @@ def _scripts_of(text: str) -> dict[str, str] | None:
         scripts = doc.get("scripts")
         return {k: v for k, v in scripts.items() if isinstance(v, str)} if isinstance(scripts, dict) else {}
     pairs: dict[str, str] = {}
-    for m in _SCRIPT_PAIR_RE.finditer(text):
-        try:
-            pairs.setdefault(json.loads(f'"{m.group(1)}"'), json.loads(f'"{m.group(2)}"'))
-        except ValueError:
-            continue
+    strings = _json_strings(text)
+    for (key, key_end), (value, value_start) in zip(strings, strings[1:]):
+        if text[key_end:value_start - len(value)].strip() == ":":
+            try:
+                name, command = json.loads(key), json.loads(value)
+            except ValueError:
+                continue
+            # a name written twice (the whole text and an edit's piece joined): both commands
+            pairs[name] = pairs[name] + "\n" + command if name in pairs else command
     return pairs or None
 
 

@@ -14,7 +14,7 @@ from pipeline.analysis.shell.args import has_opt, join_path, looks_like_path, op
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.tables import OPTIONS
 from pipeline.analysis.shell.tool_runs import (MAKE_NO_RUN, MAKEFILES, NPM_INSTALL_SCRIPTS, NPM_SCRIPT_COMMANDS,
-                                               PM_COMMANDS, make_runner, npm_runner)
+                                               PM_COMMANDS, PYTEST_NO_RUN, make_runner, npm_runner)
 
 
 def h_make(ctx: Ctx, args: list[str], name: str) -> None:
@@ -51,6 +51,8 @@ def h_pytest(ctx: Ctx, args: list[str], name: str) -> None:
     ``*_test.py``) are matched to written files by ``sql/written_runs.sql``. Options taking
     a value are skipped; their values (``-k expr``) are no files."""
     opts, pos = parse_opts(args, *OPTIONS["pytest"])
+    if has_opt(opts, *PYTEST_NO_RUN):
+        return
     # folder -> whether pytest collects the test files under it (else: only its conftest.py)
     folders: dict[str, bool] = {"": not pos}
     for p in pos:
@@ -118,8 +120,8 @@ def local_builds(ctx: Ctx, opts: list[tuple[str, str | None]], pos: list[str]) -
     ``setup.py`` to build it (runner python). A package name, an archive or a URL names no
     folder of the project; a folder named by a variable names no file."""
     for word in [*opt_values(opts, "-e", "--editable"), *pos]:
-        t = ctx.text(word).split("[", 1)[0].rstrip("/")
+        t = ctx.text(word).split("[", 1)[0]
         if ctx.dynamic(word) or "://" in t or _ARCHIVE_RE.search(t) or not (
                 t == "." or t.startswith(("./", "../", "/", "~")) or "/" in t):
             continue
-        ctx.execute(join_path(t, "setup.py"), "python")
+        ctx.execute(join_path(t.rstrip("/") or "/", "setup.py"), "python")

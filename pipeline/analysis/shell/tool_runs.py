@@ -12,9 +12,12 @@ TOOL_PREFIXES = (MAKE_PREFIX, NPM_PREFIX)
 MAX_NAMES = 32
 # the makefiles GNU make looks for, in order, without -f
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
-# make's options that run no recipe (a dry run prints them; `+` lines and $(shell ...) are
-# not told apart here)
-MAKE_NO_RUN = ("-n", "--dry-run", "--just-print", "--recon", "-q", "--question", "-h", "--help", "-v", "--version")
+# make's options that run no recipe (a dry run prints them, `-t` touches the targets; `+`
+# lines and $(shell ...) are not told apart here)
+MAKE_NO_RUN = ("-n", "--dry-run", "--just-print", "--recon", "-q", "--question", "-t", "--touch", "-h", "--help",
+               "-v", "--version")
+# pytest's options that run no test
+PYTEST_NO_RUN = ("--version", "-V", "-h", "--help")
 # package-manager commands that run a package's scripts (each with its pre/post script)
 NPM_SCRIPT_COMMANDS = {"test": "test", "t": "test", "tst": "test", "start": "start", "stop": "stop",
                        "restart": "restart"}
