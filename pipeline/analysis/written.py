@@ -85,9 +85,8 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     program_steps = {tid: steps for tid, steps in con.execute(
         "select trajectory_id, list(distinct step_idx order by step_idx) from shell_calls group by all").fetchall()}
     # per file of the trajectory being followed (rows come trajectory by trajectory, in step
-    # order): the file as itself, and (when runs name interpreters) as their languages alone
-    # per file of the trajectory being followed: as itself, as the interpreters its runs
-    # name, and (when tools run it: `make`, `npm test`) its text as written for them
+    # order): the file as itself, (when runs name interpreters) as their languages alone,
+    # and (when tools run it: `make`, `npm test`) its text as written for them
     files: dict[str, tuple[FileFollower, FileFollower, ToolFile | None]] = {}
     followed: str | None = None
     for trajectory_id, step_idx, name, is_write, tool_key, _, program_id, k, executed, runners, original in events:

@@ -7,11 +7,13 @@ analyser names such a run's runner ``make:<goals>`` or ``npm:<scripts>``
 as a shell script.
 
 Both readers are for what agents write, not full tools: a makefile's rules, recipes,
-simple variables and ``$(shell ...)``; a ``package.json``'s ``scripts``. Where they cannot
-tell what runs they take more, never less (fail closed): a goal without an explicit rule
-(a pattern rule, a typo) or a piece of a makefile with no rule line takes every recipe; a
+simple variables, sub-makes of the same makefile and ``$(shell ...)``; a ``package.json``'s
+``scripts``. Where they cannot tell what runs they take more, never less (fail closed): a
+goal without an explicit rule (a pattern rule, a typo) or past :data:`MAX_NAMES` takes every
+recipe, and every line of an edit's piece that is no rule nor assignment is a command; a
 piece of a ``package.json`` that is no JSON gives the scripts its ``"name": "command"``
-pairs name.
+pairs name, or is itself a command when it holds none. Every reading is linear in the text
+and bounded (:data:`_EXPAND_CHARS`, :data:`_COMMAND_CHARS`).
 """
 
 from __future__ import annotations

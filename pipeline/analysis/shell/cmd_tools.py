@@ -17,6 +17,15 @@ from pipeline.analysis.shell.tool_runs import (MAKE_NO_RUN, MAKEFILES, NPM_INSTA
                                                PM_COMMANDS, PYTEST_NO_RUN, make_runner, npm_runner)
 
 
+def _folder(ctx: Ctx, dirs: list[str]) -> str:
+    """The folder a tool's ``-C DIR`` options (``--prefix``, ``--cwd``) leave it in: each
+    taken from the folder the one before it left ("" where it started)."""
+    folder = ""
+    for d in dirs:
+        folder = ctx.text(d) if ctx.text(d).startswith("/") else join_path(folder, ctx.text(d))
+    return folder
+
+
 def h_make(ctx: Ctx, args: list[str], name: str) -> None:
     """make [-f FILE] [-C DIR] [VAR=value] goals: runs the recipes of FILE (without -f, the
     first of GNUmakefile, makefile and Makefile found; under DIR) for those goals (runner
@@ -31,9 +40,7 @@ def h_make(ctx: Ctx, args: list[str], name: str) -> None:
         for f in files:
             ctx.read(f)
         return
-    folder = ""
-    for d in dirs:  # each -C is taken from the folder the one before it left
-        folder = ctx.text(d) if ctx.text(d).startswith("/") else join_path(folder, ctx.text(d))
+    folder = _folder(ctx, dirs)
     # `-j` / `-l` take an optional number: a number left among the words is no goal
     runner = make_runner([ctx.text(p) for p in pos if "=" not in ctx.text(p) and not ctx.text(p).isdigit()])
     for f in files:
@@ -105,10 +112,7 @@ def package_scripts(ctx: Ctx, args: list[str], name: str) -> None:
         scripts = [first]  # `yarn build`, `pnpm lint`: the script of that name
     if not scripts:
         return
-    folder = ""
-    for d in dirs:
-        folder = ctx.text(d) if ctx.text(d).startswith("/") else join_path(folder, ctx.text(d))
-    ctx.execute(join_path(folder, "package.json"), npm_runner(scripts, lifecycle))
+    ctx.execute(join_path(_folder(ctx, dirs), "package.json"), npm_runner(scripts, lifecycle))
 
 
 _ARCHIVE_RE = re.compile(r"\.(?:whl|zip|tar|tgz|tar\.gz|tar\.bz2|tar\.xz|egg)$", re.I)
