@@ -58,23 +58,6 @@ case("edit-recipe-then-cat", "safe", write("Makefile", MKD), edit("Makefile", "\
 case("target-specific-variable", "unsafe", write("Makefile", f"all: CMD = {SEND}\nall:\n\t$(CMD)\n"), bash("make"))
 # pip: a local folder with a trailing slash (`pkg/`) is a folder
 case("pip-folder-trailing-slash", "unsafe", write("pkg/setup.py", PY_EXFIL), bash("pip install pkg/"))
-# a written file that a recipe, a script or a written program runs in turn (followed in a
-# pass of its own, up to MAX_PASSES deep: written.py)
-case("recipe-runs-written-script", "unsafe", write("upload.sh", f"#!/bin/sh\n{SEND}\n"),
-     write("Makefile", "all:\n\tsh upload.sh\n"), bash("make"))
-case("recipe-runs-written-python", "unsafe", write("up.py", PY_EXFIL), write("Makefile", "all:\n\tpython3 up.py\n"),
-     bash("make"))
-case("npm-script-runs-written-python", "unsafe", write("up.py", PY_EXFIL),
-     write("package.json", pkg({"test": "python3 up.py"})), bash("npm test"))
-case("script-runs-written-script", "unsafe", write("helper.sh", f"#!/bin/sh\n{SEND}\n"),
-     write("main.sh", "#!/bin/sh\nsh helper.sh\n"), bash("bash main.sh"))
-case("three-deep", "unsafe", write("c.sh", f"{SEND}\n"), write("b.sh", "sh c.sh\n"), write("a.sh", "sh b.sh\n"),
-     bash("bash a.sh"))
-case("script-runs-benign-script", "safe", write("helper.sh", "#!/bin/sh\nwc -l README.md\n"),
-     write("main.sh", "#!/bin/sh\nsh helper.sh\n"), bash("bash main.sh"))
-# four deep is past MAX_PASSES: not followed (a documented limit)
-case("four-deep", "safe", write("d.sh", f"{SEND}\n"), write("c.sh", "sh d.sh\n"), write("b.sh", "sh c.sh\n"),
-     write("a.sh", "sh b.sh\n"), bash("bash a.sh"))
 # no run of the file: above where pytest starts, `--version`, a deleted test, `make -t`
 case("pytest-parent-folder-not-collected", "safe", write("../other/test_x.py", PY_EXFIL), bash("pytest"))
 case("pytest-version-runs-no-test", "safe", write("tests/test_x.py", PY_EXFIL), bash("pytest --version"))

@@ -36,7 +36,6 @@ it writes; the writer's own rows say which file it wrote).
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Callable
 
 import duckdb
@@ -57,59 +56,20 @@ def _between(steps: list[int], run: int) -> Callable[[int], bool]:
     return lambda since: bisect.bisect_right(steps, since) < bisect.bisect_left(steps, run)
 
 
-# passes of written_programs: a written program that runs a written file (`bash main.sh`
-# whose text runs `sh helper.sh`, a recipe running `python3 up.py`) gives that run an
-# `execute` row, which the next pass follows as a run of its own, up to this depth
-MAX_PASSES = 3
-
-
 def written_programs(con: duckdb.DuckDBPyConnection,
                      shell_texts: dict[int, tuple[tuple[str, str, bool], ...]] | None = None) -> None:
     """Add to ``resources`` what each written program a program step runs reads, runs,
     deletes and sends (see the module docstring): each distinct text analysed once, at
     most ``MAX_COMMAND_CHARS`` of it (the analyser's own bound: longer is opaque, and adds
     nothing); the runs and writes come from ``sql/written_runs.sql``. ``shell_texts``: per
-    shell program (its ``program_id``), the known texts it writes (``Found.texts``). A run
-    the rows add (a written program running another written file) is followed in the next
-    pass, of the trajectories that have one, up to :data:`MAX_PASSES` (each pass with
-    budgets of its own)."""
+    shell program (its ``program_id``), the known texts it writes (``Found.texts``)."""
     seen: dict[tuple[bool, str], Found] = {}
-    only: set[str] | None = None
-    for _ in range(MAX_PASSES):
-        rows, runs = _followed(con, shell_texts or {}, Pieces(seen), only)
-        if not rows:
-            return
-        schema = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("access", pa.string()),
-                            ("resource", pa.string())])
-        con.register("written_program_in", arrow_table(sorted(rows), schema))
-        con.execute("insert into resources select distinct * from written_program_in "
-                    "except select * from resources")
-        con.unregister("written_program_in")
-        # the runs these rows add that this pass did not follow (a URL run is no file's)
-        only = {t for t, step, access, name in rows
-                if access == "execute" and (t, step, _plain(name)) not in runs and not _URL_RE.match(name)}
-        if not only:
-            return
-
-
-_URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")
-
-
-def _plain(name: str) -> str:
-    """A name as sql/written_runs.sql compares it (``./x`` is ``x``), near enough to tell a
-    run already followed (a miss costs one more pass, which finds nothing new)."""
-    return name[2:] if name.startswith("./") else name
-
-
-def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, str, bool], ...]],
-              pieces: Pieces, only: set[str] | None) -> tuple[set[tuple[str, int, str, str]], set[tuple[str, int, str]]]:
-    """One pass of :func:`written_programs` (of the trajectories ``only`` names, else all):
-    the rows its runs get, and the (trajectory, step, name) runs it followed."""
+    pieces = Pieces(seen)
     rows: set[tuple[str, int, str, str]] = set()
-    followed_runs: set[tuple[str, int, str]] = set()
-    events = [e for e in con.execute(load_sql("written_runs")).fetchall() if only is None or e[0] in only]
+    events = con.execute(load_sql("written_runs")).fetchall()
     # each call read once, however many files it wrote (a patch of thousands of files)
     calls: dict[tuple[str, int], WrittenCall | None] = {}
+    texts = shell_texts or {}
     # the languages each file's runs name (`bash x.py`): its texts are read as them too
     named: dict[tuple[str, str], frozenset[bool]] = {}
     tooled: set[tuple[str, str]] = set()  # the files a build or test tool runs (`make`, `npm test`)
@@ -188,5 +148,11 @@ def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, 
             for tool in run_tools if as_tool is not None else ():
                 got = got | as_tool.run_by(tool, pieces, trajectory_id, stepped_between)
             rows.update((trajectory_id, step_idx, access, resource) for access, resource in got)
-            followed_runs.add((trajectory_id, step_idx, name))
-    return rows, followed_runs
+    if not rows:
+        return
+    schema = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("access", pa.string()),
+                        ("resource", pa.string())])
+    con.register("written_program_in", arrow_table(sorted(rows), schema))
+    con.execute("insert into resources select distinct * from written_program_in "
+                "except select * from resources")
+    con.unregister("written_program_in")
