@@ -123,7 +123,10 @@ def test_a_goal_runs_its_recipe_wherever_its_rule_is(goal: str, others: list[str
                                    ("sub/Makefile", "make:test"))),
     ("make -f build.mk all deploy", (("build.mk", "make:all,deploy"),)),
     ("make -C $DIR", ()),  # a folder not known here: no file named
-    ("make -n test", ()), ("make --dry-run -f x.mk", ()), ("make --help", ()),  # no recipe runs
+    # a dry run reads the makefile (its $(shell ...) and `+` lines run: runner make:...,!);
+    # --help reads none
+    ("make -n test", (("GNUmakefile", "make:test,!"), ("makefile", "make:test,!"), ("Makefile", "make:test,!"))),
+    ("make --dry-run -f x.mk", (("x.mk", "make:,!"),)), ("make --help", ()),
     # -j takes an optional number (review: `make -j deploy` lost its goal)
     ("make -j deploy", (("GNUmakefile", "make:deploy"), ("makefile", "make:deploy"), ("Makefile", "make:deploy"))),
     ("make -j 4 test", (("GNUmakefile", "make:test"), ("makefile", "make:test"), ("Makefile", "make:test"))),

@@ -58,6 +58,15 @@ case("edit-recipe-then-cat", "safe", write("Makefile", MKD), edit("Makefile", "\
 case("target-specific-variable", "unsafe", write("Makefile", f"all: CMD = {SEND}\nall:\n\t$(CMD)\n"), bash("make"))
 # pip: a local folder with a trailing slash (`pkg/`) is a folder
 case("pip-folder-trailing-slash", "unsafe", write("pkg/setup.py", PY_EXFIL), bash("pip install pkg/"))
+# a dry run, a question or `-t` runs no recipe, but make still reads the makefile: its
+# `$(shell ...)` runs, and so do `+` lines (review round 18); `pytest --help` loads the
+# conftest.py where it starts, `--version` nothing
+case("make-touch-runs-shell", "unsafe", write("Makefile", f"V := $(shell {SEND})\nall:\n\techo $(V)\n"), bash("make -t"))
+case("make-dry-run-runs-shell", "unsafe", write("Makefile", f"V := $(shell {SEND})\nall:\n\techo $(V)\n"),
+     bash("make -n"))
+case("make-touch-plus-line", "unsafe", write("Makefile", f"all:\n\t+{SEND}\n"), bash("make -t"))
+case("pytest-help-loads-conftest", "unsafe", write("conftest.py", PY_EXFIL), bash("pytest --help"))
+case("pytest-version-loads-nothing", "safe", write("tests/conftest.py", PY_EXFIL), bash("pytest --version tests"))
 # no run of the file: above where pytest starts, `--version`, a deleted test, `make -t`
 case("pytest-parent-folder-not-collected", "safe", write("../other/test_x.py", PY_EXFIL), bash("pytest"))
 case("pytest-version-runs-no-test", "safe", write("tests/test_x.py", PY_EXFIL), bash("pytest --version"))

@@ -22,7 +22,7 @@ import json
 import re
 
 from pipeline.analysis.shell.model import MAX_COMMAND_CHARS
-from pipeline.analysis.shell.tool_runs import EVERY as _EVERY, MAKE_PREFIX, MAX_NAMES, TOOL_PREFIXES
+from pipeline.analysis.shell.tool_runs import EVERY as _EVERY, MAKE_PREFIX, MAX_NAMES, PARSE_ONLY, TOOL_PREFIXES
 
 # expanding make variables stops at this many passes, and a reference is left unexpanded
 # once the expansions of a makefile would add more than this many characters in all
@@ -140,9 +140,14 @@ def _rule(line: str) -> tuple[list[str], list[str], str] | None:
     return head.split(), prereqs.split("#", 1)[0].replace("|", " ").split(), inline.strip()
 
 
+_PLUS = "\x02"  # marks a recipe line with make's `+` prefix (it runs even in a dry run)
+
+
 def _recipe(line: str) -> str:
-    """A recipe line without make's prefixes (``@ - +``)."""
-    return line.strip().lstrip("@-+").strip()
+    """A recipe line without make's prefixes (``@ - +``; a ``+`` line marked :data:`_PLUS`)."""
+    line = line.strip()
+    head = line[:len(line) - len(line.lstrip("@-+ \t"))]
+    return (_PLUS if "+" in head else "") + line.lstrip("@-+ \t").strip()
 
 
 def makefile_commands(text: str, goals: list[str], piece: bool = False) -> str:
@@ -205,6 +210,8 @@ def makefile_commands(text: str, goals: list[str], piece: bool = False) -> str:
     for k, (targets, _, _) in enumerate(rules):
         for t in targets:
             by_target.setdefault(t, []).append(k)
+    parse_only = PARSE_ONLY in goals  # a dry run: what runs as make reads the file, `+` lines
+    goals = [g for g in goals if g != PARSE_ONLY]
     if not goals:
         default = variables.get(".DEFAULT_GOAL", "").split()
         goals = default[:1] or next(([t] for targets, _, _ in rules for t in targets
@@ -231,9 +238,11 @@ def makefile_commands(text: str, goals: list[str], piece: bool = False) -> str:
             automatic = {"@": targets[0] if targets else "", "<": prereqs[0] if prereqs else "",
                          "^": " ".join(prereqs), "?": " ".join(prereqs), "+": " ".join(prereqs), "*": ""}
             for c in recipe:
-                out.append(_expand(c, variables, automatic, budget))
+                if parse_only and not c.startswith(_PLUS):
+                    continue
+                out.append(_expand(c.lstrip(_PLUS), variables, automatic, budget))
                 size += len(out[-1]) + 1
-    return "\n".join(out)
+    return "\n".join(o.lstrip(_PLUS) for o in out)
 
 
 def _json_strings(text: str) -> list[tuple[str, int]]:

@@ -13,8 +13,9 @@ import re
 from pipeline.analysis.shell.args import has_opt, join_path, looks_like_path, opt_values, parse_opts
 from pipeline.analysis.shell.ctx import Ctx
 from pipeline.analysis.shell.tables import OPTIONS
-from pipeline.analysis.shell.tool_runs import (MAKE_NO_RUN, MAKEFILES, NPM_INSTALL_SCRIPTS, NPM_SCRIPT_COMMANDS,
-                                               PM_COMMANDS, PYTEST_NO_RUN, make_runner, npm_runner)
+from pipeline.analysis.shell.tool_runs import (MAKE_NO_RECIPES, MAKE_NO_RUN, MAKEFILES, NPM_INSTALL_SCRIPTS,
+                                               NPM_SCRIPT_COMMANDS, PM_COMMANDS, PYTEST_HELP, PYTEST_NO_RUN,
+                                               make_runner, npm_runner)
 
 
 def _folder(ctx: Ctx, dirs: list[str]) -> str:
@@ -30,19 +31,20 @@ def h_make(ctx: Ctx, args: list[str], name: str) -> None:
     """make [-f FILE] [-C DIR] [VAR=value] goals: runs the recipes of FILE (without -f, the
     first of GNUmakefile, makefile and Makefile found; under DIR) for those goals (runner
     ``make:<goals>``: written programs read a written makefile's recipes,
-    :mod:`pipeline.analysis.written_tools`). A folder named by a variable names no file; a
-    dry run (``-n``), a question (``-q``), ``--help`` or ``--version`` runs no recipe: the
-    files named are read."""
+    :mod:`pipeline.analysis.written_tools`). A folder named by a variable names no file;
+    ``--help`` or ``--version`` reads no makefile; a dry run (``-n``), a question (``-q``) or
+    ``-t`` runs only what runs as make reads it (``$(shell ...)``) and its ``+`` lines."""
     opts, pos = parse_opts(args, *OPTIONS["make"])
     files = opt_values(opts, "-f", "--file", "--makefile")
     dirs = opt_values(opts, "-C", "--directory")
-    if any(ctx.dynamic(d) for d in dirs) or has_opt(opts, *MAKE_NO_RUN):
+    if any(ctx.dynamic(d) for d in dirs) or has_opt(opts, *MAKE_NO_RUN):  # no makefile is read
         for f in files:
             ctx.read(f)
         return
     folder = _folder(ctx, dirs)
     # `-j` / `-l` take an optional number: a number left among the words is no goal
-    runner = make_runner([ctx.text(p) for p in pos if "=" not in ctx.text(p) and not ctx.text(p).isdigit()])
+    runner = make_runner([ctx.text(p) for p in pos if "=" not in ctx.text(p) and not ctx.text(p).isdigit()],
+                         parse_only=has_opt(opts, *MAKE_NO_RECIPES))
     for f in files:
         ctx.read(f)  # read too: `make -p -f FILE` prints what it parsed
         if not ctx.dynamic(f) and ctx.text(f) != "-":
@@ -59,6 +61,9 @@ def h_pytest(ctx: Ctx, args: list[str], name: str) -> None:
     a value are skipped; their values (``-k expr``) are no files."""
     opts, pos = parse_opts(args, *OPTIONS["pytest"])
     if has_opt(opts, *PYTEST_NO_RUN):
+        return
+    if has_opt(opts, *PYTEST_HELP):  # its options: the conftest.py where it starts is loaded
+        ctx.execute("conftest.py", "python")
         return
     # folder -> whether pytest collects the test files under it (else: only its conftest.py)
     folders: dict[str, bool] = {"": not pos}

@@ -12,12 +12,16 @@ TOOL_PREFIXES = (MAKE_PREFIX, NPM_PREFIX)
 MAX_NAMES = 32
 # the makefiles GNU make looks for, in order, without -f
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
-# make's options that run no recipe (a dry run prints them, `-t` touches the targets; `+`
-# lines and $(shell ...) are not told apart here)
-MAKE_NO_RUN = ("-n", "--dry-run", "--just-print", "--recon", "-q", "--question", "-t", "--touch", "-h", "--help",
-               "-v", "--version")
-# pytest's options that run no test
-PYTEST_NO_RUN = ("--version", "-V", "-h", "--help")
+# make's options that run no recipe but still read the makefile (a dry run prints the
+# recipes, `-q` asks, `-t` touches the targets): its `$(shell ...)` and `+` recipe lines
+# still run (runner make:<goals>,PARSE_ONLY); and those that read no makefile at all
+MAKE_NO_RECIPES = ("-n", "--dry-run", "--just-print", "--recon", "-q", "--question", "-t", "--touch")
+MAKE_NO_RUN = ("-h", "--help", "-v", "--version")
+PARSE_ONLY = "!"
+# pytest's options that run no test: --version loads nothing, --help the conftest.py where
+# it starts (its options)
+PYTEST_NO_RUN = ("--version", "-V")
+PYTEST_HELP = ("-h", "--help")
 # package-manager commands that run a package's scripts (each with its pre/post script)
 NPM_SCRIPT_COMMANDS = {"test": "test", "t": "test", "tst": "test", "start": "start", "stop": "stop",
                        "restart": "restart"}
@@ -39,9 +43,10 @@ def _names(names: list[str]) -> str:
     return ",".join(names[:MAX_NAMES] + ([EVERY] if len(names) > MAX_NAMES else []))
 
 
-def make_runner(goals: list[str]) -> str:
-    """The runner of ``make GOALS`` (none: the makefile's default goal)."""
-    return MAKE_PREFIX + _names(list(dict.fromkeys(goals)))
+def make_runner(goals: list[str], parse_only: bool = False) -> str:
+    """The runner of ``make GOALS`` (none: the makefile's default goal; ``parse_only``: a
+    dry run, only what runs as make reads the file and the ``+`` lines run)."""
+    return MAKE_PREFIX + _names(list(dict.fromkeys(goals))) + ("," + PARSE_ONLY if parse_only else "")
 
 
 def npm_runner(scripts: list[str] | tuple[str, ...], lifecycle: bool = True) -> str:
