@@ -107,8 +107,8 @@ def written_programs(con: duckdb.DuckDBPyConnection,
                     f.absorb(name, copied, pieces, trajectory_id, step_idx)
                 if as_tool is not None:
                     source = files[original][2]
-                    as_tool.absorb(([source.exact], True) if source is not None and source.exact is not None
-                                   and not between(source.since) else copied, pieces, trajectory_id, step_idx)
+                    exact = source.copy_of(between) if source is not None else None
+                    as_tool.absorb(exact or copied, pieces, trajectory_id, step_idx)
         elif is_write and program_id is None and tool_key is None:  # a shell step's other write
             for f in followers:
                 f.exact = None

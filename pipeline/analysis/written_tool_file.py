@@ -54,6 +54,14 @@ class ToolFile:
         self.texts.extend(t for t in dict.fromkeys(texts) if t not in held)
         self.exact = None
 
+    def copy_of(self, stepped_between: Callable[[int], bool]) -> tuple[list[str], bool] | None:
+        """What a copy made now holds, as :meth:`FileFollower.copy_of` says: the exact text
+        while no shell or code step ran since its whole write (``stepped_between``); None
+        without one (the copy then takes what the file's follower as itself knows)."""
+        if self.exact is None or stepped_between(self.since):
+            return None
+        return [self.exact], True
+
     def rewritten(self) -> None:
         """A shell or code step wrote the file some other way: its text is no longer exact."""
         self.exact = None

@@ -1,6 +1,6 @@
 """Shell command handlers: schedulers (crontab, at), database clients, docker, compilers,
-package managers (make, pytest and package scripts: :mod:`.cmd_tools`), tr, commands with no resource, and the fallback for commands not in
-the table (the shell's own commands are in :mod:`pipeline.analysis.shell.cmd_shell`). Handler
+package managers (make, pytest and package scripts: :mod:`.cmd_tools`), tr, commands with
+no resource, and the fallback for commands not in the table (the shell's own commands are in :mod:`pipeline.analysis.shell.cmd_shell`). Handler
 signature as in :mod:`pipeline.analysis.shell.cmd_text`.
 """
 
@@ -219,8 +219,9 @@ def h_pkg(ctx: Ctx, args: list[str], name: str) -> None:
         # the project's own package folder: `$(npm root)/.bin/eslint` runs node_modules/.bin/eslint
         ctx.stdout_literal("node_modules" if words == ["root"] else "node_modules/.bin")
         return
-    pip = words[1:] if name in ("uv", "pipenv") and words[:1] == ["pip"] else words
-    if (name in ("pip", "pip3") or pip is not words) and pip[:1] == ["install"]:
+    # pip's words (`uv pip install .`): an install of a local project folder builds it
+    pip = words[1:] if name == "uv" and words[:1] == ["pip"] else words if name in ("pip", "pip3") else []
+    if pip[:1] == ["install"]:
         local_builds(ctx, opts, pos[len(words) - len(pip) + 1:])
     for f in opt_values(opts, "-r", "--requirement", "-c", "--constraint"):
         ctx.read(f)
