@@ -3,35 +3,45 @@
 -- trajectory_id, step_idx, name, and a copy's original), in step order, for
 -- `written_programs` (pipeline/analysis/written.py), which follows each file's text from
 -- write to write and analyses what is known of it at each run.
--- Inputs: resources, shell_calls, shell_texts, shell_runners, shell_copies, steps, policy_tools.
--- Parameters: none.
+-- Inputs: resources, shell_calls, shell_texts, shell_runners, shell_copies, steps, policy_tools,
+--         written_scope (trajectory_id: the trajectories of a further pass).
+-- Parameters: $scoped (only the runs of written_scope's trajectories: a further pass of
+--             written_programs, which follows files that written programs run in turn).
 -- A run is an `execute` resource of a shell/code step (`python sync.py`, `bash x.sh`,
 -- `./x.sh`); a write is an executed (or unknown) write of that path by a file-writing
 -- tool (names compared after lg_norm_path_if, so `./x.sh` is `x.sh`; a `cd` between them
 -- is not resolved beyond what `resources` already joined). A copy a shell step makes of
 -- another file (`cp x.sh y`, `mv notes.txt run.sh`, `cat x > y`: shell_copies) is followed
 -- from its original, which is followed up to the copy.
-with recursive named_runs as (
+with recursive scoped as (
+    -- the resources of the trajectories followed (a further pass reads only its own)
+    select * from resources where not $scoped or trajectory_id in (select trajectory_id from written_scope)
+),
+scoped_steps as (
+    select * from steps where not $scoped or trajectory_id in (select trajectory_id from written_scope)
+),
+named_runs as (
     select distinct r.trajectory_id, r.step_idx, lg_norm_path_if(r.resource) as name
-    from resources r semi join shell_calls c on c.trajectory_id = r.trajectory_id and c.step_idx = r.step_idx
+    from scoped r semi join shell_calls c on c.trajectory_id = r.trajectory_id and c.step_idx = r.step_idx
     where r.access = 'execute' and not regexp_matches(r.resource, '^[a-z][a-z0-9+.-]*:')
 ),
 test_folders as (
     -- a pytest run names the conftest.py of each folder it collects from (runner 'pytest'):
     -- it also runs the test files it finds under that folder ('' where it starts)
     select distinct trajectory_id, step_idx, regexp_replace(name, '/?conftest\.py$', '') as folder
-    from shell_runners where runner = 'pytest' and regexp_matches(name, '(^|/)conftest\.py$')
+    from shell_runners where runner = 'pytest'
+      and (not $scoped or trajectory_id in (select trajectory_id from written_scope)) and regexp_matches(name, '(^|/)conftest\.py$')
 ),
 written_tests as (
     -- the files written earlier that pytest collects by their name (test_*.py, *_test.py)
     -- and the conftest.py files it loads in the folders it collects from
     select distinct trajectory_id, step_idx, lg_norm_path_if(resource) as name
-    from resources
+    from scoped
     where access = 'write'
       and regexp_full_match(regexp_extract(resource, '[^/]*$'), 'test_[^/]*\.py|[^/]*_test\.py|conftest\.py')
 ),
 deletes as (
-    select trajectory_id, step_idx, lg_norm_path_if(resource) as name from resources where access = 'delete'
+    select trajectory_id, step_idx, lg_norm_path_if(resource) as name from scoped where access = 'delete'
 ),
 discovered as (
     -- not above where it starts (`../x/test_a.py`), nor a file deleted since its write
@@ -69,7 +79,7 @@ last_runs as (
 copies as (
     -- the copies of steps that ran (or may have: `unknown`), as for their texts below
     select distinct c.trajectory_id, c.step_idx, c.copy, c.original, c.k
-    from shell_copies c join steps s on s.trajectory_id = c.trajectory_id and s.step_idx = c.step_idx
+    from shell_copies c join scoped_steps s on s.trajectory_id = c.trajectory_id and s.step_idx = c.step_idx
     where s.kind = 'tool_call' and s.exec_status in ('executed', 'unknown')
 ),
 followed as (
@@ -88,7 +98,7 @@ writes as (
     -- calls of file-writing tools only: a program step's write of the file (`chmod +x`,
     -- `touch`, `sed -i`, `cat >`) is not told apart from a rewrite, and is not one here
     select distinct r.trajectory_id, r.step_idx, l.name
-    from resources r join steps s on s.trajectory_id = r.trajectory_id and s.step_idx = r.step_idx
+    from scoped r join scoped_steps s on s.trajectory_id = r.trajectory_id and s.step_idx = r.step_idx
     join policy_tools t on t.tool_key = lower(s.tool_name)
     join bounds l on l.trajectory_id = r.trajectory_id and l.name = lg_norm_path_if(r.resource)
     where r.access = 'write' and s.kind = 'tool_call' and s.exec_status in ('executed', 'unknown')
@@ -103,7 +113,7 @@ shell_writes as (
     select w.trajectory_id, w.step_idx, w.name, w.program_id, w.k
     from shell_texts w
     join bounds l on l.trajectory_id = w.trajectory_id and l.name = w.name
-    join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
+    join scoped_steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
     where s.kind = 'tool_call' and s.exec_status in ('executed', 'unknown') and w.step_idx <= l.upto
 ),
 shell_rewrites as (
@@ -111,7 +121,7 @@ shell_rewrites as (
     -- x.py`, and those of known text): what the file holds after it is not known exactly
     -- (written_programs then follows it as a lower bound)
     select distinct r.trajectory_id, r.step_idx, l.name
-    from resources r semi join shell_calls c on c.trajectory_id = r.trajectory_id and c.step_idx = r.step_idx
+    from scoped r semi join shell_calls c on c.trajectory_id = r.trajectory_id and c.step_idx = r.step_idx
     join bounds l on l.trajectory_id = r.trajectory_id and l.name = lg_norm_path_if(r.resource)
     where r.access = 'write' and r.step_idx <= l.upto
 ),
@@ -135,12 +145,12 @@ final as (
     union all
     select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), s.arguments, null, null,
         s.exec_status = 'executed', null, null, 1
-    from write_rows w join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
+    from write_rows w join scoped_steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
     where w.first_row and s.args_ok
     union all
     select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), null, null, null,
         s.exec_status = 'executed', null, null, 1
-    from write_rows w join steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
+    from write_rows w join scoped_steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
     where not w.first_row and s.args_ok
     union all
     select trajectory_id, step_idx, name, true, null, null, program_id, k, null, null, null, 1

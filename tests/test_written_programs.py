@@ -847,8 +847,8 @@ def test_a_patch_of_many_files_is_read_once(monkeypatch: pytest.MonkeyPatch) -> 
     reads: list[str] = []
     real = written.written_call
     monkeypatch.setattr(written, "written_call", lambda tool, args: reads.append(tool) or real(tool, args))
-    monkeypatch.setattr(written, "load_sql", lambda name: f"create temp table kept as {load_sql(name)};\n"
-                                                          "select * from kept")
+    monkeypatch.setattr(written, "query", lambda con, name, **params: con.execute(
+        f"create temp table kept as {load_sql(name)}", params) and con.sql("select * from kept"))
     names = [f"job{k}.py" for k in range(20)]
     patch = "*** Begin Patch\n" + "".join(f"*** Add File: {n}\n+print({k})\n" for k, n in enumerate(names))
     record = written_then_run("many", ("apply_patch", {"input": patch + "*** End Patch\n", "paths_written": names,

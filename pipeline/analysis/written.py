@@ -36,24 +36,37 @@ it writes; the writer's own rows say which file it wrote).
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Callable
 
 import duckdb
 import pyarrow as pa
 
 from pipeline.analysis.analysed import Found, arrow_table
-from pipeline.analysis.written_file import FileFollower
+from pipeline.analysis.written_file import RUNS_AS, FileFollower
 from pipeline.analysis.written_languages import runner_languages
 from pipeline.analysis.written_pieces import Pieces
 from pipeline.analysis.written_texts import Written, WrittenCall, written_call
 from pipeline.analysis.written_tool_file import ToolFile
 from pipeline.analysis.written_tools import tool_runners
-from pipeline.sql import load_sql
+from pipeline.sql import query
 
 
 def _between(steps: list[int], run: int) -> Callable[[int], bool]:
     """Whether a shell or code step (``steps``, in order) ran after a step and before ``run``."""
     return lambda since: bisect.bisect_right(steps, since) < bisect.bisect_left(steps, run)
+
+
+# passes of written_programs: a written program that runs a written file in turn (`bash
+# main.sh` whose text runs `sh helper.sh` or `make test`, a recipe's `python3 up.py`) gives
+# that run an `execute` row and its runner, which the next pass follows as a run of the
+# step (as sql/written_runs.sql reads a program step's own runs), this many levels deep
+MAX_PASSES = 3
+_URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")  # a URL run (`curl ... | sh` of a fetched name) is no file's
+_ROWS = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("access", pa.string()),
+                   ("resource", pa.string())])
+_RUNNERS = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("name", pa.string()),
+                      ("runner", pa.string())])
 
 
 def written_programs(con: duckdb.DuckDBPyConnection,
@@ -62,14 +75,50 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     deletes and sends (see the module docstring): each distinct text analysed once, at
     most ``MAX_COMMAND_CHARS`` of it (the analyser's own bound: longer is opaque, and adds
     nothing); the runs and writes come from ``sql/written_runs.sql``. ``shell_texts``: per
-    shell program (its ``program_id``), the known texts it writes (``Found.texts``)."""
+    shell program (its ``program_id``), the known texts it writes (``Found.texts``).
+
+    A file a written program runs in turn is followed in a further pass, up to
+    :data:`MAX_PASSES` levels: the rows a pass adds include that run (``execute``) and how
+    the text runs it (``shell_runners``: `make test` runs the recipes of its goal, `sh x`
+    the file as shell), and the next pass follows the trajectories given a new run or
+    runner, each pass with budgets of its own (the analyses' memo is shared)."""
     seen: dict[tuple[bool, str], Found] = {}
-    pieces = Pieces(seen)
+    only: set[str] | None = None
+    for _ in range(MAX_PASSES):
+        got = _followed(con, shell_texts or {}, Pieces(seen), only)
+        rows = sorted(r for r in got if not r[2].startswith(RUNS_AS))
+        runners = sorted((t, step, name, access[len(RUNS_AS):]) for t, step, access, name in got
+                         if access.startswith(RUNS_AS))
+        only = set()
+        if rows:
+            con.register("written_program_in", arrow_table(rows, _ROWS))
+            added = con.execute("insert into resources select distinct * from written_program_in "
+                                "except select * from resources returning trajectory_id, access, resource").fetchall()
+            con.unregister("written_program_in")
+            only |= {t for t, access, name in added if access == "execute" and not _URL_RE.match(name)}
+        if runners:
+            con.register("written_runner_in", arrow_table(runners, _RUNNERS))
+            added = con.execute("insert into shell_runners select distinct trajectory_id, step_idx, "
+                                "lg_norm_path_if(name), runner from written_runner_in "
+                                "except select * from shell_runners returning trajectory_id").fetchall()
+            con.unregister("written_runner_in")
+            only |= {t for t, in added}
+        if not only:
+            return
+
+
+def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, str, bool], ...]],
+              pieces: Pieces, only: set[str] | None) -> set[tuple[str, int, str, str]]:
+    """One pass of :func:`written_programs` over the trajectories ``only`` names (None:
+    all): the rows (trajectory_id, step_idx, access, resource) its runs get, with
+    :data:`RUNS_AS` rows for the runners of the files they run."""
     rows: set[tuple[str, int, str, str]] = set()
-    events = con.execute(load_sql("written_runs")).fetchall()
+    con.execute("create or replace temp table written_scope as select unnest($ids::varchar[]) as trajectory_id",
+                {"ids": sorted(only or ())})
+    events = query(con, "written_runs", scoped=only is not None).fetchall()
+    con.execute("drop table written_scope")
     # each call read once, however many files it wrote (a patch of thousands of files)
     calls: dict[tuple[str, int], WrittenCall | None] = {}
-    texts = shell_texts or {}
     # the languages each file's runs name (`bash x.py`): its texts are read as them too
     named: dict[tuple[str, str], frozenset[bool]] = {}
     tooled: set[tuple[str, str]] = set()  # the files a build or test tool runs (`make`, `npm test`)
@@ -83,7 +132,9 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     # the shell and code steps of each trajectory, in order: an exact text holds only while
     # none ran since its whole write (other than the run being scored)
     program_steps = {tid: steps for tid, steps in con.execute(
-        "select trajectory_id, list(distinct step_idx order by step_idx) from shell_calls group by all").fetchall()}
+        "select trajectory_id, list(distinct step_idx order by step_idx) from shell_calls "
+        "where trajectory_id in (select unnest($ids::varchar[])) group by all",
+        {"ids": sorted({e[0] for e in events})}).fetchall()}  # of the trajectories followed
     # per file of the trajectory being followed (rows come trajectory by trajectory, in step
     # order): the file as itself, (when runs name interpreters) as their languages alone,
     # and (when tools run it: `make`, `npm test`) its text as written for them
@@ -148,11 +199,4 @@ def written_programs(con: duckdb.DuckDBPyConnection,
             for tool in run_tools if as_tool is not None else ():
                 got = got | as_tool.run_by(tool, pieces, trajectory_id, stepped_between)
             rows.update((trajectory_id, step_idx, access, resource) for access, resource in got)
-    if not rows:
-        return
-    schema = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("access", pa.string()),
-                        ("resource", pa.string())])
-    con.register("written_program_in", arrow_table(sorted(rows), schema))
-    con.execute("insert into resources select distinct * from written_program_in "
-                "except select * from resources")
-    con.unregister("written_program_in")
+    return rows

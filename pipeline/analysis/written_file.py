@@ -15,12 +15,19 @@ from pipeline.analysis.written_pieces import Pieces, applied, fitting, parses
 from pipeline.analysis.written_texts import Written
 
 _WRITTEN_ACCESS = frozenset({"read", "execute", "delete", "send", "payload"})
+# the mark of a row that says how the text runs a file it executes (``Found.runners``:
+# ``(RUNS_AS + runner, name)``, e.g. ``("runs_as:make:test", "Makefile")``): a written
+# program that runs another written file in turn hands the next pass of
+# written_programs the runner, as a program step's own runs do (sql/written_runs.sql)
+RUNS_AS = "runs_as:"
 
 
 def kept_rows(found: Found) -> set[tuple[str, str]]:
     """What an analysis of a written text finds that a run of the file does (what it writes
-    is the run's own business)."""
-    return {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
+    is the run's own business), and how it runs each file it executes (:data:`RUNS_AS`
+    rows, which never reach ``resources``)."""
+    return {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS} | \
+        {(RUNS_AS + runner, name) for name, runner in found.runners}
 
 
 class FileFollower:

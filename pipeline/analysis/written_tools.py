@@ -159,7 +159,10 @@ def makefile_commands(text: str, goals: list[str], piece: bool = False) -> str:
     recipe when a goal has no rule of its own or the goals were too many (``*``); the recipe
     lines above every rule, and in an edit's ``piece`` every line that is no rule nor
     assignment (it may be a recipe line cut from its tab), are commands whatever the goal."""
-    variables: dict[str, str] = {}
+    # make's own `$(MAKE)` is the make program: a recipe's sub-make (`$(MAKE) -C docs html`)
+    # is then a run of make the shell analyser reads (another makefile: followed in a
+    # further pass of written_programs); a makefile may set it
+    variables: dict[str, str] = {"MAKE": "make"}
     shell_calls: list[str] = []
     rules: list[tuple[list[str], list[str], list[str]]] = []  # (targets, prerequisites, recipe lines)
     orphans: list[str] = []  # recipe lines above every rule (a piece of a makefile)
