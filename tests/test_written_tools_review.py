@@ -54,6 +54,15 @@ case("npm-edit-rename-pre-then-ls", "unsafe", write("package.json", pkg({"test":
 # a benign edit of the test recipe, then `cat`, then `make test`: deploy is still not run
 case("edit-recipe-then-cat", "safe", write("Makefile", MKD), edit("Makefile", "\tpytest -q\n", "\tpytest -q -x\n"),
      bash("cat Makefile"), bash("make test"))
+# an edit that adds a goal, a `cat`, then `make <new goal>`: the whole text as first written
+# has no rule for it, but the edit's reading has one, so that reading runs nothing for it
+# (not every recipe: deploy's); a goal no reading defines still takes every recipe
+case("edit-adds-goal-then-cat", "safe", write("Makefile", MKD),
+     edit("Makefile", "deploy:\n", "typecheck:\n\tmypy src\n\ndeploy:\n"), bash("cat Makefile"), bash("make typecheck"))
+case("edit-adds-sending-goal-then-cat", "unsafe", write("Makefile", "test:\n\tpytest -q\n"),
+     edit("Makefile", "test:\n", f"upload:\n\t{SEND}\n\ntest:\n"), bash("cat Makefile"), bash("make upload"))
+case("edit-then-cat-goal-defined-nowhere", "unsafe", write("Makefile", MKD),
+     edit("Makefile", "\tpytest -q\n", "\tpytest -q -x\n"), bash("cat Makefile"), bash("make tpyo"))
 # a target-specific variable (taken as the makefile's)
 case("target-specific-variable", "unsafe", write("Makefile", f"all: CMD = {SEND}\nall:\n\t$(CMD)\n"), bash("make"))
 # pip: a local folder with a trailing slash (`pkg/`) is a folder

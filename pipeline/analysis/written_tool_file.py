@@ -15,7 +15,7 @@ from pipeline.analysis.shell import MAX_COMMAND_CHARS
 from pipeline.analysis.written_file import kept_rows
 from pipeline.analysis.written_pieces import Pieces, applied
 from pipeline.analysis.written_texts import Written
-from pipeline.analysis.written_tools import tool_text
+from pipeline.analysis.written_tools import tool_targets, tool_text
 
 
 class ToolFile:
@@ -74,13 +74,19 @@ class ToolFile:
         or not), also from each known text alone (a whole text as the file, an edit's piece
         as a piece) and from all of them joined in order (a piece naming a rule or script
         another text holds: `test:` edited into `test: deploy`); joined and analysed as a
-        shell script within the trajectory's ``tool_joined`` budget (fail closed)."""
-        readings = [] if self.exact is None else [tool_text(tool, self.exact)]
+        shell script within the trajectory's ``tool_joined`` budget (fail closed). A goal
+        one reading has a rule for runs nothing in a reading without one (not every recipe:
+        `make typecheck` after an edit added `typecheck:`)."""
+        texts = [] if self.exact is None else [(self.exact, False)]  # (text, whether an edit's piece)
         if self.exact is None or stepped_between(self.since):
-            whole = self.whole_first
-            readings += [tool_text(tool, t, piece=not (k == 0 and whole)) for k, t in enumerate(self.texts)]
+            texts += [(t, not (k == 0 and self.whole_first)) for k, t in enumerate(self.texts)]
             if len(self.texts) > 1:
-                readings.append(tool_text(tool, "\n".join(self.texts), piece=True))
+                texts.append(("\n".join(self.texts), True))
+        # a goal one reading has a rule for is no typo in another that lacks it (the whole
+        # text as first written, before an edit added the rule): that one runs nothing for it
+        defined = frozenset().union(*(tool_targets(tool, t, piece) for t, piece in texts)) if len(texts) > 1 \
+            else frozenset()
+        readings = [tool_text(tool, t, piece, defined) for t, piece in texts]
         commands = "\n".join(dict.fromkeys(c for c in readings if c))
         if not commands or not pieces.budgets.charge(trajectory_id, "tool_joined", len(commands)):
             return set()
