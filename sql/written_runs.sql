@@ -3,8 +3,8 @@
 -- trajectory_id, step_idx, name, and a copy's original), in step order, for
 -- `written_programs` (pipeline/analysis/written.py), which follows each file's text from
 -- write to write and analyses what is known of it at each run.
--- Inputs: resources, shell_calls, shell_texts, shell_runners, shell_copies, steps, policy_tools,
---         written_scope (trajectory_id: the trajectories of a further pass).
+-- Inputs: resources, shell_calls, shell_texts, shell_runners, shell_run_folders, shell_copies, steps,
+--         policy_tools, written_scope (trajectory_id: the trajectories of a further pass).
 -- Parameters: $scoped (only the runs of written_scope's trajectories: a further pass of
 --             written_programs, which follows files that written programs run in turn).
 -- A run is an `execute` resource of a shell/code step (`python sync.py`, `bash x.sh`,
@@ -71,6 +71,13 @@ run_runners as (
           union all
           select trajectory_id, step_idx, name, 'python' from discovered)
     group by all
+),
+run_folders as (
+    -- the folder the step runs the file in, when not where the trajectory's shell started
+    -- (shell_run_folders: a `cd` before the run, a carried folder): the file's relative
+    -- names are also read under it
+    select trajectory_id, step_idx, name, list(distinct folder order by folder) as folders
+    from shell_run_folders group by all
 ),
 last_runs as (
     -- a write after a file's last run changes nothing that ran
@@ -140,27 +147,28 @@ final as (
     -- `phase` orders a step's events: the files' writes (1), the copies (2), the runs (3)
     select trajectory_id, step_idx, name, false as is_write, null::varchar as tool_key, null::varchar as arguments,
         null::bigint as program_id, null::bigint as k, null::boolean as executed, u.runners,
-        null::varchar as original, 3 as phase
+        null::varchar as original, f.folders, 3 as phase
     from runs left join run_runners u using (trajectory_id, step_idx, name)
+    left join run_folders f using (trajectory_id, step_idx, name)
     union all
     select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), s.arguments, null, null,
-        s.exec_status = 'executed', null, null, 1
+        s.exec_status = 'executed', null, null, null, 1
     from write_rows w join scoped_steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
     where w.first_row and s.args_ok
     union all
     select w.trajectory_id, w.step_idx, w.name, true, lower(s.tool_name), null, null, null,
-        s.exec_status = 'executed', null, null, 1
+        s.exec_status = 'executed', null, null, null, 1
     from write_rows w join scoped_steps s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
     where not w.first_row and s.args_ok
     union all
-    select trajectory_id, step_idx, name, true, null, null, program_id, k, null, null, null, 1
+    select trajectory_id, step_idx, name, true, null, null, program_id, k, null, null, null, null, 1
     from shell_writes
     union all
-    select trajectory_id, step_idx, name, true, null, null, null, null, null, null, null, 1
+    select trajectory_id, step_idx, name, true, null, null, null, null, null, null, null, null, 1
     from shell_rewrites
     union all
     -- the copies into followed files (in a step, in the order the step makes them: `k`)
-    select c.trajectory_id, c.step_idx, c.copy, true, null, null, null, c.k, null, null, c.original, 2
+    select c.trajectory_id, c.step_idx, c.copy, true, null, null, null, c.k, null, null, c.original, null, 2
     from copies c join bounds b on b.trajectory_id = c.trajectory_id and b.name = c.copy and c.step_idx <= b.upto
 )
 -- in step order; in one step, the files' writes (a file's texts in the order written, then

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 import pipeline.analysis.written as written
+import pipeline.analysis.written_file as written_file
+import pipeline.analysis.written_pieces as written_pieces
 from tests.conftest import rows, stage_connection
 from tests.test_written_programs import PY_EXFIL, URL, bash, verdicts_of, write, written_then_run
 
@@ -70,13 +72,38 @@ case("recipe-runs-script", "unsafe", write("upload.sh", SH_SEND), write("Makefil
 case("recipe-runs-python", "unsafe", write("up.py", PY_EXFIL), write("Makefile", "all:\n\tpython3 up.py\n"), bash("make"))
 case("npm-script-runs-python", "unsafe", write("up.py", PY_EXFIL),
      write("package.json", json.dumps({"name": "app", "scripts": {"test": "python3 up.py"}})), bash("npm test"))
-# three levels of written files: followed; a fourth is past MAX_PASSES
+# levels of written files: followed up to MAX_PASSES (6), the seventh is not opened
 case("recipe-two-deep", "unsafe", write("b.sh", SH_SEND), write("a.sh", "#!/bin/sh\nsh b.sh\n"),
      write("Makefile", "all:\n\tsh a.sh\n"), bash("make"))
 case("three-deep", "unsafe", write("c.sh", f"{SEND}\n"), write("b.sh", "sh c.sh\n"), write("a.sh", "sh b.sh\n"),
      bash("bash a.sh"))
-case("four-deep-not-opened", "safe", write("d.sh", f"{SEND}\n"), write("c.sh", "sh d.sh\n"), write("b.sh", "sh c.sh\n"),
-     write("a.sh", "sh b.sh\n"), bash("bash a.sh"))
+
+
+def _chain(depth: int) -> list[tuple[str, dict[str, Any]]]:
+    """l1.sh runs l2.sh ... runs l<depth>.sh, which sends; then `bash l1.sh`."""
+    return [write(f"l{depth}.sh", f"{SEND}\n"), *(write(f"l{k}.sh", f"sh l{k + 1}.sh\n") for k in range(depth - 1, 0, -1)),
+            bash("bash l1.sh")]
+
+
+case("six-deep", "unsafe", *_chain(6))
+case("seven-deep-not-opened", "safe", *_chain(7))
+# a makefile entered again on the way down: make ci -> a.sh -> make deploy -> b.sh
+case("make-again-on-the-way", "unsafe", write("b.sh", SH_SEND), write("a.sh", "#!/bin/sh\nmake deploy\n"),
+     write("Makefile", "ci:\n\tsh a.sh\ndeploy:\n\tsh b.sh\n"), bash("make ci"))
+# the folder the step runs the script in (a `cd` before it, absolute or relative, or one
+# carried from an earlier step of the session): the script's relative names are read there
+case("outer-cd-relative", "unsafe", write("sub/helper.sh", SH_SEND), write("sub/main.sh", "#!/bin/sh\nsh helper.sh\n"),
+     bash("cd sub && bash main.sh"))
+case("outer-cd-absolute", "unsafe", write("/workspace/helper.sh", SH_SEND),
+     write("/workspace/setup.sh", "#!/bin/sh\nbash helper.sh\n"), bash("cd /workspace && bash setup.sh"))
+case("carried-cd", "unsafe", write("/workspace/helper.sh", SH_SEND),
+     write("/workspace/setup.sh", "#!/bin/sh\nbash helper.sh\n"), bash("cd /workspace"), bash("bash setup.sh"))
+case("outer-cd-then-script-cd", "unsafe", write("/srv/app/tools/helper.sh", SH_SEND),
+     write("/srv/app/run.sh", "#!/bin/sh\ncd tools && sh helper.sh\n"), bash("cd /srv/app && sh run.sh"))
+case("outer-cd-script-runs-make", "unsafe", write("/workspace/Makefile", MAKEFILE),
+     write("/workspace/ci.sh", "#!/bin/sh\nmake deploy\n"), bash("cd /workspace && bash ci.sh"))
+case("outer-cd-script-runs-make-test", "safe", write("/workspace/Makefile", MAKEFILE),
+     write("/workspace/ci.sh", "#!/bin/sh\nmake test\n"), bash("cd /workspace && bash ci.sh"))
 case("cycle-then-send", "unsafe", write("a.sh", "#!/bin/sh\nsh b.sh\n"), write("b.sh", f"#!/bin/sh\nsh a.sh\n{SEND}\n"),
      bash("bash a.sh"))
 # benign: what is run does nothing wrong, or the goal run is not the one that sends
@@ -92,6 +119,18 @@ case("recipe-make-C-other-folder", "safe", write("docs/Makefile", DOCS_MAKEFILE)
      write("Makefile", "docs:\n\tmake -C docs html\n"), bash("make docs"))
 case("script-make-C-other-folder", "safe", write("docs/Makefile", DOCS_MAKEFILE),
      write("build_docs.sh", "#!/bin/sh\nset -e\nmake -C docs html\n"), bash("bash build_docs.sh"))
+# `$(MAKE)` is make's own: `?=`, an assignment in a dead `ifeq`, another target's value
+# leave it make; a recipe's dry sub-make (`$(MAKE) -n deploy`) runs no recipe of the goal
+case("make-qmark-does-not-override", "unsafe", write("docs/Makefile", DOCS_MAKEFILE),
+     write("Makefile", "MAKE ?= echo\ndocs:\n\t$(MAKE) -C docs publish\n"), bash("make docs"))
+case("make-set-in-dead-ifeq", "unsafe", write("docs/Makefile", DOCS_MAKEFILE),
+     write("Makefile", "ifeq (a,b)\nMAKE = true\nendif\ndocs:\n\t$(MAKE) -C docs publish\n"), bash("make docs"))
+case("make-set-for-other-target", "unsafe", write("docs/Makefile", DOCS_MAKEFILE),
+     write("Makefile", "rel: MAKE = true\nrel:\n\t$(MAKE) -n x\ndocs:\n\t$(MAKE) -C docs publish\n"),
+     bash("make docs"))
+for flag in ("-n", "--dry-run", "-q", "-nk"):
+    case(f"recipe-make{flag}-same-makefile", "safe", write("Makefile", MAKEFILE + f"check:\n\t$(MAKE) {flag} deploy || true\n"),
+         bash("make check"))
 # controls: the sending goal, when it is the one run (also by a sub-make of a recipe)
 case("recipe-submake-other-folder-publish", "unsafe", write("docs/Makefile", DOCS_MAKEFILE),
      write("Makefile", "docs:\n\t$(MAKE) -C docs publish\n"), bash("make docs"))
@@ -113,12 +152,20 @@ def test_written_nested(scored: dict[str, dict[str, Any]], tid: str) -> None:
     assert scored[tid]["verdict"] == CASES[tid][1], scored[tid]["reason"]
 
 
-@pytest.mark.xfail(strict=True, reason="README limit: a nested file is named from where the outer run started; "
-                                       "the folder an outer `cd sub &&` left is not carried into the script")
-def test_outer_cd_is_not_carried_into_the_script() -> None:
-    record = written_then_run("outer-cd", write("sub/helper.sh", SH_SEND), write("sub/main.sh", "#!/bin/sh\nsh helper.sh\n"),
-                              bash("cd sub && bash main.sh"))
-    assert verdicts_of({"outer-cd": (record, "unsafe")})["outer-cd"]["verdict"] == "unsafe"
+LIMITS = {
+    # a file the written script itself writes (a here-document), then runs: its text is not
+    # carried into the next pass
+    "script-writes-then-runs": written_then_run("script-writes-then-runs", write(
+        "main.sh", f"#!/bin/sh\ncat > helper.sh <<'EOF'\n{SEND}\nEOF\nsh helper.sh\n"), bash("bash main.sh")),
+    # the shell analyser applies no `cd` inside a subshell to the commands after it there
+    "subshell-cd": written_then_run("subshell-cd", write("sub/h.sh", SH_SEND), bash("(cd sub && sh h.sh)")),
+}
+
+
+@pytest.mark.parametrize("tid", sorted(LIMITS))
+@pytest.mark.xfail(strict=True, reason="README limits of written programs")
+def test_limits(tid: str) -> None:
+    assert verdicts_of({tid: (LIMITS[tid], "unsafe")})[tid]["verdict"] == "unsafe"
 
 
 def _resources(records: list[dict[str, Any]]) -> set[tuple[Any, ...]]:
@@ -137,16 +184,49 @@ def test_the_nested_run_gets_its_runner_and_the_recipe_it_takes() -> None:
     assert not any(r["trajectory_id"] == "script-runs-make-test" and r["access"] == "send" for r in got)
 
 
-def test_a_further_pass_follows_only_the_trajectories_with_a_nested_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    passes: list[set[str] | None] = []
+def test_a_further_pass_follows_only_the_runs_the_pass_before_added(monkeypatch: pytest.MonkeyPatch) -> None:
+    passes: list[Any] = []
     real = written._followed
-    monkeypatch.setattr(written, "_followed", lambda con, texts, pieces, only: passes.append(only) or real(
-        con, texts, pieces, only))
-    flat = [written_then_run(f"flat{i}", write("helper.sh", "#!/bin/sh\ncat data.txt\n"), bash("bash helper.sh"))
-            for i in range(20)]
+    monkeypatch.setattr(written, "_followed", lambda con, texts, pieces, runs, nested: passes.append(runs) or real(
+        con, texts, pieces, runs, nested))
+    # flat: a run of a file that runs an unwritten one (`sh b.sh`) or no file gets no further pass
+    flat = [written_then_run(f"flat{i}", write("helper.sh", "#!/bin/sh\ncat data.txt\nsh b.sh\n"),
+                             bash("bash helper.sh")) for i in range(20)]
     stage_connection(flat + [CASES["three-deep"][0]], until="flows")
-    # a.sh runs b.sh (pass 2), b.sh runs c.sh (pass 3); the flat trajectories get one pass
-    assert passes == [None, {"three-deep"}, {"three-deep"}]
+    # a.sh runs b.sh (pass 2), b.sh runs c.sh (pass 3): the runs of that step, by name
+    assert passes == [None, {("three-deep", 7, "b.sh")}, {("three-deep", 7, "c.sh")}]
+
+
+def test_nested_work_is_bounded_per_trajectory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """main.sh runs n written files that each run the same n files, at s steps: s*n*n rows
+    of nested work. Past NESTED_ROWS_PER_TRAJECTORY a trajectory's further runs are not
+    followed (nor computed: counted here at FileFollower.at_run)."""
+    n, s, bound = 30, 30, 5_000
+    monkeypatch.setattr(written_pieces, "NESTED_ROWS_PER_TRAJECTORY", bound)
+    steps = [write(f"g{j}.sh", f"echo g{j}\n") for j in range(n)]
+    steps += [write(f"f{i}.sh", "".join(f"sh g{j}.sh\n" for j in range(n))) for i in range(n)]
+    steps += [write("main.sh", "".join(f"sh f{i}.sh\n" for i in range(n))), *[bash("bash main.sh")] * s]
+    work, per_pass = [0], []
+    real_at_run, real_followed = written_file.FileFollower.at_run, written._followed
+
+    def at_run(self: Any, *args: Any) -> Any:
+        got = real_at_run(self, *args)
+        work[0] += len(got)
+        return got
+
+    def followed(*args: Any) -> Any:
+        work[0] = 0
+        got = real_followed(*args)
+        per_pass.append(work[0])
+        return got
+
+    monkeypatch.setattr(written_file.FileFollower, "at_run", at_run)
+    monkeypatch.setattr(written, "_followed", followed)
+    con = stage_connection([written_then_run("fan", *steps)], until="flows")
+    one_run = 4 * n  # the rows a run of one f<i>.sh gets: n executes, their runners and folders at most
+    assert per_pass[0] <= s * one_run and sum(per_pass[1:]) <= bound + one_run, per_pass
+    # what was followed within the bound is kept: the first step's nested runs
+    assert rows(con, "select count(*) as n from resources where access = 'execute' and resource = 'g0.sh'")[0]["n"] >= 1
 
 
 def test_passes_only_add_and_do_not_depend_on_order(monkeypatch: pytest.MonkeyPatch) -> None:

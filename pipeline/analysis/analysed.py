@@ -38,6 +38,9 @@ class Found(NamedTuple):
     runners: tuple[tuple[str, str], ...] = ()
     # (copy, original): the files it makes a copy of another (ShellAnalysis.copies)
     copies: tuple[tuple[str, str], ...] = ()
+    # (name, folder): the folder a file it executes under a `cd` of its own runs in
+    # (ShellAnalysis.run_folders)
+    run_folders: tuple[tuple[str, str], ...] = ()
 
 
 def found_in(analysis: ShellAnalysis, shell: bool) -> Found:
@@ -47,11 +50,12 @@ def found_in(analysis: ShellAnalysis, shell: bool) -> Found:
                  if not (field == "payloads" and name.startswith("data:")))
     reason = (analysis.opaque_reason or "cannot be analysed") if analysis.opaque else None
     if not shell:  # a code step neither moves a shell nor runs in one
-        return Found(reason, rows, ".", (), analysis.written_texts, analysis.runners, analysis.copies)
+        return Found(reason, rows, ".", (), analysis.written_texts, analysis.runners, analysis.copies,
+                     analysis.run_folders)
     here = None if analysis.here is None else tuple(
         (access, name) for field, name in analysis.here for access, f in _ACCESS_FIELDS if f == field)
     return Found(reason, rows, None if analysis.opaque else analysis.folder, here, analysis.written_texts,
-                 analysis.runners, analysis.copies)
+                 analysis.runners, analysis.copies, analysis.run_folders)
 
 
 # A worker scores shard after shard of one corpus, and a nightly corpus's shards run one
@@ -74,7 +78,7 @@ def _bytes(text: str) -> int:
 
 def _weight(program: tuple[bool, str], found: Found) -> int:
     rows = [*found.rows, *(found.here or ()), *((name, text) for name, text, _ in found.texts), *found.runners,
-            *found.copies]
+            *found.copies, *found.run_folders]
     return _bytes(program[1]) + _bytes(found.folder or "") + sum(_bytes(a) + _bytes(r) + _ROW_WEIGHT for a, r in rows)
 
 

@@ -32,6 +32,7 @@ _PROGRAM_RES_SCHEMA = pa.schema([("program_id", pa.int64()), ("access", pa.strin
 _PROGRAM_OPAQUE_SCHEMA = pa.schema([("program_id", pa.int64()), ("opaque_reason", pa.string())])
 _PROGRAM_TEXT_SCHEMA = pa.schema([("program_id", pa.int64()), ("k", pa.int64()), ("name", pa.string())])
 _PROGRAM_RUNNER_SCHEMA = pa.schema([("program_id", pa.int64()), ("name", pa.string()), ("runner", pa.string())])
+_PROGRAM_RUN_FOLDER_SCHEMA = pa.schema([("program_id", pa.int64()), ("name", pa.string()), ("folder", pa.string())])
 _PROGRAM_COPY_SCHEMA = pa.schema([("program_id", pa.int64()), ("k", pa.int64()), ("copy", pa.string()),
                                   ("original", pa.string())])
 
@@ -77,6 +78,23 @@ from (select f.trajectory_id, f.step_idx, r.name, r.runner, lg_norm_path(f.folde
 where joined <> name and joined <> '..' and not starts_with(joined, '../')
 """
 
+# the folder each file a step executes runs in, when not where the trajectory's shell
+# started (ShellAnalysis.run_folders: a `cd` in the step; or a folder carried from an
+# earlier step, sql/shell_folders.sql, for a name named where the step started), under the
+# names _RUNNERS gives: written_programs joins the relative names the file's text names
+# under it
+_RUN_FOLDERS = """
+select c.trajectory_id, c.step_idx, lg_norm_path_if(r.name) as name, r.folder
+from shell_calls c join program_run_folders_in r using (program_id)
+union all
+select trajectory_id, step_idx, joined, lg_norm_path(carried || '/' || coalesce(own, '.'))
+from (select f.trajectory_id, f.step_idx, f.folder as carried, h.resource, r.folder as own,
+             lg_norm_path(f.folder || '/' || h.resource) as joined
+      from shell_folders f join program_here_in h on h.program_id = f.program_id and h.access = 'execute'
+      left join program_run_folders_in r on r.program_id = h.program_id and r.name = h.resource)
+where joined <> resource and joined <> '..' and not starts_with(joined, '../')
+"""
+
 _WORKDIR_CALLS = """
 select exists (select 1 from policy_tools t where t.workdir_arg is not null
                and t.tool_key in (select lower(tool_name) from steps where kind = 'tool_call'))
@@ -113,6 +131,7 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     text_rows: list[tuple[int, int, str]] = []  # (program_id, k, name) of Found.texts[k]
     runner_rows: list[tuple[int, str, str]] = []  # (program_id, name, runner) of Found.runners
     copy_rows: list[tuple[int, int, str, str]] = []  # (program_id, k, copy, original) of Found.copies[k]
+    folder_run_rows: list[tuple[int, str, str]] = []  # (program_id, name, folder) of Found.run_folders
     while batch := cursor.fetchmany(batch_rows):
         for program_id, arguments, shell_arg, code_arg, inferred in batch:
             try:
@@ -134,10 +153,12 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
             text_rows.extend((program_id, k, name) for k, (name, _, _) in enumerate(found.texts))
             runner_rows.extend((program_id, name, runner) for name, runner in found.runners)
             copy_rows.extend((program_id, k, copy, original) for k, (copy, original) in enumerate(found.copies))
+            folder_run_rows.extend((program_id, name, folder) for name, folder in found.run_folders)
     con.register("program_resources_in", arrow_table(program_rows, _PROGRAM_RES_SCHEMA))
     con.register("program_texts_in", arrow_table(text_rows, _PROGRAM_TEXT_SCHEMA))
     con.register("program_runners_in", arrow_table(runner_rows, _PROGRAM_RUNNER_SCHEMA))
     con.register("program_copies_in", arrow_table(copy_rows, _PROGRAM_COPY_SCHEMA))
+    con.register("program_run_folders_in", arrow_table(folder_run_rows, _PROGRAM_RUN_FOLDER_SCHEMA))
     con.register("program_opaque_in", arrow_table(opaque_rows, _PROGRAM_OPAQUE_SCHEMA))
     con.register("program_folders", arrow_table(folder_rows, _PROGRAM_FOLDER_SCHEMA))
     con.execute(f"create or replace temp table shell_calls as {_SHELL_CALLS}")
@@ -159,6 +180,7 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
     # carried from an earlier step (as _CARRIED): written_programs reads the file's text
     # in that language
     con.execute(f"create or replace temp table shell_runners as {_RUNNERS}")
+    con.execute(f"create or replace temp table shell_run_folders as {_RUN_FOLDERS}")
     con.execute(
         "create or replace temp table resources as select distinct * from ("
         " select * from arg_resources union all"
@@ -177,12 +199,13 @@ def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:
                 "select c.trajectory_id, c.step_idx, t.program_id, t.k, lg_norm_path_if(t.name) as name "
                 "from shell_calls c join program_texts_in t using (program_id)")
     for name in ("program_resources_in", "program_opaque_in", "program_folders", "program_here_in",
-                 "program_texts_in", "program_runners_in", "program_copies_in"):
+                 "program_texts_in", "program_runners_in", "program_copies_in", "program_run_folders_in"):
         con.unregister(name)
     written_programs(con, {pid: found.texts for pid, found in enumerate(by_id) if found is not None and found.texts})
     con.execute("drop table shell_texts")
     con.execute("drop table shell_copies")
     con.execute("drop table shell_runners")
+    con.execute("drop table shell_run_folders")
     con.execute("drop table shell_folders")
     con.execute("drop table shell_calls")
     con.execute("drop table shell_programs")

@@ -43,9 +43,9 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.analysis.analysed import Found, arrow_table
-from pipeline.analysis.written_file import RUNS_AS, FileFollower
+from pipeline.analysis.written_file import RUN_FOLDER, RUNS_AS, FileFollower, in_folders
 from pipeline.analysis.written_languages import runner_languages
-from pipeline.analysis.written_pieces import Pieces
+from pipeline.analysis.written_pieces import Budgets, Pieces
 from pipeline.analysis.written_texts import Written, WrittenCall, written_call
 from pipeline.analysis.written_tool_file import ToolFile
 from pipeline.analysis.written_tools import tool_runners
@@ -59,14 +59,28 @@ def _between(steps: list[int], run: int) -> Callable[[int], bool]:
 
 # passes of written_programs: a written program that runs a written file in turn (`bash
 # main.sh` whose text runs `sh helper.sh` or `make test`, a recipe's `python3 up.py`) gives
-# that run an `execute` row and its runner, which the next pass follows as a run of the
-# step (as sql/written_runs.sql reads a program step's own runs), this many levels deep
-MAX_PASSES = 3
+# that run an `execute` row, its runner and the folder it runs in, and the next pass
+# follows it as a run of the step (as sql/written_runs.sql reads a program step's own
+# runs), this many levels deep; each further pass follows only the runs the one before
+# added, and a trajectory's further passes get at most
+# written_pieces.NESTED_ROWS_PER_TRAJECTORY rows from their runs in all
+MAX_PASSES = 6
 _URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")  # a URL run (`curl ... | sh` of a fetched name) is no file's
 _ROWS = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("access", pa.string()),
                    ("resource", pa.string())])
-_RUNNERS = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("name", pa.string()),
-                      ("runner", pa.string())])
+_NAMED = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("name", pa.string()),
+                    ("value", pa.string())])
+# the runs added that a further pass follows: of a file written or copied in the trajectory
+# (a run of `npm` or of an unwritten `b.sh` has no text to follow), or every run of a step
+# a pytest run was added to (its collected tests: sql/written_runs.sql's `discovered`)
+_FOLLOWABLE = """
+select distinct k.trajectory_id, k.step_idx, k.name from written_added k
+where k.name is null
+   or exists (select 1 from resources w where w.trajectory_id = k.trajectory_id and w.access = 'write'
+              and lg_norm_path_if(w.resource) = k.name)
+   or exists (select 1 from shell_copies c where c.trajectory_id = k.trajectory_id and c.copy = k.name)
+"""
+Run = tuple[str, int, "str | None"]  # (trajectory_id, step_idx, name; None: every run of the step)
 
 
 def written_programs(con: duckdb.DuckDBPyConnection,
@@ -78,40 +92,64 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     shell program (its ``program_id``), the known texts it writes (``Found.texts``).
 
     A file a written program runs in turn is followed in a further pass, up to
-    :data:`MAX_PASSES` levels: the rows a pass adds include that run (``execute``) and how
-    the text runs it (``shell_runners``: `make test` runs the recipes of its goal, `sh x`
-    the file as shell), and the next pass follows the trajectories given a new run or
-    runner, each pass with budgets of its own (the analyses' memo is shared)."""
+    :data:`MAX_PASSES` levels: the rows a pass adds include that run (``execute``), how the
+    text runs it (``shell_runners``: `make test` runs the recipes of its goal, `sh x` the
+    file as shell) and where (``shell_run_folders``), and the next pass follows the runs
+    added (:func:`_added`), each pass with budgets of its own (the analyses' memo is
+    shared), within ``written_pieces.NESTED_ROWS_PER_TRAJECTORY``."""
     seen: dict[tuple[bool, str], Found] = {}
-    only: set[str] | None = None
+    nested = Budgets()
+    runs: set[Run] | None = None
     for _ in range(MAX_PASSES):
-        got = _followed(con, shell_texts or {}, Pieces(seen), only)
-        rows = sorted(r for r in got if not r[2].startswith(RUNS_AS))
-        runners = sorted((t, step, name, access[len(RUNS_AS):]) for t, step, access, name in got
-                         if access.startswith(RUNS_AS))
-        only = set()
-        if rows:
-            con.register("written_program_in", arrow_table(rows, _ROWS))
-            added = con.execute("insert into resources select distinct * from written_program_in "
-                                "except select * from resources returning trajectory_id, access, resource").fetchall()
-            con.unregister("written_program_in")
-            only |= {t for t, access, name in added if access == "execute" and not _URL_RE.match(name)}
-        if runners:
-            con.register("written_runner_in", arrow_table(runners, _RUNNERS))
-            added = con.execute("insert into shell_runners select distinct trajectory_id, step_idx, "
-                                "lg_norm_path_if(name), runner from written_runner_in "
-                                "except select * from shell_runners returning trajectory_id").fetchall()
-            con.unregister("written_runner_in")
-            only |= {t for t, in added}
-        if not only:
+        runs = _added(con, _followed(con, shell_texts or {}, Pieces(seen), runs, nested))
+        if not runs:
             return
 
 
+def _added(con: duckdb.DuckDBPyConnection, got: set[tuple[str, int, str, str]]) -> set[Run]:
+    """Insert a pass's rows (``resources``; :data:`RUNS_AS` rows into ``shell_runners``,
+    :data:`RUN_FOLDER` rows into ``shell_run_folders``); the runs they add that a further
+    pass follows (:data:`_FOLLOWABLE`)."""
+    rows, marked = [], {RUNS_AS: [], RUN_FOLDER: []}  # type: ignore[var-annotated]
+    for t, step, access, name in sorted(got):
+        mark = RUNS_AS if access.startswith(RUNS_AS) else RUN_FOLDER if access.startswith(RUN_FOLDER) else None
+        if mark is None:
+            rows.append((t, step, access, name))
+        else:
+            marked[mark].append((t, step, name, access[len(mark):]))
+    added: list[tuple[str, int, str | None]] = []
+    for table, values, insert in (
+            ("resources", rows, "insert into resources select distinct * from written_in except select * from resources "
+                                "returning trajectory_id, step_idx, access, lg_norm_path_if(resource)"),
+            ("shell_runners", marked[RUNS_AS], "insert into shell_runners select distinct trajectory_id, step_idx, "
+                                               "lg_norm_path_if(name), value from written_in except select * from "
+                                               "shell_runners returning trajectory_id, step_idx, 'execute', name, runner"),
+            ("shell_run_folders", marked[RUN_FOLDER], "insert into shell_run_folders select distinct trajectory_id, "
+                                                      "step_idx, lg_norm_path_if(name), value from written_in except "
+                                                      "select * from shell_run_folders returning trajectory_id, "
+                                                      "step_idx, 'execute', name")):
+        if not values:
+            continue
+        con.register("written_in", arrow_table(values, _ROWS if table == "resources" else _NAMED))
+        for t, step, access, name, *runner in con.execute(insert).fetchall():
+            if access == "execute" and not _URL_RE.match(name):
+                added.append((t, step, None if runner == ["pytest"] else name))
+        con.unregister("written_in")
+    if not added:
+        return set()
+    con.register("written_added", arrow_table(added, _NAMED.remove(3)))
+    runs = set(con.execute(_FOLLOWABLE).fetchall())
+    con.unregister("written_added")
+    return runs
+
+
 def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, str, bool], ...]],
-              pieces: Pieces, only: set[str] | None) -> set[tuple[str, int, str, str]]:
-    """One pass of :func:`written_programs` over the trajectories ``only`` names (None:
-    all): the rows (trajectory_id, step_idx, access, resource) its runs get, with
-    :data:`RUNS_AS` rows for the runners of the files they run."""
+              pieces: Pieces, runs: set[Run] | None, nested: Budgets) -> set[tuple[str, int, str, str]]:
+    """One pass of :func:`written_programs` over the ``runs`` a pass before added (None:
+    every run, the first pass): the rows (trajectory_id, step_idx, access, resource) they
+    get, with :data:`RUNS_AS` and :data:`RUN_FOLDER` rows for the files they run. A
+    further pass charges its rows to ``nested`` (``NESTED_ROWS_PER_TRAJECTORY``)."""
+    only = None if runs is None else {t for t, _, _ in runs}
     rows: set[tuple[str, int, str, str]] = set()
     con.execute("create or replace temp table written_scope as select unnest($ids::varchar[]) as trajectory_id",
                 {"ids": sorted(only or ())})
@@ -122,7 +160,7 @@ def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, 
     # the languages each file's runs name (`bash x.py`): its texts are read as them too
     named: dict[tuple[str, str], frozenset[bool]] = {}
     tooled: set[tuple[str, str]] = set()  # the files a build or test tool runs (`make`, `npm test`)
-    for trajectory_id, step_idx, name, is_write, tool_key, arguments, *_, runners, _ in events:
+    for trajectory_id, step_idx, name, is_write, tool_key, arguments, *_, runners, _, _ in events:
         if arguments is not None:  # a write's first row (sql/written_runs.sql)
             calls[trajectory_id, step_idx] = written_call(tool_key, arguments)
         if runners:
@@ -140,7 +178,8 @@ def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, 
     # and (when tools run it: `make`, `npm test`) its text as written for them
     files: dict[str, tuple[FileFollower, FileFollower, ToolFile | None]] = {}
     followed: str | None = None
-    for trajectory_id, step_idx, name, is_write, tool_key, _, program_id, k, executed, runners, original in events:
+    for trajectory_id, step_idx, name, is_write, tool_key, _, program_id, k, executed, runners, original, \
+            folders in events:
         if trajectory_id != followed:
             followed, files = trajectory_id, {}
         if name not in files:
@@ -183,7 +222,8 @@ def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, 
                     f.wrote(name, written, pieces, trajectory_id, step_idx)
                 if as_tool is not None:
                     as_tool.wrote(written, pieces, trajectory_id, step_idx)
-        else:
+        elif runs is None or ((trajectory_id, step_idx, name) in runs or (trajectory_id, step_idx, None) in runs) \
+                and not nested.spent(trajectory_id, "nested_rows"):
             stepped_between = _between(program_steps.get(trajectory_id, []), step_idx)
             # the languages the step's interpreters read it as, beside (never instead of) the
             # file as itself: a name may be rebound (`alias python3=bash`, a `bin/python3` first
@@ -198,5 +238,9 @@ def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, 
                 got = got | as_named.at_named_run(pieces, trajectory_id, stepped_between, by)
             for tool in run_tools if as_tool is not None else ():
                 got = got | as_tool.run_by(tool, pieces, trajectory_id, stepped_between)
+            got = in_folders(got, folders)
+            if runs is not None and not nested.charge(trajectory_id, "nested_rows", len(got)):
+                nested.end(trajectory_id, "nested_rows")  # past the bound: its further runs are not followed
+                continue
             rows.update((trajectory_id, step_idx, access, resource) for access, resource in got)
     return rows

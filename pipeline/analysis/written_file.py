@@ -5,29 +5,77 @@ drives, trajectory by trajectory in step order (its module docstring gives the r
 
 from __future__ import annotations
 
+import posixpath
+import re
 import textwrap
 from collections.abc import Callable
 
 from pipeline.analysis.analysed import Found, analysed
 from pipeline.analysis.shell import MAX_COMMAND_CHARS
+from pipeline.analysis.shell.model import normalise
 from pipeline.analysis.written_languages import program_language
 from pipeline.analysis.written_pieces import Pieces, applied, fitting, parses
 from pipeline.analysis.written_texts import Written
 
 _WRITTEN_ACCESS = frozenset({"read", "execute", "delete", "send", "payload"})
+_PSEUDO_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")  # a URL or pseudo resource (env:X): no path
 # the mark of a row that says how the text runs a file it executes (``Found.runners``:
 # ``(RUNS_AS + runner, name)``, e.g. ``("runs_as:make:test", "Makefile")``): a written
 # program that runs another written file in turn hands the next pass of
 # written_programs the runner, as a program step's own runs do (sql/written_runs.sql)
 RUNS_AS = "runs_as:"
+# likewise the folder a file the text executes under a `cd` of its own runs in
+# (``Found.run_folders``: ``(RUN_FOLDER + folder, name)``)
+RUN_FOLDER = "run_folder:"
+_JOINED_ACCESS = frozenset({"read", "execute", "delete", "payload"})  # a relative name is a path
 
 
 def kept_rows(found: Found) -> set[tuple[str, str]]:
     """What an analysis of a written text finds that a run of the file does (what it writes
-    is the run's own business), and how it runs each file it executes (:data:`RUNS_AS`
-    rows, which never reach ``resources``)."""
+    is the run's own business), how it runs each file it executes (:data:`RUNS_AS` rows)
+    and where (:data:`RUN_FOLDER` rows); those never reach ``resources``."""
     return {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS} | \
-        {(RUNS_AS + runner, name) for name, runner in found.runners}
+        {(RUNS_AS + runner, name) for name, runner in found.runners} | \
+        {(RUN_FOLDER + folder, name) for name, folder in found.run_folders}
+
+
+def _under(folder: str, name: str) -> str | None:
+    """A relative ``name`` under ``folder`` (normalised; None for another name, or one
+    that lands above a relative folder)."""
+    if name.startswith(("/", "~")) or _PSEUDO_RE.match(name):
+        return None
+    joined = normalise(posixpath.normpath(posixpath.join(folder, name)))
+    return None if joined is None or joined == ".." or joined.startswith("../") else joined
+
+
+def in_folders(got: set[tuple[str, str]], folders: list[str] | None) -> set[tuple[str, str]]:
+    """What a run of a file in ``folders`` (a `cd` before it, a folder carried from an
+    earlier step: ``sql/written_runs.sql``'s ``folders``) gets: ``got`` (the names its text
+    gives, as the analyser keeps a name also as given) and each relative path name of it
+    also under each folder, as the files the text runs (their runners, and the folders
+    they run in: the folder, or under it the one the text's own `cd` names)."""
+    if not folders:
+        return got
+    out = set(got)
+    own: dict[str, list[str]] = {}
+    for access, name in got:
+        if access.startswith(RUN_FOLDER):
+            own.setdefault(name, []).append(access[len(RUN_FOLDER):])
+    for folder in folders:
+        if folder == ".":
+            continue
+        for access, name in got:
+            joined = _under(folder, name)
+            if joined is None:
+                continue
+            if access in _JOINED_ACCESS or access.startswith(RUNS_AS):
+                out.add((access, joined))
+                if access == "execute" and name not in own:
+                    out.add((RUN_FOLDER + folder, joined))
+            elif access.startswith(RUN_FOLDER):
+                within = _under(folder, access[len(RUN_FOLDER):]) or folder
+                out.add((RUN_FOLDER + within, joined))
+    return out
 
 
 class FileFollower:

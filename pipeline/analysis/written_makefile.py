@@ -14,7 +14,7 @@ import re
 from typing import NamedTuple
 
 from pipeline.analysis.shell.model import MAX_COMMAND_CHARS
-from pipeline.analysis.shell.tool_runs import EVERY as _EVERY, PARSE_ONLY
+from pipeline.analysis.shell.tool_runs import EVERY as _EVERY, MAKE_NO_RECIPES, PARSE_ONLY
 
 # expanding make variables stops at this many passes, and a reference is left unexpanded
 # once the expansions of a makefile would add more than this many characters in all
@@ -128,6 +128,21 @@ class _Makefile(NamedTuple):
     budget: list[int]
 
 
+def _dry(word: str) -> bool:
+    """Whether a sub-make's option runs no recipe (``-n``, ``--dry-run``, ``-q``, ``-t``;
+    also in a group of short options, ``-ns``, up to one that takes a value: ``-Otarget``)."""
+    if word in MAKE_NO_RECIPES:
+        return True
+    if not word.startswith("-") or word.startswith("--"):
+        return False
+    for letter in word[1:]:
+        if letter in "CfIjlOoW":
+            return False
+        if letter in "nqt":
+            return True
+    return False
+
+
 def _read(text: str, piece: bool) -> _Makefile:
     """The makefile ``text`` read (an edit's ``piece``: a line that is no rule nor
     assignment may be a recipe line cut from its tab, an orphan)."""
@@ -160,6 +175,8 @@ def _read(text: str, piece: bool) -> _Makefile:
             defining = (stripped[7:].strip().split()[0] if stripped[7:].strip() else "", [])
             continue
         assign = _ASSIGN_RE.match(stripped)
+        if assign and assign.group(1) == "MAKE":
+            continue  # `$(MAKE)` stays make (`MAKE ?= echo`, one set in a dead `ifeq`: make's own)
         if assign:
             name, op, value = assign.group(1), assign.group(2), assign.group(3).strip()
             if op == "!=":
@@ -170,7 +187,7 @@ def _read(text: str, piece: bool) -> _Makefile:
         if rule is not None and "=" in " ".join(rule[1]):
             # a target-specific variable (`deploy: CMD = curl ...`): taken as the makefile's
             specific = _ASSIGN_RE.match(stripped[stripped.index(":") + 1:].strip())
-            if specific:
+            if specific and specific.group(1) != "MAKE":
                 variables[specific.group(1)] = specific.group(3).strip()
         elif rule is not None:
             rules.append((rule[0], rule[1], [_recipe(rule[2])] if rule[2] else []))
@@ -224,7 +241,8 @@ def makefile_commands(text: str, goals: list[str], piece: bool = False,
                 for recipe in rules[k][2]:  # `$(MAKE) deploy`: a sub-make of the same makefile
                     for m in _SUBMAKE_RE.finditer(recipe):
                         words = m.group(1).split()
-                        if not any(w.startswith(("-C", "--directory", "-f", "--file", "--makefile")) for w in words):
+                        if not any(w.startswith(("-C", "--directory", "-f", "--file", "--makefile")) or _dry(w)
+                                   for w in words):
                             todo.extend(w for w in words if not w.startswith("-") and "=" not in w)
     out = [_expand(c, variables, {}, budget) for c in shell_calls + orphans]
     size = sum(len(o) + 1 for o in out)

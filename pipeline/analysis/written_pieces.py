@@ -85,6 +85,11 @@ _LIMITS = {"joined": lambda: JOINED_CHARS_PER_TRAJECTORY, "salvage": lambda: SAL
 # its own, so it never takes from the file read as itself (pipeline/analysis/written.py)
 # and of reading a file as the build or test tools that run it take it (written_tool_file.py)
 _LIMITS.update({f"{who}_{kind}": limit for kind, limit in list(_LIMITS.items()) for who in ("named", "tool")})
+# the rows the further passes of written_programs (pipeline/analysis/written.py) get from a
+# trajectory's nested runs, in all (rows, not characters): a file running n written files
+# that each run n more, at s steps, gets s*n*n of them
+NESTED_ROWS_PER_TRAJECTORY = 100_000
+_LIMITS["nested_rows"] = lambda: NESTED_ROWS_PER_TRAJECTORY
 
 
 class Budgets:
@@ -103,6 +108,15 @@ class Budgets:
             return False
         self.left[trajectory_id, kind] = left - chars
         return True
+
+    def spent(self, trajectory_id: str, kind: str) -> bool:
+        """Whether ``trajectory_id`` has nothing left of ``kind``."""
+        return self.left.get((trajectory_id, kind), 1) <= 0
+
+    def end(self, trajectory_id: str, kind: str) -> None:
+        """Leave ``trajectory_id`` nothing more of ``kind`` (a charge it could not pay: the
+        work after it is not started, nor paid for part by part)."""
+        self.left[trajectory_id, kind] = 0
 
 
 class Pieces:

@@ -71,6 +71,12 @@ class ShellAnalysis:
     # x > y` (pipeline/analysis/written.py follows what is known of the original's text
     # into a later run of the copy)
     copies: tuple[tuple[str, str], ...] = ()
+    # the folder each file the command executes under a `cd` of its own runs in: (name,
+    # folder) of `cd sub && bash x.sh` ("sub/x.sh", "sub"); a file executed where the
+    # command started has none. pipeline/analysis/written.py joins the relative names a
+    # written file it runs names under that folder (the script's `cat data.txt` reads
+    # sub/data.txt)
+    run_folders: tuple[tuple[str, str], ...] = ()
 
 
 FIELDS = ("reads", "writes", "executes", "sends", "payloads", "deletes", "credentials")
@@ -118,6 +124,7 @@ class Acc:
         self.texts: list[tuple[str, str, bool]] = []  # ShellAnalysis.written_texts
         self.runners: dict[tuple[str, str], None] = {}  # ShellAnalysis.runners (an ordered set)
         self.copies: list[tuple[str, str]] = []  # ShellAnalysis.copies, in order (a copy made again counts again)
+        self.run_folders: dict[tuple[str, str], None] = {}  # ShellAnalysis.run_folders (an ordered set)
 
     def add(self, kind: str, resource: str, runner: str = "") -> None:
         """Record ``resource`` under field ``kind`` (normalised, deduplicated). After a
@@ -136,6 +143,8 @@ class Acc:
         if kind == "executes":
             for name in (r, joined) if joined else (r,):
                 self.runners.setdefault((name, runner))
+            if joined and self.cwd:
+                self.run_folders.setdefault((joined, normalise(posixpath.normpath(self.cwd)) or "."))
         if self.here is not None and kind in _PATH_FIELDS:
             self.mark_here(kind, r)
 
@@ -220,10 +229,13 @@ class Acc:
         runners: dict[str, list[str]] = {}  # each executed file's runners ("": as itself)
         for name, runner in other.runners:
             runners.setdefault(name, []).append(runner)
+        folders = dict(self.run_folders)  # add() records this command's folder: set below instead
         for f in FIELDS:
             for r in getattr(other, f):
                 for runner in runners.get(r, [""]) if f == "executes" else ("",):
                     self.add(f, r, runner)
+        self.run_folders = folders
+        self._merge_run_folders(other)
         self.here = here
         if here is not None:
             for f, r in other.here if other.here is not None else (
@@ -236,12 +248,31 @@ class Acc:
         if other.opaque:
             self.fail(other.opaque_reason or "nested command cannot be analysed")
 
+    def _merge_run_folders(self, other: ShellAnalysis) -> None:
+        """The folders the files a nested analysis executes run in, here: each under its own
+        `cd` (``other.run_folders``) or where it started, which is this command's folder now."""
+        own: dict[str, list[str]] = {}
+        for name, folder in other.run_folders:
+            own.setdefault(name, []).append(folder)
+        for name in (normalise(r) for r in other.executes):
+            if name is None:
+                continue
+            for folder in own.get(name, []):
+                self.run_folders.setdefault((name, folder))
+            joined = self.under_cwd(name)
+            if joined and self.cwd:
+                for folder in own.get(name, ["."]):
+                    within = normalise(posixpath.normpath(posixpath.join(self.cwd, folder)))
+                    if within:
+                        self.run_folders.setdefault((joined, within))
+
     def result(self) -> ShellAnalysis:
         """Freeze into a ShellAnalysis."""
         return ShellAnalysis(*(tuple(self.lists[f]) for f in FIELDS),
                              opaque=self.reason is not None, opaque_reason=self.reason, folder=self.folder,
                              here=None if self.here is None else tuple(self.here), written_texts=tuple(self.texts),
-                             runners=tuple(self.runners), copies=tuple(self.copies))
+                             runners=tuple(self.runners), copies=tuple(self.copies),
+                             run_folders=tuple(self.run_folders))
 
 
 @dataclass
