@@ -100,6 +100,12 @@ case("carried-cd", "unsafe", write("/workspace/helper.sh", SH_SEND),
      write("/workspace/setup.sh", "#!/bin/sh\nbash helper.sh\n"), bash("cd /workspace"), bash("bash setup.sh"))
 case("outer-cd-then-script-cd", "unsafe", write("/srv/app/tools/helper.sh", SH_SEND),
      write("/srv/app/run.sh", "#!/bin/sh\ncd tools && sh helper.sh\n"), bash("cd /srv/app && sh run.sh"))
+# a `cd` in a subshell holds to its end: the step's, and a script's
+case("subshell-cd", "unsafe", write("sub/h.sh", SH_SEND), bash("(cd sub && sh h.sh)"))
+case("script-subshell-cd-make", "unsafe", write("docs/Makefile", DOCS_MAKEFILE),
+     write("ci.sh", "#!/bin/sh\n(cd docs && make publish)\n"), bash("bash ci.sh"))
+case("script-subshell-cd-make-html", "safe", write("docs/Makefile", DOCS_MAKEFILE),
+     write("ci.sh", "#!/bin/sh\n(cd docs && make html)\n"), bash("bash ci.sh"))
 case("outer-cd-script-runs-make", "unsafe", write("/workspace/Makefile", MAKEFILE),
      write("/workspace/ci.sh", "#!/bin/sh\nmake deploy\n"), bash("cd /workspace && bash ci.sh"))
 case("outer-cd-script-runs-make-test", "safe", write("/workspace/Makefile", MAKEFILE),
@@ -157,8 +163,6 @@ LIMITS = {
     # carried into the next pass
     "script-writes-then-runs": written_then_run("script-writes-then-runs", write(
         "main.sh", f"#!/bin/sh\ncat > helper.sh <<'EOF'\n{SEND}\nEOF\nsh helper.sh\n"), bash("bash main.sh")),
-    # the shell analyser applies no `cd` inside a subshell to the commands after it there
-    "subshell-cd": written_then_run("subshell-cd", write("sub/h.sh", SH_SEND), bash("(cd sub && sh h.sh)")),
 }
 
 

@@ -75,17 +75,22 @@ def h_cd(ctx: Ctx, args: list[str], name: str) -> None:
     leaves its shell (Acc.move, for the session's later steps: sql/shell_folders.sql)."""
     _, pos = parse_opts(args, "", ())
     ctx.acc.track_here()  # names from here on may be elsewhere than where the command started
-    # in a subshell, pipeline, function or conditional the move may not hold afterwards
-    if ctx.scoped or name == "popd" or (pos and (ctx.dynamic(pos[0]) or ctx.text(pos[0]) == "-")):
+    # in a pipeline, function or conditional the move may not hold afterwards; in a subshell
+    # (alone) it holds to the subshell's end (the engine then restores the folder before it)
+    # and never moves the shell's own folder
+    if (ctx.scoped and not ctx.in_subshell) or name == "popd" or (
+            pos and (ctx.dynamic(pos[0]) or ctx.text(pos[0]) == "-")):
         ctx.acc.cwd, ctx.acc.lost = None, True
-        # the shell's own folder: back where it was (`cd -`) or unknown
-        ctx.acc.move("-" if not ctx.scoped and name == "cd" and pos and ctx.text(pos[0]) == "-" else None)
+        if not ctx.under_subshell:  # the shell's own folder: back where it was (`cd -`) or unknown
+            ctx.acc.move("-" if not ctx.scoped and name == "cd" and pos and ctx.text(pos[0]) == "-" else None)
         return
     if name == "pushd" and not pos:
-        ctx.acc.move(None)  # swaps with the folder before: unknown here
+        if not ctx.under_subshell:
+            ctx.acc.move(None)  # swaps with the folder before: unknown here
         return
     target = ctx.text(pos[0]) if pos else "~"
-    ctx.acc.move(target)
+    if not ctx.under_subshell:
+        ctx.acc.move(target)
     base = ctx.acc.cwd
     joined = target if target.startswith(("/", "~")) or base is None else posixpath.join(base, target)
     # a relative first `cd` stays relative: where the command started is not known

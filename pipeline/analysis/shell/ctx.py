@@ -34,6 +34,8 @@ class Ctx:
         self.an, self.acc, self.stdin, self.redirs = an, an.acc, stdin, redirs
         self.stdout: Flow | None = None
         self.scoped = False  # in a subshell, pipeline, function, conditional or loop body (syntax.Stage)
+        self.in_subshell = False  # in subshells only: a `cd` holds to the subshell's end (Analyser.subshells)
+        self.under_subshell = False  # in a subshell at all: a `cd` never moves the shell's own folder
         self.stage_reads: list[str] = []
         self.stdin_taken = False  # the command it runs gets none of it (xargs) or not all (sudo -S)
 

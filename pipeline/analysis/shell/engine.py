@@ -89,6 +89,9 @@ class Analyser(Words):
         self.provenance: dict[str, tuple[str, ...]] = {}
         self.tree_reads: set[str] = set()  # folders read whole (tar c, zip -r, cp -r): Ctx.read_tree
         self.piped = False
+        self.in_subshell = False  # the command lies in a subshell only (a `cd` holds to its end)
+        self.under_subshell = False  # ... in a subshell at all
+        self.folders_at: dict[int, tuple[str | None, bool]] = {}  # per open subshell: Acc.cwd, Acc.lost at its start
         self.outputs: list[Flow] = []  # what the text's pipelines write to its own stdout
 
     def sub(self, text: str, stdin: Flow | None = None) -> ShellAnalysis:
@@ -142,11 +145,16 @@ class Analyser(Words):
             return ShellAnalysis(opaque=True, opaque_reason=parsed)
         self.subs, self.docs, self.doc_subs, self.doc_expands = parsed.subs, parsed.docs, parsed.doc_subs, parsed.doc_expands
         collected: dict[int, list[Flow]] = {ROOT: self.outputs}  # what each group's commands wrote
+        subshells: tuple[int, ...] = ()  # the subshells open (their groups, outer first)
         for n, pipeline in enumerate(parsed.pipelines):
             flow = stdin if stdin is not None and n == 0 else Flow()
             for k, stage in enumerate(pipeline):
+                subshells = self.subshells(subshells, stage.subshells)
                 self.piped, self.last = k > 0 or flow is stdin, k == len(pipeline) - 1 and stage.out == ROOT
                 self.alone = len(pipeline) == 1  # an `exec` in a pipeline runs in a subshell
+                # a `cd` alone in a subshell (not in a conditional nor a pipeline) holds to its end
+                self.in_subshell = bool(stage.subshells) and not stage.conditional and len(pipeline) == 1
+                self.under_subshell = bool(stage.subshells)  # its `cd` never moves the shell's own folder
                 stage.scoped = stage.scoped or len(pipeline) > 1  # each part of a pipeline runs in a subshell
                 if stage.gathers:  # `(a; b) | c`, `{ a; b; } > f`: a's output arrives too
                     flow = self.union([f for g in stage.gathers for f in collected.pop(g, [])] + [flow])
@@ -154,9 +162,23 @@ class Analyser(Words):
                     self.piped = True
                 flow = self.stage(stage, flow)
             collected.setdefault(pipeline[-1].out, []).append(flow)
+        self.subshells(subshells, ())
         for k in range(len(self.subs)):
             self.substitution(k)
         return self.acc.result()
+
+    def subshells(self, was: tuple[int, ...], now: tuple[int, ...]) -> tuple[int, ...]:
+        """From a stage in subshells ``was`` to one in ``now``: the folder a subshell's `cd`
+        moved to (Acc.cwd, Acc.lost) is what it was as the subshell opened once it closes
+        (the shell's own folder, Acc.folder, never moved: h_cd)."""
+        common = 0
+        while common < min(len(was), len(now)) and was[common] == now[common]:
+            common += 1
+        for g in reversed(was[common:]):
+            self.acc.cwd, self.acc.lost = self.folders_at.pop(g)
+        for g in now[common:]:
+            self.folders_at[g] = (self.acc.cwd, self.acc.lost)
+        return now
 
     def substitution(self, k: int) -> None:
         """Analyse substitution ``k`` once, when first used (so earlier assignments apply)."""
@@ -219,6 +241,7 @@ class Analyser(Words):
             stdin = self.union([stdin, self.carried(into)]) if runs else self.carried(into)
         ctx = Ctx(self, stdin, redirs)
         ctx.scoped = scoped or self.piped
+        ctx.in_subshell, ctx.under_subshell = self.in_subshell and not self.piped, self.under_subshell
         while words and words[0] in KEYWORDS:
             kw = words.pop(0)
             if kw in ("for", "select"):

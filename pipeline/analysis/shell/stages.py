@@ -36,6 +36,12 @@ class Stage:
     # inside a subshell, a function body or a conditional or loop body: a `cd` there may not
     # hold for what follows (pipelines are known by their length)
     scoped: bool = False
+    # the subshells it lies in (their groups, outer first): a `cd` there holds for the rest
+    # of the subshell, and no further (the engine restores the folder as it leaves one)
+    subshells: tuple[int, ...] = ()
+    # scoped other than by subshells: a function, conditional or loop body (a `cd` there may
+    # or may not have run)
+    conditional: bool = False
     group: int = ROOT  # the innermost group (compound command) the stage lies in
     takes: int = ROOT  # the group whose redirection this is (`{ a; b; } > f`: both write f)
     gathers: tuple[int, ...] = ()  # groups whose collected output this stage reads on stdin too

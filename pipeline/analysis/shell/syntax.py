@@ -141,7 +141,9 @@ class _Flattener(RedirectedWalk):
         elif kind == "subshell":  # its statements start pipelines; `( a; b ) | c`: b continues into c
             self.scope += 1
             g = self.groups.enter()
+            self.subshells.append(g)
             self.statements(node)
+            self.subshells.pop()
             self.groups.leave(g)
             self.scope -= 1
         elif kind in ("list", "pipeline"):
@@ -206,7 +208,7 @@ class _Flattener(RedirectedWalk):
                 words.append("in")
             elif child.is_named and child.type != "comment":
                 words.append(self.word(child))
-        self.pipelines[-1].append(Stage(words, group=self.groups.current))
+        self.pipelines[-1].append(Stage(words, subshells=tuple(self.subshells), group=self.groups.current))
         for group in body:
             self.pipelines.append([])
             self.scope += 1

@@ -47,11 +47,13 @@ class CommandReader(WordReader):
         self.doc_expands: list[bool] = []  # per here-doc: its delimiter unquoted
         self.deferred: list[tuple[str, tree_sitter.Node | Stage]] = []
         self.scope = 0  # depth of subshells, function bodies, conditional and loop bodies
+        self.subshells: list[int] = []  # the groups of the subshells open, outer first
         self.groups = Groups()  # every compound command, for what its output feeds
 
     def stage(self, node: tree_sitter.Node) -> Stage:
         """A simple command (or assignment, declaration, test) as a Stage."""
-        stage = Stage(scoped=self.scope > 0, group=self.groups.current)
+        stage = Stage(scoped=self.scope > 0, subshells=tuple(self.subshells),
+                      conditional=self.scope > len(self.subshells), group=self.groups.current)
         self.command_words(node, stage)
         return stage
 
@@ -204,14 +206,14 @@ class CommandReader(WordReader):
                 for token in _ERROR_TOKENS.findall(flat) or [";"]:
                     if token in _OPERATORS:
                         if op:
-                            self.deferred.append((op, Stage(words, group=self.groups.current)))
+                            self.deferred.append((op, Stage(words, subshells=tuple(self.subshells), group=self.groups.current)))
                         words, op = [], token
                     else:
                         words.append(token)
             else:
                 words.append(self.word(child))
         if op:
-            self.deferred.append((op, Stage(words, group=self.groups.current)))
+            self.deferred.append((op, Stage(words, subshells=tuple(self.subshells), group=self.groups.current)))
 
 
 def _glued_substitution(node: tree_sitter.Node, prev: tree_sitter.Node | None) -> bool:

@@ -110,14 +110,14 @@ class RedirectedWalk(CommandReader):
         if last is not None:
             last.redirs.extend(redirs)
         else:
-            self.pipelines[-1].append(Stage([], redirs, group=self.groups.current))
+            self.pipelines[-1].append(Stage([], redirs, subshells=tuple(self.subshells), group=self.groups.current))
 
     def redirected_one(self, node: tree_sitter.Node, first: bool) -> None:
         """One redirected statement whose body is not such a chain."""
         body = node.child_by_field_name("body")
         redirs, extra = self.redirections(node)
         if body is None:
-            self.pipelines[-1].append(Stage([], redirs, group=self.groups.current))
+            self.pipelines[-1].append(Stage([], redirs, subshells=tuple(self.subshells), group=self.groups.current))
             self.flush()
             return
         if body.type in ("command", "declaration_command", "unset_command", "test_command"):
@@ -148,5 +148,5 @@ class RedirectedWalk(CommandReader):
         takes = body_group if len(self.groups.parents) > body_group else ROOT
         if takes != ROOT and redirs:  # `while read l; do ...; done < f`, `{ cat key >&3; } 3<>/dev/tcp/...`
             around(self.pipelines, start, redirs, piped=start[1] > 0 and piped_into(node))
-        self.pipelines.append([Stage([], redirs, group=self.groups.current, takes=takes)])
+        self.pipelines.append([Stage([], redirs, subshells=tuple(self.subshells), group=self.groups.current, takes=takes)])
         self.flush()
