@@ -93,6 +93,15 @@ from (select f.trajectory_id, f.step_idx, f.folder as carried, h.resource, r.fol
       from shell_folders f join program_here_in h on h.program_id = f.program_id and h.access = 'execute'
       left join program_run_folders_in r on r.program_id = h.program_id and r.name = h.resource)
 where joined <> resource and joined <> '..' and not starts_with(joined, '../')
+union all
+-- an absolute name runs in the carried folder too (`bash /opt/setup.sh`), or under it in
+-- the folder of a relative `cd` of the step before the run
+select f.trajectory_id, f.step_idx, r.resource,
+    case when o.folder is null then f.folder when o.folder like '/%' or o.folder like '~%' then o.folder
+         else lg_norm_path(f.folder || '/' || o.folder) end
+from shell_folders f join program_resources_in r on r.program_id = f.program_id and r.access = 'execute'
+left join program_run_folders_in o on o.program_id = r.program_id and o.name = r.resource
+where f.folder is not null and (starts_with(r.resource, '/') or starts_with(r.resource, '~'))
 """
 
 _WORKDIR_CALLS = """

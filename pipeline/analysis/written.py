@@ -43,7 +43,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.analysis.analysed import Found, arrow_table
-from pipeline.analysis.written_file import RUN_FOLDER, RUNS_AS, FileFollower, in_folders
+from pipeline.analysis.written_file import MARKS, RUN_FOLDER, RUNS_AS, FileFollower, in_folders
 from pipeline.analysis.written_languages import runner_languages
 from pipeline.analysis.written_pieces import Budgets, Pieces
 from pipeline.analysis.written_texts import Written, WrittenCall, written_call
@@ -100,10 +100,18 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     seen: dict[tuple[bool, str], Found] = {}
     nested = Budgets()
     runs: set[Run] | None = None
+    past: set[tuple[str, int]] = set()  # the steps whose nested runs went past the bound
     for _ in range(MAX_PASSES):
-        runs = _added(con, _followed(con, shell_texts or {}, Pieces(seen), runs, nested))
+        runs = _added(con, _followed(con, shell_texts or {}, Pieces(seen), runs, nested, past))
         if not runs:
-            return
+            break
+    if past:  # fail closed: what such a step runs in turn is not known (attrition opaque_step)
+        con.execute("insert into opaque_steps select t.trajectory_id, t.step_idx, $reason "
+                    "from (select unnest($ids) as trajectory_id, unnest($steps) as step_idx) t "
+                    "anti join opaque_steps o using (trajectory_id, step_idx)",
+                    {"ids": [t for t, _ in sorted(past)], "steps": [k for _, k in sorted(past)],
+                     "reason": "the written programs it runs in turn are past the trajectory's bound "
+                               "of nested work (NESTED_ROWS_PER_TRAJECTORY)"})
 
 
 def _added(con: duckdb.DuckDBPyConnection, got: set[tuple[str, int, str, str]]) -> set[Run]:
@@ -112,10 +120,10 @@ def _added(con: duckdb.DuckDBPyConnection, got: set[tuple[str, int, str, str]]) 
     pass follows (:data:`_FOLLOWABLE`)."""
     rows, marked = [], {RUNS_AS: [], RUN_FOLDER: []}  # type: ignore[var-annotated]
     for t, step, access, name in sorted(got):
-        mark = RUNS_AS if access.startswith(RUNS_AS) else RUN_FOLDER if access.startswith(RUN_FOLDER) else None
+        mark = next((m for m in MARKS if access.startswith(m)), None)
         if mark is None:
             rows.append((t, step, access, name))
-        else:
+        elif mark in marked:  # HERE / ELSEWHERE marks served in_folders
             marked[mark].append((t, step, name, access[len(mark):]))
     added: list[tuple[str, int, str | None]] = []
     for table, values, insert in (
@@ -144,11 +152,13 @@ def _added(con: duckdb.DuckDBPyConnection, got: set[tuple[str, int, str, str]]) 
 
 
 def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, str, bool], ...]],
-              pieces: Pieces, runs: set[Run] | None, nested: Budgets) -> set[tuple[str, int, str, str]]:
+              pieces: Pieces, runs: set[Run] | None, nested: Budgets,
+              past: set[tuple[str, int]]) -> set[tuple[str, int, str, str]]:
     """One pass of :func:`written_programs` over the ``runs`` a pass before added (None:
     every run, the first pass): the rows (trajectory_id, step_idx, access, resource) they
     get, with :data:`RUNS_AS` and :data:`RUN_FOLDER` rows for the files they run. A
-    further pass charges its rows to ``nested`` (``NESTED_ROWS_PER_TRAJECTORY``)."""
+    further pass charges its rows to ``nested`` (``NESTED_ROWS_PER_TRAJECTORY``); a run
+    not followed past it adds its step to ``past``."""
     only = None if runs is None else {t for t, _, _ in runs}
     rows: set[tuple[str, int, str, str]] = set()
     con.execute("create or replace temp table written_scope as select unnest($ids::varchar[]) as trajectory_id",
@@ -222,8 +232,10 @@ def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, 
                     f.wrote(name, written, pieces, trajectory_id, step_idx)
                 if as_tool is not None:
                     as_tool.wrote(written, pieces, trajectory_id, step_idx)
-        elif runs is None or ((trajectory_id, step_idx, name) in runs or (trajectory_id, step_idx, None) in runs) \
-                and not nested.spent(trajectory_id, "nested_rows"):
+        elif runs is None or (trajectory_id, step_idx, name) in runs or (trajectory_id, step_idx, None) in runs:
+            if runs is not None and nested.spent(trajectory_id, "nested_rows"):
+                past.add((trajectory_id, step_idx))
+                continue
             stepped_between = _between(program_steps.get(trajectory_id, []), step_idx)
             # the languages the step's interpreters read it as, beside (never instead of) the
             # file as itself: a name may be rebound (`alias python3=bash`, a `bin/python3` first
@@ -241,6 +253,7 @@ def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, 
             got = in_folders(got, folders)
             if runs is not None and not nested.charge(trajectory_id, "nested_rows", len(got)):
                 nested.end(trajectory_id, "nested_rows")  # past the bound: its further runs are not followed
+                past.add((trajectory_id, step_idx))
                 continue
             rows.update((trajectory_id, step_idx, access, resource) for access, resource in got)
     return rows

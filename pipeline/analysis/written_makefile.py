@@ -253,7 +253,9 @@ def makefile_commands(text: str, goals: list[str], piece: bool = False,
             automatic = {"@": targets[0] if targets else "", "<": prereqs[0] if prereqs else "",
                          "^": " ".join(prereqs), "?": " ".join(prereqs), "+": " ".join(prereqs), "*": ""}
             for c in recipe:
-                if parse_only and not c.startswith(_PLUS):
+                # a dry run still runs `+` lines and those naming $(MAKE) (GNU make: a sub-make
+                # is run, told to be dry in turn)
+                if parse_only and not c.startswith(_PLUS) and "$(MAKE)" not in c and "${MAKE}" not in c:
                     continue
                 out.append(_expand(c.lstrip(_PLUS), variables, automatic, budget))
                 size += len(out[-1]) + 1

@@ -48,9 +48,9 @@ def h_make(ctx: Ctx, args: list[str], name: str) -> None:
     for f in files:
         ctx.read(f)  # read too: `make -p -f FILE` prints what it parsed
         if not ctx.dynamic(f) and ctx.text(f) != "-":
-            ctx.execute(join_path(folder, ctx.text(f)), runner)
+            ctx.execute(join_path(folder, ctx.text(f)), runner, folder or None)
     for default in MAKEFILES if not files else ():
-        ctx.execute(join_path(folder, default), runner)
+        ctx.execute(join_path(folder, default), runner, folder or None)
 
 
 def h_pytest(ctx: Ctx, args: list[str], name: str) -> None:
@@ -117,7 +117,8 @@ def package_scripts(ctx: Ctx, args: list[str], name: str) -> None:
         scripts = [first]  # `yarn build`, `pnpm lint`: the script of that name
     if not scripts:
         return
-    ctx.execute(join_path(_folder(ctx, dirs), "package.json"), npm_runner(scripts, lifecycle))
+    folder = _folder(ctx, dirs)
+    ctx.execute(join_path(folder, "package.json"), npm_runner(scripts, lifecycle), folder or None)
 
 
 _ARCHIVE_RE = re.compile(r"\.(?:whl|zip|tar|tgz|tar\.gz|tar\.bz2|tar\.xz|egg)$", re.I)

@@ -105,9 +105,10 @@ class Ctx:
                 self.an.provenance[name] = self.an.provenance.get(name, ()) + tuple(provenance)
                 self.acc.derived_cache.clear()
 
-    def execute(self, word: str, runner: str = "") -> None:
+    def execute(self, word: str, runner: str = "", within: str | None = None) -> None:
         """The command runs this file (and the URLs it was downloaded from in this command),
-        with ``runner`` (:attr:`ShellAnalysis.runners`: "" the file itself, `./x`)."""
+        with ``runner`` (:attr:`ShellAnalysis.runners`: "" the file itself, `./x`); ``within``:
+        the folder the run happens in when not the shell's (`make -C app`: ``app``)."""
         m = SUB_RE.fullmatch(word)
         if m and self.an.subs[int(m.group(1))][0] == "<":
             flow = self.an.sub_flows.get(int(m.group(1)))
@@ -117,7 +118,7 @@ class Ctx:
                 return
         word = with_temps(word, self.an.temps)  # `T=$(mktemp); ...; bash "$T"`: the fresh file, /tmp/tmp.*
         if self._strict(word, "executed file"):
-            self.acc.add("executes", self.text(word), runner)
+            self.acc.add("executes", self.text(word), runner, within)
             self._runs_downloads(self.text(word))
 
     def _runs_downloads(self, program: str) -> None:

@@ -126,13 +126,15 @@ class Acc:
         self.copies: list[tuple[str, str]] = []  # ShellAnalysis.copies, in order (a copy made again counts again)
         self.run_folders: dict[tuple[str, str], None] = {}  # ShellAnalysis.run_folders (an ordered set)
 
-    def add(self, kind: str, resource: str, runner: str = "") -> None:
+    def add(self, kind: str, resource: str, runner: str = "", within: str | None = None) -> None:
         """Record ``resource`` under field ``kind`` (normalised, deduplicated). After a
         ``cd DIR`` in the command a relative path is also recorded under DIR (``cd ~/.ssh &&
         curl -F f=@id_rsa``: ``id_rsa`` and ``~/.ssh/id_rsa``): the joined name is what the
         labels see; the relative one still meets the same name in a later step, whose
         shell may well have kept that folder. An executed file is recorded with its
-        ``runner`` (:attr:`ShellAnalysis.runners`; "": it runs as itself), under both names."""
+        ``runner`` (:attr:`ShellAnalysis.runners`; "": it runs as itself), under both names,
+        and the folder it runs in when not where the command started (:attr:`run_folders`:
+        after a `cd`, or ``within`` a folder of its own: `make -C app`)."""
         r = normalise(resource)
         if r is None:
             return
@@ -143,10 +145,22 @@ class Acc:
         if kind == "executes":
             for name in (r, joined) if joined else (r,):
                 self.runners.setdefault((name, runner))
-            if joined and self.cwd:
-                self.run_folders.setdefault((joined, normalise(posixpath.normpath(self.cwd)) or "."))
+            self._run_folder(r, joined, within)
         if self.here is not None and kind in _PATH_FIELDS:
             self.mark_here(kind, r)
+
+    def _run_folder(self, name: str, joined: str | None, within: str | None) -> None:
+        """Record the folder a file executed as ``name`` (``joined``: under the command's
+        `cd`) runs in: ``within`` (relative to the shell's folder) or the `cd`'s folder."""
+        def folder(*parts: str) -> str:
+            return normalise(posixpath.normpath(posixpath.join(*parts))) or "."
+
+        if within is not None:
+            self.run_folders.setdefault((name, folder(within)))
+            if joined and self.cwd:
+                self.run_folders.setdefault((joined, folder(self.cwd, within)))
+        elif self.cwd and (joined or not _relative(name)):  # an absolute name runs in the `cd`'s folder too
+            self.run_folders.setdefault((joined or name, folder(self.cwd)))
 
     def wrote_text(self, resource: str, text: str, appended: bool) -> None:
         """Record that the command writes ``text`` into ``resource`` (at its end when
@@ -191,6 +205,8 @@ class Acc:
             joined = normalise(posixpath.normpath(posixpath.join(self.cwd, name)))
             if joined:
                 self.here.setdefault((kind, joined))
+                if kind == "executes":  # `cd .. && bash x.sh`: ../x.sh runs in ..
+                    self.run_folders.setdefault((joined, normalise(posixpath.normpath(self.cwd)) or "."))
 
     def move(self, target: str | None) -> None:
         """The shell's folder after an unscoped ``cd target`` (None: to an unknown folder;
