@@ -1,6 +1,6 @@
 """Written programs run in turn (pipeline/analysis/written.py, ``MAX_PASSES``): a written
 script, recipe, package script or test file that runs another written file gives that run
-an ``execute`` row and its runner (``written_file.RUNS_AS`` rows into ``shell_runners``),
+an ``execute`` row and its runner (``written_rows.RUNS_AS`` rows into ``shell_runners``),
 and the next pass follows it as the step's own run: `make test` inside a written `ci.sh`
 runs the test recipe (not the makefile read as a shell script), `sh helper.sh` inside it
 runs helper.sh as shell. The cases are what a second reader tried on the first version
@@ -16,6 +16,7 @@ import pytest
 import pipeline.analysis.written as written
 import pipeline.analysis.written_file as written_file
 import pipeline.analysis.written_pieces as written_pieces
+import pipeline.analysis.written_rows as written_rows
 from tests.conftest import rows, stage_connection
 from tests.test_written_programs import PY_EXFIL, URL, bash, verdicts_of, write, written_then_run
 
@@ -231,7 +232,7 @@ def test_many_folders_of_one_run_are_bounded() -> None:
     cmd = "; ".join(f"cd /w/a{j} && bash ../x.sh" for j in range(300))
     con = stage_connection([written_then_run("folders", write("/w/x.sh", x), bash(cmd))], until="flows")
     joined = rows(con, "select count(distinct resource) as n from resources where starts_with(resource, '/w/a')")[0]["n"]
-    assert joined == written_file.MAX_RUN_FOLDERS * 1000
+    assert joined == written_rows.MAX_RUN_FOLDERS * 1000
 
 
 def _resources(records: list[dict[str, Any]]) -> set[tuple[Any, ...]]:

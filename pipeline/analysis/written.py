@@ -43,7 +43,8 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.analysis.analysed import Found, arrow_table
-from pipeline.analysis.written_file import MARKS, RUN_FOLDER, RUNS_AS, FileFollower, in_folders
+from pipeline.analysis.written_file import FileFollower
+from pipeline.analysis.written_rows import MARKS, RUN_FOLDER, RUNS_AS, in_folders
 from pipeline.analysis.written_languages import runner_languages
 from pipeline.analysis.written_pieces import Budgets, Pieces
 from pipeline.analysis.written_texts import Written, WrittenCall, written_call

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from pipeline.analysis.analysed import analysed
 from pipeline.analysis.shell import MAX_COMMAND_CHARS
-from pipeline.analysis.written_file import kept_rows
+from pipeline.analysis.written_rows import kept_rows
 from pipeline.analysis.written_pieces import Pieces, applied
 from pipeline.analysis.written_texts import Written
 from pipeline.analysis.written_tools import tool_targets, tool_text
