@@ -44,7 +44,7 @@ import pyarrow as pa
 
 from pipeline.analysis.analysed import Found, arrow_table
 from pipeline.analysis.written_file import FileFollower
-from pipeline.analysis.written_rows import MARKS, RUN_FOLDER, RUNS_AS, in_folders
+from pipeline.analysis.written_rows import MARKS, MAX_RUN_FOLDERS, RUN_FOLDER, RUNS_AS, in_folders
 from pipeline.analysis.written_languages import runner_languages
 from pipeline.analysis.written_pieces import Budgets, Pieces
 from pipeline.analysis.written_texts import Written, WrittenCall, written_call
@@ -99,20 +99,59 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     added (:func:`_added`), each pass with budgets of its own (the analyses' memo is
     shared), within ``written_pieces.NESTED_ROWS_PER_TRAJECTORY``."""
     seen: dict[tuple[bool, str], Found] = {}
-    nested = Budgets()
+    nested = Nested()
     runs: set[Run] | None = None
-    past: set[tuple[str, int]] = set()  # the steps whose nested runs went past the bound
     for _ in range(MAX_PASSES):
-        runs = _added(con, _followed(con, shell_texts or {}, Pieces(seen), runs, nested, past))
+        runs = _added(con, _followed(con, shell_texts or {}, Pieces(seen), runs, nested))
         if not runs:
             break
-    if past:  # fail closed: what such a step runs in turn is not known (attrition opaque_step)
-        con.execute("insert into opaque_steps select t.trajectory_id, t.step_idx, $reason "
-                    "from (select unnest($ids) as trajectory_id, unnest($steps) as step_idx) t "
-                    "anti join opaque_steps o using (trajectory_id, step_idx)",
-                    {"ids": [t for t, _ in sorted(past)], "steps": [k for _, k in sorted(past)],
-                     "reason": "the written programs it runs in turn are past the trajectory's bound "
-                               "of nested work (NESTED_ROWS_PER_TRAJECTORY)"})
+    if nested.past:  # fail closed: what such a step runs in turn is not known (attrition opaque_step)
+        past = sorted(nested.past)
+        con.execute("insert into opaque_steps select t.trajectory_id, t.step_idx, t.reason "
+                    "from (select unnest($ids) as trajectory_id, unnest($steps) as step_idx, "
+                    "unnest($reasons) as reason) t anti join opaque_steps o using (trajectory_id, step_idx)",
+                    {"ids": [t for t, _, _ in past], "steps": [k for _, k, _ in past], "reasons": [r for _, _, r in past]})
+
+
+class Nested:
+    """The work of a shard's further passes: each trajectory's budgets of nested rows
+    (``NESTED_ROWS_PER_TRAJECTORY``: a script run again, unchanged, in the same folders, is
+    charged once, as an agent re-running `ci.sh`) and of nested work (every run:
+    ``NESTED_WORK_PER_TRAJECTORY``), and the steps whose nested runs were not followed
+    (fail closed: opaque)."""
+
+    def __init__(self) -> None:
+        self.budgets = Budgets()
+        self.charged: set[tuple[str, str, tuple[str, ...], frozenset[tuple[str, str]]]] = set()
+        self.past: set[tuple[str, int, str]] = set()
+
+    def stop(self, trajectory_id: str, step_idx: int, reason: str) -> None:
+        """A run of the step is not followed: the step is opaque."""
+        self.past.add((trajectory_id, step_idx, reason))
+
+    def spent(self, trajectory_id: str) -> bool:
+        """Whether the trajectory has no nested rows or work left."""
+        return self.budgets.spent(trajectory_id, "nested_rows") or self.budgets.spent(trajectory_id, "nested_work")
+
+    def charge(self, trajectory_id: str, name: str, folders: list[str] | None, got: set[tuple[str, str]]) -> bool:
+        """Whether the rows ``got`` of a run of ``name`` in ``folders`` fit the trajectory's
+        budgets: its work (every run) and its rows (unless the same run was charged before);
+        past either, nothing more."""
+        if not self.budgets.charge(trajectory_id, "nested_work", len(got)):
+            self.budgets.end(trajectory_id, "nested_work")
+            return False
+        key = (trajectory_id, name, tuple(folders or ()), frozenset(got))
+        if key in self.charged:
+            return True
+        if not self.budgets.charge(trajectory_id, "nested_rows", len(got)):
+            self.budgets.end(trajectory_id, "nested_rows")
+            return False
+        self.charged.add(key)
+        return True
+
+
+_PAST_BOUND = ("the written programs it runs in turn are past the trajectory's bound of nested work "
+               "(NESTED_ROWS_PER_TRAJECTORY, NESTED_WORK_PER_TRAJECTORY)")
 
 
 def _added(con: duckdb.DuckDBPyConnection, got: set[tuple[str, int, str, str]]) -> set[Run]:
@@ -153,13 +192,13 @@ def _added(con: duckdb.DuckDBPyConnection, got: set[tuple[str, int, str, str]]) 
 
 
 def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, str, bool], ...]],
-              pieces: Pieces, runs: set[Run] | None, nested: Budgets,
-              past: set[tuple[str, int]]) -> set[tuple[str, int, str, str]]:
+              pieces: Pieces, runs: set[Run] | None, nested: Nested) -> set[tuple[str, int, str, str]]:
     """One pass of :func:`written_programs` over the ``runs`` a pass before added (None:
     every run, the first pass): the rows (trajectory_id, step_idx, access, resource) they
     get, with :data:`RUNS_AS` and :data:`RUN_FOLDER` rows for the files they run. A
     further pass charges its rows to ``nested`` (``NESTED_ROWS_PER_TRAJECTORY``); a run
-    not followed past it adds its step to ``past``."""
+    not followed past it, or in more than ``MAX_RUN_FOLDERS`` folders, makes its step
+    opaque (``Nested.stop``)."""
     only = None if runs is None else {t for t, _, _ in runs}
     rows: set[tuple[str, int, str, str]] = set()
     con.execute("create or replace temp table written_scope as select unnest($ids::varchar[]) as trajectory_id",
@@ -234,8 +273,8 @@ def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, 
                 if as_tool is not None:
                     as_tool.wrote(written, pieces, trajectory_id, step_idx)
         elif runs is None or (trajectory_id, step_idx, name) in runs or (trajectory_id, step_idx, None) in runs:
-            if runs is not None and nested.spent(trajectory_id, "nested_rows"):
-                past.add((trajectory_id, step_idx))
+            if runs is not None and nested.spent(trajectory_id):
+                nested.stop(trajectory_id, step_idx, _PAST_BOUND)
                 continue
             stepped_between = _between(program_steps.get(trajectory_id, []), step_idx)
             # the languages the step's interpreters read it as, beside (never instead of) the
@@ -251,10 +290,12 @@ def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, 
                 got = got | as_named.at_named_run(pieces, trajectory_id, stepped_between, by)
             for tool in run_tools if as_tool is not None else ():
                 got = got | as_tool.run_by(tool, pieces, trajectory_id, stepped_between)
+            if folders and len(folders) > MAX_RUN_FOLDERS:  # read in the first ones only: fail closed
+                nested.stop(trajectory_id, step_idx, f"it runs {name} in {len(folders)} folders "
+                                                     f"(more than MAX_RUN_FOLDERS = {MAX_RUN_FOLDERS})")
             got = in_folders(got, folders)
-            if runs is not None and not nested.charge(trajectory_id, "nested_rows", len(got)):
-                nested.end(trajectory_id, "nested_rows")  # past the bound: its further runs are not followed
-                past.add((trajectory_id, step_idx))
+            if runs is not None and not nested.charge(trajectory_id, name, folders, got):
+                nested.stop(trajectory_id, step_idx, _PAST_BOUND)  # its further nested runs are not followed
                 continue
             rows.update((trajectory_id, step_idx, access, resource) for access, resource in got)
     return rows

@@ -89,7 +89,11 @@ _LIMITS.update({f"{who}_{kind}": limit for kind, limit in list(_LIMITS.items()) 
 # trajectory's nested runs, in all (rows, not characters): a file running n written files
 # that each run n more, at s steps, gets s*n*n of them
 NESTED_ROWS_PER_TRAJECTORY = 100_000
+# ... counted once per distinct run (an agent re-running an unchanged `ci.sh` step after step
+# is charged once); every nested run's rows count towards this many, whatever repeats
+NESTED_WORK_PER_TRAJECTORY = 10 * NESTED_ROWS_PER_TRAJECTORY
 _LIMITS["nested_rows"] = lambda: NESTED_ROWS_PER_TRAJECTORY
+_LIMITS["nested_work"] = lambda: NESTED_WORK_PER_TRAJECTORY
 
 
 class Budgets:

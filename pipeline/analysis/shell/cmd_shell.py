@@ -69,32 +69,46 @@ def h_read(ctx: Ctx, args: list[str], name: str) -> None:
 
 
 def h_cd(ctx: Ctx, args: list[str], name: str) -> None:
-    """cd/pushd DIR: later relative paths of the command are under DIR too (Acc.cwd); a
-    computed folder (`cd $(mktemp -d)`), `cd -`, `popd`, or a `cd` in a subshell, pipeline,
-    function, conditional or loop body makes it unknown again. Also where the command
-    leaves its shell (Acc.move, for the session's later steps: sql/shell_folders.sql)."""
+    """cd/pushd DIR: later relative paths of the command are under DIR too (Acc.cwd); `cd -`
+    and `popd` return to the folder before (the last move's, pushd's) when the command
+    knows it; a computed folder (`cd $(mktemp -d)`), a return to a folder from before the
+    command, or a `cd` in a pipeline, function, conditional or loop body makes it unknown
+    again (in a subshell it holds to the subshell's end: the engine restores the folder).
+    Also where the command leaves its shell (Acc.move, for the session's later steps:
+    sql/shell_folders.sql), which no `cd` in a subshell moves."""
     _, pos = parse_opts(args, "", ())
-    ctx.acc.track_here()  # names from here on may be elsewhere than where the command started
-    # in a pipeline, function or conditional the move may not hold afterwards; in a subshell
-    # (alone) it holds to the subshell's end (the engine then restores the folder before it)
-    # and never moves the shell's own folder
-    if (ctx.scoped and not ctx.in_subshell) or name == "popd" or (
-            pos and (ctx.dynamic(pos[0]) or ctx.text(pos[0]) == "-")):
-        ctx.acc.cwd, ctx.acc.lost = None, True
+    acc = ctx.acc
+    acc.track_here()  # names from here on may be elsewhere than where the command started
+    holds = not ctx.scoped or ctx.in_subshell  # the move holds for what follows it
+    before = (acc.cwd, acc.lost)
+    back = name == "popd" or (name == "cd" and bool(pos) and ctx.text(pos[0]) == "-")
+    prior = (acc.oldcwd if name == "cd" else acc.dirs.pop() if acc.dirs else None) if back and holds else None
+    if prior is not None:  # back to a folder this command was in
+        acc.cwd, acc.lost = prior
+        acc.oldcwd = before
+        if not ctx.under_subshell:
+            acc.move("-" if name == "cd" else None)
+        return
+    if not holds or back or (pos and ctx.dynamic(pos[0])):
+        acc.cwd, acc.lost = None, True
+        acc.oldcwd = before if holds else None
         if not ctx.under_subshell:  # the shell's own folder: back where it was (`cd -`) or unknown
-            ctx.acc.move("-" if not ctx.scoped and name == "cd" and pos and ctx.text(pos[0]) == "-" else None)
+            acc.move("-" if not ctx.scoped and name == "cd" and back else None)
         return
     if name == "pushd" and not pos:
         if not ctx.under_subshell:
-            ctx.acc.move(None)  # swaps with the folder before: unknown here
+            acc.move(None)  # swaps with the folder before: unknown here
         return
     target = ctx.text(pos[0]) if pos else "~"
     if not ctx.under_subshell:
-        ctx.acc.move(target)
-    base = ctx.acc.cwd
+        acc.move(target)
+    if name == "pushd":
+        acc.dirs.append(before)
+    acc.oldcwd = before
+    base = acc.cwd
     joined = target if target.startswith(("/", "~")) or base is None else posixpath.join(base, target)
     # a relative first `cd` stays relative: where the command started is not known
-    ctx.acc.cwd = "~/" + posixpath.normpath(joined[2:]) if joined.startswith("~/") else posixpath.normpath(joined)
+    acc.cwd = "~/" + posixpath.normpath(joined[2:]) if joined.startswith("~/") else posixpath.normpath(joined)
 
 
 def h_pathcalc(ctx: Ctx, args: list[str], name: str) -> None:

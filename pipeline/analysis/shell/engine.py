@@ -92,6 +92,7 @@ class Analyser(Words):
         self.in_subshell = False  # the command lies in a subshell only (a `cd` holds to its end)
         self.under_subshell = False  # ... in a subshell at all
         self.folders_at: dict[int, tuple[str | None, bool]] = {}  # per open subshell: Acc.cwd, Acc.lost at its start
+        self.dirs_at: dict[int, list[tuple[str | None, bool]]] = {}  # ... and Acc.dirs
         self.outputs: list[Flow] = []  # what the text's pipelines write to its own stdout
 
     def sub(self, text: str, stdin: Flow | None = None) -> ShellAnalysis:
@@ -149,6 +150,8 @@ class Analyser(Words):
         for n, pipeline in enumerate(parsed.pipelines):
             flow = stdin if stdin is not None and n == 0 else Flow()
             for k, stage in enumerate(pipeline):
+                if k and self.acc.cwd and not set(subshells) <= set(stage.subshells):
+                    flow = self.out_of_subshell(flow)  # `(cd /tmp/pub && cat x) | curl -T - URL`
                 subshells = self.subshells(subshells, stage.subshells)
                 self.piped, self.last = k > 0 or flow is stdin, k == len(pipeline) - 1 and stage.out == ROOT
                 self.alone = len(pipeline) == 1  # an `exec` in a pipeline runs in a subshell
@@ -161,11 +164,18 @@ class Analyser(Words):
                 if stage.stdin_layer is not None:  # `while read l; do ...; done < f`: the loop's stdin (stage())
                     self.piped = True
                 flow = self.stage(stage, flow)
+            if pipeline[-1].subshells and self.acc.cwd:  # gathered after the subshell: `(cd d; cat x; cat y) | c`
+                flow = self.out_of_subshell(flow)
             collected.setdefault(pipeline[-1].out, []).append(flow)
         self.subshells(subshells, ())
         for k in range(len(self.subs)):
             self.substitution(k)
         return self.acc.result()
+
+    def out_of_subshell(self, flow: Flow) -> Flow:
+        """What a subshell writes out of it: its files named where its `cd` went (the command
+        after it records them where the command is, outside the subshell)."""
+        return replace(flow, resources=tuple(self.acc.under_cwd(r) or r for r in flow.resources))
 
     def subshells(self, was: tuple[int, ...], now: tuple[int, ...]) -> tuple[int, ...]:
         """From a stage in subshells ``was`` to one in ``now``: the folder a subshell's `cd`
@@ -176,8 +186,10 @@ class Analyser(Words):
             common += 1
         for g in reversed(was[common:]):
             self.acc.cwd, self.acc.lost = self.folders_at.pop(g)
+            self.acc.dirs = self.dirs_at.pop(g)
         for g in now[common:]:
             self.folders_at[g] = (self.acc.cwd, self.acc.lost)
+            self.dirs_at[g] = list(self.acc.dirs)
         return now
 
     def substitution(self, k: int) -> None:

@@ -118,6 +118,10 @@ class Acc:
         # to an unknown folder no name is known relative to the start
         self.here: dict[tuple[str, str], None] | None = None
         self.lost = False
+        # the folders a `cd -` (the last one) or `popd` (pushd's, in order) returns to:
+        # (Acc.cwd, Acc.lost) before each move
+        self.dirs: list[tuple[str | None, bool]] = []
+        self.oldcwd: tuple[str | None, bool] | None = None
         # where the shell is left (ShellAnalysis.folder) and, for `cd -`, where it was before
         # the last move (None: unknown, before the command)
         self.folder: str | None = "."

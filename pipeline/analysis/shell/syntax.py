@@ -96,9 +96,21 @@ class _Flattener(RedirectedWalk):
 
     # -- statements
     def statements(self, node: tree_sitter.Node) -> None:
-        """Each statement child of a group as its own pipeline(s)."""
+        """Each statement child of a group as its own pipeline(s); one run in the background
+        (`cd ~/.ssh & cat id_rsa`) runs in a subshell of its own (its `cd` moves nothing
+        that follows)."""
         for child in node.named_children:
+            if child.next_sibling is None or child.next_sibling.type != "&":
+                self.statement(child)
+                continue
+            # a subshell of its own (not a group: its output is still the text's): an id no group has
+            self.scope += 1
+            self.subshells.append(-1 - child.id)
+            self.subshell_scopes.append(self.scope)
             self.statement(child)
+            self.subshell_scopes.pop()
+            self.subshells.pop()
+            self.scope -= 1
 
     def statement(self, node: tree_sitter.Node) -> None:
         kind = node.type
@@ -142,7 +154,9 @@ class _Flattener(RedirectedWalk):
             self.scope += 1
             g = self.groups.enter()
             self.subshells.append(g)
+            self.subshell_scopes.append(self.scope)
             self.statements(node)
+            self.subshell_scopes.pop()
             self.subshells.pop()
             self.groups.leave(g)
             self.scope -= 1

@@ -48,12 +48,16 @@ class CommandReader(WordReader):
         self.deferred: list[tuple[str, tree_sitter.Node | Stage]] = []
         self.scope = 0  # depth of subshells, function bodies, conditional and loop bodies
         self.subshells: list[int] = []  # the groups of the subshells open, outer first
+        self.subshell_scopes: list[int] = []  # the scope depth inside each of them as it opened
         self.groups = Groups()  # every compound command, for what its output feeds
 
     def stage(self, node: tree_sitter.Node) -> Stage:
         """A simple command (or assignment, declaration, test) as a Stage."""
+        # a conditional, loop or function body inside the innermost subshell (one around the
+        # subshell is the subshell's business: the subshell runs whole or not at all)
         stage = Stage(scoped=self.scope > 0, subshells=tuple(self.subshells),
-                      conditional=self.scope > len(self.subshells), group=self.groups.current)
+                      conditional=self.scope > (self.subshell_scopes[-1] if self.subshell_scopes else 0),
+                      group=self.groups.current)
         self.command_words(node, stage)
         return stage
 
