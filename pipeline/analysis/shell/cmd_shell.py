@@ -79,7 +79,7 @@ def h_cd(ctx: Ctx, args: list[str], name: str) -> None:
     _, pos = parse_opts(args, "", ())
     acc = ctx.acc
     acc.track_here()  # names from here on may be elsewhere than where the command started
-    holds = not ctx.scoped or ctx.in_subshell  # the move holds for what follows it
+    holds = (not ctx.scoped or ctx.in_subshell) and not ctx.varied  # the move holds for what follows it
     before = (acc.cwd, acc.lost)
     back = name == "popd" or (name == "cd" and bool(pos) and ctx.text(pos[0]) == "-")
     prior = (acc.oldcwd if name == "cd" else acc.dirs.pop() if acc.dirs else None) if back and holds else None
@@ -87,7 +87,10 @@ def h_cd(ctx: Ctx, args: list[str], name: str) -> None:
         acc.cwd, acc.lost = prior
         acc.oldcwd = before
         if not ctx.under_subshell:
-            acc.move("-" if name == "cd" else None)
+            if name == "cd":
+                acc.move("-")
+            else:  # popd: the shell's own folder pushd left
+                acc.folder, acc.oldfolder = acc.folders.pop() if acc.folders else None, acc.folder
         return
     if not holds or back or (pos and ctx.dynamic(pos[0])):
         acc.cwd, acc.lost = None, True
@@ -101,6 +104,8 @@ def h_cd(ctx: Ctx, args: list[str], name: str) -> None:
         return
     target = ctx.text(pos[0]) if pos else "~"
     if not ctx.under_subshell:
+        if name == "pushd":
+            acc.folders.append(acc.folder)
         acc.move(target)
     if name == "pushd":
         acc.dirs.append(before)

@@ -36,6 +36,7 @@ class Ctx:
         self.scoped = False  # in a subshell, pipeline, function, conditional or loop body (syntax.Stage)
         self.in_subshell = False  # in subshells only: a `cd` holds to the subshell's end (Analyser.subshells)
         self.under_subshell = False  # in a subshell at all: a `cd` never moves the shell's own folder
+        self.varied = False  # its words take several values (a loop's): run once per value
         self.stage_reads: list[str] = []
         self.stdin_taken = False  # the command it runs gets none of it (xargs) or not all (sudo -S)
 

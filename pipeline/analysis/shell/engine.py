@@ -90,6 +90,7 @@ class Analyser(Words):
         self.tree_reads: set[str] = set()  # folders read whole (tar c, zip -r, cp -r): Ctx.read_tree
         self.piped = False
         self.in_subshell = False  # the command lies in a subshell only (a `cd` holds to its end)
+        self.varied = False  # the stage runs once per value of a word with several (a loop's)
         self.under_subshell = False  # ... in a subshell at all
         self.folders_at: dict[int, tuple[str | None, bool]] = {}  # per open subshell: Acc.cwd, Acc.lost at its start
         self.dirs_at: dict[int, list[tuple[str | None, bool]]] = {}  # ... and Acc.dirs
@@ -150,8 +151,8 @@ class Analyser(Words):
         for n, pipeline in enumerate(parsed.pipelines):
             flow = stdin if stdin is not None and n == 0 else Flow()
             for k, stage in enumerate(pipeline):
-                if k and self.acc.cwd and not set(subshells) <= set(stage.subshells):
-                    flow = self.out_of_subshell(flow)  # `(cd /tmp/pub && cat x) | curl -T - URL`
+                if k and not set(subshells) <= set(stage.subshells):
+                    flow = self.out_of_subshell(flow, subshells, stage.subshells)  # `(cd d && cat x) | c`
                 subshells = self.subshells(subshells, stage.subshells)
                 self.piped, self.last = k > 0 or flow is stdin, k == len(pipeline) - 1 and stage.out == ROOT
                 self.alone = len(pipeline) == 1  # an `exec` in a pipeline runs in a subshell
@@ -164,18 +165,26 @@ class Analyser(Words):
                 if stage.stdin_layer is not None:  # `while read l; do ...; done < f`: the loop's stdin (stage())
                     self.piped = True
                 flow = self.stage(stage, flow)
-            if pipeline[-1].subshells and self.acc.cwd:  # gathered after the subshell: `(cd d; cat x; cat y) | c`
-                flow = self.out_of_subshell(flow)
+            if pipeline[-1].subshells:  # gathered after the subshell: `(cd d; cat x; cat y) | c`
+                flow = self.out_of_subshell(flow, pipeline[-1].subshells, ())
             collected.setdefault(pipeline[-1].out, []).append(flow)
         self.subshells(subshells, ())
         for k in range(len(self.subs)):
             self.substitution(k)
         return self.acc.result()
 
-    def out_of_subshell(self, flow: Flow) -> Flow:
-        """What a subshell writes out of it: its files named where its `cd` went (the command
-        after it records them where the command is, outside the subshell)."""
-        return replace(flow, resources=tuple(self.acc.under_cwd(r) or r for r in flow.resources))
+    def out_of_subshell(self, flow: Flow, inside: tuple[int, ...], outside: tuple[int, ...]) -> Flow:
+        """What a subshell writes out of it (from a stage in subshells ``inside`` to one in
+        ``outside``): its files named where its `cd` went, since the command after it records
+        them where it is, outside: joined under that folder; named where the command started
+        when the subshell went back there (`cd -`), and then never joined under the folder
+        outside (Acc.resolved)."""
+        if self.acc.cwd:
+            return replace(flow, resources=tuple(self.acc.under_cwd(r) or r for r in flow.resources))
+        left = [g for g in inside if g not in outside]
+        if left and left[0] in self.folders_at and self.folders_at[left[0]] != (self.acc.cwd, self.acc.lost):
+            self.acc.resolved.update(flow.resources)
+        return flow
 
     def subshells(self, was: tuple[int, ...], now: tuple[int, ...]) -> tuple[int, ...]:
         """From a stage in subshells ``was`` to one in ``now``: the folder a subshell's `cd`
@@ -225,6 +234,9 @@ class Analyser(Words):
         cost = (STAGE_WORK + sum(map(len, stage.words)) + sum(len(t) for _, t in stage.redirs)
                 + len(stdin.resources))
         outs: list[Flow] = []
+        # a word with several values (a loop's): a `cd` to it goes to one folder per run,
+        # which no single folder stands for (the runs are not composed: h_cd)
+        self.varied = math.prod(len(v) for v in lists) > 1
         for combo in combos:
             self.budget.spend(cost)
             binding = {n: val for (n, _), val in zip(known, combo)}
@@ -254,6 +266,7 @@ class Analyser(Words):
         ctx = Ctx(self, stdin, redirs)
         ctx.scoped = scoped or self.piped
         ctx.in_subshell, ctx.under_subshell = self.in_subshell and not self.piped, self.under_subshell
+        ctx.varied = self.varied
         while words and words[0] in KEYWORDS:
             kw = words.pop(0)
             if kw in ("for", "select"):

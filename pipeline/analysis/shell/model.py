@@ -122,6 +122,10 @@ class Acc:
         # (Acc.cwd, Acc.lost) before each move
         self.dirs: list[tuple[str | None, bool]] = []
         self.oldcwd: tuple[str | None, bool] | None = None
+        self.folders: list[str | None] = []  # the shell's own folders pushd left (Acc.folder), for popd
+        # names that came out of a subshell named where the command started (its `cd -`):
+        # never joined under a later `cd`'s folder
+        self.resolved: set[str] = set()
         # where the shell is left (ShellAnalysis.folder) and, for `cd -`, where it was before
         # the last move (None: unknown, before the command)
         self.folder: str | None = "."
@@ -202,7 +206,12 @@ class Acc:
         """Record that relative path ``name`` (normalised) was named in the folder the
         command is in now: kept, joined to it, when that folder is known relative to where
         the command started (not after ``cd /abs``, nor after a ``cd`` to an unknown folder)."""
-        if self.here is None or self.lost or not _relative(name):
+        if self.here is None or not _relative(name):
+            return
+        if name in self.resolved:  # out of a subshell back where the command started (its `cd -`)
+            self.here.setdefault((kind, name))
+            return
+        if self.lost:
             return
         if self.cwd is None:
             self.here.setdefault((kind, name))
@@ -231,7 +240,7 @@ class Acc:
     def under_cwd(self, name: str) -> str | None:
         """``name`` (normalised) under the folder of the command's last ``cd``, when there is
         one and the name is a relative path (not ``../x`` above it, not a pseudo resource)."""
-        if not self.cwd or name.startswith(("/", "~")) or _PSEUDO_RE.match(name):
+        if not self.cwd or name.startswith(("/", "~")) or _PSEUDO_RE.match(name) or name in self.resolved:
             return None
         joined = normalise(posixpath.normpath(posixpath.join(self.cwd, name)))
         return joined if joined and joined != name and not joined.startswith("..") else None
