@@ -63,8 +63,7 @@ def _between(steps: list[int], run: int) -> Callable[[int], bool]:
 # that run an `execute` row, its runner and the folder it runs in, and the next pass
 # follows it as a run of the step (as sql/written_runs.sql reads a program step's own
 # runs), this many levels deep; each further pass follows only the runs the one before
-# added, and a trajectory's further passes get at most
-# written_pieces.NESTED_ROWS_PER_TRAJECTORY rows from their runs in all
+# added, within the trajectory's nested budgets (Nested)
 MAX_PASSES = 6
 _URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")  # a URL run (`curl ... | sh` of a fetched name) is no file's
 _ROWS = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("access", pa.string()),
@@ -97,7 +96,8 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     text runs it (``shell_runners``: `make test` runs the recipes of its goal, `sh x` the
     file as shell) and where (``shell_run_folders``), and the next pass follows the runs
     added (:func:`_added`), each pass with budgets of its own (the analyses' memo is
-    shared), within ``written_pieces.NESTED_ROWS_PER_TRAJECTORY``."""
+    shared), within the trajectory's nested budgets (:class:`Nested`); a step whose nested
+    runs go past them is opaque (``opaque_steps``: fail closed)."""
     seen: dict[tuple[bool, str], Found] = {}
     nested = Nested()
     runs: set[Run] | None = None
@@ -158,7 +158,8 @@ def _added(con: duckdb.DuckDBPyConnection, got: set[tuple[str, int, str, str]]) 
     """Insert a pass's rows (``resources``; :data:`RUNS_AS` rows into ``shell_runners``,
     :data:`RUN_FOLDER` rows into ``shell_run_folders``); the runs they add that a further
     pass follows (:data:`_FOLLOWABLE`)."""
-    rows, marked = [], {RUNS_AS: [], RUN_FOLDER: []}  # type: ignore[var-annotated]
+    rows: list[tuple[str, int, str, str]] = []
+    marked: dict[str, list[tuple[str, int, str, str]]] = {RUNS_AS: [], RUN_FOLDER: []}
     for t, step, access, name in sorted(got):
         mark = next((m for m in MARKS if access.startswith(m)), None)
         if mark is None:
