@@ -15,18 +15,17 @@ program text is analysed once per process (:func:`pipeline.analysis.analysed.ana
 from __future__ import annotations
 
 import json
-import re
 
 import duckdb
 import pyarrow as pa
 
 from pipeline.analysis.analysed import Found, analysed, arrow_table
+from pipeline.analysis.shell.model import PSEUDO_RE
 from pipeline.analysis.programs import UnreadableArguments, call_program
 from pipeline.analysis.written import written_programs
 from pipeline.sql import materialize
 
 _PATH_ACCESS = frozenset({"read", "write", "execute", "delete", "payload"})  # a relative name is a path
-_PSEUDO_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")  # a URL or pseudo resource (env:X): as the analyser's model
 _PROGRAM_FOLDER_SCHEMA = pa.schema([("program_id", pa.int64()), ("folder", pa.string())])
 _PROGRAM_RES_SCHEMA = pa.schema([("program_id", pa.int64()), ("access", pa.string()), ("resource", pa.string())])
 _PROGRAM_OPAQUE_SCHEMA = pa.schema([("program_id", pa.int64()), ("opaque_reason", pa.string())])
@@ -115,7 +114,7 @@ def _here_rows(found: Found) -> tuple[tuple[str, str], ...]:
     if found.here is not None:
         return found.here
     return tuple((a, r) for a, r in found.rows if a in _PATH_ACCESS and not r.startswith(("/", "~"))
-                 and not _PSEUDO_RE.match(r))
+                 and not PSEUDO_RE.match(r))
 
 
 def resources(con: duckdb.DuckDBPyConnection, batch_rows: int = 20_000) -> None:

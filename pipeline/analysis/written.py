@@ -36,13 +36,13 @@ it writes; the writer's own rows say which file it wrote).
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Callable
 
 import duckdb
 import pyarrow as pa
 
 from pipeline.analysis.analysed import Found, arrow_table
+from pipeline.analysis.shell.model import PSEUDO_RE
 from pipeline.analysis.written_file import FileFollower
 from pipeline.analysis.written_rows import MARKS, MAX_RUN_FOLDERS, RUN_FOLDER, RUNS_AS, in_folders
 from pipeline.analysis.written_languages import runner_languages
@@ -65,7 +65,6 @@ def _between(steps: list[int], run: int) -> Callable[[int], bool]:
 # runs), this many levels deep; each further pass follows only the runs the one before
 # added, within the trajectory's nested budgets (Nested)
 MAX_PASSES = 6
-_URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")  # a URL run (`curl ... | sh` of a fetched name) is no file's
 _ROWS = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("access", pa.string()),
                    ("resource", pa.string())])
 _NAMED = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("name", pa.string()),
@@ -181,7 +180,7 @@ def _added(con: duckdb.DuckDBPyConnection, got: set[tuple[str, int, str, str]]) 
             continue
         con.register("written_in", arrow_table(values, _ROWS if table == "resources" else _NAMED))
         for t, step, access, name, *runner in con.execute(insert).fetchall():
-            if access == "execute" and not _URL_RE.match(name):
+            if access == "execute" and not PSEUDO_RE.match(name):  # a URL run (`curl ... | sh`) is no file's
                 added.append((t, step, None if runner == ["pytest"] else name))
         con.unregister("written_in")
     if not added:

@@ -9,13 +9,11 @@ where it started; and those rows for a run in a folder (:func:`in_folders`). Use
 from __future__ import annotations
 
 import posixpath
-import re
 
 from pipeline.analysis.analysed import Found
-from pipeline.analysis.shell.model import normalise
+from pipeline.analysis.shell.model import PSEUDO_RE, normalise, relative_path
 
 _WRITTEN_ACCESS = frozenset({"read", "execute", "delete", "send", "payload"})
-_PSEUDO_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")  # a URL or pseudo resource (env:X): no path
 # the mark of a row that says how the text runs a file it executes (``Found.runners``:
 # ``(RUNS_AS + runner, name)``, e.g. ``("runs_as:make:test", "Makefile")``): a written
 # program that runs another written file in turn hands the next pass of
@@ -53,7 +51,7 @@ def kept_rows(found: Found) -> set[tuple[str, str]]:
 def _under(folder: str, name: str) -> str | None:
     """A relative ``name`` under ``folder`` (normalised; None for another name, or one
     that lands above a relative folder)."""
-    if name.startswith(("/", "~")) or _PSEUDO_RE.match(name):
+    if name.startswith(("/", "~")) or PSEUDO_RE.match(name):
         return None
     joined = normalise(posixpath.normpath(posixpath.join(folder, name)))
     return None if joined is None or joined == ".." or joined.startswith("../") else joined
@@ -94,11 +92,7 @@ def in_folders(got: set[tuple[str, str]], folders: list[str] | None) -> set[tupl
                     out.add((RUN_FOLDER + (within if within.startswith(("/", "~")) else
                                            _under(folder, within) or folder), joined))
         for name, withins in own.items():  # absolute names the text runs after its own `cd`
-            if not _relative(name):
-                out.update((RUN_FOLDER + (w if not _relative(w) else _under(folder, w) or folder), name)
+            if not relative_path(name):
+                out.update((RUN_FOLDER + (w if not relative_path(w) else _under(folder, w) or folder), name)
                            for w in withins)
     return out
-
-
-def _relative(name: str) -> bool:
-    return not name.startswith(("/", "~")) and not _PSEUDO_RE.match(name)

@@ -16,7 +16,7 @@ from pipeline.analysis.shell.flow import Flow, union_flows
 from pipeline.analysis.shell.words import restore_private
 
 __all__ = ["ShellAnalysis", "FIELDS", "Acc", "Flow", "union_flows", "normalise", "MAX_COMMAND_CHARS", "MAX_DEPTH",
-           "MAX_PRODUCT", "VAR_RE", "ASSIGN_RE", "FIXED_VARS", "DEV_TCP"]
+           "MAX_PRODUCT", "VAR_RE", "ASSIGN_RE", "FIXED_VARS", "DEV_TCP", "PSEUDO_RE", "relative_path"]
 
 MAX_COMMAND_CHARS = 100_000
 MAX_DEPTH = 6
@@ -24,7 +24,7 @@ MAX_PRODUCT = 256  # loop-variable combinations tried exhaustively; beyond, each
 VAR_RE = re.compile(r"\$(?:\{[#!]?([A-Za-z_]\w*|\d+|[@*#?$!-])([^}]*)\}|([A-Za-z_]\w*)|([0-9@*#?$!-]))")
 ASSIGN_RE = re.compile(r"^([A-Za-z_]\w*)(\[[^\]]*\])?\+?=(.*)$", re.S)
 _NOT_RESOURCES = {"", "-", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"}
-_PSEUDO_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")
+PSEUDO_RE = re.compile(r"^[a-z][a-z0-9+.-]*:")  # a URL or pseudo resource (env:X): no path
 _PATH_FIELDS = frozenset({"reads", "writes", "executes", "deletes", "payloads"})
 _PATH_ORDER = ("reads", "writes", "executes", "deletes", "payloads")  # _PATH_FIELDS in FIELDS' order
 FIXED_VARS = {"HOME": "~", "PWD": "."}
@@ -88,7 +88,7 @@ def normalise(resource: str) -> str | None:
     r = restore_private(resource).strip()
     if r in _NOT_RESOURCES or r.startswith("/dev/fd/") or r.startswith("/proc/self/fd/"):
         return None
-    if "://" in r or _PSEUDO_RE.match(r):
+    if "://" in r or PSEUDO_RE.match(r):
         return r
     r = re.sub(r"/{2,}", "/", r)
     while r.startswith("./"):
@@ -98,9 +98,9 @@ def normalise(resource: str) -> str | None:
     return r or "."
 
 
-def _relative(name: str) -> bool:
+def relative_path(name: str) -> bool:
     """A relative path (not ``/...``, ``~...``, nor a URL or pseudo resource such as ``env:X``)."""
-    return not name.startswith(("/", "~")) and not _PSEUDO_RE.match(name)
+    return not name.startswith(("/", "~")) and not PSEUDO_RE.match(name)
 
 
 class Acc:
@@ -168,7 +168,7 @@ class Acc:
             self.run_folders.setdefault((name, folder(within)))
             if joined and self.cwd:
                 self.run_folders.setdefault((joined, folder(self.cwd, within)))
-        elif self.cwd and (joined or not _relative(name)):  # an absolute name runs in the `cd`'s folder too
+        elif self.cwd and (joined or not relative_path(name)):  # an absolute name runs in the `cd`'s folder too
             self.run_folders.setdefault((joined or name, folder(self.cwd)))
 
     def wrote_text(self, resource: str, text: str, appended: bool) -> None:
@@ -185,7 +185,7 @@ class Acc:
         the command), under the names :meth:`add` records them by: as given, and joined
         under the folder of its last ``cd`` when either is relative."""
         c, o = normalise(copy), normalise(original)
-        if c is None or o is None or c == o or _PSEUDO_RE.match(c) or _PSEUDO_RE.match(o):
+        if c is None or o is None or c == o or PSEUDO_RE.match(c) or PSEUDO_RE.match(o):
             return
         joined_c, joined_o = self.under_cwd(c), self.under_cwd(o)
         for entry in [(c, o)] + ([(joined_c or c, joined_o or o)] if joined_c or joined_o else []):
@@ -200,13 +200,13 @@ class Acc:
         """From now on keep ``here`` explicitly (at a ``cd``, or a nested analysis that had
         one): every relative path recorded so far was named where the command started."""
         if self.here is None:
-            self.here = {(k, r): None for k in _PATH_ORDER for r in self.lists[k] if _relative(r)}
+            self.here = {(k, r): None for k in _PATH_ORDER for r in self.lists[k] if relative_path(r)}
 
     def mark_here(self, kind: str, name: str) -> None:
         """Record that relative path ``name`` (normalised) was named in the folder the
         command is in now: kept, joined to it, when that folder is known relative to where
         the command started (not after ``cd /abs``, nor after a ``cd`` to an unknown folder)."""
-        if self.here is None or not _relative(name):
+        if self.here is None or not relative_path(name):
             return
         if name in self.resolved:  # out of a subshell back where the command started (its `cd -`)
             self.here.setdefault((kind, name))
@@ -240,7 +240,7 @@ class Acc:
     def under_cwd(self, name: str) -> str | None:
         """``name`` (normalised) under the folder of the command's last ``cd``, when there is
         one and the name is a relative path (not ``../x`` above it, not a pseudo resource)."""
-        if not self.cwd or name.startswith(("/", "~")) or _PSEUDO_RE.match(name) or name in self.resolved:
+        if not self.cwd or name.startswith(("/", "~")) or PSEUDO_RE.match(name) or name in self.resolved:
             return None
         joined = normalise(posixpath.normpath(posixpath.join(self.cwd, name)))
         return joined if joined and joined != name and not joined.startswith("..") else None
@@ -269,7 +269,7 @@ class Acc:
         self.here = here
         if here is not None:
             for f, r in other.here if other.here is not None else (
-                    (f, r) for f in _PATH_ORDER for r in getattr(other, f) if _relative(r)):
+                    (f, r) for f in _PATH_ORDER for r in getattr(other, f) if relative_path(r)):
                 self.mark_here(f, r)
         for entry in other.written_texts:
             self._text(entry)
