@@ -44,9 +44,10 @@ import pyarrow as pa
 from pipeline.analysis.analysed import Found, arrow_table
 from pipeline.analysis.shell.model import PSEUDO_RE
 from pipeline.analysis.written_file import FileFollower
-from pipeline.analysis.written_rows import MARKS, MAX_RUN_FOLDERS, RUN_FOLDER, RUNS_AS, in_folders
+from pipeline.analysis.written_nested import PAST_BOUND, Nested, Texts
+from pipeline.analysis.written_rows import MARKS, MAX_RUN_FOLDERS, RUN_FOLDER, RUNS_AS, WROTE, in_folders
 from pipeline.analysis.written_languages import runner_languages
-from pipeline.analysis.written_pieces import Budgets, Pieces
+from pipeline.analysis.written_pieces import Pieces
 from pipeline.analysis.written_texts import Written, WrittenCall, written_call
 from pipeline.analysis.written_tool_file import ToolFile
 from pipeline.analysis.written_tools import tool_runners
@@ -69,21 +70,25 @@ _ROWS = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("a
                    ("resource", pa.string())])
 _NAMED = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("name", pa.string()),
                     ("value", pa.string())])
+_TEXTS = pa.schema([("trajectory_id", pa.string()), ("step_idx", pa.int64()), ("program_id", pa.int64()),
+                    ("k", pa.int64()), ("name", pa.string())])
 # the runs added that a further pass follows: of a file written or copied in the trajectory
-# (a run of `npm` or of an unwritten `b.sh` has no text to follow), or every run of a step
-# a pytest run was added to (its collected tests: sql/written_runs.sql's `discovered`)
+# (a run of `npm` or of an unwritten `b.sh` has no text to follow; a known text a written
+# program wrote counts: shell_texts), or every run of a step a pytest run was added to (its
+# collected tests: sql/written_runs.sql's `discovered`)
 _FOLLOWABLE = """
 select distinct k.trajectory_id, k.step_idx, k.name from written_added k
 where k.name is null
    or exists (select 1 from resources w where w.trajectory_id = k.trajectory_id and w.access = 'write'
               and lg_norm_path_if(w.resource) = k.name)
    or exists (select 1 from shell_copies c where c.trajectory_id = k.trajectory_id and c.copy = k.name)
+   or exists (select 1 from shell_texts x where x.trajectory_id = k.trajectory_id and x.name = k.name)
 """
 Run = tuple[str, int, "str | None"]  # (trajectory_id, step_idx, name; None: every run of the step)
 
 
 def written_programs(con: duckdb.DuckDBPyConnection,
-                     shell_texts: dict[int, tuple[tuple[str, str, bool], ...]] | None = None) -> None:
+                     shell_texts: Texts | None = None) -> None:
     """Add to ``resources`` what each written program a program step runs reads, runs,
     deletes and sends (see the module docstring): each distinct text analysed once, at
     most ``MAX_COMMAND_CHARS`` of it (the analyser's own bound: longer is opaque, and adds
@@ -98,10 +103,10 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     shared), within the trajectory's nested budgets (:class:`Nested`); a step whose nested
     runs go past them is opaque (``opaque_steps``: fail closed)."""
     seen: dict[tuple[bool, str], Found] = {}
-    nested = Nested()
+    nested = Nested(shell_texts or {})
     runs: set[Run] | None = None
     for _ in range(MAX_PASSES):
-        runs = _added(con, _followed(con, shell_texts or {}, Pieces(seen), runs, nested))
+        runs = _added(con, _followed(con, nested.texts, Pieces(seen), runs, nested), nested)
         if not runs:
             break
     if nested.past:  # fail closed: what such a step runs in turn is not known (attrition opaque_step)
@@ -112,57 +117,20 @@ def written_programs(con: duckdb.DuckDBPyConnection,
                     {"ids": [t for t, _, _ in past], "steps": [k for _, k, _ in past], "reasons": [r for _, _, r in past]})
 
 
-class Nested:
-    """The work of a shard's further passes: each trajectory's budgets of nested rows
-    (``NESTED_ROWS_PER_TRAJECTORY``: a script run again, unchanged, in the same folders, is
-    charged once, as an agent re-running `ci.sh`) and of nested work (every run:
-    ``NESTED_WORK_PER_TRAJECTORY``), and the steps whose nested runs were not followed
-    (fail closed: opaque)."""
-
-    def __init__(self) -> None:
-        self.budgets = Budgets()
-        self.charged: set[tuple[str, str, tuple[str, ...], frozenset[tuple[str, str]]]] = set()
-        self.past: set[tuple[str, int, str]] = set()
-
-    def stop(self, trajectory_id: str, step_idx: int, reason: str) -> None:
-        """A run of the step is not followed: the step is opaque."""
-        self.past.add((trajectory_id, step_idx, reason))
-
-    def spent(self, trajectory_id: str) -> bool:
-        """Whether the trajectory has no nested rows or work left."""
-        return self.budgets.spent(trajectory_id, "nested_rows") or self.budgets.spent(trajectory_id, "nested_work")
-
-    def charge(self, trajectory_id: str, name: str, folders: list[str] | None, got: set[tuple[str, str]]) -> bool:
-        """Whether the rows ``got`` of a run of ``name`` in ``folders`` fit the trajectory's
-        budgets: its work (every run) and its rows (unless the same run was charged before);
-        past either, nothing more."""
-        if not self.budgets.charge(trajectory_id, "nested_work", len(got)):
-            self.budgets.end(trajectory_id, "nested_work")
-            return False
-        key = (trajectory_id, name, tuple(folders or ()), frozenset(got))
-        if key in self.charged:
-            return True
-        if not self.budgets.charge(trajectory_id, "nested_rows", len(got)):
-            self.budgets.end(trajectory_id, "nested_rows")
-            return False
-        self.charged.add(key)
-        return True
-
-
-_PAST_BOUND = ("the written programs it runs in turn are past the trajectory's bound of nested work "
-               "(NESTED_ROWS_PER_TRAJECTORY, NESTED_WORK_PER_TRAJECTORY)")
-
-
-def _added(con: duckdb.DuckDBPyConnection, got: set[tuple[str, int, str, str]]) -> set[Run]:
+def _added(con: duckdb.DuckDBPyConnection, got: set[tuple[str, int, str, str]], nested: Nested) -> set[Run]:
     """Insert a pass's rows (``resources``; :data:`RUNS_AS` rows into ``shell_runners``,
-    :data:`RUN_FOLDER` rows into ``shell_run_folders``); the runs they add that a further
-    pass follows (:data:`_FOLLOWABLE`)."""
+    :data:`RUN_FOLDER` rows into ``shell_run_folders``, :data:`WROTE` rows into
+    ``shell_texts``, their texts into ``nested.texts``); the runs they add that a further
+    pass follows (:data:`_FOLLOWABLE`: a file a written program writes and runs is followed
+    from the text it wrote, the write first in the step)."""
     rows: list[tuple[str, int, str, str]] = []
-    marked: dict[str, list[tuple[str, int, str, str]]] = {RUNS_AS: [], RUN_FOLDER: []}
+    marked: dict[str, list[tuple[str, int, str, str]]] = {RUNS_AS: [], RUN_FOLDER: [], WROTE: []}
     for t, step, access, name in sorted(got):
         mark = next((m for m in MARKS if access.startswith(m)), None)
         if mark is None:
             rows.append((t, step, access, name))
+        elif mark == WROTE:  # (WROTE + the file's name, its text)
+            marked[mark].append((t, step, access[len(mark):], name))
         elif mark in marked:  # HERE / ELSEWHERE marks served in_folders
             marked[mark].append((t, step, name, access[len(mark):]))
     added: list[tuple[str, int, str | None]] = []
@@ -182,6 +150,18 @@ def _added(con: duckdb.DuckDBPyConnection, got: set[tuple[str, int, str, str]]) 
         for t, step, access, name, *runner in con.execute(insert).fetchall():
             if access == "execute" and not PSEUDO_RE.match(name):  # a URL run (`curl ... | sh`) is no file's
                 added.append((t, step, None if runner == ["pytest"] else name))
+        con.unregister("written_in")
+    texts = nested.wrote(marked[WROTE])
+    if texts:
+        con.register("written_in", arrow_table(texts, _TEXTS))
+        con.execute("insert into shell_texts select trajectory_id, step_idx, program_id, k, lg_norm_path_if(name) "
+                    "from written_in")
+        # the runs of the file from the step on (`bash setup.sh`, which writes deploy.sh, then
+        # `bash deploy.sh`), already known before its text was, are followed again
+        added.extend(con.execute(
+            "select distinct r.trajectory_id, r.step_idx, lg_norm_path_if(r.resource) from resources r "
+            "join written_in w on w.trajectory_id = r.trajectory_id and r.step_idx >= w.step_idx "
+            "and lg_norm_path_if(r.resource) = lg_norm_path_if(w.name) where r.access = 'execute'").fetchall())
         con.unregister("written_in")
     if not added:
         return set()
@@ -274,7 +254,7 @@ def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, 
                     as_tool.wrote(written, pieces, trajectory_id, step_idx)
         elif runs is None or (trajectory_id, step_idx, name) in runs or (trajectory_id, step_idx, None) in runs:
             if runs is not None and nested.spent(trajectory_id):
-                nested.stop(trajectory_id, step_idx, _PAST_BOUND)
+                nested.stop(trajectory_id, step_idx, PAST_BOUND)
                 continue
             stepped_between = _between(program_steps.get(trajectory_id, []), step_idx)
             # the languages the step's interpreters read it as, beside (never instead of) the
@@ -295,7 +275,7 @@ def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, 
                                                      f"(more than MAX_RUN_FOLDERS = {MAX_RUN_FOLDERS})")
             got = in_folders(got, folders)
             if runs is not None and not nested.charge(trajectory_id, name, folders, got):
-                nested.stop(trajectory_id, step_idx, _PAST_BOUND)  # its further nested runs are not followed
+                nested.stop(trajectory_id, step_idx, PAST_BOUND)  # its further nested runs are not followed
                 continue
             rows.update((trajectory_id, step_idx, access, resource) for access, resource in got)
     return rows

@@ -26,7 +26,12 @@ RUNS_AS = "runs_as:"
 # happens in (in_folders), as only they are under a folder carried between steps
 RUN_FOLDER = "run_folder:"
 HERE, ELSEWHERE = "here:", "elsewhere:"
-MARKS = (RUNS_AS, RUN_FOLDER, HERE, ELSEWHERE)
+# and a known text the written program writes (``Found.texts``: ``(WROTE + name, text)``):
+# a file it writes, then runs (`cat > helper.sh <<'EOF' ... EOF` then `sh helper.sh`) is
+# followed by the next pass from that text, as a program step's own known texts are
+# (``shell_texts``: :func:`pipeline.analysis.written.written_programs`)
+WROTE = "wrote:"
+MARKS = (RUNS_AS, RUN_FOLDER, HERE, ELSEWHERE, WROTE)
 _JOINED_ACCESS = frozenset({"read", "execute", "delete", "payload"})  # a relative name is a path
 # the folders a run of one file in one step is read in at most (`cd a1 && bash ../x.sh;
 # cd a2 && ...`: each folder reads every relative name of x.sh again)
@@ -36,11 +41,13 @@ MAX_RUN_FOLDERS = 16
 def kept_rows(found: Found) -> set[tuple[str, str]]:
     """What an analysis of a written text finds that a run of the file does (what it writes
     is the run's own business), how it runs each file it executes (:data:`RUNS_AS` rows),
-    where (:data:`RUN_FOLDER` rows), and which of its relative names are where it started
-    (:data:`HERE` / :data:`ELSEWHERE`); marked rows never reach ``resources``."""
+    where (:data:`RUN_FOLDER` rows), the known texts it writes (:data:`WROTE` rows), and
+    which of its relative names are where it started (:data:`HERE` / :data:`ELSEWHERE`);
+    marked rows never reach ``resources``."""
     rows = {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
     marks = {(RUNS_AS + runner, name) for name, runner in found.runners} | \
-        {(RUN_FOLDER + folder, name) for name, folder in found.run_folders}
+        {(RUN_FOLDER + folder, name) for name, folder in found.run_folders} | \
+        {(WROTE + name, text) for name, text, _ in found.texts}
     if found.here is not None:  # a `cd` of its own (code: no name is known to be where it started)
         here = set(found.here)
         marks |= {(HERE + a, r) for a, r in here if a in _JOINED_ACCESS}

@@ -1,0 +1,71 @@
+"""The work of written_programs' further passes (:class:`Nested`): each trajectory's budgets
+of nested rows and work, the steps whose nested runs were not followed, and the known texts
+the passes follow (:mod:`pipeline.analysis.written`)."""
+
+from __future__ import annotations
+
+from pipeline.analysis.written_pieces import Budgets
+
+# per program (its program_id): the known texts it writes (name, text, appended), as
+# ``Found.texts``
+Texts = dict[int, tuple[tuple[str, str, bool], ...]]
+PAST_BOUND = ("the written programs it runs in turn are past the trajectory's bound of nested work "
+              "(NESTED_ROWS_PER_TRAJECTORY, NESTED_WORK_PER_TRAJECTORY)")
+
+
+class Nested:
+    """The work of a shard's further passes: each trajectory's budgets of nested rows
+    (``NESTED_ROWS_PER_TRAJECTORY``: a script run again, unchanged, in the same folders, is
+    charged once, as an agent re-running `ci.sh`) and of nested work (every run:
+    ``NESTED_WORK_PER_TRAJECTORY``), and the steps whose nested runs were not followed
+    (fail closed: opaque); and the known texts the passes follow: the program steps' own
+    (``shell_texts``, by ``program_id``) and those the written programs they followed write
+    (:meth:`wrote`)."""
+
+    def __init__(self, texts: Texts) -> None:
+        self.texts: Texts = dict(texts)
+        self._ids: dict[tuple[str, int, str, str], int] = {}
+        self.budgets = Budgets()
+        self.charged: set[tuple[str, str, tuple[str, ...], frozenset[tuple[str, str]]]] = set()
+        self.past: set[tuple[str, int, str]] = set()
+
+    def stop(self, trajectory_id: str, step_idx: int, reason: str) -> None:
+        """A run of the step is not followed: the step is opaque."""
+        self.past.add((trajectory_id, step_idx, reason))
+
+    def spent(self, trajectory_id: str) -> bool:
+        """Whether the trajectory has no nested rows or work left."""
+        return self.budgets.spent(trajectory_id, "nested_rows") or self.budgets.spent(trajectory_id, "nested_work")
+
+    def charge(self, trajectory_id: str, name: str, folders: list[str] | None, got: set[tuple[str, str]]) -> bool:
+        """Whether the rows ``got`` of a run of ``name`` in ``folders`` fit the trajectory's
+        budgets: its work (every run) and its rows (unless the same run was charged before);
+        past either, nothing more."""
+        if not self.budgets.charge(trajectory_id, "nested_work", len(got)):
+            self.budgets.end(trajectory_id, "nested_work")
+            return False
+        key = (trajectory_id, name, tuple(folders or ()), frozenset(got))
+        if key in self.charged:
+            return True
+        if not self.budgets.charge(trajectory_id, "nested_rows", len(got)):
+            self.budgets.end(trajectory_id, "nested_rows")
+            return False
+        self.charged.add(key)
+        return True
+
+
+
+    def wrote(self, rows: list[tuple[str, int, str, str]]) -> list[tuple[str, int, int, int, str]]:
+        """The ``shell_texts`` rows (trajectory_id, step_idx, program_id, k, name) of the
+        known texts (trajectory_id, step_idx, name, text) that written programs a step runs
+        write, new to this shard: each gets a ``program_id`` of its own below 0 (a program
+        step's are 0, 1, ...), its text in :attr:`texts` for the next pass."""
+        out = []
+        for t, step, name, text in rows:
+            if (t, step, name, text) in self._ids:
+                continue
+            program_id = -1 - len(self._ids)
+            self._ids[t, step, name, text] = program_id
+            self.texts[program_id] = ((name, text, False),)
+            out.append((t, step, program_id, 0, name))
+        return out
