@@ -46,6 +46,7 @@ class FileFollower:
         self.exact_rows: set[tuple[str, str]] | None = None
         self.exact_since = -1  # the step of the whole write the exact text starts from
         self.raw: list[str] = []  # its known texts as written (a whole text first): what a copy of it holds
+        self.last_piece: str | None = None  # the text of its latest partial write (written again: nothing new)
 
     def copy_of(self, stepped_between: Callable[[int], bool]) -> tuple[list[str], bool]:
         """What a copy of the file made now holds, as far as is known, and whether exactly:
@@ -86,9 +87,19 @@ class FileFollower:
             edited = applied(self.exact, written.edits) if written.edits is not None and pieces.budgets.charge(
                 trajectory_id, self._kind + "exact", len(self.exact) * len(written.edits)) else None
             self.exact, self.exact_rows = edited, None
-        self.raw.extend(written.texts)
         for k, text in enumerate(written.texts):
             whole = written.whole and k == 0
+            if not (whole or as_is):
+                # the text of the latest piece written again (an agent re-running `cat > x.sh
+                # <<'EOF'` unchanged, each run of a script that writes it): what it does is
+                # known, and joined after itself it would only compose with itself (`cd
+                # sub` twice: sub/sub), at a cost that grew with the square of the writes
+                if text == self.last_piece:
+                    continue
+                self.last_piece = text
+            else:
+                self.last_piece = None
+            self.raw.append(text)
             # the file's text known from its first line: a whole text's, or the exact text's
             # forced: the whole text is the file's, whatever it says; its runs decide (no
             # `#!` rules, whose Python parse of each text would be thrown away)
