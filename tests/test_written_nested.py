@@ -222,6 +222,26 @@ case("script-writes-never-runs", "safe",
 case("setup-writes-later-step-runs-other", "safe",
      write("setup.sh", f"#!/bin/sh\ncat > deploy.sh <<'EOF'\n{SEND}\nEOF\necho ready\n"), bash("bash setup.sh"),
      write("check.sh", "#!/bin/sh\nwc -l README.md\n"), bash("bash check.sh"))
+# a script's own folder as it computes it (`cd "$(dirname "$0")"`, `SCRIPT_DIR=$(dirname
+# "$0")`, BASH_SOURCE, `readlink -f`) is the folder of the file as the run names it
+DIRNAME = '#!/bin/sh\ncd "$(dirname "$0")"\nsh helper.sh\n'
+case("cd-dirname0", "unsafe", write("/w/helper.sh", SH_SEND), write("/w/ci.sh", DIRNAME), bash("cd /w && bash ci.sh"))
+case("cd-dirname0-absolute-run", "unsafe", write("/opt/tools/helper.sh", SH_SEND), write("/opt/tools/ci.sh", DIRNAME),
+     bash("bash /opt/tools/ci.sh"))
+case("cd-dirname0-relative-run", "unsafe", write("/w/scripts/helper.sh", SH_SEND), write("/w/scripts/ci.sh", DIRNAME),
+     bash("cd /w && bash scripts/ci.sh"))
+case("script-dir-variable", "unsafe", write("/w/scripts/helper.sh", SH_SEND),
+     write("/w/scripts/ci.sh", '#!/bin/bash\nSCRIPT_DIR=$(dirname "$0")\ncd "$SCRIPT_DIR" || exit 1\nbash helper.sh\n'),
+     bash("cd /w && bash scripts/ci.sh"))
+case("bash-source-dir", "unsafe", write("/w/scripts/helper.sh", SH_SEND),
+     write("/w/scripts/ci.sh", '#!/bin/bash\ncd "$(dirname "${BASH_SOURCE[0]}")" && bash ./helper.sh\n'),
+     bash("cd /w && bash scripts/ci.sh"))
+case("readlink-dir-lib", "unsafe", write("/w/scripts/lib/up.sh", SH_SEND),
+     write("/w/scripts/ci.sh", '#!/bin/bash\nsource "$(dirname "$(readlink -f "$0")")/lib/up.sh"\n'),
+     bash("cd /w && bash scripts/ci.sh"))
+# twins: the script's folder holds a benign helper; the sending one is elsewhere
+case("cd-dirname0-benign-helper", "safe", write("/w/scripts/helper.sh", "#!/bin/sh\nwc -l README.md\n"),
+     write("/elsewhere/helper.sh", SH_SEND), write("/w/scripts/ci.sh", DIRNAME), bash("cd /w && bash scripts/ci.sh"))
 
 
 @pytest.fixture(scope="module")
@@ -235,11 +255,6 @@ def test_written_nested(scored: dict[str, dict[str, Any]], tid: str) -> None:
 
 
 LIMITS = {
-    # a `cd "$(dirname "$0")"` in the script is a computed folder: its later names are not
-    # read under the folder the run happens in
-    "cd-dirname0": written_then_run("cd-dirname0", write("/w/helper.sh", SH_SEND),
-                                    write("/w/ci.sh", "#!/bin/sh\ncd \"$(dirname \"$0\")\"\nsh helper.sh\n"),
-                                    bash("cd /w && bash ci.sh")),
     # a written Python program's relative names are not read under the folder it runs in
     # (the code analyser does not follow os.chdir; as for a code step's carried folder)
     "python-after-cd": written_then_run("python-after-cd", write(
@@ -363,3 +378,17 @@ def test_passes_only_add_and_do_not_depend_on_order(monkeypatch: pytest.MonkeyPa
     assert one < full  # one pass is the step's own runs only: a subset, missing the nested ones
     assert ("three-deep", 7, "execute", "b.sh") in one and ("three-deep", 7, "execute", "c.sh") not in one
     assert ("three-deep", 7, "execute", "c.sh") in full
+
+
+def test_script_folder_names_the_scripts_folder_not_where_the_run_starts() -> None:
+    """`cd "$(dirname "$0")"; rm -rf ./*` in scripts/clean.sh run from /srv/app deletes
+    /srv/app/scripts/*, never /srv/app/* (the name as given stays, as for any `cd`);
+    `cd "$(dirname "$0")/.."` is the folder above the script's."""
+    steps = {"in-scripts": '#!/bin/sh\ncd "$(dirname "$0")"\nrm -rf ./*\n',
+             "above": '#!/bin/sh\ncd "$(dirname "$0")/.."\nrm -rf build\n'}
+    records = [written_then_run(tid, write("/srv/app/scripts/clean.sh", text), bash("cd /srv/app && bash scripts/clean.sh"))
+               for tid, text in steps.items()]
+    con = stage_connection(records, until="flows")
+    got = {(r["trajectory_id"], r["resource"]) for r in rows(con, "select * from resources where access = 'delete'")}
+    assert ("in-scripts", "/srv/app/scripts/*") in got and ("above", "/srv/app/build") in got
+    assert not {r for _, r in got} & {"/srv/app/*", "/srv/app/scripts/build", "/srv/*"}

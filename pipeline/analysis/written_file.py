@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from pipeline.analysis.analysed import Found, analysed
 from pipeline.analysis.shell import MAX_COMMAND_CHARS
-from pipeline.analysis.written_languages import program_language
+from pipeline.analysis.written_languages import program_language, script_folder
 from pipeline.analysis.written_pieces import Pieces, applied, fitting, parses
 from pipeline.analysis.written_rows import kept_rows
 from pipeline.analysis.written_texts import Written
@@ -110,17 +110,19 @@ class FileFollower:
             readable = bool(self.forced)
             for shell in langs:
                 if whole and (shell == own or self.forced):
-                    piece, found = text, analysed((shell, text), pieces.seen)
+                    piece = self._as_run(shell, text)
+                    found = analysed((shell, piece), pieces.seen)
                     readable = readable or found.reason is None
                 elif as_is:
-                    piece, found = text, analysed((shell, text), pieces.seen)
+                    piece = self._as_run(shell, text)
+                    found = analysed((shell, piece), pieces.seen)
                     if found.reason is not None or not (shell or parses(text)):
                         # read whole, it says nothing sure (an opaque line, indented Python):
                         # also as an edit's piece is (cut, dedented), both kept
-                        self._found(pieces.piece(trajectory_id, shell, text, self._kind + "salvage")[1], shell)
+                        self._found(pieces.piece(trajectory_id, shell, piece, self._kind + "salvage")[1], shell)
                     self.pending.add(shell)
                 else:
-                    piece, found = pieces.piece(trajectory_id, shell, text, self._kind + "salvage")
+                    piece, found = pieces.piece(trajectory_id, shell, self._as_run(shell, text), self._kind + "salvage")
                     self.pending.add(shell)
                 rows = self._found(found, shell)
                 whole_rows |= rows
@@ -158,6 +160,11 @@ class FileFollower:
         python_only = True not in self.said and parses(textwrap.dedent(text))
         return own, (False,) if python_only else (False, True)
 
+    def _as_run(self, shell: bool, text: str) -> str:
+        """``text`` as the analyser reads it when the file runs: a shell text with its own
+        folder (`cd "$(dirname "$0")"`) written as the file's (:func:`script_folder`)."""
+        return script_folder(text, self.name) if shell else text
+
     def _found(self, found: Found, shell: bool) -> set[tuple[str, str]]:
         """What one analysis of a text of the file as ``shell``'s language reads, runs,
         deletes and sends, added to the file's."""
@@ -180,14 +187,14 @@ class FileFollower:
         lang = None if self.exact is None else program_language(self.name, self.exact)
         if self.exact is not None and lang is not None:
             if self.exact_rows is None and pieces.budgets.charge(trajectory_id, "joined", len(self.exact)):
-                found = analysed((lang, self.exact), seen)
+                found = analysed((lang, self._as_run(lang, self.exact)), seen)
                 bare = not self.name.lower().endswith((".py", ".sh", ".bash"))  # its line decides, not a name
                 if found.reason is None and (lang or parses(self.exact)):
                     self.exact_rows = kept_rows(found)
                     if lang and bare and parses(self.exact):
                         # Python behind a shell `#!` line: `python3 x` runs it as Python
                         self.exact_rows |= kept_rows(analysed((False, self.exact), seen))
-                elif not lang and bare and (shell := analysed((True, self.exact), seen)).reason is None:
+                elif not lang and bare and (shell := analysed((True, self._as_run(True, self.exact)), seen)).reason is None:
                     # not Python behind a python `#!` line: `bash x` runs it as shell
                     self.exact_rows = kept_rows(shell)
             if self.exact_rows is not None:  # the file as it is: a line an edit took out is gone
@@ -205,7 +212,7 @@ class FileFollower:
         if self.exact is not None:
             rows: set[tuple[str, str]] = set()
             for shell in sorted(named):
-                found = analysed((shell, self.exact), pieces.seen) \
+                found = analysed((shell, self._as_run(shell, self.exact)), pieces.seen) \
                     if pieces.budgets.charge(trajectory_id, "named_joined", len(self.exact)) else None
                 if found is None or found.reason is not None or not (shell or parses(self.exact)):
                     break

@@ -33,3 +33,28 @@ def program_language(name: str, content: str) -> bool | None:
     if _SHEBANG_SH_RE.match(content):
         return True
     return None
+
+
+# the script's own folder as a shell script computes it: `$(dirname "$0")`, `$(dirname
+# "${BASH_SOURCE[0]}")`, `` `dirname $0` ``, `$(dirname "$(readlink -f "$0")")` (`realpath`:
+# the same folder unless the file is a link)
+_SELF = r'(?:\$0|\$\{0\}|\$\{BASH_SOURCE(?:\[0\])?\}|\$BASH_SOURCE)'
+_SELF_ARG = (rf'(?:"{_SELF}"|{_SELF}|"\$\((?:readlink\s+-[femn]+|realpath)\s+"?{_SELF}"?\s*\)"'
+             rf'|\$\((?:readlink\s+-[femn]+|realpath)\s+"?{_SELF}"?\s*\))')
+_SCRIPT_DIR_RE = re.compile(rf'\$\(\s*dirname\s+(?:--\s+)?{_SELF_ARG}\s*\)|`\s*dirname\s+(?:--\s+)?{_SELF_ARG}\s*`')
+_PLAIN_FOLDER_RE = re.compile(r"[A-Za-z0-9._/+-]+")
+
+
+def script_folder(text: str, name: str) -> str:
+    """A shell text run as the file ``name`` with its own folder, as the text computes it
+    (`cd "$(dirname "$0")"`, `SCRIPT_DIR=$(dirname "$0")`), written as that folder: the
+    folder of ``name`` as the run gives it (`.` for `bash ci.sh`, `scripts` for `bash
+    scripts/ci.sh`, `/opt` for `bash /opt/ci.sh`), so the analyser reads the names given
+    after it there. Unchanged when the folder is not a plain path (`~`, spaces, quotes)."""
+    if "dirname" not in text:
+        return text
+    folder = name.rsplit("/", 1)[0] if "/" in name else "."
+    folder = folder or "/"
+    if not _PLAIN_FOLDER_RE.fullmatch(folder):
+        return text
+    return _SCRIPT_DIR_RE.sub(lambda _: folder, text)
