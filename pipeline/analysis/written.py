@@ -44,8 +44,8 @@ import pyarrow as pa
 from pipeline.analysis.analysed import Found, arrow_table
 from pipeline.analysis.shell.model import PSEUDO_RE
 from pipeline.analysis.written_file import FileFollower
-from pipeline.analysis.written_nested import PAST_BOUND, Nested, Texts
-from pipeline.analysis.written_rows import MARKS, MAX_RUN_FOLDERS, RUN_FOLDER, RUNS_AS, WROTE, in_folders
+from pipeline.analysis.written_nested import PAST_BOUND, PAST_TEXTS, Nested, Texts
+from pipeline.analysis.written_rows import COPIED, MARKS, MAX_RUN_FOLDERS, RUN_FOLDER, RUNS_AS, WROTE, in_folders
 from pipeline.analysis.written_languages import runner_languages
 from pipeline.analysis.written_pieces import Pieces
 from pipeline.analysis.written_texts import Written, WrittenCall, written_call
@@ -124,12 +124,12 @@ def _added(con: duckdb.DuckDBPyConnection, got: set[tuple[str, int, str, str]], 
     pass follows (:data:`_FOLLOWABLE`: a file a written program writes and runs is followed
     from the text it wrote, the write first in the step)."""
     rows: list[tuple[str, int, str, str]] = []
-    marked: dict[str, list[tuple[str, int, str, str]]] = {RUNS_AS: [], RUN_FOLDER: [], WROTE: []}
+    marked: dict[str, list[tuple[str, int, str, str]]] = {RUNS_AS: [], RUN_FOLDER: [], WROTE: [], COPIED: []}
     for t, step, access, name in sorted(got):
         mark = next((m for m in MARKS if access.startswith(m)), None)
         if mark is None:
             rows.append((t, step, access, name))
-        elif mark == WROTE:  # (WROTE + the file's name, its text)
+        elif mark in (WROTE, COPIED):  # (WROTE + the file's name, its text), (COPIED + copy, original)
             marked[mark].append((t, step, access[len(mark):], name))
         elif mark in marked:  # HERE / ELSEWHERE marks served in_folders
             marked[mark].append((t, step, name, access[len(mark):]))
@@ -151,17 +151,24 @@ def _added(con: duckdb.DuckDBPyConnection, got: set[tuple[str, int, str, str]], 
             if access == "execute" and not PSEUDO_RE.match(name):  # a URL run (`curl ... | sh`) is no file's
                 added.append((t, step, None if runner == ["pytest"] else name))
         con.unregister("written_in")
+    if marked[COPIED]:  # after the step's own copies (k), in name order
+        con.register("written_in", arrow_table(marked[COPIED], _NAMED))
+        con.execute("insert into shell_copies select w.trajectory_id, w.step_idx, "
+                    "coalesce((select max(c.k) from shell_copies c where c.trajectory_id = w.trajectory_id "
+                    "and c.step_idx = w.step_idx), -1) + row_number() over (partition by w.trajectory_id, w.step_idx "
+                    "order by w.name, w.value), lg_norm_path_if(w.name), lg_norm_path_if(w.value) from written_in w "
+                    "anti join shell_copies s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx "
+                    "and s.copy = lg_norm_path_if(w.name) and s.original = lg_norm_path_if(w.value)")
+        con.unregister("written_in")
     texts = nested.wrote(marked[WROTE])
     if texts:
         con.register("written_in", arrow_table(texts, _TEXTS))
         con.execute("insert into shell_texts select trajectory_id, step_idx, program_id, k, lg_norm_path_if(name) "
                     "from written_in")
         # the runs of the file from the step on (`bash setup.sh`, which writes deploy.sh, then
-        # `bash deploy.sh`), already known before its text was, are followed again
-        added.extend(con.execute(
-            "select distinct r.trajectory_id, r.step_idx, lg_norm_path_if(r.resource) from resources r "
-            "join written_in w on w.trajectory_id = r.trajectory_id and r.step_idx >= w.step_idx "
-            "and lg_norm_path_if(r.resource) = lg_norm_path_if(w.name) where r.access = 'execute'").fetchall())
+        # `bash deploy.sh`), already known before its text was, and of its copies since, are
+        # followed again (sql/written_later_runs.sql)
+        added.extend(query(con, "written_later_runs").fetchall())
         con.unregister("written_in")
     if not added:
         return set()
@@ -277,5 +284,8 @@ def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, 
             if runs is not None and not nested.charge(trajectory_id, name, folders, got):
                 nested.stop(trajectory_id, step_idx, PAST_BOUND)  # its further nested runs are not followed
                 continue
+            if not nested.texts_fit(trajectory_id, got):  # what it writes then runs is not followed
+                nested.stop(trajectory_id, step_idx, PAST_TEXTS)
+                got = {(access, r) for access, r in got if not access.startswith(WROTE)}
             rows.update((trajectory_id, step_idx, access, resource) for access, resource in got)
     return rows

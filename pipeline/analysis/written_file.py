@@ -46,7 +46,7 @@ class FileFollower:
         self.exact_rows: set[tuple[str, str]] | None = None
         self.exact_since = -1  # the step of the whole write the exact text starts from
         self.raw: list[str] = []  # its known texts as written (a whole text first): what a copy of it holds
-        self.last_piece: str | None = None  # the text of its latest partial write (written again: nothing new)
+        self.held: set[str] = set()  # the texts of its partial writes (one written again adds nothing)
 
     def copy_of(self, stepped_between: Callable[[int], bool]) -> tuple[list[str], bool]:
         """What a copy of the file made now holds, as far as is known, and whether exactly:
@@ -90,15 +90,14 @@ class FileFollower:
         for k, text in enumerate(written.texts):
             whole = written.whole and k == 0
             if not (whole or as_is):
-                # the text of the latest piece written again (an agent re-running `cat > x.sh
-                # <<'EOF'` unchanged, each run of a script that writes it): what it does is
-                # known, and joined after itself it would only compose with itself (`cd
-                # sub` twice: sub/sub), at a cost that grew with the square of the writes
-                if text == self.last_piece:
+                # a piece the file already holds, written again (an agent re-running `cat >
+                # x.sh <<'EOF'` unchanged, each run of a script that writes or appends it):
+                # what it does is known, and joined after itself it would only compose with
+                # itself (`cd sub` twice: sub/sub), at a cost that grew with the square of
+                # the writes (`a`, `b`, `a` is not joined as `b` then `a`: fail open, noted)
+                if text in self.held:
                     continue
-                self.last_piece = text
-            else:
-                self.last_piece = None
+                self.held.add(text)
             self.raw.append(text)
             # the file's text known from its first line: a whole text's, or the exact text's
             # forced: the whole text is the file's, whatever it says; its runs decide (no
@@ -232,8 +231,8 @@ class FileFollower:
         texts given a piece since they were last joined)."""
         for shell in sorted(self.pending & langs):
             texts = self.texts[shell]
-            if len(texts) < 2:
-                continue
+            if len(texts) < 2 or pieces.budgets.spent(trajectory_id, self._kind + "joined"):
+                continue  # (past the budget: not even the texts chosen and joined)
             chosen = [t for t, _ in texts] if self.chars[shell] <= MAX_COMMAND_CHARS else fitting(texts)
             joined = "\n".join(chosen)
             # not as shell when the joined text parses as Python and no text says shell

@@ -5,12 +5,15 @@ the passes follow (:mod:`pipeline.analysis.written`)."""
 from __future__ import annotations
 
 from pipeline.analysis.written_pieces import Budgets
+from pipeline.analysis.written_rows import WROTE
 
 # per program (its program_id): the known texts it writes (name, text, appended), as
 # ``Found.texts``
 Texts = dict[int, tuple[tuple[str, str, bool], ...]]
 PAST_BOUND = ("the written programs it runs in turn are past the trajectory's bound of nested work "
               "(NESTED_ROWS_PER_TRAJECTORY, NESTED_WORK_PER_TRAJECTORY)")
+PAST_TEXTS = ("the texts the written programs it runs write are past the trajectory's bound "
+              "(NESTED_TEXTS_PER_TRAJECTORY)")
 
 
 class Nested:
@@ -54,6 +57,15 @@ class Nested:
         return True
 
 
+
+    def texts_fit(self, trajectory_id: str, got: set[tuple[str, str]]) -> bool:
+        """Whether the known texts a run hands on (its :data:`WROTE` rows) fit the
+        trajectory's ``nested_texts`` budget (every run, every pass); past it, nothing more."""
+        n = sum(1 for access, _ in got if access.startswith(WROTE))
+        if n and not self.budgets.charge(trajectory_id, "nested_texts", n):
+            self.budgets.end(trajectory_id, "nested_texts")
+            return False
+        return True
 
     def wrote(self, rows: list[tuple[str, int, str, str]]) -> list[tuple[str, int, int, int, str]]:
         """The ``shell_texts`` rows (trajectory_id, step_idx, program_id, k, name) of the

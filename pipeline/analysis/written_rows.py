@@ -31,7 +31,11 @@ HERE, ELSEWHERE = "here:", "elsewhere:"
 # followed by the next pass from that text, as a program step's own known texts are
 # (``shell_texts``: :func:`pipeline.analysis.written.written_programs`)
 WROTE = "wrote:"
-MARKS = (RUNS_AS, RUN_FOLDER, HERE, ELSEWHERE, WROTE)
+# and a copy it makes (``Found.copies``: ``(COPIED + copy, original)``: `cp deploy.sh d2.sh`
+# then `sh d2.sh`), followed from the original as a program step's own copies are
+# (``shell_copies``)
+COPIED = "copied:"
+MARKS = (RUNS_AS, RUN_FOLDER, HERE, ELSEWHERE, WROTE, COPIED)
 _JOINED_ACCESS = frozenset({"read", "execute", "delete", "payload"})  # a relative name is a path
 # the folders a run of one file in one step is read in at most (`cd a1 && bash ../x.sh;
 # cd a2 && ...`: each folder reads every relative name of x.sh again)
@@ -47,11 +51,14 @@ def kept_rows(found: Found) -> set[tuple[str, str]]:
     rows = {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
     marks = {(RUNS_AS + runner, name) for name, runner in found.runners} | \
         {(RUN_FOLDER + folder, name) for name, folder in found.run_folders} | \
-        {(WROTE + name, text) for name, text, _ in found.texts}
+        {(WROTE + name, text) for name, text, _ in found.texts} | \
+        {(COPIED + copy, original) for copy, original in found.copies}
     if found.here is not None:  # a `cd` of its own (code: no name is known to be where it started)
         here = set(found.here)
         marks |= {(HERE + a, r) for a, r in here if a in _JOINED_ACCESS}
         marks |= {(ELSEWHERE + a, r) for a, r in rows if a in _JOINED_ACCESS and (a, r) not in here}
+        # a text it writes after a `cd` of its own is not where the run started either
+        marks |= {(ELSEWHERE + "wrote", name) for name, _, _ in found.texts if ("write", name) not in here}
     return rows | marks
 
 
@@ -86,9 +93,16 @@ def in_folders(got: set[tuple[str, str]], folders: list[str] | None) -> set[tupl
             names.add((access[len(HERE):], name))
     names |= {(a, n) for a, n in got if (a in _JOINED_ACCESS or a.startswith(RUNS_AS))
               and ("execute" if a.startswith(RUNS_AS) else a, n) not in elsewhere}
+    # the known texts it writes where it started (WROTE + name, text): also under the folder
+    texts = [(a[len(WROTE):], text) for a, text in got if a.startswith(WROTE)
+             and ("wrote", a[len(WROTE):]) not in elsewhere]
     for folder in folders[:MAX_RUN_FOLDERS]:
         if folder == ".":
             continue
+        for name, text in texts:
+            joined = _under(folder, name)
+            if joined is not None:
+                out.add((WROTE + joined, text))
         for access, name in names:
             joined = _under(folder, name)
             if joined is None:
