@@ -84,6 +84,29 @@ where k.name is null
    or exists (select 1 from shell_copies c where c.trajectory_id = k.trajectory_id and c.copy = k.name)
    or exists (select 1 from shell_texts x where x.trajectory_id = k.trajectory_id and x.name = k.name)
 """
+# the copies a written program makes (written_in: trajectory_id, step_idx, name = the copy,
+# value = its original), into shell_copies before and after the step's own (k below and above
+# theirs), each once
+_NESTED_COPIES = """
+insert into shell_copies
+with own as (
+    select w.trajectory_id, w.step_idx, coalesce(min(c.k), 0) as lo, coalesce(max(c.k), -1) as hi
+    from (select distinct trajectory_id, step_idx from written_in) w
+    left join shell_copies c on c.trajectory_id = w.trajectory_id and c.step_idx = w.step_idx
+    group by all
+),
+numbered as (
+    select w.trajectory_id, w.step_idx, lg_norm_path_if(w.name) as copy, lg_norm_path_if(w.value) as original,
+        row_number() over (partition by w.trajectory_id, w.step_idx order by w.name, w.value) as n,
+        count(*) over (partition by w.trajectory_id, w.step_idx) as m, o.lo, o.hi
+    from written_in w join own o using (trajectory_id, step_idx)
+    anti join shell_copies s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx
+        and s.copy = lg_norm_path_if(w.name) and s.original = lg_norm_path_if(w.value)
+)
+select trajectory_id, step_idx, lo - m - 1 + n, copy, original from numbered
+union all
+select trajectory_id, step_idx, hi + n, copy, original from numbered
+"""
 Run = tuple[str, int, "str | None"]  # (trajectory_id, step_idx, name; None: every run of the step)
 
 
@@ -151,25 +174,29 @@ def _added(con: duckdb.DuckDBPyConnection, got: set[tuple[str, int, str, str]], 
             if access == "execute" and not PSEUDO_RE.match(name):  # a URL run (`curl ... | sh`) is no file's
                 added.append((t, step, None if runner == ["pytest"] else name))
         con.unregister("written_in")
-    if marked[COPIED]:  # after the step's own copies (k), in name order
-        con.register("written_in", arrow_table(marked[COPIED], _NAMED))
-        con.execute("insert into shell_copies select w.trajectory_id, w.step_idx, "
-                    "coalesce((select max(c.k) from shell_copies c where c.trajectory_id = w.trajectory_id "
-                    "and c.step_idx = w.step_idx), -1) + row_number() over (partition by w.trajectory_id, w.step_idx "
-                    "order by w.name, w.value), lg_norm_path_if(w.name), lg_norm_path_if(w.value) from written_in w "
-                    "anti join shell_copies s on s.trajectory_id = w.trajectory_id and s.step_idx = w.step_idx "
-                    "and s.copy = lg_norm_path_if(w.name) and s.original = lg_norm_path_if(w.value)")
+    copies = sorted(marked[COPIED])
+    if copies:
+        # a step's copies are replayed in order (k): where the written program's run came
+        # among the step's own copies is not known, so its copies come both before them and
+        # after (fail closed: `bash main.sh && cp d2.sh y.sh`, main.sh copying deploy.sh to d2.sh)
+        con.register("written_in", arrow_table(copies, _NAMED))
+        con.execute(_NESTED_COPIES)
         con.unregister("written_in")
     texts = nested.wrote(marked[WROTE])
     if texts:
         con.register("written_in", arrow_table(texts, _TEXTS))
         con.execute("insert into shell_texts select trajectory_id, step_idx, program_id, k, lg_norm_path_if(name) "
                     "from written_in")
-        # the runs of the file from the step on (`bash setup.sh`, which writes deploy.sh, then
-        # `bash deploy.sh`), already known before its text was, and of its copies since, are
-        # followed again (sql/written_later_runs.sql)
+        con.unregister("written_in")
+    if texts or copies:
+        # the runs of those files from the step on (`bash setup.sh`, which writes deploy.sh,
+        # then `bash deploy.sh`), already known before their texts were, and of their copies
+        # since, are followed again (sql/written_later_runs.sql)
+        con.register("written_in", arrow_table(texts, _TEXTS))
+        con.register("copies_in", arrow_table(copies, _NAMED))
         added.extend(query(con, "written_later_runs").fetchall())
         con.unregister("written_in")
+        con.unregister("copies_in")
     if not added:
         return set()
     con.register("written_added", arrow_table(added, _NAMED.remove(3)))
@@ -260,6 +287,8 @@ def _followed(con: duckdb.DuckDBPyConnection, texts: dict[int, tuple[tuple[str, 
                 if as_tool is not None:
                     as_tool.wrote(written, pieces, trajectory_id, step_idx)
         elif runs is None or (trajectory_id, step_idx, name) in runs or (trajectory_id, step_idx, None) in runs:
+            if nested.stopped(trajectory_id):
+                continue
             if runs is not None and nested.spent(trajectory_id):
                 nested.stop(trajectory_id, step_idx, PAST_BOUND)
                 continue

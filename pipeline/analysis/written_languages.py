@@ -45,16 +45,70 @@ _SCRIPT_DIR_RE = re.compile(rf'\$\(\s*dirname\s+(?:--\s+)?{_SELF_ARG}\s*\)|`\s*d
 _PLAIN_FOLDER_RE = re.compile(r"[A-Za-z0-9._/+-]+")
 
 
+_HEREDOC_RE = re.compile(r"<<-?\s*(?:'([^'\n]+)'|\"([^\"\n]+)\"|\\(\w+)|([A-Za-z_][\w.-]*))")
+
+
 def script_folder(text: str, name: str) -> str:
     """A shell text run as the file ``name`` with its own folder, as the text computes it
     (`cd "$(dirname "$0")"`, `SCRIPT_DIR=$(dirname "$0")`), written as that folder: the
     folder of ``name`` as the run gives it (`.` for `bash ci.sh`, `scripts` for `bash
     scripts/ci.sh`, `/opt` for `bash /opt/ci.sh`), so the analyser reads the names given
-    after it there. Unchanged when the folder is not a plain path (`~`, spaces, quotes)."""
+    after it there. Only where the shell expands it: not inside single quotes, nor in the
+    body of a quoted here-document (`<<'EOF'`: a text the script writes, whose own `$0` is
+    another file's). Unchanged when the folder is not a plain path (`~`, spaces, quotes)."""
     if "dirname" not in text:
         return text
     folder = name.rsplit("/", 1)[0] if "/" in name else "."
     folder = folder or "/"
     if not _PLAIN_FOLDER_RE.fullmatch(folder):
         return text
-    return _SCRIPT_DIR_RE.sub(lambda _: folder, text)
+    out: list[str] = []
+    quoted = False  # inside single quotes (across lines)
+    bodies: list[tuple[str, bool, bool]] = []  # here-documents to read: (delimiter, expanded, tabs stripped)
+    for line in text.split("\n"):
+        if bodies:  # a line of a here-document's body
+            delimiter, expanded, tabs = bodies[0]
+            if (line.lstrip("\t") if tabs else line) == delimiter:
+                bodies.pop(0)
+            elif expanded:
+                line = _SCRIPT_DIR_RE.sub(lambda _: folder, line)
+            out.append(line)
+            continue
+        line, quoted = _outside_single_quotes(line, folder, quoted)
+        for m in _HEREDOC_RE.finditer(line):
+            bodies.append((next(g for g in m.groups() if g is not None), m.group(4) is not None,
+                           m.group(0).startswith("<<-")))
+        out.append(line)
+    return "\n".join(out)
+
+
+def _outside_single_quotes(line: str, folder: str, quoted: bool) -> tuple[str, bool]:
+    """``line`` with the script-folder substitutions written as ``folder`` where they start
+    outside single quotes (``quoted``: the line starts inside them); and whether it ends
+    inside them."""
+    parts: list[str] = []
+    start = 0
+    double = False
+    k = 0
+    while k < len(line):
+        ch = line[k]
+        if quoted:
+            if ch == "'":
+                quoted = False
+        elif ch == "\\":
+            k += 1
+        elif ch == "#" and not double and (k == 0 or line[k - 1] in " \t;|&("):
+            break  # a comment: its quotes quote nothing
+        elif ch == '"':
+            double = not double
+        elif ch == "'" and not double:
+            quoted = True
+        elif ch in "$`" and not quoted:
+            m = _SCRIPT_DIR_RE.match(line, k)
+            if m:
+                parts.append(line[start:k] + folder)
+                start = k = m.end()
+                continue
+        k += 1
+    parts.append(line[start:])
+    return "".join(parts), quoted

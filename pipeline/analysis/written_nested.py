@@ -5,7 +5,7 @@ the passes follow (:mod:`pipeline.analysis.written`)."""
 from __future__ import annotations
 
 from pipeline.analysis.written_pieces import Budgets
-from pipeline.analysis.written_rows import WROTE
+from pipeline.analysis.written_rows import WROTE, written_name
 
 # per program (its program_id): the known texts it writes (name, text, appended), as
 # ``Found.texts``
@@ -27,14 +27,22 @@ class Nested:
 
     def __init__(self, texts: Texts) -> None:
         self.texts: Texts = dict(texts)
-        self._ids: dict[tuple[str, int, str, str], int] = {}
+        self._ids: dict[tuple[str, int, tuple[tuple[str, str, bool], ...]], int] = {}
         self.budgets = Budgets()
         self.charged: set[tuple[str, str, tuple[str, ...], frozenset[tuple[str, str]]]] = set()
         self.past: set[tuple[str, int, str]] = set()
+        self._stopped: set[str] = set()
 
     def stop(self, trajectory_id: str, step_idx: int, reason: str) -> None:
-        """A run of the step is not followed: the step is opaque."""
+        """A run of the step is not followed: the step is opaque (and so the trajectory goes to
+        attrition: no later run of it is followed, :meth:`stopped`)."""
         self.past.add((trajectory_id, step_idx, reason))
+        self._stopped.add(trajectory_id)
+
+    def stopped(self, trajectory_id: str) -> bool:
+        """Whether a step of the trajectory is opaque already: following more of its runs
+        would change nothing scored (a hostile record past a bound costs no more)."""
+        return trajectory_id in self._stopped
 
     def spent(self, trajectory_id: str) -> bool:
         """Whether the trajectory has no nested rows or work left."""
@@ -69,15 +77,21 @@ class Nested:
 
     def wrote(self, rows: list[tuple[str, int, str, str]]) -> list[tuple[str, int, int, int, str]]:
         """The ``shell_texts`` rows (trajectory_id, step_idx, program_id, k, name) of the
-        known texts (trajectory_id, step_idx, name, text) that written programs a step runs
-        write, new to this shard: each gets a ``program_id`` of its own below 0 (a program
-        step's are 0, 1, ...), its text in :attr:`texts` for the next pass."""
+        known texts (trajectory_id, step_idx, :data:`WROTE` key, text) that the written
+        programs a step runs write, in the order each wrote them (the key orders them), new to
+        this shard: the texts of a step are one program of their own, its ``program_id``
+        below 0 (a program step's are 0, 1, ...), its texts in :attr:`texts` for the next pass,
+        ``k`` their order (sql/written_runs.sql replays a step's writes by ``k``)."""
+        steps: dict[tuple[str, int], list[tuple[str, str]]] = {}
+        for t, step, key, text in sorted(rows):
+            steps.setdefault((t, step), []).append((key, text))
         out = []
-        for t, step, name, text in rows:
-            if (t, step, name, text) in self._ids:
+        for (t, step), written in steps.items():
+            texts = tuple((written_name(key), text, False) for key, text in written)
+            if (t, step, texts) in self._ids:
                 continue
             program_id = -1 - len(self._ids)
-            self._ids[t, step, name, text] = program_id
-            self.texts[program_id] = ((name, text, False),)
-            out.append((t, step, program_id, 0, name))
+            self._ids[t, step, texts] = program_id
+            self.texts[program_id] = texts
+            out.extend((t, step, program_id, k, name) for k, (name, _, _) in enumerate(texts))
         return out

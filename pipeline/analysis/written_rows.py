@@ -51,15 +51,23 @@ def kept_rows(found: Found) -> set[tuple[str, str]]:
     rows = {(a, r) for a, r in found.rows if a in _WRITTEN_ACCESS}
     marks = {(RUNS_AS + runner, name) for name, runner in found.runners} | \
         {(RUN_FOLDER + folder, name) for name, folder in found.run_folders} | \
-        {(WROTE + name, text) for name, text, _ in found.texts} | \
+        {(WROTE + f"{k:06d}:" + name, text) for k, (name, text, _) in enumerate(found.texts)} | \
         {(COPIED + copy, original) for copy, original in found.copies}
     if found.here is not None:  # a `cd` of its own (code: no name is known to be where it started)
         here = set(found.here)
         marks |= {(HERE + a, r) for a, r in here if a in _JOINED_ACCESS}
         marks |= {(ELSEWHERE + a, r) for a, r in rows if a in _JOINED_ACCESS and (a, r) not in here}
-        # a text it writes after a `cd` of its own is not where the run started either
+        # a text it writes, or a copy it makes, after a `cd` of its own is not where the run
+        # started either
         marks |= {(ELSEWHERE + "wrote", name) for name, _, _ in found.texts if ("write", name) not in here}
+        marks |= {(ELSEWHERE + "copied", copy) for copy, _ in found.copies if ("write", copy) not in here}
     return rows | marks
+
+
+def written_name(key: str) -> str:
+    """The file's name of a :data:`WROTE` key (``NNNNNN:name``, after the mark: the text's
+    place among those the program writes, then the name)."""
+    return key.split(":", 1)[1]
 
 
 def _under(folder: str, name: str) -> str | None:
@@ -95,14 +103,21 @@ def in_folders(got: set[tuple[str, str]], folders: list[str] | None) -> set[tupl
               and ("execute" if a.startswith(RUNS_AS) else a, n) not in elsewhere}
     # the known texts it writes where it started (WROTE + name, text): also under the folder
     texts = [(a[len(WROTE):], text) for a, text in got if a.startswith(WROTE)
-             and ("wrote", a[len(WROTE):]) not in elsewhere]
+             and ("wrote", written_name(a[len(WROTE):])) not in elsewhere]
+    copies = [(a[len(COPIED):], original) for a, original in got if a.startswith(COPIED)
+              and ("copied", a[len(COPIED):]) not in elsewhere]
     for folder in folders[:MAX_RUN_FOLDERS]:
         if folder == ".":
             continue
-        for name, text in texts:
+        for copy, original in copies:  # a relative original is there too
+            joined = _under(folder, copy)
+            if joined is not None:
+                out.add((COPIED + joined, _under(folder, original) or original))
+        for key, text in texts:
+            place, name = key.split(":", 1)
             joined = _under(folder, name)
             if joined is not None:
-                out.add((WROTE + joined, text))
+                out.add((WROTE + place + ":" + joined, text))
         for access, name in names:
             joined = _under(folder, name)
             if joined is None:
