@@ -126,7 +126,9 @@ def written_programs(con: duckdb.DuckDBPyConnection,
     shared), within the trajectory's nested budgets (:class:`Nested`); a step whose nested
     runs go past them is opaque (``opaque_steps``: fail closed)."""
     seen: dict[tuple[bool, str], Found] = {}
-    nested = Nested(shell_texts or {})
+    failed = set(con.execute("select trajectory_id, step_idx from steps where kind = 'tool_call' "
+                             "and exec_status = 'failed'").fetchall())
+    nested = Nested(shell_texts or {}, failed)
     runs: set[Run] | None = None
     for _ in range(MAX_PASSES):
         runs = _added(con, _followed(con, nested.texts, Pieces(seen), runs, nested), nested)

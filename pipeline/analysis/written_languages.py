@@ -53,62 +53,96 @@ def script_folder(text: str, name: str) -> str:
     (`cd "$(dirname "$0")"`, `SCRIPT_DIR=$(dirname "$0")`), written as that folder: the
     folder of ``name`` as the run gives it (`.` for `bash ci.sh`, `scripts` for `bash
     scripts/ci.sh`, `/opt` for `bash /opt/ci.sh`), so the analyser reads the names given
-    after it there. Only where the shell expands it: not inside single quotes, nor in the
-    body of a quoted here-document (`<<'EOF'`: a text the script writes, whose own `$0` is
-    another file's). Unchanged when the folder is not a plain path (`~`, spaces, quotes)."""
+    after it there. Only where the shell expands it (:func:`_expanded`): not inside single
+    quotes, `$'...'`, a comment, nor the body of a quoted here-document (`<<'EOF'`: a text
+    the script writes, whose own `$0` is another file's). Unchanged when the folder is not a
+    plain path (`~`, spaces, quotes)."""
     if "dirname" not in text:
         return text
     folder = name.rsplit("/", 1)[0] if "/" in name else "."
     folder = folder or "/"
     if not _PLAIN_FOLDER_RE.fullmatch(folder):
         return text
+    return _expanded(text, folder)
+
+
+def _expanded(text: str, folder: str) -> str:
+    """``text`` with each script-folder substitution the shell would expand written as
+    ``folder``: a scan that keeps the quoting (single, double, ANSI-C) across lines, skips
+    comments, and reads each here-document's body after the line that opens it (expanded
+    unless its delimiter is quoted); a here-string (`<<<`) opens none."""
     out: list[str] = []
-    quoted = False  # inside single quotes (across lines)
-    bodies: list[tuple[str, bool, bool]] = []  # here-documents to read: (delimiter, expanded, tabs stripped)
-    for line in text.split("\n"):
-        if bodies:  # a line of a here-document's body
-            delimiter, expanded, tabs = bodies[0]
-            if (line.lstrip("\t") if tabs else line) == delimiter:
-                bodies.pop(0)
-            elif expanded:
-                line = _SCRIPT_DIR_RE.sub(lambda _: folder, line)
-            out.append(line)
+    state = ""  # "", "'", '"', "$'"
+    bodies: list[tuple[str, bool, bool]] = []  # opened on this line: (delimiter, expanded, tabs stripped)
+    k, n = 0, len(text)
+    while k < n:
+        ch = text[k]
+        if state == "'":
+            state = "" if ch == "'" else state
+        elif state == "$'":
+            if ch == "\\":
+                out.append(text[k:k + 2])
+                k += 2
+                continue
+            state = "" if ch == "'" else state
+        elif ch == "\\":
+            out.append(text[k:k + 2])
+            k += 2
             continue
-        line, quoted = _outside_single_quotes(line, folder, quoted)
-        for m in _HEREDOC_RE.finditer(line):
+        elif ch in "$`" and (m := _SCRIPT_DIR_RE.match(text, k)):
+            out.append(folder)
+            k = m.end()
+            continue
+        elif ch == '"':
+            state = "" if state == '"' else '"'
+        elif state == "" and text.startswith("$'", k):
+            state = "$'"
+            out.append("$'")
+            k += 2
+            continue
+        elif state == "" and ch == "'":
+            state = "'"
+        elif state == "" and ch == "#" and (k == 0 or text[k - 1] in " \t\n;|&("):
+            end = text.find("\n", k)
+            end = n if end < 0 else end
+            out.append(text[k:end])
+            k = end
+            continue
+        elif state == "" and text.startswith("<<<", k):  # a here-string: no body follows
+            out.append("<<<")
+            k += 3
+            continue
+        elif state == "" and text.startswith("<<", k) and (m := _HEREDOC_RE.match(text, k)):
             bodies.append((next(g for g in m.groups() if g is not None), m.group(4) is not None,
                            m.group(0).startswith("<<-")))
-        out.append(line)
-    return "\n".join(out)
-
-
-def _outside_single_quotes(line: str, folder: str, quoted: bool) -> tuple[str, bool]:
-    """``line`` with the script-folder substitutions written as ``folder`` where they start
-    outside single quotes (``quoted``: the line starts inside them); and whether it ends
-    inside them."""
-    parts: list[str] = []
-    start = 0
-    double = False
-    k = 0
-    while k < len(line):
-        ch = line[k]
-        if quoted:
-            if ch == "'":
-                quoted = False
-        elif ch == "\\":
-            k += 1
-        elif ch == "#" and not double and (k == 0 or line[k - 1] in " \t;|&("):
-            break  # a comment: its quotes quote nothing
-        elif ch == '"':
-            double = not double
-        elif ch == "'" and not double:
-            quoted = True
-        elif ch in "$`" and not quoted:
-            m = _SCRIPT_DIR_RE.match(line, k)
-            if m:
-                parts.append(line[start:k] + folder)
-                start = k = m.end()
-                continue
+            out.append(m.group(0))
+            k = m.end()
+            continue
+        elif ch == "\n" and state == "" and bodies:
+            out.append(ch)
+            k = _bodies(text, k + 1, bodies, folder, out)
+            bodies = []
+            continue
+        out.append(ch)
         k += 1
-    parts.append(line[start:])
-    return "".join(parts), quoted
+    return "".join(out)
+
+
+def _bodies(text: str, k: int, bodies: list[tuple[str, bool, bool]], folder: str, out: list[str]) -> int:
+    """Copy the here-document bodies that start at ``k`` into ``out`` (an expanded one's
+    substitutions written as ``folder``); where the text goes on after the last."""
+    n = len(text)
+    for delimiter, expanded, tabs in bodies:
+        while k < n:
+            end = text.find("\n", k)
+            end = n if end < 0 else end
+            line = text[k:end]
+            done = (line.lstrip("\t") if tabs else line) == delimiter
+            out.append(_SCRIPT_DIR_RE.sub(lambda _: folder, line) if expanded and not done else line)
+            k = end
+            if k < n:
+                out.append("\n")
+                k += 1
+            if done:
+                break
+    return k

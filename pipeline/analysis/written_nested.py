@@ -13,7 +13,7 @@ Texts = dict[int, tuple[tuple[str, str, bool], ...]]
 PAST_BOUND = ("the written programs it runs in turn are past the trajectory's bound of nested work "
               "(NESTED_ROWS_PER_TRAJECTORY, NESTED_WORK_PER_TRAJECTORY)")
 PAST_TEXTS = ("the texts the written programs it runs write are past the trajectory's bound "
-              "(NESTED_TEXTS_PER_TRAJECTORY)")
+              "(NESTED_TEXTS_PER_TRAJECTORY, NESTED_TEXT_WORK_PER_TRAJECTORY)")
 
 
 class Nested:
@@ -25,19 +25,23 @@ class Nested:
     (``shell_texts``, by ``program_id``) and those the written programs they followed write
     (:meth:`wrote`)."""
 
-    def __init__(self, texts: Texts) -> None:
+    def __init__(self, texts: Texts, failed: set[tuple[str, int]] | None = None) -> None:
         self.texts: Texts = dict(texts)
+        self._failed = failed or set()  # (trajectory_id, step_idx) of the calls that failed
         self._ids: dict[tuple[str, int, tuple[tuple[str, str, bool], ...]], int] = {}
         self.budgets = Budgets()
         self.charged: set[tuple[str, str, tuple[str, ...], frozenset[tuple[str, str]]]] = set()
         self.past: set[tuple[str, int, str]] = set()
         self._stopped: set[str] = set()
+        self._charged_texts: dict[str, set[tuple[str, str]]] = {}  # per trajectory: (file, text) charged
 
     def stop(self, trajectory_id: str, step_idx: int, reason: str) -> None:
-        """A run of the step is not followed: the step is opaque (and so the trajectory goes to
-        attrition: no later run of it is followed, :meth:`stopped`)."""
+        """A run of the step is not followed: the step is opaque (and so, unless its call
+        failed, the trajectory goes to attrition: no later run of it is followed,
+        :meth:`stopped`; sql/step_rejects.sql passes over a failed call's opaque step)."""
         self.past.add((trajectory_id, step_idx, reason))
-        self._stopped.add(trajectory_id)
+        if (trajectory_id, step_idx) not in self._failed:  # a failed call's opaque step rejects nothing
+            self._stopped.add(trajectory_id)
 
     def stopped(self, trajectory_id: str) -> bool:
         """Whether a step of the trajectory is opaque already: following more of its runs
@@ -68,11 +72,20 @@ class Nested:
 
     def texts_fit(self, trajectory_id: str, got: set[tuple[str, str]]) -> bool:
         """Whether the known texts a run hands on (its :data:`WROTE` rows) fit the
-        trajectory's ``nested_texts`` budget (every run, every pass); past it, nothing more."""
-        n = sum(1 for access, _ in got if access.startswith(WROTE))
-        if n and not self.budgets.charge(trajectory_id, "nested_texts", n):
+        trajectory's budgets: ``nested_texts``, each distinct file and text charged once (an
+        agent re-running an unchanged setup script), and ``nested_text_work``, every run's
+        (every pass); past either, nothing more."""
+        texts = {(written_name(access[len(WROTE):]), text) for access, text in got if access.startswith(WROTE)}
+        if not texts:
+            return True
+        if not self.budgets.charge(trajectory_id, "nested_text_work", len(texts)):
+            self.budgets.end(trajectory_id, "nested_text_work")
+            return False
+        new = texts - self._charged_texts.get(trajectory_id, set())
+        if new and not self.budgets.charge(trajectory_id, "nested_texts", len(new)):
             self.budgets.end(trajectory_id, "nested_texts")
             return False
+        self._charged_texts.setdefault(trajectory_id, set()).update(new)
         return True
 
     def wrote(self, rows: list[tuple[str, int, str, str]]) -> list[tuple[str, int, int, int, str]]:

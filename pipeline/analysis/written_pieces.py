@@ -93,14 +93,18 @@ NESTED_ROWS_PER_TRAJECTORY = 100_000
 # is charged once); every nested run's rows count towards this many, whatever repeats
 NESTED_WORK_PER_TRAJECTORY = 10 * NESTED_ROWS_PER_TRAJECTORY
 # the known texts written programs write that a trajectory's runs of them hand on (each a
-# row of `shell_texts` for the next pass, read again under each folder a run happens in), in
-# all passes, every run counted: a script that appends 2,000 lines to a file, run in 8,000
-# steps of a 1 MB record, would hand on 16 million; an agent's script writing ten files, run
-# a hundred times, 1,000
+# row of `shell_texts` for the next pass, read again under each folder a run happens in):
+# distinct (file, text) pairs, each counted once (an agent re-running a setup script that
+# writes 260 config files, 20 times in a folder: 520), in all passes; each pair written
+# under its own folder is an analysis of its own
 NESTED_TEXTS_PER_TRAJECTORY = 10_000
+# ... and every run's, whatever repeats: a script that appends 2,000 lines to a file, run in
+# 8,000 steps of a 1 MB record, would hand on 16 million rows
+NESTED_TEXT_WORK_PER_TRAJECTORY = 10 * NESTED_TEXTS_PER_TRAJECTORY
 _LIMITS["nested_rows"] = lambda: NESTED_ROWS_PER_TRAJECTORY
 _LIMITS["nested_work"] = lambda: NESTED_WORK_PER_TRAJECTORY
 _LIMITS["nested_texts"] = lambda: NESTED_TEXTS_PER_TRAJECTORY
+_LIMITS["nested_text_work"] = lambda: NESTED_TEXT_WORK_PER_TRAJECTORY
 
 
 class Budgets:
