@@ -494,6 +494,20 @@ SCANS = {
     "dashed-heredoc-quoted": (f"cat <<-'EOF'\n\t{D}\n\tEOF\n{D}\n", f"cat <<-'EOF'\n\t{D}\n\tEOF\n{R}\n"),
     "heredoc-never-ends": (f"cat > x <<'EOF'\n{D}\n", f"cat > x <<'EOF'\n{D}\n"),
     "single-quoted": (f"echo '{D}' > x.sh\n{D}\n", f"echo '{D}' > x.sh\n{R}\n"),
+    # review round 26: quoting starts again inside `$(...)`; `<<` in arithmetic is a shift; a
+    # delimiter quoted in part is quoted; CRLF lines; `$$` is the shell's pid
+    "quote-in-substitution": (f'msg="$(printf "can\'t %s" x)"\n{D}\n', f'msg="$(printf "can\'t %s" x)"\n{R}\n'),
+    "single-quotes-in-substitution": (f'x="$(echo \'{D}\')"\n', f'x="$(echo \'{D}\')"\n'),
+    "quoted-heredoc-in-substitution": (f'x="$(cat <<\'EOF\'\n{D}\nEOF\n)"\n{D}\n', f'x="$(cat <<\'EOF\'\n{D}\nEOF\n)"\n{R}\n'),
+    "arithmetic-shift": (f"(( m = 1 << bits ))\necho $((1 << n))\ncat > x.sh <<'EOF'\n{D}\nEOF\n{D}\n",
+                         f"(( m = 1 << bits ))\necho $((1 << n))\ncat > x.sh <<'EOF'\n{D}\nEOF\n{R}\n"),
+    "delimiter-quoted-first": (f'cat > o <<"E"OF\n{D}\nEOF\n{D}\n', f'cat > o <<"E"OF\n{D}\nEOF\n{R}\n'),
+    "delimiter-quoted-last": (f'cat > o <<E"OF"\n{D}\nEOF\n{D}\n', f'cat > o <<E"OF"\n{D}\nEOF\n{R}\n'),
+    "delimiter-escaped-part": (f'cat > o <<E\\OF\n{D}\nEOF\n{D}\n', f'cat > o <<E\\OF\n{D}\nEOF\n{R}\n'),
+    "crlf-quoted-heredoc": (f"cat > o <<'EOF'\r\nx\r\nEOF\r\n{D}\r\n", f"cat > o <<'EOF'\r\nx\r\nEOF\r\n{R}\r\n"),
+    "pid-then-quote": (f"echo $$'\\'\n{D}\n'\n{D}\n", f"echo $$'\\'\n{R}\n'\n{D}\n"),
+    "subshell-in-substitution": (f"x=$( (cd /tmp; echo 'a') )\necho '{D}'\n{D}\n", f"x=$( (cd /tmp; echo 'a') )\necho '{D}'\n{R}\n"),
+    "nested-substitution": (f'x="$(basename "$(dirname "$0")")"\n{D}\n', f'x="$(basename "scripts")"\n{R}\n'),
 }
 
 
@@ -503,3 +517,16 @@ def test_script_folder_scan(tid: str) -> None:
 
     text, expected = SCANS[tid]
     assert script_folder(text, "scripts/ci.sh") == expected
+
+
+def test_every_run_counts_each_text_row() -> None:
+    """NESTED_TEXT_WORK_PER_TRAJECTORY counts the rows a run hands on, repeats of one file and
+    text included (review round 26: it counted the distinct ones, so 60 runs of 2,000 rows
+    fitted the 100,000 bound); the distinct ones are charged once to the other bound."""
+    from pipeline.analysis.written_nested import Nested
+    from pipeline.analysis.written_rows import WROTE
+
+    nested = Nested({})
+    got = {(WROTE + f"{k:06d}:x.sh", "cat in.txt") for k in range(2_000)}
+    fits = [nested.texts_fit("t", got) for _ in range(60)]
+    assert fits[:50] == [True] * 50 and not fits[-1]

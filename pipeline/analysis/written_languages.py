@@ -5,6 +5,7 @@ names (:func:`runner_languages`, from ``ShellAnalysis.runners``), else by its na
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _SHEBANG_PY_RE = re.compile(r"^#![^\n]*\bpython[0-9.]*\b")
 _SHEBANG_SH_RE = re.compile(r"^#![^\n]*\b(?:ba|da|z|k)?sh\b")
@@ -66,59 +67,135 @@ def script_folder(text: str, name: str) -> str:
     return _expanded(text, folder)
 
 
+_WORD_END = frozenset(" \t\n;&|<>()")
+
+
+def _heredoc_word(text: str, k: int) -> tuple[str, bool, int] | None:
+    """The here-document delimiter word at ``k`` (after `<<` / `<<-` and blanks), as bash
+    reads it: its quotes removed, whether any part was quoted (`'EOF'`, `"E"OF`, `E\\OF`:
+    then the body is not expanded), and where it ends; None when there is none."""
+    n, word, quoted, start = len(text), [], False, k
+    while k < n and text[k] not in _WORD_END:
+        ch = text[k]
+        if ch in "'\"":
+            end = text.find(ch, k + 1)
+            if end < 0 or "\n" in text[k:end]:
+                return None
+            word.append(text[k + 1:end])
+            quoted, k = True, end + 1
+        elif ch == "\\" and k + 1 < n:
+            word.append(text[k + 1])
+            quoted, k = True, k + 2
+        else:
+            word.append(ch)
+            k += 1
+    return ("".join(word), quoted, k) if k > start else None
+
+
+@lru_cache(maxsize=64)  # a script run again and again is scanned once (the scan is Python, char by char)
 def _expanded(text: str, folder: str) -> str:
     """``text`` with each script-folder substitution the shell would expand written as
-    ``folder``: a scan that keeps the quoting (single, double, ANSI-C) across lines, skips
-    comments, and reads each here-document's body after the line that opens it (expanded
-    unless its delimiter is quoted); a here-string (`<<<`) opens none."""
+    ``folder``: one scan that keeps a stack of what it is inside (code, a substitution's
+    code, double quotes, single quotes, `$'...'`, arithmetic, backquotes) across lines,
+    skips comments, and reads each here-document's body after the line that opens it
+    (expanded unless its delimiter is quoted); `<<` in arithmetic is a shift, `<<<` a
+    here-string."""
     out: list[str] = []
-    state = ""  # "", "'", '"', "$'"
+    kinds, depths = ["code"], [0]  # what the scan is inside, innermost last; each one's open parentheses
     bodies: list[tuple[str, bool, bool]] = []  # opened on this line: (delimiter, expanded, tabs stripped)
     k, n = 0, len(text)
     while k < n:
-        ch = text[k]
-        if state == "'":
-            state = "" if ch == "'" else state
-        elif state == "$'":
-            if ch == "\\":
-                out.append(text[k:k + 2])
-                k += 2
-                continue
-            state = "" if ch == "'" else state
-        elif ch == "\\":
+        ch, kind = text[k], kinds[-1]
+        if kind == "'":
+            if ch == "'":
+                _pop(kinds, depths)
+        elif kind in ("$'", '"') and ch == "\\":
             out.append(text[k:k + 2])
             k += 2
             continue
+        elif kind == "$'":
+            if ch == "'":
+                _pop(kinds, depths)
+        elif kind == "((":
+            if ch == "(":
+                depths[-1] += 1
+            elif ch == ")" and depths[-1] == 0 and text.startswith("))", k):
+                _pop(kinds, depths)
+                out.append("))")
+                k += 2
+                continue
+            elif ch == ")":
+                depths[-1] -= 1
         elif ch in "$`" and (m := _SCRIPT_DIR_RE.match(text, k)):
             out.append(folder)
             k = m.end()
             continue
+        elif text.startswith("$$", k):  # the shell's pid: no `$'`, `$(` starts at the second
+            out.append("$$")
+            k += 2
+            continue
+        elif text.startswith("$((", k) or (kind != '"' and text.startswith("((", k)):
+            _push(kinds, depths, "((")
+            step = 3 if ch == "$" else 2
+            out.append(text[k:k + step])
+            k += step
+            continue
+        elif text.startswith("$(", k):
+            _push(kinds, depths, "$(")
+            out.append("$(")
+            k += 2
+            continue
+        elif ch == "`":
+            if kind == "`":
+                _pop(kinds, depths)
+            else:
+                _push(kinds, depths, "`")
+        elif kind == '"':
+            if ch == '"':
+                _pop(kinds, depths)
+        # code: the script's own, a substitution's, a backquoted command's
+        elif ch == "\\":
+            out.append(text[k:k + 2])
+            k += 2
+            continue
         elif ch == '"':
-            state = "" if state == '"' else '"'
-        elif state == "" and text.startswith("$'", k):
-            state = "$'"
+            _push(kinds, depths, '"')
+        elif text.startswith("$'", k):
+            _push(kinds, depths, "$'")
             out.append("$'")
             k += 2
             continue
-        elif state == "" and ch == "'":
-            state = "'"
-        elif state == "" and ch == "#" and (k == 0 or text[k - 1] in " \t\n;|&("):
+        elif ch == "'":
+            _push(kinds, depths, "'")
+        elif ch == "#" and (k == 0 or text[k - 1] in " \t\n;|&("):  # a comment, to its line's end
             end = text.find("\n", k)
             end = n if end < 0 else end
             out.append(text[k:end])
             k = end
             continue
-        elif state == "" and text.startswith("<<<", k):  # a here-string: no body follows
+        elif ch == "(" and kind == "$(":
+            depths[-1] += 1
+        elif ch == ")" and kind == "$(":
+            if depths[-1] == 0:
+                _pop(kinds, depths)
+            else:
+                depths[-1] -= 1
+        elif text.startswith("<<<", k):  # a here-string: no body follows
             out.append("<<<")
             k += 3
             continue
-        elif state == "" and text.startswith("<<", k) and (m := _HEREDOC_RE.match(text, k)):
-            bodies.append((next(g for g in m.groups() if g is not None), m.group(4) is not None,
-                           m.group(0).startswith("<<-")))
-            out.append(m.group(0))
-            k = m.end()
-            continue
-        elif ch == "\n" and state == "" and bodies:
+        elif text.startswith("<<", k):
+            dash = text.startswith("<<-", k)
+            j = k + (3 if dash else 2)
+            while j < n and text[j] in " \t":
+                j += 1
+            found = _heredoc_word(text, j)
+            if found is not None:
+                bodies.append((found[0], not found[1], dash))
+                out.append(text[k:found[2]])
+                k = found[2]
+                continue
+        elif ch == "\n" and bodies:
             out.append(ch)
             k = _bodies(text, k + 1, bodies, folder, out)
             bodies = []
@@ -126,6 +203,17 @@ def _expanded(text: str, folder: str) -> str:
         out.append(ch)
         k += 1
     return "".join(out)
+
+
+def _push(kinds: list[str], depths: list[int], kind: str) -> None:
+    kinds.append(kind)
+    depths.append(0)
+
+
+def _pop(kinds: list[str], depths: list[int]) -> None:
+    if len(kinds) > 1:  # the script's own code stays
+        kinds.pop()
+        depths.pop()
 
 
 def _bodies(text: str, k: int, bodies: list[tuple[str, bool, bool]], folder: str, out: list[str]) -> int:

@@ -75,10 +75,11 @@ class Nested:
         trajectory's budgets: ``nested_texts``, each distinct file and text charged once (an
         agent re-running an unchanged setup script), and ``nested_text_work``, every run's
         (every pass); past either, nothing more."""
-        texts = {(written_name(access[len(WROTE):]), text) for access, text in got if access.startswith(WROTE)}
-        if not texts:
+        rows = [(written_name(access[len(WROTE):]), text) for access, text in got if access.startswith(WROTE)]
+        if not rows:
             return True
-        if not self.budgets.charge(trajectory_id, "nested_text_work", len(texts)):
+        texts = set(rows)
+        if not self.budgets.charge(trajectory_id, "nested_text_work", len(rows)):  # every row, repeats too
             self.budgets.end(trajectory_id, "nested_text_work")
             return False
         new = texts - self._charged_texts.get(trajectory_id, set())
