@@ -185,16 +185,13 @@ def _added(con: duckdb.DuckDBPyConnection, got: set[tuple[str, int, str, str]], 
         con.execute(_NESTED_COPIES)
         con.unregister("written_in")
     texts = nested.wrote(marked[WROTE])
-    if texts:
+    if texts or copies:
         con.register("written_in", arrow_table(texts, _TEXTS))
         con.execute("insert into shell_texts select trajectory_id, step_idx, program_id, k, lg_norm_path_if(name) "
                     "from written_in")
-        con.unregister("written_in")
-    if texts or copies:
         # the runs of those files from the step on (`bash setup.sh`, which writes deploy.sh,
         # then `bash deploy.sh`), already known before their texts were, and of their copies
         # since, are followed again (sql/written_later_runs.sql)
-        con.register("written_in", arrow_table(texts, _TEXTS))
         con.register("copies_in", arrow_table(copies, _NAMED))
         added.extend(query(con, "written_later_runs").fetchall())
         con.unregister("written_in")

@@ -46,9 +46,6 @@ _SCRIPT_DIR_RE = re.compile(rf'\$\(\s*dirname\s+(?:--\s+)?{_SELF_ARG}\s*\)|`\s*d
 _PLAIN_FOLDER_RE = re.compile(r"[A-Za-z0-9._/+-]+")
 
 
-_HEREDOC_RE = re.compile(r"<<-?\s*(?:'([^'\n]+)'|\"([^\"\n]+)\"|\\(\w+)|([A-Za-z_][\w.-]*))")
-
-
 def script_folder(text: str, name: str) -> str:
     """A shell text run as the file ``name`` with its own folder, as the text computes it
     (`cd "$(dirname "$0")"`, `SCRIPT_DIR=$(dirname "$0")`), written as that folder: the

@@ -68,8 +68,6 @@ class Nested:
         self.charged.add(key)
         return True
 
-
-
     def texts_fit(self, trajectory_id: str, got: set[tuple[str, str]]) -> bool:
         """Whether the known texts a run hands on (its :data:`WROTE` rows) fit the
         trajectory's budgets: ``nested_texts``, each distinct file and text charged once (an

@@ -26,7 +26,8 @@ RUNS_AS = "runs_as:"
 # happens in (in_folders), as only they are under a folder carried between steps
 RUN_FOLDER = "run_folder:"
 HERE, ELSEWHERE = "here:", "elsewhere:"
-# and a known text the written program writes (``Found.texts``: ``(WROTE + name, text)``):
+# and a known text the written program writes (``Found.texts``: ``(WROTE + "NNNNNN:" + name,
+# text)``, NNNNNN its place among the texts the program writes: :func:`written_name`):
 # a file it writes, then runs (`cat > helper.sh <<'EOF' ... EOF` then `sh helper.sh`) is
 # followed by the next pass from that text, as a program step's own known texts are
 # (``shell_texts``: :func:`pipeline.analysis.written.written_programs`)
